@@ -1,0 +1,605 @@
+/*
+ * client/client.c — libgpud-client: the only code that speaks gpud's
+ * protocol. One nng REQ socket per client; each call is one request and one
+ * reply. Array bytes go straight from the caller's memory into the request
+ * message and from the reply message into the caller's memory: one copy each
+ * way in user space, none through protobuf.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include <gpud/client.h>
+
+#include "proto/wire.h"
+
+struct gpud_client {
+	nng_socket sock;
+	int open;
+	char url[1024];
+	uint64_t next_id;
+	gpud_server_info info;
+	char msg[2048];
+};
+
+static gpud_status seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static gpud_status seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
+{
+	va_list ap;
+	if (c == NULL)
+		return st;
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	return st;
+}
+
+const char *gpud_strerror(gpud_status s)
+{
+	switch (s) {
+	case GPUD_OK:
+		return "success";
+	case GPUD_EINVAL:
+		return "invalid argument";
+	case GPUD_ENOTFOUND:
+		return "unknown handle";
+	case GPUD_EUNKNOWN_KERNEL:
+		return "unknown kernel";
+	case GPUD_ENOMEM:
+		return "out of memory";
+	case GPUD_E2BIG:
+		return "too large";
+	case GPUD_EUNSUPPORTED:
+		return "not supported by the backend";
+	case GPUD_EPROTO:
+		return "protocol error";
+	case GPUD_EBACKEND:
+		return "backend failure";
+	case GPUD_ESHUTDOWN:
+		return "daemon shutting down";
+	case GPUD_EINTERNAL:
+		return "internal error in gpud";
+	case GPUD_ECONNECT:
+		return "cannot connect to gpud";
+	case GPUD_ETRANSPORT:
+		return "transport error";
+	case GPUD_ETIMEDOUT:
+		return "timed out";
+	case GPUD_EARG:
+		return "bad argument to a client call";
+	}
+	return "unknown status";
+}
+
+const char *gpud_errmsg(const gpud_client *c)
+{
+	return c ? c->msg : "out of memory";
+}
+
+const gpud_server_info *gpud_server(const gpud_client *c)
+{
+	return &c->info;
+}
+
+const char *gpud_url(const gpud_client *c)
+{
+	return c->url;
+}
+
+void gpud_set_timeout(gpud_client *c, int timeout_ms)
+{
+	nng_duration d = timeout_ms > 0 ? timeout_ms : NNG_DURATION_INFINITE;
+	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, d);
+	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, d);
+}
+
+/*
+ * One round trip. On GPUD_OK, *resp is the unpacked reply (free with
+ * gpud__response__free_unpacked) and, if rmsg is non-NULL, *rmsg holds the
+ * reply message whose payload is at *payload.
+ */
+static gpud_status call(gpud_client *c, Gpud__Request *req, const void *payload, size_t plen,
+			Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
+{
+	nng_msg *m;
+	const uint8_t *hdr;
+	size_t hlen;
+	uint8_t *pl;
+	size_t pll;
+	char err[256];
+	int rv;
+
+	c->msg[0] = '\0';
+	if (!c->open)
+		return seterr(c, GPUD_ECONNECT, "not connected");
+	if (c->info.max_message_size && plen > c->info.max_message_size)
+		return seterr(c, GPUD_E2BIG,
+			      "a payload of %zu bytes exceeds the daemon's message size limit of "
+			      "%" PRIu64 " bytes (max_message_size in gpud.conf)",
+			      plen, c->info.max_message_size);
+	req->version = GPUD_PROTOCOL_VERSION;
+	req->id = ++c->next_id;
+	if ((rv = wire_pack(&m, &req->base, payload, plen, NULL)) != 0)
+		return seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes: %s", plen,
+			      nng_strerror(rv));
+	if ((rv = nng_sendmsg(c->sock, m, 0)) != 0) {
+		nng_msg_free(m);
+		return seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+			      "sending to %s: %s", c->url, nng_strerror(rv));
+	}
+	if ((rv = nng_recvmsg(c->sock, &m, 0)) != 0)
+		return seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+			      "waiting for the reply from %s: %s", c->url, nng_strerror(rv));
+	if (wire_split(m, &hdr, &hlen, &pl, &pll, err, sizeof(err)) != 0) {
+		nng_msg_free(m);
+		return seterr(c, GPUD_EPROTO, "malformed reply: %s", err);
+	}
+	Gpud__Response *r = gpud__response__unpack(NULL, hlen, hdr);
+	if (r == NULL) {
+		nng_msg_free(m);
+		return seterr(c, GPUD_EPROTO, "malformed reply: the header is not a gpud Response");
+	}
+	if (r->code != GPUD__STATUS__STATUS_OK) {
+		gpud_status st = (gpud_status)r->code;
+		if (r->code > GPUD__STATUS__STATUS_INTERNAL)
+			st = GPUD_EPROTO;
+		seterr(c, st, "%s", r->message && r->message[0] ? r->message : gpud_strerror(st));
+		gpud__response__free_unpacked(r, NULL);
+		nng_msg_free(m);
+		return st;
+	}
+	if (r->id != req->id) {
+		gpud__response__free_unpacked(r, NULL);
+		nng_msg_free(m);
+		return seterr(c, GPUD_EPROTO, "reply to request %" PRIu64 " answers request %" PRIu64,
+			      req->id, r->id);
+	}
+	*resp = r;
+	if (rmsg) {
+		*rmsg = m;
+		*rpayload = pl;
+		*rplen = pll;
+	} else {
+		nng_msg_free(m);
+	}
+	return GPUD_OK;
+}
+
+/* Expects the reply body `want`; frees and fails otherwise. */
+static gpud_status expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
+			       const char *verb)
+{
+	if (r->body_case == want)
+		return GPUD_OK;
+	gpud__response__free_unpacked(r, NULL);
+	return seterr(c, GPUD_EPROTO, "%s: the reply has no %s body", verb, verb);
+}
+
+static void copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n)
+{
+	info->ndevices = 0;
+	for (size_t i = 0; i < n && i < GPUD_MAX_DEVICES; i++) {
+		gpud_device_info *d = &info->devices[info->ndevices++];
+		d->index = devs[i]->index;
+		snprintf(d->name, sizeof(d->name), "%s", devs[i]->name ? devs[i]->name : "");
+		d->cc_major = devs[i]->cc_major;
+		d->cc_minor = devs[i]->cc_minor;
+		d->memory_total = devs[i]->memory_total;
+		d->memory_free = devs[i]->memory_free;
+		d->sm_count = devs[i]->sm_count;
+	}
+}
+
+gpud_status gpud_connect(const char *url, gpud_client **out)
+{
+	gpud_client *c = calloc(1, sizeof(*c));
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__HelloRequest hello = GPUD__HELLO_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+	int rv;
+
+	*out = c;
+	if (c == NULL)
+		return GPUD_ENOMEM;
+	if (url == NULL || url[0] == '\0') {
+		url = getenv("GPUD_URL");
+		if (url == NULL || url[0] == '\0')
+			url = GPUD_DEFAULT_URL;
+	}
+	snprintf(c->url, sizeof(c->url), "%s", url);
+	if ((rv = nng_req0_open(&c->sock)) != 0)
+		return seterr(c, GPUD_ECONNECT, "nng_req0_open: %s", nng_strerror(rv));
+	c->open = 1;
+	/* Requests are not idempotent (alloc, run): never resend one by itself. */
+	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
+	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
+		c->open = 0;
+		nng_close(c->sock);
+		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
+			return seterr(c, GPUD_ECONNECT,
+				      "cannot connect to '%s': %s (expected ipc://PATH or "
+				      "tcp://HOST:PORT)",
+				      url, nng_strerror(rv));
+		return seterr(c, GPUD_ECONNECT, "cannot connect to gpud at %s: %s", url,
+			      nng_strerror(rv));
+	}
+	req.body_case = GPUD__REQUEST__BODY_HELLO;
+	req.hello = &hello;
+	hello.client = "libgpud-client " GPUD_VERSION;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_HELLO, "hello")) != GPUD_OK)
+		return st;
+	Gpud__HelloResponse *h = r->hello;
+	snprintf(c->info.version, sizeof(c->info.version), "%s", h->server_version);
+	snprintf(c->info.backend, sizeof(c->info.backend), "%s", h->backend);
+	c->info.protocol_version = h->protocol_version;
+	c->info.max_message_size = h->max_message_size;
+	copy_devices(&c->info, h->devices, h->n_devices);
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+void gpud_close(gpud_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->open)
+		nng_close(c->sock);
+	free(c);
+}
+
+/* --- buffers ------------------------------------------------------------------ */
+
+gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
+		       const void *data, gpud_handle *out)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (ndim < 0 || ndim > GPUD_MAX_DIMS || (ndim > 0 && shape == NULL))
+		return seterr(c, GPUD_EARG, "gpud_alloc: ndim must be 0 to %d with a shape, got %d",
+			      GPUD_MAX_DIMS, ndim);
+	size_t esize = gpud_dtype_size(dtype);
+	if (esize == 0)
+		return seterr(c, GPUD_EARG, "gpud_alloc: dtype %d is not a gpud_dtype", (int)dtype);
+	size_t nbytes = gpud_shape_bytes(shape, ndim, esize);
+	if (nbytes == SIZE_MAX)
+		return seterr(c, GPUD_E2BIG, "gpud_alloc: the shape overflows size_t");
+	a.dtype = (Gpud__DType)dtype;
+	a.n_shape = (size_t)ndim;
+	a.shape = (uint64_t *)shape;
+	a.with_data = data != NULL;
+	req.body_case = GPUD__REQUEST__BODY_ALLOC;
+	req.alloc = &a;
+	if ((st = call(c, &req, data, data ? nbytes : 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_ALLOC, "alloc")) != GPUD_OK)
+		return st;
+	*out = r->alloc->buffer ? r->alloc->buffer->handle : 0;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+			size_t len)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__UploadRequest u = GPUD__UPLOAD_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (data == NULL && len > 0)
+		return seterr(c, GPUD_EARG, "gpud_upload: data is NULL");
+	u.handle = h;
+	u.offset = offset;
+	req.body_case = GPUD__REQUEST__BODY_UPLOAD;
+	req.upload = &u;
+	if ((st = call(c, &req, data, len, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+/* Downloads [offset, offset+len) (len 0: to the end); the reply stays in *m. */
+static gpud_status download(gpud_client *c, gpud_handle h, uint64_t offset, uint64_t len,
+			    Gpud__Response **r, nng_msg **m, uint8_t **pl, size_t *pll)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__DownloadRequest d = GPUD__DOWNLOAD_REQUEST__INIT;
+	gpud_status st;
+
+	d.handle = h;
+	d.offset = offset;
+	d.length = len;
+	req.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+	req.download = &d;
+	if ((st = call(c, &req, NULL, 0, r, m, pl, pll)) != GPUD_OK)
+		return st;
+	if ((*r)->body_case != GPUD__RESPONSE__BODY_DOWNLOAD || (*r)->download->buffer == NULL) {
+		gpud__response__free_unpacked(*r, NULL);
+		nng_msg_free(*m);
+		return seterr(c, GPUD_EPROTO, "download: the reply has no buffer description");
+	}
+	return GPUD_OK;
+}
+
+gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
+{
+	Gpud__Response *r;
+	nng_msg *m;
+	uint8_t *pl;
+	size_t pll;
+	gpud_status st;
+
+	memset(out, 0, sizeof(*out));
+	if ((st = download(c, h, 0, 0, &r, &m, &pl, &pll)) != GPUD_OK)
+		return st;
+	Gpud__BufferInfo *b = r->download->buffer;
+	size_t esize = gpud_dtype_size((gpud_dtype)b->dtype);
+	if (esize == 0 || b->n_shape > GPUD_MAX_DIMS ||
+	    gpud_shape_bytes(b->shape, (int)b->n_shape, esize) != pll) {
+		st = seterr(c, GPUD_EPROTO,
+			    "download: %zu payload bytes do not match the buffer's dtype and shape",
+			    pll);
+		goto out;
+	}
+	out->dtype = (gpud_dtype)b->dtype;
+	out->ndim = (int)b->n_shape;
+	memcpy(out->shape, b->shape, b->n_shape * sizeof(uint64_t));
+	out->nbytes = pll;
+	if ((out->data = malloc(pll ? pll : 1)) == NULL) {
+		st = seterr(c, GPUD_ENOMEM, "download: cannot allocate %zu bytes", pll);
+		goto out;
+	}
+	memcpy(out->data, pl, pll);
+out:
+	gpud__response__free_unpacked(r, NULL);
+	nng_msg_free(m);
+	return st;
+}
+
+gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
+				size_t len)
+{
+	Gpud__Response *r;
+	nng_msg *m;
+	uint8_t *pl;
+	size_t pll;
+	gpud_status st;
+
+	if (len == 0)
+		return GPUD_OK;
+	if (dst == NULL)
+		return seterr(c, GPUD_EARG, "gpud_download_range: dst is NULL");
+	if ((st = download(c, h, offset, len, &r, &m, &pl, &pll)) != GPUD_OK)
+		return st;
+	if (pll != len)
+		st = seterr(c, GPUD_EPROTO, "download: asked for %zu bytes, got %zu", len, pll);
+	else
+		memcpy(dst, pl, len);
+	gpud__response__free_unpacked(r, NULL);
+	nng_msg_free(m);
+	return st;
+}
+
+gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__FreeRequest f = GPUD__FREE_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (n == 0)
+		return GPUD_OK;
+	f.n_handles = n;
+	f.handles = (uint64_t *)handles;
+	req.body_case = GPUD__REQUEST__BODY_FREE;
+	req.free = &f;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+/* --- kernels -------------------------------------------------------------------- */
+
+gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		     gpud_output *outs, size_t cap, size_t *nouts, double *elapsed_us)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (kernel == NULL || (nargs > 0 && args == NULL))
+		return seterr(c, GPUD_EARG, "gpud_run: kernel name or args missing");
+	Gpud__Argument *pa = calloc(nargs ? nargs : 1, sizeof(*pa));
+	Gpud__Argument **pp = calloc(nargs ? nargs : 1, sizeof(*pp));
+	Gpud__Scalar *ps = calloc(nargs ? nargs : 1, sizeof(*ps));
+	if (!pa || !pp || !ps) {
+		st = seterr(c, GPUD_ENOMEM, "gpud_run: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nargs; i++) {
+		gpud__argument__init(&pa[i]);
+		gpud__scalar__init(&ps[i]);
+		pa[i].name = (char *)(args[i].name ? args[i].name : "");
+		switch (args[i].kind) {
+		case GPUD_ARG_BUFFER:
+			pa[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+			pa[i].buffer = args[i].v.buffer;
+			break;
+		case GPUD_ARG_F64:
+			ps[i].value_case = GPUD__SCALAR__VALUE_F64;
+			ps[i].f64 = args[i].v.f64;
+			break;
+		case GPUD_ARG_I64:
+			ps[i].value_case = GPUD__SCALAR__VALUE_I64;
+			ps[i].i64 = args[i].v.i64;
+			break;
+		case GPUD_ARG_BOOL:
+			ps[i].value_case = GPUD__SCALAR__VALUE_B;
+			ps[i].b = args[i].v.b;
+			break;
+		default:
+			st = seterr(c, GPUD_EARG, "gpud_run: argument '%s' has kind %d",
+				    pa[i].name, (int)args[i].kind);
+			goto out;
+		}
+		if (args[i].kind != GPUD_ARG_BUFFER) {
+			pa[i].value_case = GPUD__ARGUMENT__VALUE_SCALAR;
+			pa[i].scalar = &ps[i];
+		}
+		pp[i] = &pa[i];
+	}
+	run.kernel = (char *)kernel;
+	run.n_args = nargs;
+	run.args = pp;
+	req.body_case = GPUD__REQUEST__BODY_RUN;
+	req.run = &run;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		goto out;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK)
+		goto out;
+	size_t n = 0;
+	for (size_t i = 0; i < r->run->n_outputs && n < cap; i++) {
+		Gpud__Output *o = r->run->outputs[i];
+		if (o->buffer == NULL || o->buffer->n_shape > GPUD_MAX_DIMS)
+			continue;
+		gpud_output *g = &outs[n++];
+		snprintf(g->name, sizeof(g->name), "%s", o->name);
+		g->handle = o->buffer->handle;
+		g->dtype = (gpud_dtype)o->buffer->dtype;
+		g->ndim = (int)o->buffer->n_shape;
+		memcpy(g->shape, o->buffer->shape, o->buffer->n_shape * sizeof(uint64_t));
+	}
+	if (nouts)
+		*nouts = n;
+	if (elapsed_us)
+		*elapsed_us = r->run->elapsed_us;
+	gpud__response__free_unpacked(r, NULL);
+out:
+	free(pa);
+	free(pp);
+	free(ps);
+	return st;
+}
+
+void gpud_kernel_list_free(gpud_kernel_list *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->count; i++) {
+		gpud_kernel_info *k = &l->kernels[i];
+		for (size_t j = 0; j < k->nparams; j++) {
+			free(k->params[j].name);
+			free(k->params[j].default_value);
+			free(k->params[j].type);
+			free(k->params[j].doc);
+		}
+		free(k->params);
+		free(k->name);
+		free(k->doc);
+	}
+	free(l->kernels);
+	free(l);
+}
+
+static char *dupstr(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__KernelsRequest k = GPUD__KERNELS_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	*out = NULL;
+	req.body_case = GPUD__REQUEST__BODY_KERNELS;
+	req.kernels = &k;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_KERNELS, "kernels")) != GPUD_OK)
+		return st;
+	Gpud__KernelsResponse *kr = r->kernels;
+	gpud_kernel_list *l = calloc(1, sizeof(*l));
+	if (l == NULL || (l->kernels = calloc(kr->n_kernels ? kr->n_kernels : 1,
+					      sizeof(*l->kernels))) == NULL)
+		goto oom;
+	for (size_t i = 0; i < kr->n_kernels; i++, l->count++) {
+		Gpud__KernelInfo *ki = kr->kernels[i];
+		gpud_kernel_info *o = &l->kernels[i];
+		o->name = dupstr(ki->name);
+		o->doc = dupstr(ki->doc);
+		if ((o->params = calloc(ki->n_params ? ki->n_params : 1, sizeof(*o->params))) == NULL)
+			goto oom;
+		for (size_t j = 0; j < ki->n_params; j++, o->nparams++) {
+			Gpud__Param *p = ki->params[j];
+			gpud_param_info *q = &o->params[j];
+			q->name = dupstr(p->name);
+			q->role = (gpud_param_role)p->role;
+			for (size_t t = 0; t < p->n_dtypes; t++)
+				q->dtypes |= 1u << p->dtypes[t];
+			q->ndim = p->ndim;
+			q->optional = p->optional;
+			q->default_value = dupstr(p->default_value);
+			q->type = dupstr(p->type);
+			q->doc = dupstr(p->doc);
+		}
+	}
+	gpud__response__free_unpacked(r, NULL);
+	*out = l;
+	return GPUD_OK;
+oom:
+	gpud_kernel_list_free(l);
+	gpud__response__free_unpacked(r, NULL);
+	return seterr(c, GPUD_ENOMEM, "kernels: out of memory");
+}
+
+/* --- status ------------------------------------------------------------------------ */
+
+gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__StatusRequest s = GPUD__STATUS_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	memset(out, 0, sizeof(*out));
+	req.body_case = GPUD__REQUEST__BODY_STATUS;
+	req.status = &s;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_STATUS, "status")) != GPUD_OK)
+		return st;
+	Gpud__StatusResponse *sr = r->status;
+	out->server = c->info;
+	snprintf(out->server.version, sizeof(out->server.version), "%s", sr->server_version);
+	snprintf(out->server.backend, sizeof(out->server.backend), "%s", sr->backend);
+	copy_devices(&out->server, sr->devices, sr->n_devices);
+	out->uptime_s = sr->uptime_s;
+	out->requests = sr->requests;
+	out->errors = sr->errors;
+	out->connections = sr->connections;
+	out->in_flight = sr->in_flight;
+	out->buffers = sr->buffers;
+	out->bytes_in_use = sr->bytes_in_use;
+	out->bytes_high_water = sr->bytes_high_water;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}

@@ -1,0 +1,547 @@
+/*
+ * client/gpuctl.c — the command line over libgpud-client.
+ *
+ *   gpuctl [--url URL] [--timeout S] run KERNEL name=FILE.npy|name=SCALAR ... [-o OUT]
+ *   gpuctl [--url URL] kernels
+ *   gpuctl [--url URL] status [--wait SECONDS]
+ *   gpuctl [--url URL] demo [--runs N]
+ *
+ * Every error prints "gpuctl: error: ..." naming what was wrong and exits
+ * non-zero: 2 for a usage error, 1 for everything else.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpud/client.h>
+#include <gpud/npy.h>
+
+#include "client/demo.h"
+
+#define EXIT_USAGE 2
+#define MAX_ARGS 32
+
+static const char *url;
+static int timeout_ms;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpuctl [--url URL] [--timeout SECONDS] COMMAND ...\n"
+		"\n"
+		"commands:\n"
+		"  run KERNEL name=FILE.npy|name=SCALAR ... [-o FILE.npy | -o name=FILE.npy ...]\n"
+		"                         upload the arrays, run KERNEL, write its outputs\n"
+		"                         (without -o, print a summary of each output)\n"
+		"  kernels                list the daemon's kernels and their arguments\n"
+		"  status [--wait SECONDS]\n"
+		"                         show the daemon's state; --wait retries until it answers\n"
+		"  demo [--runs N]        lombscargle on the built-in benchmark signal\n"
+		"\n"
+		"Scalars: true/false, integers, decimals. The URL defaults to $GPUD_URL, then\n"
+		GPUD_DEFAULT_URL ".\n");
+}
+
+static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	fputs("gpuctl: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static gpud_client *connect_or_die(void)
+{
+	gpud_client *c;
+	if (gpud_connect(url, &c) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	gpud_set_timeout(c, timeout_ms);
+	return c;
+}
+
+static void shape_text(const uint64_t *shape, int ndim, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "(");
+	for (int i = 0; i < ndim; i++)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%" PRIu64, i ? ", " : "",
+				      shape[i]);
+	snprintf(buf + n, n < len ? len - n : 0, "%s)", ndim == 1 ? "," : "");
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t len)
+{
+	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)b;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* --- run ------------------------------------------------------------------------ */
+
+typedef struct cli_arg {
+	char name[GPUD_NAME_MAX];
+	const char *text;
+	int is_file;
+	gpud_array arr;
+	gpud_arg arg;
+} cli_arg;
+
+static int looks_like_file(const char *v)
+{
+	size_t n = strlen(v);
+	return (n > 4 && strcasecmp(v + n - 4, ".npy") == 0) || strchr(v, '/') != NULL ||
+	       access(v, F_OK) == 0;
+}
+
+/* SCALAR: true/false, an integer, or a finite decimal. */
+static int parse_scalar(const char *name, const char *v, gpud_arg *out)
+{
+	char *end;
+
+	if (!strcasecmp(v, "true") || !strcasecmp(v, "false")) {
+		*out = gpud_arg_bool(name, !strcasecmp(v, "true"));
+		return 0;
+	}
+	errno = 0;
+	long long i = strtoll(v, &end, 0);
+	if (end != v && *end == '\0' && errno == 0) {
+		*out = gpud_arg_i64(name, i);
+		return 0;
+	}
+	errno = 0;
+	double d = strtod(v, &end);
+	if (end != v && *end == '\0' && errno == 0) {
+		*out = gpud_arg_f64(name, d);
+		return 0;
+	}
+	return -1;
+}
+
+static void print_summary(const gpud_output *o, const gpud_array *a)
+{
+	char shape[128];
+	size_t n = gpud_array_count(a);
+
+	shape_text(a->shape, a->ndim, shape, sizeof(shape));
+	printf("%s: %s %s", o->name, gpud_dtype_name(a->dtype), shape);
+	if (n == 0) {
+		printf(" []\n");
+		return;
+	}
+	printf(" [");
+	for (size_t i = 0; i < n && i < 6; i++) {
+		switch (a->dtype) {
+		case GPUD_F32:
+			printf("%s%.7g", i ? ", " : "", ((float *)a->data)[i]);
+			break;
+		case GPUD_F64:
+			printf("%s%.15g", i ? ", " : "", ((double *)a->data)[i]);
+			break;
+		case GPUD_I32:
+			printf("%s%d", i ? ", " : "", ((int32_t *)a->data)[i]);
+			break;
+		case GPUD_I64:
+			printf("%s%" PRId64, i ? ", " : "", ((int64_t *)a->data)[i]);
+			break;
+		default:
+			break;
+		}
+	}
+	printf("%s]\n", n > 6 ? ", ..." : "");
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	cli_arg args[MAX_ARGS];
+	const char *outs[MAX_ARGS];
+	int nargs = 0, nouts_req = 0;
+	const char *kernel = NULL;
+	char err[1024];
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			if (i + 1 >= argc)
+				die(EXIT_USAGE, "-o needs FILE.npy or name=FILE.npy");
+			if (nouts_req == MAX_ARGS)
+				die(EXIT_USAGE, "at most %d outputs", MAX_ARGS);
+			outs[nouts_req++] = argv[++i];
+			continue;
+		}
+		if (!strncmp(a, "-o", 2) && a[2]) {
+			outs[nouts_req++] = a + 2;
+			continue;
+		}
+		if (kernel == NULL) {
+			if (a[0] == '-' || strchr(a, '='))
+				die(EXIT_USAGE, "run: expected a kernel name first, got '%s'", a);
+			kernel = a;
+			continue;
+		}
+		const char *eq = strchr(a, '=');
+		if (eq == NULL || eq == a)
+			die(EXIT_USAGE, "run: argument '%s': expected name=FILE.npy or name=SCALAR", a);
+		if ((size_t)(eq - a) >= GPUD_NAME_MAX)
+			die(EXIT_USAGE, "run: argument name '%.*s' is longer than %d characters",
+			    (int)(eq - a), a, GPUD_NAME_MAX - 1);
+		if (nargs == MAX_ARGS)
+			die(EXIT_USAGE, "run: at most %d arguments", MAX_ARGS);
+		cli_arg *ca = &args[nargs++];
+		memset(ca, 0, sizeof(*ca));
+		snprintf(ca->name, sizeof(ca->name), "%.*s", (int)(eq - a), a);
+		ca->text = eq + 1;
+		for (int j = 0; j < nargs - 1; j++)
+			if (!strcmp(args[j].name, ca->name))
+				die(EXIT_USAGE, "run: argument '%s' given twice", ca->name);
+		if (ca->text[0] == '\0')
+			die(EXIT_USAGE, "run: argument '%s' has an empty value", ca->name);
+	}
+	if (kernel == NULL)
+		die(EXIT_USAGE, "run: missing KERNEL (see 'gpuctl kernels')");
+
+	/* Everything local is checked before anything is sent. */
+	for (int i = 0; i < nargs; i++) {
+		cli_arg *ca = &args[i];
+		if (looks_like_file(ca->text)) {
+			if (gpud_npy_load(ca->text, &ca->arr, err, sizeof(err)) != 0)
+				die(1, "argument '%s': %s", ca->name, err);
+			ca->is_file = 1;
+		} else if (parse_scalar(ca->name, ca->text, &ca->arg) != 0) {
+			die(1,
+			    "argument '%s': cannot parse '%s': expected a number, true/false, or a "
+			    ".npy file",
+			    ca->name, ca->text);
+		}
+	}
+
+	gpud_client *c = connect_or_die();
+	gpud_handle handles[MAX_ARGS * 2];
+	int nh = 0;
+	gpud_arg wire[MAX_ARGS];
+	for (int i = 0; i < nargs; i++) {
+		cli_arg *ca = &args[i];
+		if (ca->is_file) {
+			gpud_handle h;
+			if (gpud_alloc(c, ca->arr.dtype, ca->arr.ndim, ca->arr.shape, ca->arr.data,
+				       &h) != GPUD_OK)
+				die(1, "argument '%s' (%s): %s", ca->name, ca->text, gpud_errmsg(c));
+			handles[nh++] = h;
+			ca->arg = gpud_arg_buffer(ca->name, h);
+			gpud_array_free(&ca->arr);
+		}
+		ca->arg.name = ca->name;
+		wire[i] = ca->arg;
+	}
+
+	gpud_output outputs[MAX_ARGS];
+	size_t nout = 0;
+	if (gpud_run(c, kernel, wire, (size_t)nargs, outputs, MAX_ARGS, &nout, NULL) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	for (size_t i = 0; i < nout; i++)
+		handles[nh++] = outputs[i].handle;
+
+	/* Match -o requests to outputs. */
+	const char *dest[MAX_ARGS] = {0};
+	for (int i = 0; i < nouts_req; i++) {
+		const char *eq = strchr(outs[i], '=');
+		size_t j;
+		if (eq == NULL) {
+			if (nout != 1)
+				die(EXIT_USAGE,
+				    "-o %s: %s has %zu outputs; name each with -o name=FILE.npy",
+				    outs[i], kernel, nout);
+			dest[0] = outs[i];
+			continue;
+		}
+		for (j = 0; j < nout; j++)
+			if (strlen(outputs[j].name) == (size_t)(eq - outs[i]) &&
+			    !strncmp(outputs[j].name, outs[i], (size_t)(eq - outs[i])))
+				break;
+		if (j == nout)
+			die(EXIT_USAGE, "-o %s: %s has no output '%.*s'", outs[i], kernel,
+			    (int)(eq - outs[i]), outs[i]);
+		dest[j] = eq + 1;
+	}
+	for (size_t i = 0; i < nout; i++) {
+		gpud_array a;
+		if (nouts_req && dest[i] == NULL)
+			continue;
+		if (gpud_download(c, outputs[i].handle, &a) != GPUD_OK)
+			die(1, "output '%s': %s", outputs[i].name, gpud_errmsg(c));
+		if (dest[i]) {
+			if (gpud_npy_save(dest[i], &a, err, sizeof(err)) != 0)
+				die(1, "output '%s': %s", outputs[i].name, err);
+		} else {
+			print_summary(&outputs[i], &a);
+		}
+		gpud_array_free(&a);
+	}
+	if (gpud_free(c, handles, (size_t)nh) != GPUD_OK)
+		die(1, "free: %s", gpud_errmsg(c));
+	gpud_close(c);
+	return 0;
+}
+
+/* --- kernels, status -------------------------------------------------------------- */
+
+static int cmd_kernels(int argc, char **argv)
+{
+	gpud_kernel_list *l;
+	static const char *roles[] = {"in", "out", "scalar"};
+
+	if (argc > 0)
+		die(EXIT_USAGE, "kernels: unexpected argument '%s'", argv[0]);
+	gpud_client *c = connect_or_die();
+	if (gpud_kernels(c, &l) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	for (size_t i = 0; i < l->count; i++) {
+		gpud_kernel_info *k = &l->kernels[i];
+		printf("%s\n    %s\n", k->name, k->doc);
+		for (size_t j = 0; j < k->nparams; j++) {
+			gpud_param_info *p = &k->params[j];
+			printf("    %-12s %-7s %-34s %s\n", p->name, roles[p->role % 3], p->type,
+			       p->doc);
+		}
+	}
+	gpud_kernel_list_free(l);
+	gpud_close(c);
+	return 0;
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	double wait_s = 0;
+	gpud_client *c = NULL;
+	gpud_daemon_status st;
+	char a[32], b[32];
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
+			char *end;
+			wait_s = strtod(argv[++i], &end);
+			if (*end || !(wait_s >= 0))
+				die(EXIT_USAGE, "status --wait: expected seconds, got '%s'", argv[i]);
+		} else {
+			die(EXIT_USAGE, "status: unexpected argument '%s'", argv[i]);
+		}
+	}
+	double deadline = now_s() + wait_s;
+	for (;;) {
+		if (gpud_connect(url, &c) == GPUD_OK)
+			break;
+		if (now_s() >= deadline)
+			die(1, "%s%s", gpud_errmsg(c), wait_s > 0 ? " (gave up waiting)" : "");
+		gpud_close(c);
+		usleep(20000);
+	}
+	gpud_set_timeout(c, timeout_ms);
+	if (gpud_status_get(c, &st) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	printf("gpud %s at %s (protocol %u)\n", st.server.version, gpud_url(c),
+	       st.server.protocol_version);
+	printf("backend      %s\n", st.server.backend);
+	printf("uptime       %.1f s\n", st.uptime_s);
+	printf("connections  %u (%u requests in flight)\n", st.connections, st.in_flight);
+	printf("requests     %" PRIu64 " (%" PRIu64 " failed)\n", st.requests, st.errors);
+	human_bytes(st.bytes_in_use, a, sizeof(a));
+	human_bytes(st.bytes_high_water, b, sizeof(b));
+	printf("buffers      %" PRIu64 " (%s in use, high-water %s)\n", st.buffers, a, b);
+	for (int i = 0; i < st.server.ndevices; i++) {
+		gpud_device_info *d = &st.server.devices[i];
+		human_bytes(d->memory_free, a, sizeof(a));
+		human_bytes(d->memory_total, b, sizeof(b));
+		printf("device %d     %s (sm_%d%d, %d SMs), %s free of %s\n", d->index, d->name,
+		       d->cc_major, d->cc_minor, d->sm_count, a, b);
+	}
+	gpud_close(c);
+	return 0;
+}
+
+/* --- demo --------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* One whole job on an open client: upload, run, download, free. Returns seconds. */
+static double demo_job(gpud_client *c, gpud_dtype dt, const demo_signal *s, void *out,
+		       double *kernel_us)
+{
+	uint64_t nx = DEMO_KEPT, nf = DEMO_FREQS;
+	size_t es = gpud_dtype_size(dt);
+	static float xf[DEMO_KEPT], yf[DEMO_KEPT];
+	static float *ff;
+	const void *x = s->x, *y = s->y, *f = s->freqs;
+	gpud_handle h[4];
+	gpud_output o;
+	size_t no;
+
+	if (dt == GPUD_F32) {
+		if (ff == NULL && (ff = malloc(DEMO_FREQS * sizeof(float))) == NULL)
+			die(1, "out of memory");
+		for (int i = 0; i < DEMO_KEPT; i++) {
+			xf[i] = (float)s->x[i];
+			yf[i] = (float)s->y[i];
+		}
+		for (unsigned i = 0; i < DEMO_FREQS; i++)
+			ff[i] = (float)s->freqs[i];
+		x = xf;
+		y = yf;
+		f = ff;
+	}
+	double t0 = now_s();
+	if (gpud_alloc(c, dt, 1, &nx, x, &h[0]) || gpud_alloc(c, dt, 1, &nx, y, &h[1]) ||
+	    gpud_alloc(c, dt, 1, &nf, f, &h[2]))
+		die(1, "demo: upload: %s", gpud_errmsg(c));
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			   gpud_arg_buffer("freqs", h[2])};
+	if (gpud_run(c, "lombscargle", args, 3, &o, 1, &no, kernel_us) != GPUD_OK)
+		die(1, "demo: run: %s", gpud_errmsg(c));
+	h[3] = o.handle;
+	if (gpud_download_range(c, o.handle, 0, out, nf * es) != GPUD_OK)
+		die(1, "demo: download: %s", gpud_errmsg(c));
+	double t = now_s() - t0;
+	if (gpud_free(c, h, 4) != GPUD_OK)
+		die(1, "demo: free: %s", gpud_errmsg(c));
+	return t;
+}
+
+static int cmd_demo(int argc, char **argv)
+{
+	int runs = 5;
+	demo_signal s;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+			runs = atoi(argv[++i]);
+			if (runs < 1 || runs > 1000)
+				die(EXIT_USAGE, "demo --runs: expected 1 to 1000, got '%s'", argv[i]);
+		} else {
+			die(EXIT_USAGE, "demo: unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (demo_signal_make(&s, 42) != 0)
+		die(1, "out of memory");
+	void *out = malloc(DEMO_FREQS * sizeof(double));
+	double *times = malloc((size_t)runs * sizeof(double));
+	if (!out || !times)
+		die(1, "out of memory");
+
+	static const gpud_dtype dtypes[] = {GPUD_F64, GPUD_F32};
+	for (int di = 0; di < 2; di++) {
+		gpud_dtype dt = dtypes[di];
+		/* The first call includes connecting, as a fresh process would. */
+		double t0 = now_s(), kus;
+		gpud_client *c = connect_or_die();
+		demo_job(c, dt, &s, out, &kus);
+		double first = now_s() - t0;
+		if (di == 0) {
+			printf("lombscargle on the built-in signal: %d samples of y = 2 cos(x + pi/2), "
+			       "%u frequencies\n",
+			       DEMO_KEPT, DEMO_FREQS);
+			printf("gpud %s at %s, backend %s\n\n", gpud_server(c)->version, gpud_url(c),
+			       gpud_server(c)->backend);
+			printf("%-8s %10s %14s %22s %14s\n", "dtype", "peak freq", "first call",
+			       "warm call (median)", "kernel");
+		}
+		for (int r = 0; r < runs; r++)
+			times[r] = demo_job(c, dt, &s, out, &kus);
+		qsort(times, (size_t)runs, sizeof(double), cmp_double);
+		double warm = times[runs / 2];
+		size_t best = 0;
+		for (size_t i = 1; i < DEMO_FREQS; i++) {
+			double v = dt == GPUD_F64 ? ((double *)out)[i] : ((float *)out)[i];
+			double bv = dt == GPUD_F64 ? ((double *)out)[best] : ((float *)out)[best];
+			if (v > bv)
+				best = i;
+		}
+		printf("%-8s %10.4f %11.2f ms %13.2f ms (n=%d) %11.2f ms\n", gpud_dtype_name(dt),
+		       s.freqs[best], first * 1e3, warm * 1e3, runs, kus / 1e3);
+		gpud_close(c);
+	}
+	printf("\nfirst call: connect + upload + run + download in a new connection;\n"
+	       "warm call: the same job again on the open connection; kernel: time inside gpud.\n");
+	free(out);
+	free(times);
+	demo_signal_free(&s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"url", required_argument, NULL, 'u'},
+		{"timeout", required_argument, NULL, 't'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt;
+
+	/* Options before the command only; the command parses the rest. */
+	while ((opt = getopt_long(argc, argv, "+u:t:Vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'u':
+			url = optarg;
+			break;
+		case 't': {
+			char *end;
+			double t = strtod(optarg, &end);
+			if (*end || !(t > 0 && t < 1e6))
+				die(EXIT_USAGE, "--timeout: expected seconds, got '%s'", optarg);
+			timeout_ms = (int)(t * 1000);
+			break;
+		}
+		case 'V':
+			printf("gpuctl %s\n", GPUD_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[optind];
+	int rest = argc - optind - 1;
+	char **rargv = argv + optind + 1;
+	if (!strcmp(cmd, "run"))
+		return cmd_run(rest, rargv);
+	if (!strcmp(cmd, "kernels"))
+		return cmd_kernels(rest, rargv);
+	if (!strcmp(cmd, "status"))
+		return cmd_status(rest, rargv);
+	if (!strcmp(cmd, "demo"))
+		return cmd_demo(rest, rargv);
+	die(EXIT_USAGE, "unknown command '%s' (expected run, kernels, status or demo)", cmd);
+}

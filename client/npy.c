@@ -1,0 +1,742 @@
+/*
+ * client/npy.c — NumPy .npy files: the preamble (magic, version, header
+ * length), a small hand parser for the header's Python dict literal, loading
+ * from a file or a buffer, and saving in format 1.0 (2.0 when needed).
+ * See include/gpud/npy.h for what is supported.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gpud/npy.h>
+
+/* Data is written as '<' and little-endian files are loaded without a swap. */
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "client/npy.c assumes a little-endian host"
+#endif
+
+#define NPY_MAGIC     "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_ALIGN     64 /* numpy pads the preamble to a multiple of this */
+#define SUPPORTED_DESCRS                                                                   \
+	"'<f4', '<f8', '<i4', '<i8' (float32, float64, int32, int64; '=' or '|' "          \
+	"also read as native, '>' as big-endian)"
+
+/* Where messages go: every one starts with "name: ". */
+struct ctx {
+	const char *name;
+	char *err;
+	size_t errlen;
+};
+
+/* What the header says. */
+struct hdr {
+	gpud_dtype dtype;
+	int swap; /* big-endian data */
+	int ndim;
+	uint64_t shape[GPUD_MAX_DIMS];
+	size_t nbytes;
+};
+
+/* A position in the header text. */
+struct cur {
+	const char *start, *p, *end;
+	const struct ctx *c;
+};
+
+static int fail(const struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(const struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+	size_t off;
+	int n;
+
+	if (!c->err || !c->errlen)
+		return -1;
+	n = snprintf(c->err, c->errlen, "%s: ", c->name);
+	off = n < 0 ? 0 : (size_t)n;
+	if (off >= c->errlen)
+		off = c->errlen - 1;
+	c->err[off] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(c->err + off, c->errlen - off, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "(2, 3)", "(5,)" or "()", as Python writes a tuple. */
+static void format_shape(char *buf, size_t len, const uint64_t *shape, int ndim)
+{
+	size_t off = 0;
+	int n;
+
+	n = snprintf(buf, len, "(");
+	for (int i = 0; i < ndim && n >= 0; i++) {
+		off += (size_t)n;
+		if (off >= len)
+			return;
+		n = snprintf(buf + off, len - off, "%s%llu", i ? ", " : "",
+			     (unsigned long long)shape[i]);
+	}
+	if (n < 0)
+		return;
+	off += (size_t)n;
+	if (off < len)
+		snprintf(buf + off, len - off, "%s", ndim == 1 ? ",)" : ")");
+}
+
+/* --- preamble ---------------------------------------------------------------- */
+
+/*
+ * Checks the magic and version in the first n bytes (n may be short) and
+ * returns through *lenbytes how wide the header length field is.
+ */
+static int check_magic(const struct ctx *c, const unsigned char *b, size_t n, int *lenbytes)
+{
+	size_t m = n < NPY_MAGIC_LEN ? n : NPY_MAGIC_LEN;
+
+	if (n == 0)
+		return fail(c, "not a .npy file (the file is empty)");
+	if (memcmp(b, NPY_MAGIC, m) != 0) {
+		if (n >= 2 && b[0] == 'P' && b[1] == 'K')
+			return fail(c, "not a .npy file (bad magic; this looks like a zip "
+				       "archive such as .npz, which is not supported)");
+		return fail(c, "not a .npy file (bad magic)");
+	}
+	if (n < NPY_MAGIC_LEN + 2)
+		return fail(c, "truncated preamble: file has %zu bytes, a .npy preamble "
+			       "needs at least 10",
+			    n);
+	if (b[7] != 0 || b[6] < 1 || b[6] > 3)
+		return fail(c, "unsupported .npy format version %u.%u (supported: 1.0, 2.0, 3.0)",
+			    b[6], b[7]);
+	*lenbytes = b[6] == 1 ? 2 : 4;
+	return 0;
+}
+
+static size_t decode_len(const unsigned char *b, int lenbytes)
+{
+	if (lenbytes == 2)
+		return (size_t)b[0] | (size_t)b[1] << 8;
+	return (size_t)b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24;
+}
+
+/* --- header dict --------------------------------------------------------------- */
+
+static int is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' || ch == '\v';
+}
+
+static int is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static int is_ident(char ch)
+{
+	return is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+static void skip_ws(struct cur *k)
+{
+	while (k->p < k->end && is_space(*k->p))
+		k->p++;
+}
+
+static size_t offset(const struct cur *k)
+{
+	return (size_t)(k->p - k->start);
+}
+
+/* What sits at the cursor, for "got ..." in messages. */
+static const char *got(const struct cur *k, char *buf, size_t len)
+{
+	unsigned char ch;
+
+	if (k->p >= k->end)
+		return "the end of the header";
+	ch = (unsigned char)*k->p;
+	if (ch >= 0x20 && ch < 0x7f)
+		snprintf(buf, len, "'%c'", ch);
+	else
+		snprintf(buf, len, "byte 0x%02x", ch);
+	return buf;
+}
+
+static int expected(const struct cur *k, const char *what)
+{
+	char g[16];
+
+	return fail(k->c, "malformed header at offset %zu: expected %s, got %s", offset(k), what,
+		    got(k, g, sizeof(g)));
+}
+
+/* A quoted string, 'x' or "x" (a u prefix allowed); no escapes, none are needed. */
+static int parse_string(struct cur *k, const char **s, size_t *n)
+{
+	char q;
+
+	if (k->p < k->end && (*k->p == 'u' || *k->p == 'U') && k->p + 1 < k->end &&
+	    (k->p[1] == '\'' || k->p[1] == '"'))
+		k->p++;
+	if (k->p >= k->end || (*k->p != '\'' && *k->p != '"'))
+		return expected(k, "a quoted string");
+	q = *k->p++;
+	*s = k->p;
+	while (k->p < k->end && *k->p != q) {
+		if (*k->p == '\\')
+			return fail(k->c, "malformed header at offset %zu: escape sequences in "
+					  "strings are not supported",
+				    offset(k));
+		if (*k->p == '\n')
+			break;
+		k->p++;
+	}
+	if (k->p >= k->end || *k->p != q)
+		return fail(k->c, "malformed header: string at offset %zu is not terminated",
+			    (size_t)(*s - k->start) - 1);
+	*n = (size_t)(k->p - *s);
+	k->p++;
+	return 0;
+}
+
+static int parse_descr(struct cur *k, struct hdr *h)
+{
+	static const struct {
+		const char *code;
+		gpud_dtype dtype;
+	} codes[] = {
+		{ "f4", GPUD_F32 },
+		{ "f8", GPUD_F64 },
+		{ "i4", GPUD_I32 },
+		{ "i8", GPUD_I64 },
+	};
+	const char *s;
+	size_t n;
+
+	if (k->p < k->end && *k->p == '[') {
+		/* Name the list in the message, up to its closing bracket. */
+		const char *e = k->p;
+		int depth = 0;
+
+		while (e < k->end) {
+			if (*e == '[')
+				depth++;
+			else if (*e == ']' && --depth == 0) {
+				e++;
+				break;
+			}
+			e++;
+		}
+		n = (size_t)(e - k->p);
+		return fail(k->c, "unsupported dtype descr %.*s%s (a structured dtype); supported: %s",
+			    n > 60 ? 60 : (int)n, k->p, n > 60 ? "..." : "", SUPPORTED_DESCRS);
+	}
+	if (parse_string(k, &s, &n))
+		return -1;
+	if (n == 3 && (s[0] == '<' || s[0] == '=' || s[0] == '|' || s[0] == '>')) {
+		for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+			if (memcmp(s + 1, codes[i].code, 2) == 0) {
+				h->dtype = codes[i].dtype;
+				h->swap = s[0] == '>';
+				return 0;
+			}
+		}
+	}
+	return fail(k->c, "unsupported dtype descr '%.*s%s'; supported: %s", n > 40 ? 40 : (int)n,
+		    s, n > 40 ? "..." : "", SUPPORTED_DESCRS);
+}
+
+static int parse_bool(struct cur *k, int *v)
+{
+	const char *s = k->p;
+	size_t n;
+
+	while (k->p < k->end && is_ident(*k->p))
+		k->p++;
+	n = (size_t)(k->p - s);
+	if (n == 4 && memcmp(s, "True", 4) == 0)
+		*v = 1;
+	else if (n == 5 && memcmp(s, "False", 5) == 0)
+		*v = 0;
+	else {
+		k->p = s;
+		return expected(k, "True or False for 'fortran_order'");
+	}
+	return 0;
+}
+
+static int parse_dim(struct cur *k, uint64_t *v)
+{
+	const char *s = k->p;
+	uint64_t x = 0;
+
+	if (k->p < k->end && *k->p == '-') {
+		const char *e = k->p + 1;
+
+		while (e < k->end && is_digit(*e))
+			e++;
+		return fail(k->c, "malformed header: negative dimension %.*s in 'shape'",
+			    (int)(e - s > 24 ? 24 : e - s), s);
+	}
+	while (k->p < k->end && is_digit(*k->p)) {
+		unsigned d = (unsigned)(*k->p - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return fail(k->c, "malformed header at offset %zu: dimension in 'shape' "
+					  "does not fit in 64 bits",
+				    (size_t)(s - k->start));
+		x = x * 10 + d;
+		k->p++;
+	}
+	/* Python 2 numpy wrote longs as 3L. */
+	if (k->p > s && k->p < k->end && (*k->p == 'L' || *k->p == 'l'))
+		k->p++;
+	if (k->p == s || (k->p < k->end && (is_ident(*k->p) || *k->p == '.'))) {
+		k->p = s;
+		return expected(k, "a non-negative integer in 'shape'");
+	}
+	*v = x;
+	return 0;
+}
+
+/*
+ * A tuple of integers. "(5)" is taken as (5,): Python would read an int there
+ * and numpy refuse it, but its meaning is not in doubt.
+ */
+static int parse_shape(struct cur *k, struct hdr *h)
+{
+	int n = 0;
+
+	if (k->p >= k->end || *k->p != '(')
+		return expected(k, "a tuple '(' for 'shape'");
+	k->p++;
+	skip_ws(k);
+	while (k->p < k->end && *k->p != ')') {
+		uint64_t v = 0;
+
+		if (parse_dim(k, &v))
+			return -1;
+		if (n < GPUD_MAX_DIMS)
+			h->shape[n] = v;
+		n++;
+		skip_ws(k);
+		if (k->p < k->end && *k->p == ',') {
+			k->p++;
+			skip_ws(k);
+		} else if (k->p >= k->end || *k->p != ')') {
+			return expected(k, "',' or ')' in 'shape'");
+		}
+	}
+	if (k->p >= k->end)
+		return expected(k, "')' closing 'shape'");
+	k->p++;
+	if (n > GPUD_MAX_DIMS)
+		return fail(k->c, "shape has %d dimensions; at most %d are supported", n,
+			    GPUD_MAX_DIMS);
+	h->ndim = n;
+	return 0;
+}
+
+enum { KEY_DESCR = 1, KEY_FORTRAN = 2, KEY_SHAPE = 4 };
+
+static int parse_header(const struct ctx *c, const char *text, size_t len, struct hdr *h)
+{
+	struct cur k = { .start = text, .p = text, .end = text + len, .c = c };
+	unsigned seen = 0;
+	int fortran = 0;
+	char sh[256];
+
+	skip_ws(&k);
+	if (k.p >= k.end || *k.p != '{')
+		return expected(&k, "'{' opening the header dict");
+	k.p++;
+	for (;;) {
+		const char *key;
+		size_t n;
+		unsigned bit;
+		int r;
+
+		skip_ws(&k);
+		if (k.p < k.end && *k.p == '}')
+			break;
+		if (parse_string(&k, &key, &n))
+			return -1;
+		if (n == 5 && memcmp(key, "descr", 5) == 0)
+			bit = KEY_DESCR;
+		else if (n == 13 && memcmp(key, "fortran_order", 13) == 0)
+			bit = KEY_FORTRAN;
+		else if (n == 5 && memcmp(key, "shape", 5) == 0)
+			bit = KEY_SHAPE;
+		else
+			return fail(c, "malformed header: unexpected key '%.*s' (expected 'descr', "
+				       "'fortran_order' and 'shape')",
+				    n > 40 ? 40 : (int)n, key);
+		/* Python would keep the last one; two of a key mean a broken writer. */
+		if (seen & bit)
+			return fail(c, "malformed header: key '%.*s' appears twice", (int)n, key);
+		seen |= bit;
+		skip_ws(&k);
+		if (k.p >= k.end || *k.p != ':')
+			return expected(&k, "':' after a key");
+		k.p++;
+		skip_ws(&k);
+		if (bit == KEY_DESCR)
+			r = parse_descr(&k, h);
+		else if (bit == KEY_FORTRAN)
+			r = parse_bool(&k, &fortran);
+		else
+			r = parse_shape(&k, h);
+		if (r)
+			return -1;
+		skip_ws(&k);
+		if (k.p < k.end && *k.p == ',') {
+			k.p++;
+			continue;
+		}
+		if (k.p >= k.end || *k.p != '}')
+			return expected(&k, "',' or '}' in the header dict");
+	}
+	k.p++;
+	skip_ws(&k);
+	if (k.p < k.end)
+		return expected(&k, "nothing but padding after the header dict");
+	if (seen != (KEY_DESCR | KEY_FORTRAN | KEY_SHAPE))
+		return fail(c, "malformed header: missing key '%s'",
+			    !(seen & KEY_DESCR) ? "descr" : !(seen & KEY_FORTRAN) ? "fortran_order" : "shape");
+	if (fortran)
+		return fail(c, "Fortran-order arrays are not supported; save with "
+			       "np.ascontiguousarray");
+	h->nbytes = gpud_shape_bytes(h->shape, h->ndim, gpud_dtype_size(h->dtype));
+	if (h->nbytes == SIZE_MAX) {
+		format_shape(sh, sizeof(sh), h->shape, h->ndim);
+		return fail(c, "shape %s of %s is too large: its byte count overflows size_t", sh,
+			    gpud_dtype_name(h->dtype));
+	}
+	return 0;
+}
+
+/* --- load ------------------------------------------------------------------------- */
+
+static void swap_bytes(void *data, size_t nbytes, size_t esize)
+{
+	unsigned char *p = data;
+
+	for (size_t i = 0; i + esize <= nbytes; i += esize) {
+		if (esize == 4) {
+			uint32_t v;
+
+			memcpy(&v, p + i, 4);
+			v = __builtin_bswap32(v);
+			memcpy(p + i, &v, 4);
+		} else {
+			uint64_t v;
+
+			memcpy(&v, p + i, 8);
+			v = __builtin_bswap64(v);
+			memcpy(p + i, &v, 8);
+		}
+	}
+}
+
+static void fill(gpud_array *out, const struct hdr *h, void *data)
+{
+	if (h->swap)
+		swap_bytes(data, h->nbytes, gpud_dtype_size(h->dtype));
+	out->dtype = h->dtype;
+	out->ndim = h->ndim;
+	memcpy(out->shape, h->shape, sizeof(out->shape));
+	out->data = data;
+	out->nbytes = h->nbytes;
+}
+
+static int truncated_header(const struct ctx *c, size_t hlen, size_t have)
+{
+	return fail(c, "truncated header: preamble declares %zu bytes of header, file has %zu",
+		    hlen, have);
+}
+
+static int truncated_data(const struct ctx *c, size_t need, size_t have)
+{
+	return fail(c, "truncated: header declares %zu bytes of data, file has %zu", need, have);
+}
+
+int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out, char *err,
+		   size_t errlen)
+{
+	const struct ctx c = { name ? name : "(buffer)", err, errlen };
+	const unsigned char *b = buf;
+	struct hdr h = { 0 };
+	size_t pre, hlen;
+	int lenbytes;
+	void *data;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out)
+		return fail(&c, "no output array given");
+	memset(out, 0, sizeof(*out));
+	if (!buf && len)
+		return fail(&c, "no buffer given");
+	if (check_magic(&c, b, len, &lenbytes))
+		return -1;
+	pre = NPY_MAGIC_LEN + 2 + (size_t)lenbytes;
+	if (len < pre)
+		return fail(&c, "truncated preamble: file has %zu bytes, a version %u.0 preamble "
+				"needs %zu",
+			    len, b[6], pre);
+	hlen = decode_len(b + NPY_MAGIC_LEN + 2, lenbytes);
+	if (len - pre < hlen)
+		return truncated_header(&c, hlen, len - pre);
+	if (parse_header(&c, (const char *)b + pre, hlen, &h))
+		return -1;
+	if (len - pre - hlen < h.nbytes)
+		return truncated_data(&c, h.nbytes, len - pre - hlen);
+	/* Trailing bytes after the data are ignored, as numpy does. */
+	data = malloc(h.nbytes ? h.nbytes : 1);
+	if (!data)
+		return fail(&c, "out of memory allocating %zu bytes", h.nbytes);
+	if (h.nbytes)
+		memcpy(data, b + pre + hlen, h.nbytes);
+	fill(out, &h, data);
+	return 0;
+}
+
+/*
+ * Reads the preamble, then the header, then the data straight into the
+ * array's buffer, so the data is never copied twice.
+ */
+int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
+{
+	const struct ctx c = { path ? path : "(null)", err, errlen };
+	unsigned char pre[NPY_MAGIC_LEN + 2 + 4];
+	struct hdr h = { 0 };
+	struct stat st;
+	size_t n, pl, hlen, got_n, file_rest = 0;
+	int lenbytes, reg, r = -1;
+	char *text = NULL;
+	void *data = NULL;
+	FILE *f;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out)
+		return fail(&c, "no output array given");
+	memset(out, 0, sizeof(*out));
+	if (!path)
+		return fail(&c, "no path given");
+	f = fopen(path, "rb");
+	if (!f)
+		return fail(&c, "cannot open: %s", strerror(errno));
+	if (fstat(fileno(f), &st) != 0) {
+		fail(&c, "cannot stat: %s", strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fail(&c, "cannot read: %s", strerror(EISDIR));
+		goto out;
+	}
+	/* Sizes of regular files are checked before allocating anything. */
+	reg = S_ISREG(st.st_mode);
+
+	n = fread(pre, 1, NPY_MAGIC_LEN + 2, f);
+	if (n < NPY_MAGIC_LEN + 2 && ferror(f)) {
+		fail(&c, "read error: %s", strerror(errno));
+		goto out;
+	}
+	if (check_magic(&c, pre, n, &lenbytes))
+		goto out;
+	pl = NPY_MAGIC_LEN + 2 + (size_t)lenbytes;
+	n += fread(pre + n, 1, (size_t)lenbytes, f);
+	if (n < pl) {
+		if (ferror(f))
+			fail(&c, "read error: %s", strerror(errno));
+		else
+			fail(&c, "truncated preamble: file has %zu bytes, a version %u.0 "
+				 "preamble needs %zu",
+			     n, pre[6], pl);
+		goto out;
+	}
+	hlen = decode_len(pre + NPY_MAGIC_LEN + 2, lenbytes);
+	if (reg) {
+		file_rest = (uint64_t)st.st_size > pl ? (size_t)st.st_size - pl : 0;
+		if (file_rest < hlen) {
+			truncated_header(&c, hlen, file_rest);
+			goto out;
+		}
+		file_rest -= hlen;
+	}
+	text = malloc(hlen ? hlen : 1);
+	if (!text) {
+		fail(&c, "out of memory allocating a %zu-byte header", hlen);
+		goto out;
+	}
+	got_n = fread(text, 1, hlen, f);
+	if (got_n < hlen) {
+		if (ferror(f))
+			fail(&c, "read error: %s", strerror(errno));
+		else
+			truncated_header(&c, hlen, got_n);
+		goto out;
+	}
+	if (parse_header(&c, text, hlen, &h))
+		goto out;
+	if (reg && file_rest < h.nbytes) {
+		truncated_data(&c, h.nbytes, file_rest);
+		goto out;
+	}
+	data = malloc(h.nbytes ? h.nbytes : 1);
+	if (!data) {
+		fail(&c, "out of memory allocating %zu bytes", h.nbytes);
+		goto out;
+	}
+	got_n = fread(data, 1, h.nbytes, f);
+	if (got_n < h.nbytes) {
+		if (ferror(f))
+			fail(&c, "read error: %s", strerror(errno));
+		else
+			truncated_data(&c, h.nbytes, got_n);
+		goto out;
+	}
+	fill(out, &h, data);
+	data = NULL;
+	r = 0;
+out:
+	free(data);
+	free(text);
+	fclose(f); /* opened for reading: nothing to lose on close */
+	return r;
+}
+
+/* --- save ------------------------------------------------------------------------- */
+
+static const char *descr_of(gpud_dtype t)
+{
+	switch (t) {
+	case GPUD_F32:
+		return "<f4";
+	case GPUD_F64:
+		return "<f8";
+	case GPUD_I32:
+		return "<i4";
+	case GPUD_I64:
+		return "<i8";
+	default:
+		return NULL;
+	}
+}
+
+int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen)
+{
+	const struct ctx c = { path ? path : "(null)", err, errlen };
+	char sh[256], dict[384];
+	unsigned char *pre;
+	size_t need, dl, pl, pad, total, hlen;
+	const char *descr;
+	int lenbytes, saved, reg;
+	struct stat st;
+	FILE *f;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path)
+		return fail(&c, "no path given");
+	if (!a)
+		return fail(&c, "no array given");
+	descr = descr_of(a->dtype);
+	if (!descr)
+		return fail(&c, "cannot save dtype %d (supported: float32, float64, int32, int64)",
+			    (int)a->dtype);
+	if (a->ndim < 0 || a->ndim > GPUD_MAX_DIMS)
+		return fail(&c, "cannot save an array of %d dimensions (0 to %d supported)",
+			    a->ndim, GPUD_MAX_DIMS);
+	format_shape(sh, sizeof(sh), a->shape, a->ndim);
+	need = gpud_shape_bytes(a->shape, a->ndim, gpud_dtype_size(a->dtype));
+	if (need == SIZE_MAX)
+		return fail(&c, "shape %s of %s is too large: its byte count overflows size_t", sh,
+			    gpud_dtype_name(a->dtype));
+	if (a->nbytes != need)
+		return fail(&c, "nbytes is %zu, but shape %s of %s needs %zu", a->nbytes, sh,
+			    gpud_dtype_name(a->dtype), need);
+	if (!a->data && need)
+		return fail(&c, "array has %zu bytes but no data", need);
+
+	/* numpy's own layout, trailing ", " included. */
+	snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+		 descr, sh);
+	dl = strlen(dict);
+	/* Spaces and a final '\n' pad the preamble to a multiple of NPY_ALIGN. */
+	lenbytes = 2;
+	for (;;) {
+		pl = NPY_MAGIC_LEN + 2 + (size_t)lenbytes;
+		pad = (NPY_ALIGN - (pl + dl + 1) % NPY_ALIGN) % NPY_ALIGN;
+		hlen = dl + pad + 1;
+		if (lenbytes == 4 || hlen <= 0xffff)
+			break;
+		lenbytes = 4;
+	}
+	total = pl + hlen;
+	pre = malloc(total);
+	if (!pre)
+		return fail(&c, "out of memory allocating a %zu-byte header", total);
+	memcpy(pre, NPY_MAGIC, NPY_MAGIC_LEN);
+	pre[6] = lenbytes == 2 ? 1 : 2;
+	pre[7] = 0;
+	for (int i = 0; i < lenbytes; i++)
+		pre[8 + i] = (unsigned char)(hlen >> (8 * i));
+	memcpy(pre + pl, dict, dl);
+	memset(pre + pl + dl, ' ', pad);
+	pre[total - 1] = '\n';
+
+	f = fopen(path, "wb");
+	if (!f) {
+		saved = errno;
+		free(pre);
+		return fail(&c, "cannot open for writing: %s", strerror(saved));
+	}
+	reg = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+	errno = 0;
+	if (fwrite(pre, 1, total, f) != total || (need && fwrite(a->data, 1, need, f) != need)) {
+		saved = errno;
+		fclose(f);
+		goto write_failed;
+	}
+	if (fclose(f) != 0) {
+		saved = errno;
+		goto write_failed;
+	}
+	free(pre);
+	return 0;
+write_failed:
+	/*
+	 * A short file would load as "truncated" later; better none at all. Only
+	 * a regular file, though: the path may be a device or a pipe.
+	 */
+	if (reg)
+		unlink(path);
+	free(pre);
+	return fail(&c, "write failed: %s", saved ? strerror(saved) : "short write");
+}
+
+/* --- the array ---------------------------------------------------------------------- */
+
+void gpud_array_free(gpud_array *a)
+{
+	if (!a)
+		return;
+	free(a->data);
+	memset(a, 0, sizeof(*a));
+}
+
+size_t gpud_array_count(const gpud_array *a)
+{
+	if (!a || a->ndim < 0 || a->ndim > GPUD_MAX_DIMS)
+		return 0;
+	return gpud_shape_bytes(a->shape, a->ndim, 1);
+}

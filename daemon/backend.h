@@ -1,0 +1,73 @@
+/*
+ * daemon/backend.h — the backend ops table, gpud's seam between requests
+ * and the hardware (in the manner of nng's transport ops and RMM's memory
+ * resources). `cpu` is the reference and what CI runs end to end; `cuda` is
+ * the product.
+ *
+ * Every op is called on the loop thread. Ops that take a backend_done_fn
+ * never block the loop: they start the work and return 0, and later call
+ * done exactly once, on the loop thread, with a status (a Gpud__Status value)
+ * and a message for errors. If they return non-zero (with err set), done is
+ * never called.
+ */
+#ifndef GPUD_BACKEND_H
+#define GPUD_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "daemon/config.h"
+#include "kernels/kernel.h"
+
+typedef struct gpud_backend gpud_backend;
+typedef void (*backend_done_fn)(void *arg, int status, const char *msg);
+
+typedef struct backend_device {
+	int index;
+	char name[128];
+	int cc_major, cc_minor;
+	uint64_t memory_total, memory_free;
+	int sm_count;
+} backend_device;
+
+typedef struct backend_ops {
+	const char *name;
+	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
+	void (*close)(gpud_backend *b);
+	/* Synchronous and quick (a pool hit). 0, or a Gpud__Status + err. */
+	int (*alloc)(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+	void (*free)(gpud_backend *b, void *mem);
+	/* Host src (lives until done) -> backend dst. */
+	int (*upload)(gpud_backend *b, void *dst, const void *src, size_t len, backend_done_fn done,
+		      void *arg, char *err, size_t errlen);
+	/* Backend src -> host dst (lives until done). */
+	int (*download)(gpud_backend *b, void *dst, const void *src, size_t len,
+			backend_done_fn done, void *arg, char *err, size_t errlen);
+	/* Runs a bound, checked kernel; arrays live until done. */
+	int (*run)(gpud_backend *b, const kernel_def *k, const kernel_args *a, backend_done_fn done,
+		   void *arg, char *err, size_t errlen);
+	/* Devices for hello and status; returns how many were written. */
+	int (*devices)(gpud_backend *b, backend_device *out, int max);
+} backend_ops;
+
+struct gpud_backend {
+	const backend_ops *ops;
+	uv_loop_t *loop;
+	void *impl;
+};
+
+extern const backend_ops backend_cpu_ops;
+#ifdef GPUD_HAVE_CUDA
+extern const backend_ops backend_cuda_ops;
+#endif
+
+/*
+ * Opens the backend named in cfg->backend ("auto" picks cuda when a device
+ * is present, else cpu with a warning). 0 or -1 + err.
+ */
+int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err,
+		 size_t errlen);
+void backend_close(gpud_backend *b);
+
+#endif

@@ -1,0 +1,166 @@
+/* daemon/buffers.c — the handle table, buffer lifetimes and sessions. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <utlist.h>
+
+#include "daemon/buffers.h"
+#include "daemon/log.h"
+#include "proto/wire.h"
+
+void buffers_init(buffer_table *t, gpud_backend *backend)
+{
+	memset(t, 0, sizeof(*t));
+	t->backend = backend;
+}
+
+static gpud_handle new_handle(buffer_table *t)
+{
+	gpud_handle h;
+	gpud_buffer *found;
+
+	for (;;) {
+		if (getrandom(&h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
+			/* getrandom on Linux >= 3.17 does not fail for 8 bytes once seeded. */
+			log_error("getrandom: %s", strerror(errno));
+			abort();
+		}
+		if (h == 0)
+			continue;
+		HASH_FIND(hh, t->by_handle, &h, sizeof(h), found);
+		if (found == NULL)
+			return h;
+	}
+}
+
+int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
+		  const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen)
+{
+	size_t esize = gpud_dtype_size(dt);
+	gpud_buffer *b;
+	int rv;
+
+	if (esize == 0) {
+		snprintf(err, errlen, "dtype %d is not one of float32, float64, int32, int64",
+			 (int)dt);
+		return GPUD__STATUS__STATUS_INVALID_ARGUMENT;
+	}
+	if (ndim < 0 || ndim > GPUD_MAX_DIMS) {
+		snprintf(err, errlen, "an array may have at most %d dimensions, got %d",
+			 GPUD_MAX_DIMS, ndim);
+		return GPUD__STATUS__STATUS_INVALID_ARGUMENT;
+	}
+	size_t nbytes = gpud_shape_bytes(shape, ndim, esize);
+	if (nbytes == SIZE_MAX) {
+		snprintf(err, errlen, "shape of %d dimensions x %zu-byte %s overflows the address space",
+			 ndim, esize, gpud_dtype_name(dt));
+		return GPUD__STATUS__STATUS_TOO_LARGE;
+	}
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
+		snprintf(err, errlen, "out of host memory for a buffer record");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	if ((rv = t->backend->ops->alloc(t->backend, nbytes, &b->mem, err, errlen)) != 0) {
+		free(b);
+		return rv;
+	}
+	b->dtype = dt;
+	b->ndim = ndim;
+	memcpy(b->shape, shape, (size_t)ndim * sizeof(uint64_t));
+	b->nbytes = nbytes;
+	b->count = nbytes / esize;
+	b->handle = new_handle(t);
+	b->refs = 1;
+	b->live = 1;
+	b->owner = s;
+	HASH_ADD(hh, t->by_handle, handle, sizeof(b->handle), b);
+	DL_APPEND2(s->buffers, b, sprev, snext);
+	s->nbuffers++;
+	s->bytes += nbytes;
+	t->count++;
+	t->bytes += nbytes;
+	if (t->bytes > t->high_water)
+		t->high_water = t->bytes;
+	*out = b;
+	return 0;
+}
+
+gpud_buffer *buffers_get(buffer_table *t, gpud_handle h)
+{
+	gpud_buffer *b;
+	HASH_FIND(hh, t->by_handle, &h, sizeof(h), b);
+	return b;
+}
+
+void buffer_ref(gpud_buffer *b)
+{
+	b->refs++;
+}
+
+void buffer_unref(buffer_table *t, gpud_buffer *b)
+{
+	if (--b->refs > 0)
+		return;
+	t->backend->ops->free(t->backend, b->mem);
+	t->bytes -= b->nbytes;
+	free(b);
+}
+
+void buffers_release(buffer_table *t, gpud_buffer *b)
+{
+	if (!b->live)
+		return;
+	b->live = 0;
+	HASH_DELETE(hh, t->by_handle, b);
+	if (b->owner) {
+		DL_DELETE2(b->owner->buffers, b, sprev, snext);
+		b->owner->nbuffers--;
+		b->owner->bytes -= b->nbytes;
+		b->owner = NULL;
+	}
+	t->count--;
+	buffer_unref(t, b);
+}
+
+gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create)
+{
+	gpud_session *s;
+	HASH_FIND(hh, t->sessions, &pipe_id, sizeof(pipe_id), s);
+	if (s != NULL || !create)
+		return s;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return NULL;
+	s->pipe_id = pipe_id;
+	HASH_ADD(hh, t->sessions, pipe_id, sizeof(s->pipe_id), s);
+	return s;
+}
+
+void sessions_close(buffer_table *t, uint32_t pipe_id)
+{
+	gpud_session *s = sessions_get(t, pipe_id, 0);
+	if (s == NULL)
+		return;
+	if (s->nbuffers)
+		log_debug("connection %u closed: releasing %zu buffers (%llu bytes)", pipe_id,
+			  s->nbuffers, (unsigned long long)s->bytes);
+	while (s->buffers)
+		buffers_release(t, s->buffers);
+	HASH_DELETE(hh, t->sessions, s);
+	free(s);
+}
+
+size_t sessions_count(const buffer_table *t)
+{
+	return HASH_COUNT(t->sessions);
+}
+
+void buffers_fini(buffer_table *t)
+{
+	gpud_session *s, *tmp;
+	HASH_ITER(hh, t->sessions, s, tmp)
+	{
+		sessions_close(t, s->pipe_id);
+	}
+}

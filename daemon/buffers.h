@@ -1,0 +1,80 @@
+/*
+ * daemon/buffers.h — buffers, their handles, and the sessions that own them.
+ *
+ * A session is one client connection (an nng pipe). A buffer belongs to the
+ * session that allocated it and is freed when that connection goes away.
+ * Handles are 64 random bits. A buffer is reference-counted: the table holds
+ * one reference, and every request using it (a copy, a kernel run) holds
+ * another, so freeing a buffer that is busy only takes it out of the table;
+ * its memory goes back when the last request lets go. All of this is owned
+ * by the loop thread.
+ */
+#ifndef GPUD_BUFFERS_H
+#define GPUD_BUFFERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#include <gpud/types.h>
+
+#include "daemon/backend.h"
+
+typedef struct gpud_session gpud_session;
+
+typedef struct gpud_buffer {
+	gpud_handle handle;
+	gpud_dtype dtype;
+	int ndim;
+	uint64_t shape[GPUD_MAX_DIMS];
+	size_t count;  /* elements */
+	size_t nbytes;
+	void *mem;     /* backend memory */
+	gpud_session *owner;
+	int refs;
+	int live;      /* reachable by handle */
+	UT_hash_handle hh;
+	struct gpud_buffer *sprev, *snext; /* the owner's list */
+} gpud_buffer;
+
+struct gpud_session {
+	uint32_t pipe_id;
+	gpud_buffer *buffers;
+	size_t nbuffers;
+	uint64_t bytes;
+	UT_hash_handle hh;
+};
+
+typedef struct buffer_table {
+	gpud_backend *backend;
+	gpud_buffer *by_handle;
+	gpud_session *sessions;
+	size_t count;
+	uint64_t bytes, high_water;
+} buffer_table;
+
+void buffers_init(buffer_table *t, gpud_backend *backend);
+/* Frees everything (shutdown). */
+void buffers_fini(buffer_table *t);
+
+/*
+ * Allocates a buffer owned by s. Returns 0, or a Gpud__Status with err set
+ * (bad shape, size overflow, backend out of memory).
+ */
+int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
+		  const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen);
+/* A live buffer by handle, or NULL. */
+gpud_buffer *buffers_get(buffer_table *t, gpud_handle h);
+/* Takes the buffer out of the table; memory goes when the last ref drops. */
+void buffers_release(buffer_table *t, gpud_buffer *b);
+
+void buffer_ref(gpud_buffer *b);
+void buffer_unref(buffer_table *t, gpud_buffer *b);
+
+/* The session of a pipe, created if create is set; NULL if absent. */
+gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create);
+/* The connection went away: release its buffers and forget it. */
+void sessions_close(buffer_table *t, uint32_t pipe_id);
+size_t sessions_count(const buffer_table *t);
+
+#endif

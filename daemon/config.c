@@ -1,0 +1,246 @@
+/*
+ * daemon/config.c — the config file is INI, parsed by libinih (Debian's
+ * libinih-dev); this file only maps keys to fields and checks values.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+#include "daemon/log.h"
+
+void config_defaults(gpud_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->backend, sizeof(c->backend), "auto");
+	c->device = 0;
+	c->log_level = LOG_INFO;
+	c->max_message_size = 256ull << 20;
+	c->contexts = 64;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	c->cpu_threads = n > 0 ? (int)n : 4;
+	c->shutdown_timeout = 30.0;
+}
+
+void config_clear_listen(gpud_config *c)
+{
+	for (int i = 0; i < c->nlisten; i++)
+		free(c->listen[i]);
+	c->nlisten = 0;
+}
+
+void config_free(gpud_config *c)
+{
+	config_clear_listen(c);
+}
+
+int config_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	while (*end == ' ')
+		end++;
+	unsigned shift = 0;
+	if (*end != '\0') {
+		switch (toupper((unsigned char)*end)) {
+		case 'K':
+			shift = 10;
+			break;
+		case 'M':
+			shift = 20;
+			break;
+		case 'G':
+			shift = 30;
+			break;
+		case 'T':
+			shift = 40;
+			break;
+		case 'B':
+			break;
+		default:
+			return -1;
+		}
+		if (toupper((unsigned char)*end) != 'B') {
+			end++;
+			if (strcasecmp(end, "iB") == 0 || strcasecmp(end, "B") == 0)
+				end += strlen(end);
+		} else {
+			end++;
+		}
+		if (*end != '\0')
+			return -1;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
+{
+	if (strncmp(url, "ipc://", 6) != 0 && strncmp(url, "tcp://", 6) != 0 &&
+	    strncmp(url, "tcp4://", 7) != 0 && strncmp(url, "tcp6://", 7) != 0) {
+		snprintf(err, errlen, "listen URL '%s': expected ipc://PATH or tcp://HOST:PORT", url);
+		return -1;
+	}
+	if (c->nlisten == GPUD_MAX_LISTEN) {
+		snprintf(err, errlen, "listen URL '%s': at most %d listen URLs", url, GPUD_MAX_LISTEN);
+		return -1;
+	}
+	c->listen[c->nlisten++] = strdup(url);
+	return 0;
+}
+
+static int parse_int(const char *key, const char *value, long lo, long hi, long *out, char *err,
+		     size_t errlen)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || v < lo || v > hi) {
+		snprintf(err, errlen, "%s = '%s': expected an integer from %ld to %ld", key, value, lo,
+			 hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int config_set(gpud_config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	long v;
+
+	if (strcmp(key, "listen") == 0)
+		return config_add_listen(c, value, err, errlen);
+	if (strcmp(key, "backend") == 0) {
+		if (strcmp(value, "auto") && strcmp(value, "cpu") && strcmp(value, "cuda")) {
+			snprintf(err, errlen, "backend = '%s': expected auto, cpu or cuda", value);
+			return -1;
+		}
+		snprintf(c->backend, sizeof(c->backend), "%s", value);
+		return 0;
+	}
+	if (strcmp(key, "log_level") == 0) {
+		int l = log_level_parse(value);
+		if (l < 0) {
+			snprintf(err, errlen, "log_level = '%s': expected error, warn, info or debug",
+				 value);
+			return -1;
+		}
+		c->log_level = l;
+		return 0;
+	}
+	if (strcmp(key, "max_message_size") == 0) {
+		uint64_t sz;
+		if (config_parse_size(value, &sz) != 0 || sz < 4096 || sz > (4ull << 30)) {
+			snprintf(err, errlen,
+				 "max_message_size = '%s': expected a size from 4KiB to 4GiB, "
+				 "e.g. 256MiB",
+				 value);
+			return -1;
+		}
+		c->max_message_size = sz;
+		return 0;
+	}
+	if (strcmp(key, "device") == 0) {
+		if (parse_int(key, value, 0, 1024, &v, err, errlen))
+			return -1;
+		c->device = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "contexts") == 0) {
+		if (parse_int(key, value, 1, 4096, &v, err, errlen))
+			return -1;
+		c->contexts = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "cpu_threads") == 0) {
+		if (parse_int(key, value, 1, 1024, &v, err, errlen))
+			return -1;
+		c->cpu_threads = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "shutdown_timeout") == 0) {
+		char *end;
+		double d = strtod(value, &end);
+		if (end == value || *end != '\0' || !(d >= 0 && d <= 86400)) {
+			snprintf(err, errlen, "shutdown_timeout = '%s': expected seconds from 0 to 86400",
+				 value);
+			return -1;
+		}
+		c->shutdown_timeout = d;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown key '%s'", key);
+	return -1;
+}
+
+struct ini_ctx {
+	gpud_config *c;
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+static int on_ini_pair(void *user, const char *section, const char *name, const char *value)
+{
+	struct ini_ctx *ctx = user;
+
+	if (ctx->failed)
+		return 0;
+	if (section[0] != '\0' && strcmp(section, "gpud") != 0) {
+		snprintf(ctx->err, ctx->errlen, "unknown section [%s] (expected [gpud])", section);
+		ctx->failed = 1;
+		return 0;
+	}
+	if (config_set(ctx->c, name, value, ctx->err, ctx->errlen) != 0) {
+		ctx->failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/* Turns inih's result (0, -1 for open, -2 for memory, or a line) into a message. */
+static int ini_result(int rv, struct ini_ctx *ctx, const char *name, char *err, size_t errlen)
+{
+	char what[512];
+
+	if (rv == 0)
+		return 0;
+	if (rv == -1) {
+		snprintf(err, errlen, "%s: cannot open: %s", name, strerror(errno));
+		return -1;
+	}
+	if (rv == -2) {
+		snprintf(err, errlen, "%s: out of memory while parsing", name);
+		return -1;
+	}
+	snprintf(what, sizeof(what), "%s", ctx->failed ? ctx->err : "syntax error");
+	snprintf(err, errlen, "%s:%d: %s", name, rv, what);
+	return -1;
+}
+
+int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
+{
+	char buf[512] = "";
+	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
+	return ini_result(ini_parse(path, on_ini_pair, &ctx), &ctx, path, err, errlen);
+}
+
+int config_load_string(gpud_config *c, const char *text, const char *name, char *err,
+		       size_t errlen)
+{
+	char buf[512] = "";
+	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
+	return ini_result(ini_parse_string(text, on_ini_pair, &ctx), &ctx, name, err, errlen);
+}

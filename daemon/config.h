@@ -1,0 +1,45 @@
+/*
+ * daemon/config.h — gpud's settings: defaults, the config file (INI, read
+ * with libinih) and the command line, in that order of precedence.
+ */
+#ifndef GPUD_CONFIG_H
+#define GPUD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUD_MAX_LISTEN 16
+#define GPUD_DEFAULT_URL "ipc:///run/gpud/gpud.sock"
+
+typedef struct gpud_config {
+	char *listen[GPUD_MAX_LISTEN];
+	int nlisten;
+	char backend[8];           /* "auto", "cpu" or "cuda" */
+	int device;                /* CUDA device ordinal */
+	int log_level;             /* enum log_level */
+	uint64_t max_message_size; /* largest request gpud reads, bytes */
+	int contexts;              /* nng contexts: requests handled at once */
+	int cpu_threads;           /* libuv work-queue threads (cpu backend) */
+	double shutdown_timeout;   /* seconds to finish in-flight work on SIGTERM */
+} gpud_config;
+
+void config_defaults(gpud_config *c);
+void config_free(gpud_config *c);
+
+/* Reads an INI file into c. 0, or -1 with "FILE:LINE: what" in err. */
+int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen);
+/* The same from a string (tests); name is used in messages. */
+int config_load_string(gpud_config *c, const char *text, const char *name, char *err,
+		       size_t errlen);
+
+/* Sets one key; used by the file parser and the command line. 0 or -1 + err. */
+int config_set(gpud_config *c, const char *key, const char *value, char *err, size_t errlen);
+
+/* "256MiB", "1G", "4096", "64k" -> bytes. 0 or -1 on a malformed size. */
+int config_parse_size(const char *s, uint64_t *out);
+
+/* Appends a listen URL (after checking its scheme). 0 or -1 + err. */
+int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen);
+void config_clear_listen(gpud_config *c);
+
+#endif

@@ -1,0 +1,152 @@
+/*
+ * daemon/main.c — gpud's command line: settings from defaults, the config
+ * file, GPUD_URL and flags (later wins), then the loop runs until SIGINT or
+ * SIGTERM has drained the in-flight requests.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/config.h"
+#include "daemon/log.h"
+#include "daemon/server.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: gpud [options]\n"
+		"\n"
+		"A GPU compute daemon: owns a CUDA context, a memory pool and warm kernels;\n"
+		"clients (libgpud-client, gpuctl) connect over nng sockets.\n"
+		"\n"
+		"options:\n"
+		"  -l, --listen URL          listen on URL (ipc://PATH or tcp://HOST:PORT);\n"
+		"                            repeatable; replaces the config file's list\n"
+		"  -b, --backend NAME        auto, cpu or cuda (default auto)\n"
+		"  -c, --config FILE         read settings from an INI file (see gpud.conf)\n"
+		"  -d, --device N            CUDA device ordinal (default 0)\n"
+		"      --log-level LEVEL     error, warn, info or debug (default info)\n"
+		"      --max-message-size S  largest request payload, e.g. 256MiB\n"
+		"      --contexts N          requests handled at once (default 64)\n"
+		"  -V, --version             print the version and exit\n"
+		"  -h, --help                this text\n"
+		"\n"
+		"environment:\n"
+		"  GPUD_URL   listen URL when neither --listen nor the config file gives one\n"
+		"             (default " GPUD_DEFAULT_URL ")\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"listen", required_argument, NULL, 'l'},
+		{"backend", required_argument, NULL, 'b'},
+		{"config", required_argument, NULL, 'c'},
+		{"device", required_argument, NULL, 'd'},
+		{"log-level", required_argument, NULL, 'L'},
+		{"max-message-size", required_argument, NULL, 'M'},
+		{"contexts", required_argument, NULL, 'C'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	/* Flags are applied after the config file, so remember them in order. */
+	struct {
+		const char *key, *value;
+	} flags[64];
+	int nflags = 0, nlisten_flags = 0, opt;
+	const char *config_path = NULL;
+	gpud_config cfg;
+	char err[1024];
+
+	while ((opt = getopt_long(argc, argv, "l:b:c:d:Vh", opts, NULL)) != -1) {
+		const char *key = NULL;
+		switch (opt) {
+		case 'l':
+			key = "listen";
+			nlisten_flags++;
+			break;
+		case 'b':
+			key = "backend";
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'd':
+			key = "device";
+			break;
+		case 'L':
+			key = "log_level";
+			break;
+		case 'M':
+			key = "max_message_size";
+			break;
+		case 'C':
+			key = "contexts";
+			break;
+		case 'V':
+			printf("gpud %s (protocol %u)\n", GPUD_VERSION, GPUD_PROTOCOL_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (key) {
+			if (nflags == (int)(sizeof(flags) / sizeof(flags[0]))) {
+				fprintf(stderr, "gpud: error: too many options\n");
+				return 2;
+			}
+			flags[nflags].key = key;
+			flags[nflags++].value = optarg;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpud: error: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	config_defaults(&cfg);
+	if (config_path && config_load_file(&cfg, config_path, err, sizeof(err)) != 0) {
+		fprintf(stderr, "gpud: error: config %s\n", err);
+		return 2;
+	}
+	if (nlisten_flags)
+		config_clear_listen(&cfg);
+	for (int i = 0; i < nflags; i++) {
+		if (config_set(&cfg, flags[i].key, flags[i].value, err, sizeof(err)) != 0) {
+			fprintf(stderr, "gpud: error: --%s: %s\n", flags[i].key, err);
+			return 2;
+		}
+	}
+	if (cfg.nlisten == 0) {
+		const char *env = getenv("GPUD_URL");
+		const char *url = env && *env ? env : GPUD_DEFAULT_URL;
+		if (config_add_listen(&cfg, url, err, sizeof(err)) != 0) {
+			fprintf(stderr, "gpud: error: %s%s\n", env && *env ? "GPUD_URL: " : "", err);
+			return 2;
+		}
+	}
+	log_set_level((enum log_level)cfg.log_level);
+	signal(SIGPIPE, SIG_IGN);
+
+	uv_loop_t *loop = uv_default_loop();
+	gpud_server srv;
+	log_info("gpud %s starting (protocol %u)", GPUD_VERSION, GPUD_PROTOCOL_VERSION);
+	if (server_start(&srv, loop, &cfg, err, sizeof(err)) != 0) {
+		log_error("%s", err);
+		return 1;
+	}
+	log_info("ready: backend %s, %d contexts, max message %llu bytes", srv.backend.ops->name,
+		 cfg.contexts, (unsigned long long)cfg.max_message_size);
+	uv_run(loop, UV_RUN_DEFAULT);
+	int rc = srv.exit_code;
+	uv_loop_close(loop);
+	config_free(&cfg);
+	return rc;
+}

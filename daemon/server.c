@@ -1,0 +1,491 @@
+/*
+ * daemon/server.c — the nng REP socket, its contexts, the event queue into
+ * the loop, request lifecycle and orderly shutdown.
+ *
+ * Each context runs: recv (nng thread) -> posted to the loop -> decoded and
+ * dispatched on the loop -> reply sent (nng thread) -> recv again. A
+ * context's state changes under its mutex, so shutdown can tell an idle
+ * context (cancel its recv) from a busy one (let it finish, then stop).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
+#include "daemon/log.h"
+#include "daemon/server.h"
+
+enum ctx_state { CTX_RECV, CTX_BUSY, CTX_SEND, CTX_STOPPED };
+enum event_type { EV_REQUEST, EV_CTX_STOPPED, EV_PIPE_ADD, EV_PIPE_REM };
+
+typedef struct server_event {
+	enum event_type type;
+	server_ctx *ctx;
+	uint32_t pipe_id;
+	int heap; /* malloc'd (pipe events) rather than embedded in a context */
+	struct server_event *next;
+} server_event;
+
+struct server_ctx {
+	gpud_server *srv;
+	nng_ctx ctx;
+	nng_aio *aio;
+	pthread_mutex_t mtx;
+	enum ctx_state state;
+	int stopping;
+	server_event ev;
+	gpud_request req;
+};
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- event queue (any thread -> loop) ------------------------------------ */
+
+static void post_event(gpud_server *s, server_event *ev)
+{
+	ev->next = NULL;
+	pthread_mutex_lock(&s->qlock);
+	if (s->qtail)
+		s->qtail->next = ev;
+	else
+		s->qhead = ev;
+	s->qtail = ev;
+	pthread_mutex_unlock(&s->qlock);
+	uv_async_send(&s->wake);
+}
+
+static void handle_request(server_ctx *c);
+static void ctx_stopped(gpud_server *s);
+
+static void on_wake(uv_async_t *h)
+{
+	gpud_server *s = h->data;
+	server_event *ev;
+
+	pthread_mutex_lock(&s->qlock);
+	ev = s->qhead;
+	s->qhead = s->qtail = NULL;
+	pthread_mutex_unlock(&s->qlock);
+
+	while (ev) {
+		server_event *next = ev->next;
+		switch (ev->type) {
+		case EV_REQUEST:
+			handle_request(ev->ctx);
+			break;
+		case EV_CTX_STOPPED:
+			ctx_stopped(s);
+			break;
+		case EV_PIPE_ADD:
+			s->connections++;
+			log_debug("connection %u opened", ev->pipe_id);
+			break;
+		case EV_PIPE_REM:
+			s->connections--;
+			sessions_close(&s->buffers, ev->pipe_id);
+			log_debug("connection %u closed", ev->pipe_id);
+			break;
+		}
+		if (ev->heap)
+			free(ev);
+		ev = next;
+	}
+}
+
+static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
+{
+	gpud_server *s = arg;
+	server_event *ev = calloc(1, sizeof(*ev));
+
+	if (ev == NULL)
+		return; /* the session then lingers until shutdown; nothing unsafe */
+	ev->type = what == NNG_PIPE_EV_ADD_POST ? EV_PIPE_ADD : EV_PIPE_REM;
+	ev->pipe_id = (uint32_t)nng_pipe_id(p);
+	ev->heap = 1;
+	post_event(s, ev);
+}
+
+/* --- contexts (nng threads) ----------------------------------------------- */
+
+static void ctx_post(server_ctx *c, enum event_type t)
+{
+	c->ev.type = t;
+	c->ev.ctx = c;
+	c->ev.heap = 0;
+	post_event(c->srv, &c->ev);
+}
+
+static void ctx_cb(void *arg)
+{
+	server_ctx *c = arg;
+	int rv = nng_aio_result(c->aio);
+
+	pthread_mutex_lock(&c->mtx);
+	switch (c->state) {
+	case CTX_RECV:
+		if (rv == 0) {
+			c->req.msg = nng_aio_get_msg(c->aio);
+			c->state = CTX_BUSY;
+			ctx_post(c, EV_REQUEST);
+		} else if (rv == NNG_ECLOSED || rv == NNG_ECANCELED || c->stopping) {
+			c->state = CTX_STOPPED;
+			ctx_post(c, EV_CTX_STOPPED);
+		} else {
+			/* A transient failure of one receive; keep serving. */
+			nng_ctx_recv(c->ctx, c->aio);
+		}
+		break;
+	case CTX_SEND:
+		if (rv != 0) {
+			/* The client went away before its reply; drop it. */
+			nng_msg_free(nng_aio_get_msg(c->aio));
+			nng_aio_set_msg(c->aio, NULL);
+		}
+		if (c->stopping) {
+			c->state = CTX_STOPPED;
+			ctx_post(c, EV_CTX_STOPPED);
+		} else {
+			c->state = CTX_RECV;
+			nng_ctx_recv(c->ctx, c->aio);
+		}
+		break;
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&c->mtx);
+}
+
+/* --- requests (loop thread) ----------------------------------------------- */
+
+static void request_cleanup(gpud_request *r)
+{
+	gpud_server *s = r->srv;
+
+	for (int i = 0; i < r->nheld; i++)
+		buffer_unref(&s->buffers, r->held[i]);
+	r->nheld = 0;
+	r->ncreated = 0;
+	if (r->reply) {
+		nng_msg_free(r->reply);
+		r->reply = NULL;
+	}
+	if (r->req) {
+		gpud__request__free_unpacked(r->req, NULL);
+		r->req = NULL;
+	}
+	if (r->msg) {
+		nng_msg_free(r->msg);
+		r->msg = NULL;
+	}
+	r->kernel = NULL;
+}
+
+void request_hold(gpud_request *r, gpud_buffer *b)
+{
+	buffer_ref(b);
+	r->held[r->nheld++] = b;
+}
+
+void request_send_msg(gpud_request *r, nng_msg *m)
+{
+	server_ctx *c = r->sc;
+	gpud_server *s = r->srv;
+
+	if (r->reply == m)
+		r->reply = NULL;
+	if (log_get_level() >= LOG_DEBUG)
+		log_debug("request %llu from connection %u done in %.1f us",
+			  (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
+			  (double)(now_ns() - r->t0_ns) / 1e3);
+	request_cleanup(r);
+	s->in_flight--;
+	pthread_mutex_lock(&c->mtx);
+	c->state = CTX_SEND;
+	nng_aio_set_msg(c->aio, m);
+	nng_ctx_send(c->ctx, c->aio);
+	pthread_mutex_unlock(&c->mtx);
+}
+
+void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len)
+{
+	nng_msg *m;
+	int rv;
+
+	resp->version = GPUD_PROTOCOL_VERSION;
+	resp->id = r->req ? r->req->id : 0;
+	if (resp->code != GPUD__STATUS__STATUS_OK) {
+		r->srv->errors++;
+		/* A failed request gives back what it made. */
+		for (int i = 0; i < r->ncreated; i++)
+			buffers_release(&r->srv->buffers, r->created[i]);
+		r->ncreated = 0;
+	}
+	rv = wire_pack(&m, &resp->base, payload, len, NULL);
+	if (rv != 0) {
+		Gpud__Response fail = GPUD__RESPONSE__INIT;
+		log_error("cannot build a reply of %zu bytes: %s", len, nng_strerror(rv));
+		fail.version = GPUD_PROTOCOL_VERSION;
+		fail.id = resp->id;
+		fail.code = GPUD__STATUS__STATUS_INTERNAL;
+		fail.message = "gpud could not build the reply (out of memory)";
+		if (wire_pack(&m, &fail.base, NULL, 0, NULL) != 0) {
+			/* Nothing can be sent; the client's request times out. */
+			request_cleanup(r);
+			r->srv->in_flight--;
+			pthread_mutex_lock(&r->sc->mtx);
+			r->sc->state = CTX_SEND;
+			pthread_mutex_unlock(&r->sc->mtx);
+			nng_aio_set_msg(r->sc->aio, NULL);
+			ctx_cb(r->sc); /* takes the failure path: re-arm or stop */
+			return;
+		}
+	}
+	request_send_msg(r, m);
+}
+
+void request_fail(gpud_request *r, int status, const char *fmt, ...)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_info("request %llu from connection %u failed: %s: %s",
+		 (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
+		 wire_status_name((Gpud__Status)status), msg);
+	resp.code = (Gpud__Status)status;
+	resp.message = msg;
+	request_reply(r, &resp, NULL, 0);
+}
+
+/* True while nng still knows the pipe: a request from a connection that has
+ * already gone must not create a session nobody will close. */
+static int pipe_alive(nng_pipe p)
+{
+	return nng_socket_id(nng_pipe_socket(p)) > 0;
+}
+
+static void handle_request(server_ctx *c)
+{
+	gpud_request *r = &c->req;
+	gpud_server *s = c->srv;
+	const uint8_t *hdr;
+	size_t hlen;
+	char err[256];
+
+	r->srv = s;
+	r->sc = c;
+	r->t0_ns = now_ns();
+	r->nheld = r->ncreated = 0;
+	s->requests++;
+	s->in_flight++;
+	nng_pipe p = nng_msg_get_pipe(r->msg);
+	r->pipe_id = (uint32_t)nng_pipe_id(p);
+
+	if (wire_split(r->msg, &hdr, &hlen, &r->payload, &r->payload_len, err, sizeof(err)) != 0) {
+		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL, "malformed message: %s", err);
+		return;
+	}
+	r->req = gpud__request__unpack(NULL, hlen, hdr);
+	if (r->req == NULL) {
+		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
+			     "malformed message: the %zu-byte header is not a gpud Request", hlen);
+		return;
+	}
+	if (r->req->version != GPUD_PROTOCOL_VERSION) {
+		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
+			     "protocol version %u is not supported; this gpud speaks version %u",
+			     r->req->version, GPUD_PROTOCOL_VERSION);
+		return;
+	}
+	r->session = sessions_get(&s->buffers, r->pipe_id, 0);
+	if (r->session == NULL && pipe_alive(p))
+		r->session = sessions_get(&s->buffers, r->pipe_id, 1);
+	if (r->session == NULL) {
+		/* The connection is gone (or memory is): nobody will read a reply. */
+		request_fail(r, GPUD__STATUS__STATUS_INTERNAL, "connection closed");
+		return;
+	}
+	verbs_dispatch(r);
+}
+
+/* --- start and shutdown ----------------------------------------------------- */
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	gpud_server *s = h->data;
+	if (s->stopping) {
+		log_warn("second %s: exiting now with %u requests in flight",
+			 signum == SIGINT ? "SIGINT" : "SIGTERM", s->in_flight);
+		exit(1);
+	}
+	log_info("%s: stopping (finishing %u requests in flight)",
+		 signum == SIGINT ? "SIGINT" : "SIGTERM", s->in_flight);
+	server_shutdown(s);
+}
+
+static void on_shutdown_timeout(uv_timer_t *t)
+{
+	gpud_server *s = t->data;
+	log_error("shutdown: %u requests still in flight after %.0f s; exiting", s->in_flight,
+		  s->cfg->shutdown_timeout);
+	exit(1);
+}
+
+static void close_handle(uv_handle_t *h)
+{
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void ctx_stopped(gpud_server *s)
+{
+	if (++s->stopped_ctxs < s->nctx)
+		return;
+	/* Every context is idle: nothing is in flight. Tear down. */
+	nng_close(s->sock);
+	for (int i = 0; i < s->nctx; i++) {
+		nng_aio_free(s->ctxs[i].aio);
+		pthread_mutex_destroy(&s->ctxs[i].mtx);
+	}
+	free(s->ctxs);
+	s->ctxs = NULL;
+	/* Events posted while the socket closed (pipe removals) are moot now. */
+	pthread_mutex_lock(&s->qlock);
+	for (server_event *ev = s->qhead, *n; ev; ev = n) {
+		n = ev->next;
+		if (ev->heap)
+			free(ev);
+	}
+	s->qhead = s->qtail = NULL;
+	pthread_mutex_unlock(&s->qlock);
+	buffers_fini(&s->buffers);
+	backend_close(&s->backend);
+	close_handle((uv_handle_t *)&s->wake);
+	close_handle((uv_handle_t *)&s->sigint);
+	close_handle((uv_handle_t *)&s->sigterm);
+	close_handle((uv_handle_t *)&s->shutdown_timer);
+	log_info("stopped after %llu requests", (unsigned long long)s->requests);
+}
+
+void server_shutdown(gpud_server *s)
+{
+	if (s->stopping)
+		return;
+	s->stopping = 1;
+	for (int i = 0; i < s->nlisteners; i++)
+		nng_listener_close(s->listeners[i]);
+	uv_timer_start(&s->shutdown_timer, on_shutdown_timeout,
+		       (uint64_t)(s->cfg->shutdown_timeout * 1000.0), 0);
+	uv_unref((uv_handle_t *)&s->shutdown_timer);
+	for (int i = 0; i < s->nctx; i++) {
+		server_ctx *c = &s->ctxs[i];
+		pthread_mutex_lock(&c->mtx);
+		c->stopping = 1;
+		enum ctx_state st = c->state;
+		pthread_mutex_unlock(&c->mtx);
+		/* Idle contexts stop now; busy ones stop after their reply. A recv
+		 * that completed meanwhile makes this a no-op and is served. */
+		if (st == CTX_RECV)
+			nng_aio_cancel(c->aio);
+	}
+}
+
+/* ipc:// paths: make the directory if missing, so a first start just works. */
+static void ensure_ipc_dir(const char *url)
+{
+	if (strncmp(url, "ipc://", 6) != 0)
+		return;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", url + 6);
+	char *slash = strrchr(path, '/');
+	if (slash == NULL || slash == path)
+		return;
+	*slash = '\0';
+	mkdir(path, 0755); /* an error shows up as the listen failure below */
+}
+
+int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
+{
+	int rv;
+
+	memset(s, 0, sizeof(*s));
+	s->loop = loop;
+	s->cfg = cfg;
+	s->started_ns = now_ns();
+	pthread_mutex_init(&s->qlock, NULL);
+
+	if (backend_open(&s->backend, loop, cfg, err, errlen) != 0)
+		return -1;
+	buffers_init(&s->buffers, &s->backend);
+
+	if ((rv = nng_rep0_open(&s->sock)) != 0) {
+		snprintf(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
+		return -1;
+	}
+	/* Requests carry the payload; leave room for the header and framing. */
+	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ,
+			    (size_t)cfg->max_message_size + GPUD_WIRE_MAX_HEADER + GPUD_WIRE_PREFIX);
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, on_pipe_event, s);
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, on_pipe_event, s);
+
+	uv_async_init(loop, &s->wake, on_wake);
+	s->wake.data = s;
+	uv_signal_init(loop, &s->sigint);
+	uv_signal_init(loop, &s->sigterm);
+	s->sigint.data = s->sigterm.data = s;
+	uv_signal_start(&s->sigint, on_signal, SIGINT);
+	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+	uv_timer_init(loop, &s->shutdown_timer);
+	s->shutdown_timer.data = s;
+
+	for (int i = 0; i < cfg->nlisten; i++) {
+		ensure_ipc_dir(cfg->listen[i]);
+		rv = nng_listener_create(&s->listeners[i], s->sock, cfg->listen[i]);
+		if (rv == 0)
+			rv = nng_listener_set_size(s->listeners[i], NNG_OPT_RECVMAXSZ,
+						   (size_t)cfg->max_message_size +
+							   GPUD_WIRE_MAX_HEADER + GPUD_WIRE_PREFIX);
+		if (rv == 0)
+			rv = nng_listener_start(s->listeners[i], 0);
+		if (rv != 0) {
+			snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen[i],
+				 nng_strerror(rv));
+			return -1;
+		}
+		s->nlisteners++;
+		log_info("listening on %s", cfg->listen[i]);
+	}
+
+	s->nctx = cfg->contexts;
+	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));
+	if (s->ctxs == NULL) {
+		snprintf(err, errlen, "out of memory for %d contexts", s->nctx);
+		return -1;
+	}
+	for (int i = 0; i < s->nctx; i++) {
+		server_ctx *c = &s->ctxs[i];
+		c->srv = s;
+		pthread_mutex_init(&c->mtx, NULL);
+		if ((rv = nng_aio_alloc(&c->aio, ctx_cb, c)) != 0 ||
+		    (rv = nng_ctx_open(&c->ctx, s->sock)) != 0) {
+			snprintf(err, errlen, "nng context %d: %s", i, nng_strerror(rv));
+			return -1;
+		}
+		c->state = CTX_RECV;
+		nng_ctx_recv(c->ctx, c->aio);
+	}
+	return 0;
+}

@@ -1,0 +1,102 @@
+/*
+ * daemon/server.h — gpud's core: the libuv loop that owns all state, the nng
+ * REP socket with its contexts, and the request lifecycle.
+ *
+ * Threads: nng's threads receive and send; they only hand events to the loop
+ * (a locked queue plus uv_async). The loop thread decodes, dispatches through
+ * the verb table (daemon/verbs.c), calls the backend, and replies. Nothing on
+ * the loop waits for the backend: ops complete through callbacks.
+ */
+#ifndef GPUD_SERVER_H
+#define GPUD_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <nng/nng.h>
+
+#include "daemon/backend.h"
+#include "daemon/buffers.h"
+#include "daemon/config.h"
+#include "kernels/kernel.h"
+#include "proto/wire.h"
+
+typedef struct gpud_server gpud_server;
+typedef struct server_ctx server_ctx;
+
+/* The request a context is working on, from decode to reply. */
+typedef struct gpud_request {
+	gpud_server *srv;
+	server_ctx *sc;
+	nng_msg *msg; /* the request; payload points into it */
+	Gpud__Request *req;
+	uint8_t *payload;
+	size_t payload_len;
+	uint32_t pipe_id;
+	gpud_session *session;
+	uint64_t t0_ns;
+	/* Buffers this request holds a reference on, dropped at reply. */
+	gpud_buffer *held[KERNEL_MAX_PARAMS + 1];
+	int nheld;
+	/* Buffers this request allocated and must release if it fails. */
+	gpud_buffer *created[KERNEL_MAX_PARAMS + 1];
+	int ncreated;
+	nng_msg *reply; /* a reply being filled by the backend (download) */
+	gpud_buffer *bound[KERNEL_MAX_PARAMS]; /* run: the buffer of each parameter */
+	const kernel_def *kernel;
+	kernel_args kargs;
+} gpud_request;
+
+struct gpud_server {
+	uv_loop_t *loop;
+	gpud_config *cfg;
+	gpud_backend backend;
+	buffer_table buffers;
+
+	nng_socket sock;
+	nng_listener listeners[GPUD_MAX_LISTEN];
+	int nlisteners;
+	server_ctx *ctxs;
+	int nctx;
+
+	uv_async_t wake;
+	pthread_mutex_t qlock;
+	struct server_event *qhead, *qtail;
+
+	uv_signal_t sigint, sigterm;
+	uv_timer_t shutdown_timer;
+	int stopping;
+	int stopped_ctxs;
+	int exit_code;
+
+	uint64_t started_ns;
+	uint64_t requests, errors;
+	uint32_t connections;
+	uint32_t in_flight;
+};
+
+uint64_t now_ns(void);
+
+/* Opens the backend, binds every listen URL, starts the contexts. 0 or -1 + err. */
+int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
+/* Stop accepting; finish in-flight requests; then the loop ends. */
+void server_shutdown(gpud_server *s);
+
+/* --- for verb handlers --- */
+
+/* Packs resp (code, message, id and version filled in here) + payload and sends it. */
+void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len);
+/* Replies with an error status and a formatted message. */
+void request_fail(gpud_request *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Sends a reply message already built (download). */
+void request_send_msg(gpud_request *r, nng_msg *m);
+/* Holds a reference on b until the reply. */
+void request_hold(gpud_request *r, gpud_buffer *b);
+
+/* daemon/verbs.c */
+void verbs_dispatch(gpud_request *r);
+
+#endif

@@ -1,0 +1,605 @@
+/*
+ * daemon/verbs.c — the verb table: one handler per protocol verb. Every
+ * handler ends in exactly one reply (request_reply or request_fail), either
+ * at once or from the backend's completion callback. Messages name what was
+ * wrong, with expected and got, because clients show them verbatim.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/log.h"
+#include "daemon/server.h"
+
+#define ST_OK GPUD__STATUS__STATUS_OK
+#define ST_INVALID GPUD__STATUS__STATUS_INVALID_ARGUMENT
+#define ST_NOT_FOUND GPUD__STATUS__STATUS_NOT_FOUND
+#define ST_UNKNOWN_KERNEL GPUD__STATUS__STATUS_UNKNOWN_KERNEL
+#define ST_TOO_LARGE GPUD__STATUS__STATUS_TOO_LARGE
+#define ST_PROTOCOL GPUD__STATUS__STATUS_PROTOCOL
+
+static void shape_text(const uint64_t *shape, int ndim, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "(");
+	for (int i = 0; i < ndim; i++)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%" PRIu64, i ? ", " : "",
+				      shape[i]);
+	snprintf(buf + n, n < len ? len - n : 0, "%s)", ndim == 1 ? "," : "");
+}
+
+/* BufferInfo pointing into b (valid while b is). */
+static void buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info)
+{
+	gpud__buffer_info__init(info);
+	info->handle = b->handle;
+	info->dtype = (Gpud__DType)b->dtype;
+	info->n_shape = (size_t)b->ndim;
+	info->shape = (uint64_t *)b->shape;
+}
+
+static gpud_buffer *lookup(gpud_request *r, const char *verb, uint64_t h)
+{
+	gpud_buffer *b = buffers_get(&r->srv->buffers, h);
+	if (b == NULL)
+		request_fail(r, ST_NOT_FOUND, "%s: unknown handle %016" PRIx64, verb, h);
+	return b;
+}
+
+/* A completion that only has to say OK or pass the backend's error on. */
+static void done_empty(void *arg, int status, const char *msg, Gpud__Response *resp)
+{
+	gpud_request *r = arg;
+	if (status != 0) {
+		request_fail(r, status, "%s", msg ? msg : "backend failure");
+		return;
+	}
+	request_reply(r, resp, NULL, 0);
+}
+
+/* --- hello, status, kernels ----------------------------------------------- */
+
+static int fill_devices(gpud_server *s, backend_device *devs, Gpud__Device *pb, Gpud__Device **ptrs,
+			int max)
+{
+	int n = s->backend.ops->devices(&s->backend, devs, max);
+	for (int i = 0; i < n; i++) {
+		gpud__device__init(&pb[i]);
+		pb[i].index = devs[i].index;
+		pb[i].name = devs[i].name;
+		pb[i].cc_major = devs[i].cc_major;
+		pb[i].cc_minor = devs[i].cc_minor;
+		pb[i].memory_total = devs[i].memory_total;
+		pb[i].memory_free = devs[i].memory_free;
+		pb[i].sm_count = devs[i].sm_count;
+		ptrs[i] = &pb[i];
+	}
+	return n;
+}
+
+static void verb_hello(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__HelloResponse hello = GPUD__HELLO_RESPONSE__INIT;
+	backend_device devs[8];
+	Gpud__Device pb[8], *ptrs[8];
+
+	hello.server_version = GPUD_VERSION;
+	hello.protocol_version = GPUD_PROTOCOL_VERSION;
+	hello.backend = (char *)r->srv->backend.ops->name;
+	hello.max_message_size = r->srv->cfg->max_message_size;
+	hello.n_devices = (size_t)fill_devices(r->srv, devs, pb, ptrs, 8);
+	hello.devices = ptrs;
+	if (r->req->hello->client && r->req->hello->client[0])
+		log_debug("connection %u: hello from %s", r->pipe_id, r->req->hello->client);
+	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
+	resp.hello = &hello;
+	request_reply(r, &resp, NULL, 0);
+}
+
+static void verb_status(gpud_request *r)
+{
+	gpud_server *s = r->srv;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__StatusResponse st = GPUD__STATUS_RESPONSE__INIT;
+	backend_device devs[8];
+	Gpud__Device pb[8], *ptrs[8];
+
+	st.server_version = GPUD_VERSION;
+	st.backend = (char *)s->backend.ops->name;
+	st.uptime_s = (double)(now_ns() - s->started_ns) / 1e9;
+	st.requests = s->requests;
+	st.errors = s->errors;
+	st.connections = s->connections;
+	st.buffers = s->buffers.count;
+	st.bytes_in_use = s->buffers.bytes;
+	st.bytes_high_water = s->buffers.high_water;
+	st.n_devices = (size_t)fill_devices(s, devs, pb, ptrs, 8);
+	st.devices = ptrs;
+	st.n_listen = (size_t)s->cfg->nlisten;
+	st.listen = s->cfg->listen;
+	st.in_flight = s->in_flight;
+	resp.body_case = GPUD__RESPONSE__BODY_STATUS;
+	resp.status = &st;
+	request_reply(r, &resp, NULL, 0);
+}
+
+static void verb_kernels(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__KernelsResponse kr = GPUD__KERNELS_RESPONSE__INIT;
+	size_t nk, total = 0;
+	const kernel_def *const *ks = kernel_list(&nk);
+
+	for (size_t i = 0; i < nk; i++)
+		total += (size_t)ks[i]->nparams;
+	Gpud__KernelInfo *infos = calloc(nk, sizeof(*infos));
+	Gpud__KernelInfo **iptrs = calloc(nk, sizeof(*iptrs));
+	Gpud__Param *params = calloc(total, sizeof(*params));
+	Gpud__Param **pptrs = calloc(total, sizeof(*pptrs));
+	Gpud__DType *dts = calloc(total * 4, sizeof(*dts));
+	char (*types)[96] = calloc(total, sizeof(*types));
+	if (!infos || !iptrs || !params || !pptrs || !dts || !types) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "kernels: out of memory");
+		goto out;
+	}
+	size_t pi = 0;
+	for (size_t i = 0; i < nk; i++) {
+		const kernel_def *k = ks[i];
+		gpud__kernel_info__init(&infos[i]);
+		infos[i].name = (char *)k->name;
+		infos[i].doc = (char *)k->doc;
+		infos[i].params = &pptrs[pi];
+		infos[i].n_params = (size_t)k->nparams;
+		for (int j = 0; j < k->nparams; j++, pi++) {
+			const kernel_param *p = &k->params[j];
+			Gpud__Param *q = &params[pi];
+			gpud__param__init(q);
+			q->name = (char *)p->name;
+			q->doc = (char *)p->doc;
+			q->role = p->role == KPARAM_IN	  ? GPUD__PARAM__ROLE__ROLE_IN
+				  : p->role == KPARAM_OUT ? GPUD__PARAM__ROLE__ROLE_OUT
+							  : GPUD__PARAM__ROLE__ROLE_SCALAR;
+			q->dtypes = &dts[pi * 4];
+			if (p->role == KPARAM_SCALAR) {
+				/* Scalars: f64 and i64 as their dtypes; bool has none. */
+				if (p->stype == KSCALAR_F64)
+					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_F64;
+				else if (p->stype == KSCALAR_I64)
+					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_I64;
+				q->ndim = 0;
+			} else {
+				for (int t = GPUD_F32; t <= GPUD_I64; t++)
+					if (p->dtypes & KDT(t))
+						q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
+				q->ndim = p->ndim;
+			}
+			q->optional = p->role == KPARAM_OUT || p->default_value != NULL;
+			q->default_value = (char *)(p->default_value ? p->default_value : "");
+			kernel_param_describe(p, types[pi], sizeof(types[pi]));
+			q->type = types[pi];
+			pptrs[pi] = q;
+		}
+		iptrs[i] = &infos[i];
+	}
+	kr.n_kernels = nk;
+	kr.kernels = iptrs;
+	resp.body_case = GPUD__RESPONSE__BODY_KERNELS;
+	resp.kernels = &kr;
+	request_reply(r, &resp, NULL, 0);
+out:
+	free(infos);
+	free(iptrs);
+	free(params);
+	free(pptrs);
+	free(dts);
+	free(types);
+}
+
+/* --- alloc, upload, download, free ------------------------------------------ */
+
+static void alloc_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__AllocResponse ar = GPUD__ALLOC_RESPONSE__INIT;
+	Gpud__BufferInfo info;
+
+	if (status != 0) {
+		request_fail(r, status, "alloc: %s", msg ? msg : "backend failure");
+		return;
+	}
+	buffer_info(r->created[0], &info);
+	ar.buffer = &info;
+	resp.body_case = GPUD__RESPONSE__BODY_ALLOC;
+	resp.alloc = &ar;
+	request_reply(r, &resp, NULL, 0);
+}
+
+static void verb_alloc(gpud_request *r)
+{
+	Gpud__AllocRequest *a = r->req->alloc;
+	gpud_buffer *b;
+	char err[512], shape[256];
+	int rv;
+
+	if (a->n_shape > GPUD_MAX_DIMS) {
+		request_fail(r, ST_INVALID, "alloc: an array may have at most %d dimensions, got %zu",
+			     GPUD_MAX_DIMS, a->n_shape);
+		return;
+	}
+	if (gpud_dtype_size((gpud_dtype)a->dtype) == 0) {
+		request_fail(r, ST_INVALID,
+			     "alloc: dtype %d is not one of float32, float64, int32, int64",
+			     (int)a->dtype);
+		return;
+	}
+	size_t want = gpud_shape_bytes(a->shape, (int)a->n_shape, gpud_dtype_size((gpud_dtype)a->dtype));
+	if (want == SIZE_MAX) {
+		request_fail(r, ST_TOO_LARGE, "alloc: shape with %zu dimensions overflows the address space",
+			     a->n_shape);
+		return;
+	}
+	shape_text(a->shape, (int)a->n_shape, shape, sizeof(shape));
+	if (a->with_data && r->payload_len != want) {
+		request_fail(r, ST_INVALID,
+			     "alloc: payload has %zu bytes but a %s array of shape %s needs %zu",
+			     r->payload_len, gpud_dtype_name((gpud_dtype)a->dtype), shape, want);
+		return;
+	}
+	if (!a->with_data && r->payload_len != 0) {
+		request_fail(r, ST_INVALID, "alloc: unexpected %zu-byte payload without with_data",
+			     r->payload_len);
+		return;
+	}
+	rv = buffers_alloc(&r->srv->buffers, r->session, (gpud_dtype)a->dtype, (int)a->n_shape,
+			   a->shape, &b, err, sizeof(err));
+	if (rv != 0) {
+		request_fail(r, rv, "alloc: %s array of shape %s: %s",
+			     gpud_dtype_name((gpud_dtype)a->dtype), shape, err);
+		return;
+	}
+	r->created[r->ncreated++] = b;
+	if (!a->with_data || want == 0) {
+		alloc_done(r, 0, NULL);
+		return;
+	}
+	request_hold(r, b);
+	gpud_backend *be = &r->srv->backend;
+	rv = be->ops->upload(be, b->mem, r->payload, want, alloc_done, r, err, sizeof(err));
+	if (rv != 0)
+		request_fail(r, rv, "alloc: %s", err);
+}
+
+static void upload_done(void *arg, int status, const char *msg)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__UploadResponse ur = GPUD__UPLOAD_RESPONSE__INIT;
+	resp.body_case = GPUD__RESPONSE__BODY_UPLOAD;
+	resp.upload = &ur;
+	done_empty(arg, status, msg, &resp);
+}
+
+static void verb_upload(gpud_request *r)
+{
+	Gpud__UploadRequest *u = r->req->upload;
+	gpud_buffer *b = lookup(r, "upload", u->handle);
+	char err[512];
+
+	if (b == NULL)
+		return;
+	if (u->offset > b->nbytes || r->payload_len > b->nbytes - u->offset) {
+		request_fail(r, ST_INVALID,
+			     "upload: %zu bytes at offset %" PRIu64
+			     " do not fit in buffer %016" PRIx64 " of %zu bytes",
+			     r->payload_len, u->offset, b->handle, b->nbytes);
+		return;
+	}
+	if (r->payload_len == 0) {
+		upload_done(r, 0, NULL);
+		return;
+	}
+	request_hold(r, b);
+	gpud_backend *be = &r->srv->backend;
+	int rv = be->ops->upload(be, (char *)b->mem + u->offset, r->payload, r->payload_len,
+				 upload_done, r, err, sizeof(err));
+	if (rv != 0)
+		request_fail(r, rv, "upload: %s", err);
+}
+
+static void download_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (status != 0) {
+		request_fail(r, status, "download: %s", msg ? msg : "backend failure");
+		return;
+	}
+	request_send_msg(r, r->reply);
+}
+
+static void verb_download(gpud_request *r)
+{
+	Gpud__DownloadRequest *d = r->req->download;
+	gpud_buffer *b = lookup(r, "download", d->handle);
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__DownloadResponse dr = GPUD__DOWNLOAD_RESPONSE__INIT;
+	Gpud__BufferInfo info;
+	void *dst;
+	char err[512];
+	int rv;
+
+	if (b == NULL)
+		return;
+	if (d->offset > b->nbytes) {
+		request_fail(r, ST_INVALID,
+			     "download: offset %" PRIu64 " is past the end of buffer %016" PRIx64
+			     " (%zu bytes)",
+			     d->offset, b->handle, b->nbytes);
+		return;
+	}
+	uint64_t len = d->length ? d->length : b->nbytes - d->offset;
+	if (len > b->nbytes - d->offset) {
+		request_fail(r, ST_INVALID,
+			     "download: %" PRIu64 " bytes at offset %" PRIu64
+			     " run past the end of buffer %016" PRIx64 " (%zu bytes)",
+			     len, d->offset, b->handle, b->nbytes);
+		return;
+	}
+	if (len > r->srv->cfg->max_message_size) {
+		request_fail(r, ST_TOO_LARGE,
+			     "download: %" PRIu64 " bytes exceed the message size limit of %" PRIu64
+			     " bytes; download in ranges",
+			     len, r->srv->cfg->max_message_size);
+		return;
+	}
+	buffer_info(b, &info);
+	dr.buffer = &info;
+	dr.offset = d->offset;
+	resp.version = GPUD_PROTOCOL_VERSION;
+	resp.id = r->req->id;
+	resp.body_case = GPUD__RESPONSE__BODY_DOWNLOAD;
+	resp.download = &dr;
+	if ((rv = wire_pack(&r->reply, &resp.base, NULL, (size_t)len, &dst)) != 0) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY,
+			     "download: cannot make a %" PRIu64 "-byte reply: %s", len,
+			     nng_strerror(rv));
+		return;
+	}
+	if (len == 0) {
+		download_done(r, 0, NULL);
+		return;
+	}
+	request_hold(r, b);
+	gpud_backend *be = &r->srv->backend;
+	rv = be->ops->download(be, dst, (char *)b->mem + d->offset, (size_t)len, download_done, r,
+			       err, sizeof(err));
+	if (rv != 0)
+		request_fail(r, rv, "download: %s", err);
+}
+
+static void verb_free(gpud_request *r)
+{
+	Gpud__FreeRequest *f = r->req->free;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__FreeResponse fr = GPUD__FREE_RESPONSE__INIT;
+
+	/* All or nothing: check every handle before releasing any. */
+	for (size_t i = 0; i < f->n_handles; i++)
+		if (lookup(r, "free", f->handles[i]) == NULL)
+			return;
+	for (size_t i = 0; i < f->n_handles; i++) {
+		gpud_buffer *b = buffers_get(&r->srv->buffers, f->handles[i]);
+		if (b) /* a handle listed twice is gone the second time */
+			buffers_release(&r->srv->buffers, b);
+	}
+	resp.body_case = GPUD__RESPONSE__BODY_FREE;
+	resp.free = &fr;
+	request_reply(r, &resp, NULL, 0);
+}
+
+/* --- run ------------------------------------------------------------------ */
+
+static void run_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	const kernel_def *k = r->kernel;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__RunResponse rr = GPUD__RUN_RESPONSE__INIT;
+	Gpud__Output outs[KERNEL_MAX_PARAMS], *optrs[KERNEL_MAX_PARAMS];
+	Gpud__BufferInfo infos[KERNEL_MAX_PARAMS];
+
+	if (status != 0) {
+		request_fail(r, status, "run %s: %s", k->name, msg ? msg : "backend failure");
+		return;
+	}
+	/* The outputs, in parameter order; r->held has them after the inputs. */
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].role != KPARAM_OUT)
+			continue;
+		gpud_buffer *b = r->bound[i];
+		gpud__output__init(&outs[rr.n_outputs]);
+		buffer_info(b, &infos[rr.n_outputs]);
+		outs[rr.n_outputs].name = (char *)k->params[i].name;
+		outs[rr.n_outputs].buffer = &infos[rr.n_outputs];
+		optrs[rr.n_outputs] = &outs[rr.n_outputs];
+		rr.n_outputs++;
+	}
+	rr.outputs = optrs;
+	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
+	r->ncreated = 0; /* the outputs now belong to the client */
+	resp.body_case = GPUD__RESPONSE__BODY_RUN;
+	resp.run = &rr;
+	request_reply(r, &resp, NULL, 0);
+}
+
+static void to_kernel_array(const gpud_buffer *b, kernel_array *a)
+{
+	a->dtype = b->dtype;
+	a->ndim = b->ndim;
+	memcpy(a->shape, b->shape, sizeof(a->shape));
+	a->count = b->count;
+	a->data = b->mem;
+}
+
+static void verb_run(gpud_request *r)
+{
+	Gpud__RunRequest *rq = r->req->run;
+	kernel_args *ka = &r->kargs;
+	char err[768], names[256], want[128], got[128];
+	int rv;
+
+	const kernel_def *k = kernel_find(rq->kernel);
+	if (k == NULL) {
+		size_t nk;
+		const kernel_def *const *ks = kernel_list(&nk);
+		size_t n = 0;
+		names[0] = '\0';
+		for (size_t i = 0; i < nk; i++)
+			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+					      "%s%s", i ? ", " : "", ks[i]->name);
+		request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)", rq->kernel,
+			     names);
+		return;
+	}
+	r->kernel = k;
+	memset(ka, 0, sizeof(*ka));
+	ka->kernel = k;
+
+	gpud_buffer **bound = r->bound;
+	memset(r->bound, 0, sizeof(r->bound));
+	for (size_t i = 0; i < rq->n_args; i++) {
+		Gpud__Argument *arg = rq->args[i];
+		int idx = kernel_param_index(k, arg->name);
+		if (idx < 0) {
+			kernel_param_names(k, names, sizeof(names));
+			request_fail(r, ST_INVALID, "%s: unknown argument '%s' (arguments: %s)",
+				     k->name, arg->name, names);
+			return;
+		}
+		if (ka->v[idx].present) {
+			request_fail(r, ST_INVALID, "%s: argument '%s' given twice", k->name,
+				     arg->name);
+			return;
+		}
+		const kernel_param *p = &k->params[idx];
+		if (arg->value_case == GPUD__ARGUMENT__VALUE_BUFFER) {
+			gpud_buffer *b = buffers_get(&r->srv->buffers, arg->buffer);
+			if (b == NULL) {
+				request_fail(r, ST_NOT_FOUND, "%s: argument '%s': unknown handle %016" PRIx64,
+					     k->name, arg->name, arg->buffer);
+				return;
+			}
+			kernel_array a;
+			to_kernel_array(b, &a);
+			if (kernel_bind_array(k, p, &a, &ka->v[idx], err, sizeof(err)) != 0) {
+				request_fail(r, ST_INVALID, "%s", err);
+				return;
+			}
+			bound[idx] = b;
+		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_SCALAR && arg->scalar) {
+			Gpud__Scalar *sc = arg->scalar;
+			kscalar_given kind;
+			switch (sc->value_case) {
+			case GPUD__SCALAR__VALUE_B:
+				kind = KGIVEN_BOOL;
+				break;
+			case GPUD__SCALAR__VALUE_I64:
+				kind = KGIVEN_I64;
+				break;
+			case GPUD__SCALAR__VALUE_F64:
+				kind = KGIVEN_F64;
+				break;
+			default:
+				request_fail(r, ST_INVALID, "%s: argument '%s' has an empty scalar",
+					     k->name, arg->name);
+				return;
+			}
+			if (kernel_bind_scalar(k, p, kind, sc->b, sc->i64, sc->f64, &ka->v[idx], err,
+					       sizeof(err)) != 0) {
+				request_fail(r, ST_INVALID, "%s", err);
+				return;
+			}
+		} else {
+			request_fail(r, ST_INVALID, "%s: argument '%s' has no value", k->name,
+				     arg->name);
+			return;
+		}
+	}
+	if (kernel_args_finish(ka, err, sizeof(err)) != 0 || k->check(ka, err, sizeof(err)) != 0) {
+		request_fail(r, ST_INVALID, "%s", err);
+		return;
+	}
+
+	/* Outputs: check the ones given, allocate the others. */
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].role != KPARAM_OUT)
+			continue;
+		kernel_value *v = &ka->v[i];
+		if (v->present) {
+			if (v->arr.dtype != v->expect.dtype || v->arr.ndim != v->expect.ndim ||
+			    memcmp(v->arr.shape, v->expect.shape,
+				   (size_t)v->arr.ndim * sizeof(uint64_t)) != 0) {
+				shape_text(v->expect.shape, v->expect.ndim, want, sizeof(want));
+				shape_text(v->arr.shape, v->arr.ndim, got, sizeof(got));
+				request_fail(r, ST_INVALID,
+					     "%s: output '%s' must be %s with shape %s, got %s with shape %s",
+					     k->name, k->params[i].name, gpud_dtype_name(v->expect.dtype),
+					     want, gpud_dtype_name(v->arr.dtype), got);
+				return;
+			}
+			continue;
+		}
+		gpud_buffer *b;
+		rv = buffers_alloc(&r->srv->buffers, r->session, v->expect.dtype, v->expect.ndim,
+				   v->expect.shape, &b, err, sizeof(err));
+		if (rv != 0) {
+			request_fail(r, rv, "%s: output '%s': %s", k->name, k->params[i].name, err);
+			return;
+		}
+		r->created[r->ncreated++] = b;
+		to_kernel_array(b, &v->arr);
+		v->present = 1;
+		bound[i] = b;
+	}
+	for (int i = 0; i < k->nparams; i++)
+		if (bound[i])
+			request_hold(r, bound[i]);
+
+	gpud_backend *be = &r->srv->backend;
+	rv = be->ops->run(be, k, ka, run_done, r, err, sizeof(err));
+	if (rv != 0)
+		request_fail(r, rv, "run %s: %s", k->name, err);
+}
+
+/* --- the table ------------------------------------------------------------ */
+
+typedef struct verb {
+	Gpud__Request__BodyCase body;
+	const char *name;
+	void (*handler)(gpud_request *r);
+} verb;
+
+static const verb verbs[] = {
+	{GPUD__REQUEST__BODY_HELLO, "hello", verb_hello},
+	{GPUD__REQUEST__BODY_ALLOC, "alloc", verb_alloc},
+	{GPUD__REQUEST__BODY_UPLOAD, "upload", verb_upload},
+	{GPUD__REQUEST__BODY_DOWNLOAD, "download", verb_download},
+	{GPUD__REQUEST__BODY_FREE, "free", verb_free},
+	{GPUD__REQUEST__BODY_RUN, "run", verb_run},
+	{GPUD__REQUEST__BODY_KERNELS, "kernels", verb_kernels},
+	{GPUD__REQUEST__BODY_STATUS, "status", verb_status},
+};
+
+void verbs_dispatch(gpud_request *r)
+{
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (verbs[i].body == r->req->body_case) {
+			log_debug("request %llu from connection %u: %s",
+				  (unsigned long long)r->req->id, r->pipe_id, verbs[i].name);
+			verbs[i].handler(r);
+			return;
+		}
+	}
+	request_fail(r, ST_PROTOCOL, "unknown or missing verb (body field %d)",
+		     (int)r->req->body_case);
+}

@@ -1,0 +1,251 @@
+/*
+ * gpud/client.h — libgpud-client, the C API of gpud.
+ *
+ * A client connects to a running gpud, uploads arrays into buffers that live
+ * in the daemon (on the GPU with the cuda backend), runs named kernels on
+ * them and downloads results:
+ *
+ *     gpud_client *c;
+ *     if (gpud_connect(NULL, &c) != GPUD_OK) {      // NULL: $GPUD_URL or default
+ *             fprintf(stderr, "%s\n", gpud_errmsg(c));
+ *             gpud_close(c);
+ *             return 1;
+ *     }
+ *     gpud_handle x, y, f;
+ *     gpud_alloc(c, GPUD_F64, 1, &n, xs, &x);        // allocate + upload
+ *     ...
+ *     gpud_arg args[] = {gpud_arg_buffer("x", x), gpud_arg_buffer("y", y),
+ *                        gpud_arg_buffer("freqs", f), gpud_arg_bool("normalize", 1)};
+ *     gpud_output out;
+ *     size_t nout;
+ *     gpud_run(c, "lombscargle", args, 4, &out, 1, &nout);
+ *     gpud_download_range(c, out.handle, 0, pgram, nf * sizeof(double));
+ *     gpud_handle done[] = {x, y, f, out.handle};
+ *     gpud_free(c, done, 4);
+ *     gpud_close(c);
+ *
+ * Errors: every call returns a gpud_status. GPUD_OK is 0. On failure,
+ * gpud_errmsg() gives the reason: the daemon's message verbatim for errors
+ * the daemon reports (which argument, expected vs got), or the client's own
+ * (connection, transport, bad arguments to the call).
+ *
+ * Thread-safety: a gpud_client may be used by one thread at a time; calls on
+ * one client from several threads at once must be serialised by the caller.
+ * Separate clients are independent and may be used from separate threads.
+ * gpud_strerror() and the gpud/npy.h functions are safe from any thread.
+ *
+ * Buffers belong to the connection that allocated them: closing the client
+ * (or the process ending) frees them in the daemon.
+ */
+#ifndef GPUD_CLIENT_H
+#define GPUD_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpud/npy.h>
+#include <gpud/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUD_DEFAULT_URL "ipc:///run/gpud/gpud.sock"
+
+typedef enum gpud_status {
+	GPUD_OK = 0,
+	/* Reported by the daemon (the protocol's Status codes). */
+	GPUD_EINVAL = 1,          /* a request field or kernel argument is wrong */
+	GPUD_ENOTFOUND = 2,       /* unknown handle */
+	GPUD_EUNKNOWN_KERNEL = 3, /* no kernel of that name */
+	GPUD_ENOMEM = 4,          /* out of memory (daemon or device) */
+	GPUD_E2BIG = 5,           /* over a size limit */
+	GPUD_EUNSUPPORTED = 6,    /* the backend cannot do it */
+	GPUD_EPROTO = 7,          /* malformed message or protocol version mismatch */
+	GPUD_EBACKEND = 8,        /* the backend failed (e.g. a CUDA error) */
+	GPUD_ESHUTDOWN = 9,       /* the daemon is stopping */
+	GPUD_EINTERNAL = 10,      /* a bug in gpud */
+	/* Raised by the client library itself. */
+	GPUD_ECONNECT = 100,   /* cannot reach the daemon */
+	GPUD_ETRANSPORT = 101, /* send or receive failed (the daemon went away?) */
+	GPUD_ETIMEDOUT = 102,  /* no reply within the client's timeout */
+	GPUD_EARG = 103,       /* bad argument to a client call */
+} gpud_status;
+
+typedef struct gpud_client gpud_client;
+
+/* What the daemon said about itself in hello. */
+typedef struct gpud_device_info {
+	int index;
+	char name[128];
+	int cc_major, cc_minor;
+	uint64_t memory_total, memory_free;
+	int sm_count;
+} gpud_device_info;
+
+#define GPUD_MAX_DEVICES 8
+
+typedef struct gpud_server_info {
+	char version[32];
+	unsigned protocol_version;
+	char backend[16];
+	uint64_t max_message_size; /* largest payload of one request, bytes */
+	int ndevices;
+	gpud_device_info devices[GPUD_MAX_DEVICES];
+} gpud_server_info;
+
+typedef struct gpud_daemon_status {
+	gpud_server_info server; /* version, backend, devices (memory as of now) */
+	double uptime_s;
+	uint64_t requests, errors;
+	unsigned connections, in_flight;
+	uint64_t buffers, bytes_in_use, bytes_high_water;
+} gpud_daemon_status;
+
+/* --- connection ------------------------------------------------------------ */
+
+/*
+ * Connects to url (NULL: $GPUD_URL, else GPUD_DEFAULT_URL) and says hello.
+ * *out is set whenever memory allows, also on failure, so gpud_errmsg(*out)
+ * can say why; always pass it to gpud_close().
+ */
+GPUD_API gpud_status gpud_connect(const char *url, gpud_client **out);
+GPUD_API void gpud_close(gpud_client *c);
+
+/* Per-call timeout in milliseconds for later calls; 0 (default) waits forever. */
+GPUD_API void gpud_set_timeout(gpud_client *c, int timeout_ms);
+
+GPUD_API const gpud_server_info *gpud_server(const gpud_client *c);
+GPUD_API const char *gpud_url(const gpud_client *c);
+
+/* Message of the last failed call on c ("" after a success). c may be NULL. */
+GPUD_API const char *gpud_errmsg(const gpud_client *c);
+/* Short fixed text for a status: "invalid argument". */
+GPUD_API const char *gpud_strerror(gpud_status s);
+
+/* --- buffers ---------------------------------------------------------------- */
+
+/*
+ * Allocates an array of dtype and shape in the daemon. With data non-NULL it
+ * is uploaded in the same round trip (dtype size x product(shape) bytes).
+ */
+GPUD_API gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
+				const void *data, gpud_handle *out);
+/* Writes len bytes at byte offset. */
+GPUD_API gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+				 size_t len);
+/* Reads a whole buffer into a new gpud_array (free with gpud_array_free). */
+GPUD_API gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out);
+/* Reads len bytes at byte offset into dst. */
+GPUD_API gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
+					 size_t len);
+/* Frees n buffers; if any handle is unknown, none is freed. */
+GPUD_API gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n);
+
+/* --- kernels ---------------------------------------------------------------- */
+
+typedef enum gpud_arg_kind {
+	GPUD_ARG_BUFFER,
+	GPUD_ARG_F64,
+	GPUD_ARG_I64,
+	GPUD_ARG_BOOL,
+} gpud_arg_kind;
+
+typedef struct gpud_arg {
+	const char *name;
+	gpud_arg_kind kind;
+	union {
+		gpud_handle buffer;
+		double f64;
+		int64_t i64;
+		int b;
+	} v;
+} gpud_arg;
+
+static inline gpud_arg gpud_arg_buffer(const char *name, gpud_handle h)
+{
+	gpud_arg a;
+	a.name = name;
+	a.kind = GPUD_ARG_BUFFER;
+	a.v.buffer = h;
+	return a;
+}
+static inline gpud_arg gpud_arg_f64(const char *name, double v)
+{
+	gpud_arg a;
+	a.name = name;
+	a.kind = GPUD_ARG_F64;
+	a.v.f64 = v;
+	return a;
+}
+static inline gpud_arg gpud_arg_i64(const char *name, int64_t v)
+{
+	gpud_arg a;
+	a.name = name;
+	a.kind = GPUD_ARG_I64;
+	a.v.i64 = v;
+	return a;
+}
+static inline gpud_arg gpud_arg_bool(const char *name, int v)
+{
+	gpud_arg a;
+	a.name = name;
+	a.kind = GPUD_ARG_BOOL;
+	a.v.b = v != 0;
+	return a;
+}
+
+/* An output of a run: a buffer the daemon made (or the one passed in). */
+typedef struct gpud_output {
+	char name[GPUD_NAME_MAX];
+	gpud_handle handle;
+	gpud_dtype dtype;
+	int ndim;
+	uint64_t shape[GPUD_MAX_DIMS];
+} gpud_output;
+
+/*
+ * Runs kernel with args. Outputs not passed as buffer arguments are
+ * allocated by the daemon; up to cap are written to outs and their number to
+ * *nouts. elapsed_us (may be NULL) receives the time spent inside the daemon.
+ */
+GPUD_API gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			      gpud_output *outs, size_t cap, size_t *nouts, double *elapsed_us);
+
+typedef enum gpud_param_role { GPUD_PARAM_IN, GPUD_PARAM_OUT, GPUD_PARAM_SCALAR } gpud_param_role;
+
+typedef struct gpud_param_info {
+	char *name;
+	gpud_param_role role;
+	unsigned dtypes; /* bit (1u << dtype) for each accepted dtype */
+	int ndim;        /* required rank, -1 any */
+	int optional;
+	char *default_value; /* "" if none */
+	char *type;          /* for people: "float32|float64 1-d array" */
+	char *doc;
+} gpud_param_info;
+
+typedef struct gpud_kernel_info {
+	char *name;
+	char *doc;
+	size_t nparams;
+	gpud_param_info *params;
+} gpud_kernel_info;
+
+typedef struct gpud_kernel_list {
+	size_t count;
+	gpud_kernel_info *kernels;
+} gpud_kernel_list;
+
+/* Lists the daemon's kernels; free with gpud_kernel_list_free. */
+GPUD_API gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out);
+GPUD_API void gpud_kernel_list_free(gpud_kernel_list *l);
+
+/* --- daemon status ------------------------------------------------------------ */
+
+GPUD_API gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUD_CLIENT_H */

@@ -1,0 +1,56 @@
+/*
+ * gpud/npy.h — reading and writing NumPy .npy files (format versions 1.0,
+ * 2.0 and 3.0), part of libgpud-client.
+ *
+ * Supported: float32, float64, int32, int64, C order, 0 to GPUD_MAX_DIMS
+ * dimensions. Little-endian data is loaded as is; big-endian data is
+ * byte-swapped to native (little-endian) order on load. Fortran order, other
+ * dtypes (object, complex, bool, ...), malformed headers and truncated data are
+ * refused with a message naming the file and what was wrong.
+ *
+ * Thread-safety: the functions keep no state; any thread may call them.
+ */
+#ifndef GPUD_NPY_H
+#define GPUD_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpud/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpud_array {
+	gpud_dtype dtype;
+	int ndim;
+	uint64_t shape[GPUD_MAX_DIMS];
+	void *data;    /* malloc'd by the loader; release with gpud_array_free */
+	size_t nbytes; /* dtype size x product(shape) */
+} gpud_array;
+
+/*
+ * Loads path into *out. Returns 0, or -1 with a NUL-terminated message in err
+ * (errlen bytes, always terminated), e.g.
+ *   "x.npy: truncated: header declares 4096 bytes of data, file has 100"
+ */
+GPUD_API int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen);
+
+/* The same from a buffer in memory; name is used in messages only. */
+GPUD_API int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out, char *err,
+		   size_t errlen);
+
+/* Writes an array (format 1.0, or 2.0 if the header needs it). 0 or -1 + err. */
+GPUD_API int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen);
+
+/* Frees a->data and clears the struct; safe on a zeroed struct. */
+GPUD_API void gpud_array_free(gpud_array *a);
+
+/* Element count of a->shape (1 for 0-d). */
+GPUD_API size_t gpud_array_count(const gpud_array *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUD_NPY_H */

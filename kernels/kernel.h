@@ -1,0 +1,124 @@
+/*
+ * kernels/kernel.h — the kernel table: one entry per named kernel.
+ *
+ * An entry declares its parameters (buffers in or out with accepted dtypes
+ * and rank, typed scalars with defaults), a check of what the generic binder
+ * cannot see (equal lengths, one dtype, output shapes), and one launch
+ * function per backend. The daemon binds a request's arguments against the
+ * parameters (kernels/table.c), calls check, allocates missing outputs and
+ * hands the bound arguments to the backend. Adding a kernel is one file under
+ * kernels/ plus one line in kernels/table.c.
+ */
+#ifndef GPUD_KERNEL_H
+#define GPUD_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpud/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KERNEL_MAX_PARAMS 16
+#define KDT(t) (1u << (t)) /* dtype mask bit */
+#define KDT_FLOAT (KDT(GPUD_F32) | KDT(GPUD_F64))
+
+typedef enum kparam_role { KPARAM_IN, KPARAM_OUT, KPARAM_SCALAR } kparam_role;
+typedef enum kscalar_type { KSCALAR_BOOL, KSCALAR_I64, KSCALAR_F64 } kscalar_type;
+
+typedef struct kernel_param {
+	const char *name;
+	kparam_role role;
+	unsigned dtypes;           /* buffers: KDT mask of accepted dtypes */
+	int ndim;                  /* buffers: required rank, -1 for any */
+	kscalar_type stype;        /* scalars */
+	const char *default_value; /* scalars: text of the default, NULL if required */
+	const char *doc;
+} kernel_param;
+
+/* A bound buffer: where the backend keeps it, and what it holds. */
+typedef struct kernel_array {
+	gpud_dtype dtype;
+	int ndim;
+	uint64_t shape[GPUD_MAX_DIMS];
+	size_t count; /* elements */
+	void *data;   /* host memory (cpu) or device memory (cuda) */
+} kernel_array;
+
+typedef struct kernel_value {
+	int present; /* given by the client (or, for scalars, defaulted) */
+	kernel_array arr;
+	kernel_array expect; /* outputs: what check says the output must be */
+	union {
+		int b;
+		int64_t i64;
+		double f64;
+	} s;
+} kernel_value;
+
+struct kernel_def;
+
+typedef struct kernel_args {
+	const struct kernel_def *kernel;
+	kernel_value v[KERNEL_MAX_PARAMS]; /* in the order of kernel->params */
+	gpud_dtype dtype;                  /* the common dtype, set by check */
+} kernel_args;
+
+typedef struct kernel_def {
+	const char *name;
+	const char *doc;
+	const kernel_param *params;
+	int nparams;
+	/*
+	 * After binding: checks relations between arguments and sets dtype,
+	 * ndim and shape of every output (outputs the client passed are then
+	 * compared against them). 0 or -1 with a message in err.
+	 */
+	int (*check)(kernel_args *a, char *err, size_t errlen);
+	/* cpu backend: independent work items, and the function running [lo, hi). */
+	size_t (*cpu_items)(const kernel_args *a);
+	void (*cpu_run)(const kernel_args *a, size_t lo, size_t hi);
+} kernel_def;
+
+/* --- the table (kernels/table.c) --- */
+const kernel_def *kernel_find(const char *name);
+const kernel_def *const *kernel_list(size_t *n);
+int kernel_param_index(const kernel_def *k, const char *name);
+
+/* "float32|float64 1-d array", "bool (default false)": for messages and listings. */
+void kernel_param_describe(const kernel_param *p, char *buf, size_t len);
+/* "x, y, freqs, precenter, normalize" */
+void kernel_param_names(const kernel_def *k, char *buf, size_t len);
+
+/*
+ * Parses a scalar's text (defaults, and what tools print) as its type. 0 or -1.
+ */
+int kernel_scalar_parse(kscalar_type t, const char *text, kernel_value *out);
+const char *kernel_scalar_type_name(kscalar_type t);
+
+/*
+ * Fills defaults for absent scalars and reports the first required
+ * parameter that is missing. 0 or -1 + err.
+ */
+int kernel_args_finish(kernel_args *a, char *err, size_t errlen);
+
+/*
+ * Binding one argument of a request to parameter p, with the checks every
+ * kernel shares. Messages name the kernel, the argument, and expected vs got.
+ */
+int kernel_bind_array(const kernel_def *k, const kernel_param *p, const kernel_array *arr,
+		      kernel_value *out, char *err, size_t errlen);
+typedef enum kscalar_given { KGIVEN_BOOL, KGIVEN_I64, KGIVEN_F64 } kscalar_given;
+int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given kind, int b,
+		       int64_t i, double d, kernel_value *out, char *err, size_t errlen);
+
+/* Helpers for check functions. */
+int kernel_check_same_dtype(kernel_args *a, char *err, size_t errlen);
+void kernel_set_output(kernel_args *a, int idx, gpud_dtype dt, int ndim, const uint64_t *shape);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
