@@ -22,6 +22,7 @@ NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_
 # The cuda backend is built whenever nvcc is found; CUDA=0 leaves it out.
 CUDA      ?= $(if $(NVCC),1,0)
 CUDA_ARCHS ?= 75 80 86 89 90
+LINK      := $(CC)
 
 OPT      ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -58,10 +59,12 @@ DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
 DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-DAEMON_SRC += daemon/backend_cuda.c
+DAEMON_SRC += daemon/backend_cuda.c kernels/cuda_table.c
 DAEMON_CU  += kernels/lombscargle_cuda.cu
-CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++
-NVCCFLAGS  ?= -O3 -std=c++17 --use_fast_math=false -Xcompiler -Wall,-Wextra \
+# cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
+CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc
+LINK       := $(CXX)
+NVCCFLAGS  ?= -O3 -std=c++17 -Xcompiler -Wall,-Wextra $(if $(filter 1,$(WERROR)),-Werror all-warnings) \
               $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 endif
@@ -126,13 +129,13 @@ $(LIB_PC): client/gpud-client.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
 $(GPUD): $(BUILD)/daemon/main.o $(DAEMON_OBJ) $(PROTO_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
 $(GPUCTL): $(BUILD)/client/gpuctl.o $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 # --- tests ------------------------------------------------------------------
 $(UNIT): $(call obj,$(UNIT_SRC)) $(DAEMON_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
 $(E2E): $(BUILD)/tests/test_e2e.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
 

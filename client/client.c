@@ -416,7 +416,7 @@ gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
 /* --- kernels -------------------------------------------------------------------- */
 
 gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-		     gpud_output *outs, size_t cap, size_t *nouts, double *elapsed_us)
+		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
@@ -487,8 +487,10 @@ gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 	}
 	if (nouts)
 		*nouts = n;
-	if (elapsed_us)
-		*elapsed_us = r->run->elapsed_us;
+	if (info) {
+		info->elapsed_us = r->run->elapsed_us;
+		info->kernel_us = r->run->kernel_us;
+	}
 	gpud__response__free_unpacked(r, NULL);
 out:
 	free(pa);
@@ -600,6 +602,17 @@ gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
 	out->buffers = sr->buffers;
 	out->bytes_in_use = sr->bytes_in_use;
 	out->bytes_high_water = sr->bytes_high_water;
+	for (size_t i = 0; i < sr->n_variants && i < GPUD_MAX_VARIANTS; i++) {
+		Gpud__KernelVariant *v = sr->variants[i];
+		gpud_variant_info *o = &out->variants[out->nvariants++];
+		snprintf(o->kernel, sizeof(o->kernel), "%s", v->kernel);
+		snprintf(o->variant, sizeof(o->variant), "%s", v->variant);
+		o->registers = v->registers;
+		o->block = v->block;
+		o->max_threads = v->max_threads;
+		o->shared_bytes = v->shared_bytes;
+		o->local_bytes = v->local_bytes;
+	}
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
 }

@@ -364,7 +364,7 @@ static int cmd_status(int argc, char **argv)
 	       st.server.protocol_version);
 	printf("backend      %s\n", st.server.backend);
 	printf("uptime       %.1f s\n", st.uptime_s);
-	printf("connections  %u (%u requests in flight)\n", st.connections, st.in_flight);
+	printf("connections  %u (in flight: %u requests)\n", st.connections, st.in_flight);
 	printf("requests     %" PRIu64 " (%" PRIu64 " failed)\n", st.requests, st.errors);
 	human_bytes(st.bytes_in_use, a, sizeof(a));
 	human_bytes(st.bytes_high_water, b, sizeof(b));
@@ -375,6 +375,14 @@ static int cmd_status(int argc, char **argv)
 		human_bytes(d->memory_total, b, sizeof(b));
 		printf("device %d     %s (sm_%d%d, %d SMs), %s free of %s\n", d->index, d->name,
 		       d->cc_major, d->cc_minor, d->sm_count, a, b);
+	}
+	if (st.nvariants > 0)
+		printf("kernels      %-14s %-8s %5s %6s %10s %8s\n", "name", "variant", "regs", "block",
+		       "shared", "local");
+	for (int i = 0; i < st.nvariants; i++) {
+		gpud_variant_info *v = &st.variants[i];
+		printf("             %-14s %-8s %5d %6d %8" PRIu64 " B %6" PRIu64 " B\n", v->kernel,
+		       v->variant, v->registers, v->block, v->shared_bytes, v->local_bytes);
 	}
 	gpud_close(c);
 	return 0;
@@ -390,7 +398,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* One whole job on an open client: upload, run, download, free. Returns seconds. */
 static double demo_job(gpud_client *c, gpud_dtype dt, const demo_signal *s, void *out,
-		       double *kernel_us)
+		       gpud_run_info *info)
 {
 	uint64_t nx = DEMO_KEPT, nf = DEMO_FREQS;
 	size_t es = gpud_dtype_size(dt);
@@ -420,7 +428,7 @@ static double demo_job(gpud_client *c, gpud_dtype dt, const demo_signal *s, void
 		die(1, "demo: upload: %s", gpud_errmsg(c));
 	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
 			   gpud_arg_buffer("freqs", h[2])};
-	if (gpud_run(c, "lombscargle", args, 3, &o, 1, &no, kernel_us) != GPUD_OK)
+	if (gpud_run(c, "lombscargle", args, 3, &o, 1, &no, info) != GPUD_OK)
 		die(1, "demo: run: %s", gpud_errmsg(c));
 	h[3] = o.handle;
 	if (gpud_download_range(c, o.handle, 0, out, nf * es) != GPUD_OK)
@@ -456,9 +464,10 @@ static int cmd_demo(int argc, char **argv)
 	for (int di = 0; di < 2; di++) {
 		gpud_dtype dt = dtypes[di];
 		/* The first call includes connecting, as a fresh process would. */
-		double t0 = now_s(), kus;
+		double t0 = now_s();
+		gpud_run_info info;
 		gpud_client *c = connect_or_die();
-		demo_job(c, dt, &s, out, &kus);
+		demo_job(c, dt, &s, out, &info);
 		double first = now_s() - t0;
 		if (di == 0) {
 			printf("lombscargle on the built-in signal: %d samples of y = 2 cos(x + pi/2), "
@@ -470,7 +479,7 @@ static int cmd_demo(int argc, char **argv)
 			       "warm call (median)", "kernel");
 		}
 		for (int r = 0; r < runs; r++)
-			times[r] = demo_job(c, dt, &s, out, &kus);
+			times[r] = demo_job(c, dt, &s, out, &info);
 		qsort(times, (size_t)runs, sizeof(double), cmp_double);
 		double warm = times[runs / 2];
 		size_t best = 0;
@@ -481,7 +490,7 @@ static int cmd_demo(int argc, char **argv)
 				best = i;
 		}
 		printf("%-8s %10.4f %11.2f ms %13.2f ms (n=%d) %11.2f ms\n", gpud_dtype_name(dt),
-		       s.freqs[best], first * 1e3, warm * 1e3, runs, kus / 1e3);
+		       s.freqs[best], first * 1e3, warm * 1e3, runs, info.kernel_us / 1e3);
 		gpud_close(c);
 	}
 	printf("\nfirst call: connect + upload + run + download in a new connection;\n"

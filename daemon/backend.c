@@ -21,7 +21,7 @@ int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char 
 		return 0;
 	if (strcmp(cfg->backend, "cuda") == 0)
 		return -1;
-	log_warn("backend auto: no usable CUDA device (%s); using the cpu backend", err);
+	log_warn("backend auto: %s; using the cpu backend", err);
 #else
 	if (strcmp(cfg->backend, "cuda") == 0) {
 		snprintf(err, errlen,

@@ -31,6 +31,12 @@ typedef struct backend_device {
 	int sm_count;
 } backend_device;
 
+typedef struct backend_variant {
+	char kernel[64], variant[32];
+	int registers, block, max_threads;
+	uint64_t shared_bytes, local_bytes;
+} backend_variant;
+
 typedef struct backend_ops {
 	const char *name;
 	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
@@ -44,17 +50,26 @@ typedef struct backend_ops {
 	/* Backend src -> host dst (lives until done). */
 	int (*download)(gpud_backend *b, void *dst, const void *src, size_t len,
 			backend_done_fn done, void *arg, char *err, size_t errlen);
-	/* Runs a bound, checked kernel; arrays live until done. */
-	int (*run)(gpud_backend *b, const kernel_def *k, const kernel_args *a, backend_done_fn done,
-		   void *arg, char *err, size_t errlen);
+	/* Runs a bound, checked kernel; arrays live until done. *kernel_us is set
+	 * (before done) to the kernel's own time. */
+	int (*run)(gpud_backend *b, const kernel_def *k, const kernel_args *a, double *kernel_us,
+		   backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* Devices for hello and status; returns how many were written. */
 	int (*devices)(gpud_backend *b, backend_device *out, int max);
+	/* Loaded kernel variants for status (NULL: none). */
+	int (*variants)(gpud_backend *b, backend_variant *out, int max);
 } backend_ops;
 
 struct gpud_backend {
 	const backend_ops *ops;
 	uv_loop_t *loop;
 	void *impl;
+	/*
+	 * Set by the owner: called on the loop when the backend can no longer
+	 * work (a sticky CUDA error). The owner fails everything and exits.
+	 */
+	void (*on_fatal)(gpud_backend *b, const char *msg);
+	void *owner;
 };
 
 extern const backend_ops backend_cpu_ops;

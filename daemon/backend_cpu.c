@@ -118,6 +118,8 @@ struct run_job {
 	void *arg;
 	size_t pending; /* chunks not yet finished; touched on the loop only */
 	int failed;
+	double *kernel_us;
+	uint64_t t0_ns;
 	run_chunk chunks[];
 };
 
@@ -136,6 +138,7 @@ static void run_after(uv_work_t *w, int status)
 		j->failed = 1;
 	if (--j->pending > 0)
 		return;
+	*j->kernel_us = (double)(uv_hrtime() - j->t0_ns) / 1e3;
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
 	int failed = j->failed;
@@ -144,7 +147,7 @@ static void run_after(uv_work_t *w, int status)
 	     failed ? "cpu backend: kernel cancelled" : NULL);
 }
 
-static int cpu_run(gpud_backend *b, const kernel_def *k, const kernel_args *a,
+static int cpu_run(gpud_backend *b, const kernel_def *k, const kernel_args *a, double *kernel_us,
 		   backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
@@ -160,7 +163,13 @@ static int cpu_run(gpud_backend *b, const kernel_def *k, const kernel_args *a,
 		snprintf(err, errlen, "cpu backend: out of memory");
 		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
 	}
-	*j = (run_job){.k = k, .a = a, .done = done, .arg = arg, .pending = nchunks};
+	*j = (run_job){.k = k,
+		       .a = a,
+		       .done = done,
+		       .arg = arg,
+		       .pending = nchunks,
+		       .kernel_us = kernel_us,
+		       .t0_ns = uv_hrtime()};
 	for (size_t i = 0; i < nchunks; i++) {
 		run_chunk *c = &j->chunks[i];
 		c->job = j;

@@ -65,7 +65,7 @@ static void post_event(gpud_server *s, server_event *ev)
 }
 
 static void handle_request(server_ctx *c);
-static void ctx_stopped(gpud_server *s);
+static void teardown(gpud_server *s);
 
 static void on_wake(uv_async_t *h)
 {
@@ -78,13 +78,16 @@ static void on_wake(uv_async_t *h)
 	pthread_mutex_unlock(&s->qlock);
 
 	while (ev) {
+		/* Read the links first: a handler may send the context's reply,
+		 * after which the embedded event can be posted again. */
 		server_event *next = ev->next;
+		int heap = ev->heap;
 		switch (ev->type) {
 		case EV_REQUEST:
 			handle_request(ev->ctx);
 			break;
 		case EV_CTX_STOPPED:
-			ctx_stopped(s);
+			s->stopped_ctxs++;
 			break;
 		case EV_PIPE_ADD:
 			s->connections++;
@@ -96,10 +99,13 @@ static void on_wake(uv_async_t *h)
 			log_debug("connection %u closed", ev->pipe_id);
 			break;
 		}
-		if (ev->heap)
+		if (heap)
 			free(ev);
 		ev = next;
 	}
+	/* Every context is idle once all have stopped: nothing is in flight. */
+	if (s->stopping && s->ctxs != NULL && s->stopped_ctxs == s->nctx)
+		teardown(s);
 }
 
 static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
@@ -310,6 +316,13 @@ static void handle_request(server_ctx *c)
 			     r->req->version, GPUD_PROTOCOL_VERSION);
 		return;
 	}
+	if (s->fatal && r->req->body_case != GPUD__REQUEST__BODY_STATUS) {
+		request_fail(r, GPUD__STATUS__STATUS_BACKEND,
+			     "the GPU context is lost (%s); gpud is exiting for its supervisor to "
+			     "restart it",
+			     s->fatal);
+		return;
+	}
 	r->session = sessions_get(&s->buffers, r->pipe_id, 0);
 	if (r->session == NULL && pipe_alive(p))
 		r->session = sessions_get(&s->buffers, r->pipe_id, 1);
@@ -327,9 +340,14 @@ static void on_signal(uv_signal_t *h, int signum)
 {
 	gpud_server *s = h->data;
 	if (s->stopping) {
-		log_warn("second %s: exiting now with %u requests in flight",
-			 signum == SIGINT ? "SIGINT" : "SIGTERM", s->in_flight);
-		exit(1);
+		/* A second Ctrl-C means "now"; a repeated SIGTERM (process-group
+		 * delivery, supervisors) does not: the shutdown timeout bounds it. */
+		if (signum == SIGINT) {
+			log_warn("second SIGINT: exiting now with %u requests in flight",
+				 s->in_flight);
+			exit(1);
+		}
+		return;
 	}
 	log_info("%s: stopping (finishing %u requests in flight)",
 		 signum == SIGINT ? "SIGINT" : "SIGTERM", s->in_flight);
@@ -350,11 +368,8 @@ static void close_handle(uv_handle_t *h)
 		uv_close(h, NULL);
 }
 
-static void ctx_stopped(gpud_server *s)
+static void teardown(gpud_server *s)
 {
-	if (++s->stopped_ctxs < s->nctx)
-		return;
-	/* Every context is idle: nothing is in flight. Tear down. */
 	nng_close(s->sock);
 	for (int i = 0; i < s->nctx; i++) {
 		nng_aio_free(s->ctxs[i].aio);
@@ -378,6 +393,8 @@ static void ctx_stopped(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	log_info("stopped after %llu requests", (unsigned long long)s->requests);
+	free(s->fatal);
+	s->fatal = NULL;
 }
 
 void server_shutdown(gpud_server *s)
@@ -417,6 +434,17 @@ static void ensure_ipc_dir(const char *url)
 	mkdir(path, 0755); /* an error shows up as the listen failure below */
 }
 
+static void on_backend_fatal(gpud_backend *b, const char *msg)
+{
+	gpud_server *s = b->owner;
+	if (s->fatal)
+		return;
+	s->fatal = strdup(msg);
+	s->exit_code = 1;
+	log_error("backend failed: %s; failing all requests and exiting for a restart", msg);
+	server_shutdown(s);
+}
+
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
 {
 	int rv;
@@ -429,6 +457,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 
 	if (backend_open(&s->backend, loop, cfg, err, errlen) != 0)
 		return -1;
+	s->backend.on_fatal = on_backend_fatal;
+	s->backend.owner = s;
 	buffers_init(&s->buffers, &s->backend);
 
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {

@@ -47,6 +47,7 @@ typedef struct gpud_request {
 	gpud_buffer *bound[KERNEL_MAX_PARAMS]; /* run: the buffer of each parameter */
 	const kernel_def *kernel;
 	kernel_args kargs;
+	double kernel_us;
 } gpud_request;
 
 struct gpud_server {
@@ -75,6 +76,7 @@ struct gpud_server {
 	uint64_t requests, errors;
 	uint32_t connections;
 	uint32_t in_flight;
+	char *fatal; /* the backend's last words, once it cannot work any more */
 };
 
 uint64_t now_ns(void);

@@ -119,6 +119,22 @@ static void verb_status(gpud_request *r)
 	st.n_listen = (size_t)s->cfg->nlisten;
 	st.listen = s->cfg->listen;
 	st.in_flight = s->in_flight;
+	backend_variant bv[32];
+	Gpud__KernelVariant kv[32], *kvp[32];
+	int nv = s->backend.ops->variants ? s->backend.ops->variants(&s->backend, bv, 32) : 0;
+	for (int i = 0; i < nv; i++) {
+		gpud__kernel_variant__init(&kv[i]);
+		kv[i].kernel = bv[i].kernel;
+		kv[i].variant = bv[i].variant;
+		kv[i].registers = bv[i].registers;
+		kv[i].shared_bytes = bv[i].shared_bytes;
+		kv[i].local_bytes = bv[i].local_bytes;
+		kv[i].block = bv[i].block;
+		kv[i].max_threads = bv[i].max_threads;
+		kvp[i] = &kv[i];
+	}
+	st.n_variants = (size_t)nv;
+	st.variants = kvp;
 	resp.body_case = GPUD__RESPONSE__BODY_STATUS;
 	resp.status = &st;
 	request_reply(r, &resp, NULL, 0);
@@ -426,6 +442,7 @@ static void run_done(void *arg, int status, const char *msg)
 	}
 	rr.outputs = optrs;
 	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
+	rr.kernel_us = r->kernel_us;
 	r->ncreated = 0; /* the outputs now belong to the client */
 	resp.body_case = GPUD__RESPONSE__BODY_RUN;
 	resp.run = &rr;
@@ -566,7 +583,7 @@ static void verb_run(gpud_request *r)
 			request_hold(r, bound[i]);
 
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->run(be, k, ka, run_done, r, err, sizeof(err));
+	rv = be->ops->run(be, k, ka, &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "run %s: %s", k->name, err);
 }

@@ -94,8 +94,20 @@ typedef struct gpud_server_info {
 	gpud_device_info devices[GPUD_MAX_DEVICES];
 } gpud_server_info;
 
+/* A compiled kernel variant the cuda backend has loaded. */
+typedef struct gpud_variant_info {
+	char kernel[GPUD_NAME_MAX];
+	char variant[32];
+	int registers, block, max_threads;
+	uint64_t shared_bytes, local_bytes;
+} gpud_variant_info;
+
+#define GPUD_MAX_VARIANTS 32
+
 typedef struct gpud_daemon_status {
 	gpud_server_info server; /* version, backend, devices (memory as of now) */
+	int nvariants;
+	gpud_variant_info variants[GPUD_MAX_VARIANTS];
 	double uptime_s;
 	uint64_t requests, errors;
 	unsigned connections, in_flight;
@@ -204,13 +216,19 @@ typedef struct gpud_output {
 	uint64_t shape[GPUD_MAX_DIMS];
 } gpud_output;
 
+/* Timings of one run, measured inside the daemon. */
+typedef struct gpud_run_info {
+	double elapsed_us; /* request decoded to kernel done */
+	double kernel_us;  /* the kernel alone (CUDA events on the cuda backend) */
+} gpud_run_info;
+
 /*
  * Runs kernel with args. Outputs not passed as buffer arguments are
  * allocated by the daemon; up to cap are written to outs and their number to
- * *nouts. elapsed_us (may be NULL) receives the time spent inside the daemon.
+ * *nouts. info (may be NULL) receives the daemon's timings.
  */
 GPUD_API gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-			      gpud_output *outs, size_t cap, size_t *nouts, double *elapsed_us);
+			      gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info);
 
 typedef enum gpud_param_role { GPUD_PARAM_IN, GPUD_PARAM_OUT, GPUD_PARAM_SCALAR } gpud_param_role;
 

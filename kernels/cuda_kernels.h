@@ -1,0 +1,55 @@
+/*
+ * kernels/cuda_kernels.h — the CUDA side of the kernel table: for each
+ * kernel that has a GPU implementation, its launch function, a warm-up and
+ * the attributes of each compiled variant. Built only when nvcc is found.
+ *
+ * The kernels are compiled by nvcc into a fatbin embedded in gpud (machine
+ * code for every CUDA_ARCHS entry and PTX for the newest); gpud loads them
+ * and runs each variant once at start, so no client ever pays module load.
+ */
+#ifndef GPUD_CUDA_KERNELS_H
+#define GPUD_CUDA_KERNELS_H
+
+#include <stddef.h>
+
+#include "kernels/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cuda_launch_ctx {
+	void *stream; /* cudaStream_t */
+	int sm_count;
+	int device;
+} cuda_launch_ctx;
+
+typedef struct cuda_variant_attr {
+	const char *kernel;
+	const char *variant; /* "float32", "float64" */
+	int registers;
+	size_t shared_bytes;  /* static shared memory */
+	size_t dynamic_shared; /* per launch, at the block size used */
+	size_t local_bytes;
+	int max_threads;
+	int block;            /* block size gpud launches with */
+	int ptx_version, binary_version;
+} cuda_variant_attr;
+
+typedef struct cuda_kernel {
+	const char *name; /* matches the kernel_def */
+	/* Enqueues the kernel on ctx->stream. 0, or -1 with "cudaX: error" in err. */
+	int (*launch)(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen);
+	/* Fills up to max variant attributes; returns how many, or -1 + err. */
+	int (*attributes)(cuda_variant_attr *out, int max, char *err, size_t errlen);
+	/* One small launch of every variant on real data; synchronous. 0 or -1 + err. */
+	int (*warmup)(const cuda_launch_ctx *ctx, char *err, size_t errlen);
+} cuda_kernel;
+
+const cuda_kernel *cuda_kernel_find(const char *name);
+const cuda_kernel *const *cuda_kernel_list(size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,24 @@
+/* kernels/cuda_table.c — the kernels that have a CUDA implementation. */
+#include <string.h>
+
+#include "kernels/cuda_kernels.h"
+
+extern const cuda_kernel cuda_kernel_lombscargle;
+
+static const cuda_kernel *const table[] = {
+	&cuda_kernel_lombscargle,
+};
+
+const cuda_kernel *cuda_kernel_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i]->name, name) == 0)
+			return table[i];
+	return NULL;
+}
+
+const cuda_kernel *const *cuda_kernel_list(size_t *n)
+{
+	*n = sizeof(table) / sizeof(table[0]);
+	return table;
+}

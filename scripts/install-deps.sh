@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpud needs to build and test (run as root).
+# The CUDA Toolkit is not a Debian package here: nvcc is found on PATH or at
+# /usr/local/cuda; without it gpud builds with the cpu backend only.
+set -euo pipefail
+packages=(
+	build-essential pkg-config
+	libnng-dev libmbedtls-dev          # nng (static archive needs mbedtls)
+	libuv1-dev                         # the daemon's event loop
+	libprotobuf-c-dev protobuf-c-compiler
+	libinih-dev                        # config file
+	uthash-dev                         # handle and session tables
+	check libsubunit-dev               # unit and end-to-end tests
+	valgrind                           # client library under valgrind
+	python3-numpy python3-scipy        # scipy agreement check
+)
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root (apt-get install)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "install-deps: installed ${#packages[@]} packages"
