@@ -90,7 +90,7 @@ E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu \
-        demo deps install format
+        gpu-programs bench-first-result demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -99,7 +99,8 @@ $(GEN)/gpud.pb-c.c $(GEN)/gpud.pb-c.h: proto/gpud.proto
 	protoc-c --c_out=$(GEN) -Iproto $<
 
 # every object may include the generated header
-$(DAEMON_OBJ) $(CLIENT_OBJ) $(PROTO_OBJ) $(CLIENT_PIC): | $(GEN)/gpud.pb-c.h
+$(DAEMON_OBJ) $(CLIENT_OBJ) $(PROTO_OBJ) $(CLIENT_PIC) $(call obj,$(UNIT_SRC)) \
+	$(BUILD)/tests/test_e2e.o $(BUILD)/client/gpuctl.o: | $(GEN)/gpud.pb-c.h
 
 $(BUILD)/gen/gpud.pb-c.o: $(GEN)/gpud.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -c $< -o $@
@@ -156,9 +157,28 @@ test-valgrind: $(E2E) $(GPUD) $(GPUCTL)
 	  $(E2E)
 test: test-unit test-e2e test-scipy test-asan test-valgrind
 
-test-gpu: $(E2E) $(GPUD) $(GPUCTL) $(UNIT)
+# --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
+GPU_TEST   := $(BUILD)/tests/gpu
+STANDALONE := $(BUILD)/bench/standalone_lombscargle
+FIRST      := $(BUILD)/bench/first_result
+KERNEL_REF := $(call obj,kernels/table.c kernels/lombscargle.c)
+$(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) \
+	       $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+$(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o: | $(GEN)/gpud.pb-c.h
+
+gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST)
+# The GPU suite: every kernel against its CPU reference, then the end-to-end
+# suite against the cuda backend.
+test-gpu: gpu-programs
+	GPUD_BIN=$(abspath $(GPUD)) $(GPU_TEST)
 	GPUD_BACKEND=cuda GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(E2E)
-	GPUD_BACKEND=cuda tests/scipy_check.sh $(GPUD) $(GPUCTL)
+bench-first-result: gpu-programs
+	$(FIRST) $(GPUD) $(GPUCTL) $(STANDALONE)
 
 demo: $(GPUD) $(GPUCTL)
 	scripts/demo.sh $(GPUD) $(GPUCTL)

@@ -3,6 +3,7 @@
  * libinih-dev); this file only maps keys to fields and checks values.
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdio.h>
@@ -233,6 +234,8 @@ static int ini_result(int rv, struct ini_ctx *ctx, const char *name, char *err, 
 int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
 {
 	char buf[512] = "";
+	/* Stop at the first error, so the line inih reports is the line that failed. */
+	ini_stop_on_first_error = true;
 	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
 	return ini_result(ini_parse(path, on_ini_pair, &ctx), &ctx, path, err, errlen);
 }
@@ -241,6 +244,7 @@ int config_load_string(gpud_config *c, const char *text, const char *name, char 
 		       size_t errlen)
 {
 	char buf[512] = "";
+	ini_stop_on_first_error = true;
 	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
 	return ini_result(ini_parse_string(text, on_ini_pair, &ctx), &ctx, name, err, errlen);
 }

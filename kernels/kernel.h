@@ -87,9 +87,9 @@ const kernel_def *kernel_find(const char *name);
 const kernel_def *const *kernel_list(size_t *n);
 int kernel_param_index(const kernel_def *k, const char *name);
 
-/* "float32|float64 1-d array", "bool (default false)": for messages and listings. */
+/* "float32|float64 1-d array", "bool scalar (default false)": for messages and listings. */
 void kernel_param_describe(const kernel_param *p, char *buf, size_t len);
-/* "x, y, freqs, precenter, normalize" */
+/* "x, y, freqs, pgram, precenter, normalize" */
 void kernel_param_names(const kernel_def *k, char *buf, size_t len);
 
 /*

@@ -226,6 +226,7 @@ int kernel_args_finish(kernel_args *a, char *err, size_t errlen)
 					 p->default_value, p->name);
 				return -1;
 			}
+			a->v[i].present = 1;
 			continue;
 		}
 		kernel_param_describe(p, want, sizeof(want));

@@ -44,7 +44,14 @@ int wire_split(nng_msg *m, const uint8_t **hdr, size_t *hdr_len, uint8_t **paylo
 		return -1;
 	}
 	size_t hlen = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
-	if (hlen > GPUD_WIRE_MAX_HEADER || hlen > len - GPUD_WIRE_PREFIX) {
+	if (hlen > GPUD_WIRE_MAX_HEADER) {
+		snprintf(err, errlen,
+			 "frame declares a %zu-byte header (the message has %zu bytes after the "
+			 "prefix); the limit is %u bytes",
+			 hlen, len - GPUD_WIRE_PREFIX, GPUD_WIRE_MAX_HEADER);
+		return -1;
+	}
+	if (hlen > len - GPUD_WIRE_PREFIX) {
 		snprintf(err, errlen,
 			 "frame declares a %zu-byte header but the message has %zu bytes after the prefix",
 			 hlen, len - GPUD_WIRE_PREFIX);

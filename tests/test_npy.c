@@ -976,7 +976,7 @@ static int have_numpy(void)
 	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-Suite *npy_suite(void);
+#include "tests/suites.h"
 
 Suite *npy_suite(void)
 {

@@ -1,0 +1,13 @@
+/* tests/suites.h — the Check suites tests/unit_main.c runs, one per file. */
+#ifndef GPUD_TESTS_SUITES_H
+#define GPUD_TESTS_SUITES_H
+
+#include <check.h>
+
+Suite *npy_suite(void);
+Suite *config_suite(void);
+Suite *wire_suite(void);
+Suite *lombscargle_suite(void);
+Suite *kernel_table_suite(void);
+
+#endif
