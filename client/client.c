@@ -100,6 +100,9 @@ void gpud_set_timeout(gpud_client *c, int timeout_ms)
 	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, d);
 }
 
+static gpud_status exchange(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
+			    nng_msg **rmsg, uint8_t **rpayload, size_t *rplen);
+
 /*
  * One round trip. On GPUD_OK, *resp is the unpacked reply (free with
  * gpud__response__free_unpacked) and, if rmsg is non-NULL, *rmsg holds the
@@ -109,11 +112,6 @@ static gpud_status call(gpud_client *c, Gpud__Request *req, const void *payload,
 			Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
 {
 	nng_msg *m;
-	const uint8_t *hdr;
-	size_t hlen;
-	uint8_t *pl;
-	size_t pll;
-	char err[256];
 	int rv;
 
 	c->msg[0] = '\0';
@@ -129,6 +127,20 @@ static gpud_status call(gpud_client *c, Gpud__Request *req, const void *payload,
 	if ((rv = wire_pack(&m, &req->base, payload, plen, NULL)) != 0)
 		return seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes: %s", plen,
 			      nng_strerror(rv));
+	return exchange(c, m, req->id, resp, rmsg, rpayload, rplen);
+}
+
+/* Sends a packed request (taking m) and receives its reply, as call() does. */
+static gpud_status exchange(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
+			    nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
+{
+	const uint8_t *hdr;
+	size_t hlen;
+	uint8_t *pl;
+	size_t pll;
+	char err[256];
+	int rv;
+
 	if ((rv = nng_sendmsg(c->sock, m, 0)) != 0) {
 		nng_msg_free(m);
 		return seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
@@ -155,11 +167,11 @@ static gpud_status call(gpud_client *c, Gpud__Request *req, const void *payload,
 		nng_msg_free(m);
 		return st;
 	}
-	if (r->id != req->id) {
+	if (r->id != id) {
 		gpud__response__free_unpacked(r, NULL);
 		nng_msg_free(m);
 		return seterr(c, GPUD_EPROTO, "reply to request %" PRIu64 " answers request %" PRIu64,
-			      req->id, r->id);
+			      id, r->id);
 	}
 	*resp = r;
 	if (rmsg) {
@@ -312,6 +324,73 @@ gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const vo
 	return GPUD_OK;
 }
 
+/* Builds the alloc request once the .npy header is known; data goes into it. */
+struct npy_req {
+	gpud_client *c;
+	nng_msg *msg;
+	uint64_t id;
+	gpud_status st;
+};
+
+static void *npy_into_request(void *ctx, const gpud_array *meta)
+{
+	struct npy_req *nr = ctx;
+	gpud_client *c = nr->c;
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	void *payload;
+
+	if (c->info.max_message_size && meta->nbytes > c->info.max_message_size) {
+		nr->st = seterr(c, GPUD_E2BIG,
+				"a payload of %zu bytes exceeds the daemon's message size limit of "
+				"%" PRIu64 " bytes (max_message_size in gpud.conf)",
+				meta->nbytes, c->info.max_message_size);
+		return NULL;
+	}
+	a.dtype = (Gpud__DType)meta->dtype;
+	a.n_shape = (size_t)meta->ndim;
+	a.shape = (uint64_t *)meta->shape;
+	a.with_data = 1;
+	req.body_case = GPUD__REQUEST__BODY_ALLOC;
+	req.alloc = &a;
+	req.version = GPUD_PROTOCOL_VERSION;
+	req.id = nr->id = ++c->next_id;
+	if (wire_pack(&nr->msg, &req.base, NULL, meta->nbytes, &payload) != 0) {
+		nr->st = seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes", meta->nbytes);
+		return NULL;
+	}
+	return meta->nbytes ? payload : (void *)nng_msg_body(nr->msg);
+}
+
+gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, gpud_array *meta)
+{
+	struct npy_req nr = {.c = c, .st = GPUD_OK};
+	gpud_array arr;
+	Gpud__Response *r;
+	char err[1024];
+	gpud_status st;
+
+	c->msg[0] = '\0';
+	if (gpud_npy_load_into(path, npy_into_request, &nr, &arr, err, sizeof(err)) != 0) {
+		if (nr.msg)
+			nng_msg_free(nr.msg);
+		if (nr.st != GPUD_OK)
+			return nr.st;
+		return seterr(c, GPUD_EARG, "%s", err);
+	}
+	if ((st = exchange(c, nr.msg, nr.id, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_ALLOC, "alloc")) != GPUD_OK)
+		return st;
+	*out = r->alloc->buffer ? r->alloc->buffer->handle : 0;
+	gpud__response__free_unpacked(r, NULL);
+	if (meta) {
+		*meta = arr;
+		meta->data = NULL;
+	}
+	return GPUD_OK;
+}
+
 /* Downloads [offset, offset+len) (len 0: to the end); the reply stays in *m. */
 static gpud_status download(gpud_client *c, gpud_handle h, uint64_t offset, uint64_t len,
 			    Gpud__Response **r, nng_msg **m, uint8_t **pl, size_t *pll)
@@ -364,6 +443,34 @@ gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
 		goto out;
 	}
 	memcpy(out->data, pl, pll);
+out:
+	gpud__response__free_unpacked(r, NULL);
+	nng_msg_free(m);
+	return st;
+}
+
+gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
+{
+	Gpud__Response *r;
+	nng_msg *m;
+	uint8_t *pl;
+	size_t pll;
+	char err[1024];
+	gpud_status st;
+
+	if ((st = download(c, h, 0, 0, &r, &m, &pl, &pll)) != GPUD_OK)
+		return st;
+	Gpud__BufferInfo *b = r->download->buffer;
+	gpud_array view = {.dtype = (gpud_dtype)b->dtype, .ndim = (int)b->n_shape};
+	if (b->n_shape > GPUD_MAX_DIMS) {
+		st = seterr(c, GPUD_EPROTO, "download: %zu dimensions", b->n_shape);
+		goto out;
+	}
+	memcpy(view.shape, b->shape, b->n_shape * sizeof(uint64_t));
+	view.data = pl; /* written to the file straight from the reply */
+	view.nbytes = pll;
+	if (gpud_npy_save(path, &view, err, sizeof(err)) != 0)
+		st = seterr(c, GPUD_EARG, "%s", err);
 out:
 	gpud__response__free_unpacked(r, NULL);
 	nng_msg_free(m);

@@ -31,11 +31,34 @@
 
 static const char *url;
 static int timeout_ms;
+static int verbose;
+static double t_start;
+
+static double now_s(void);
+
+/* With -v: what each step took, to stderr. */
+static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void trace(const char *fmt, ...)
+{
+	static double last;
+	va_list ap;
+	if (!verbose)
+		return;
+	double t = now_s();
+	if (last == 0)
+		last = t_start;
+	fprintf(stderr, "gpuctl: %8.3f ms (+%7.3f) ", (t - t_start) * 1e3, (t - last) * 1e3);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	last = t;
+}
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuctl [--url URL] [--timeout SECONDS] COMMAND ...\n"
+		"usage: gpuctl [--url URL] [--timeout SECONDS] [-v] COMMAND ...\n"
 		"\n"
 		"commands:\n"
 		"  run KERNEL name=FILE.npy|name=SCALAR ... [-o FILE.npy | -o name=FILE.npy ...]\n"
@@ -46,6 +69,7 @@ static void usage(FILE *f)
 		"                         show the daemon's state; --wait retries until it answers\n"
 		"  demo [--runs N]        lombscargle on the built-in benchmark signal\n"
 		"\n"
+		"-v prints the time each step took to stderr.\n"
 		"Scalars: true/false, integers, decimals. The URL defaults to $GPUD_URL, then\n"
 		GPUD_DEFAULT_URL ".\n");
 }
@@ -179,7 +203,6 @@ static int cmd_run(int argc, char **argv)
 	const char *outs[MAX_ARGS];
 	int nargs = 0, nouts_req = 0;
 	const char *kernel = NULL;
-	char err[1024];
 
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -222,12 +245,10 @@ static int cmd_run(int argc, char **argv)
 	if (kernel == NULL)
 		die(EXIT_USAGE, "run: missing KERNEL (see 'gpuctl kernels')");
 
-	/* Everything local is checked before anything is sent. */
+	/* Scalars are checked before anything is sent; files as they are read. */
 	for (int i = 0; i < nargs; i++) {
 		cli_arg *ca = &args[i];
 		if (looks_like_file(ca->text)) {
-			if (gpud_npy_load(ca->text, &ca->arr, err, sizeof(err)) != 0)
-				die(1, "argument '%s': %s", ca->name, err);
 			ca->is_file = 1;
 		} else if (parse_scalar(ca->name, ca->text, &ca->arg) != 0) {
 			die(1,
@@ -238,19 +259,20 @@ static int cmd_run(int argc, char **argv)
 	}
 
 	gpud_client *c = connect_or_die();
+	trace("connected to %s", gpud_url(c));
 	gpud_handle handles[MAX_ARGS * 2];
 	int nh = 0;
 	gpud_arg wire[MAX_ARGS];
 	for (int i = 0; i < nargs; i++) {
 		cli_arg *ca = &args[i];
 		if (ca->is_file) {
+			/* The file goes straight into the request: no copy in between. */
 			gpud_handle h;
-			if (gpud_alloc(c, ca->arr.dtype, ca->arr.ndim, ca->arr.shape, ca->arr.data,
-				       &h) != GPUD_OK)
-				die(1, "argument '%s' (%s): %s", ca->name, ca->text, gpud_errmsg(c));
+			if (gpud_alloc_npy(c, ca->text, &h, &ca->arr) != GPUD_OK)
+				die(1, "argument '%s': %s", ca->name, gpud_errmsg(c));
 			handles[nh++] = h;
 			ca->arg = gpud_arg_buffer(ca->name, h);
-			gpud_array_free(&ca->arr);
+			trace("uploaded %s from %s (%zu bytes)", ca->name, ca->text, ca->arr.nbytes);
 		}
 		ca->arg.name = ca->name;
 		wire[i] = ca->arg;
@@ -258,8 +280,10 @@ static int cmd_run(int argc, char **argv)
 
 	gpud_output outputs[MAX_ARGS];
 	size_t nout = 0;
-	if (gpud_run(c, kernel, wire, (size_t)nargs, outputs, MAX_ARGS, &nout, NULL) != GPUD_OK)
+	gpud_run_info info;
+	if (gpud_run(c, kernel, wire, (size_t)nargs, outputs, MAX_ARGS, &nout, &info) != GPUD_OK)
 		die(1, "%s", gpud_errmsg(c));
+	trace("ran %s (in gpud %.1f us, kernel %.1f us)", kernel, info.elapsed_us, info.kernel_us);
 	for (size_t i = 0; i < nout; i++)
 		handles[nh++] = outputs[i].handle;
 
@@ -287,21 +311,23 @@ static int cmd_run(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nout; i++) {
 		gpud_array a;
-		if (nouts_req && dest[i] == NULL)
+		if (dest[i]) {
+			if (gpud_download_npy(c, outputs[i].handle, dest[i]) != GPUD_OK)
+				die(1, "output '%s': %s", outputs[i].name, gpud_errmsg(c));
+			trace("downloaded %s into %s", outputs[i].name, dest[i]);
+			continue;
+		}
+		if (nouts_req)
 			continue;
 		if (gpud_download(c, outputs[i].handle, &a) != GPUD_OK)
 			die(1, "output '%s': %s", outputs[i].name, gpud_errmsg(c));
-		if (dest[i]) {
-			if (gpud_npy_save(dest[i], &a, err, sizeof(err)) != 0)
-				die(1, "output '%s': %s", outputs[i].name, err);
-		} else {
-			print_summary(&outputs[i], &a);
-		}
+		print_summary(&outputs[i], &a);
 		gpud_array_free(&a);
 	}
 	if (gpud_free(c, handles, (size_t)nh) != GPUD_OK)
 		die(1, "free: %s", gpud_errmsg(c));
 	gpud_close(c);
+	trace("freed and closed");
 	return 0;
 }
 
@@ -506,14 +532,16 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"url", required_argument, NULL, 'u'},
 		{"timeout", required_argument, NULL, 't'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int opt;
 
+	t_start = now_s();
 	/* Options before the command only; the command parses the rest. */
-	while ((opt = getopt_long(argc, argv, "+u:t:Vh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+u:t:vVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'u':
 			url = optarg;
@@ -526,6 +554,9 @@ int main(int argc, char **argv)
 			timeout_ms = (int)(t * 1000);
 			break;
 		}
+		case 'v':
+			verbose = 1;
+			break;
 		case 'V':
 			printf("gpuctl %s\n", GPUD_VERSION);
 			return 0;

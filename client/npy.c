@@ -508,11 +508,24 @@ int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *ou
 	return 0;
 }
 
+static void *malloc_alloc(void *ctx, const gpud_array *meta)
+{
+	(void)ctx;
+	return malloc(meta->nbytes ? meta->nbytes : 1);
+}
+
+int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
+{
+	return gpud_npy_load_into(path, malloc_alloc, NULL, out, err, errlen);
+}
+
 /*
  * Reads the preamble, then the header, then the data straight into the
- * array's buffer, so the data is never copied twice.
+ * destination (a malloc'd buffer, or the caller's memory), so the data is
+ * never copied twice.
  */
-int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
+int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gpud_array *out,
+		       char *err, size_t errlen)
 {
 	const struct ctx c = { path ? path : "(null)", err, errlen };
 	unsigned char pre[NPY_MAGIC_LEN + 2 + 4];
@@ -591,7 +604,11 @@ int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
 		truncated_data(&c, h.nbytes, file_rest);
 		goto out;
 	}
-	data = malloc(h.nbytes ? h.nbytes : 1);
+	{
+		gpud_array meta = { .dtype = h.dtype, .ndim = h.ndim, .nbytes = h.nbytes };
+		memcpy(meta.shape, h.shape, sizeof(meta.shape));
+		data = alloc(actx, &meta);
+	}
 	if (!data) {
 		fail(&c, "out of memory allocating %zu bytes", h.nbytes);
 		goto out;
@@ -608,7 +625,8 @@ int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
 	data = NULL;
 	r = 0;
 out:
-	free(data);
+	if (alloc == malloc_alloc)
+		free(data);
 	free(text);
 	fclose(f); /* opened for reading: nothing to lose on close */
 	return r;

@@ -143,6 +143,17 @@ GPUD_API const char *gpud_strerror(gpud_status s);
  */
 GPUD_API gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
 				const void *data, gpud_handle *out);
+/*
+ * Reads a .npy file straight into a new buffer: the file's data goes from
+ * the page cache into the request with no intermediate copy. meta (may be
+ * NULL) receives the array's dtype and shape (its data is NULL). A file that
+ * gpud_npy_load refuses is refused with the same message (GPUD_EARG).
+ */
+GPUD_API gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out,
+				    gpud_array *meta);
+/* Downloads a whole buffer straight into a .npy file at path. */
+GPUD_API gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path);
+
 /* Writes len bytes at byte offset. */
 GPUD_API gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
 				 size_t len);

@@ -37,6 +37,18 @@ typedef struct gpud_array {
  */
 GPUD_API int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen);
 
+/*
+ * Like gpud_npy_load, but the data goes into memory the caller provides:
+ * once the header is read, alloc(ctx, meta) is called with the array's
+ * dtype, shape and nbytes (meta->data NULL) and returns where the data is to
+ * go (at least meta->nbytes writable bytes), or NULL to fail. On success
+ * out->data is that pointer; the caller owns it (gpud_array_free must not be
+ * used). libgpud-client uses this to read a file straight into a request.
+ */
+typedef void *(*gpud_npy_alloc_fn)(void *ctx, const gpud_array *meta);
+GPUD_API int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *ctx,
+				gpud_array *out, char *err, size_t errlen);
+
 /* The same from a buffer in memory; name is used in messages only. */
 GPUD_API int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out, char *err,
 		   size_t errlen);
