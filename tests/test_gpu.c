@@ -1,0 +1,333 @@
+/*
+ * tests/test_gpu.c — every kernel's GPU implementation against its CPU
+ * reference (the cpu backend's code, linked in), through a real gpud on the
+ * cuda backend. Inputs are fresh random data at several sizes (the seed is
+ * printed); outputs are pre-filled with a NaN of a payload no arithmetic
+ * produces, so an element the kernel never wrote is caught even where NaN is
+ * a legitimate result.
+ *
+ * Needs a GPU: `make test-gpu`. GPUD_BIN names the daemon.
+ */
+#include <check.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpud/client.h>
+
+#include "kernels/kernel.h"
+#include "kernels/lombscargle.h"
+
+#define POISON64 0x7ff4dead0badf00dull /* a quiet NaN with a payload */
+#define POISON32 0x7fa0dead
+
+static char sockdir[64], url[128], logpath[128];
+static pid_t gpud_pid;
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double uniform(double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(rnd() >> 11) / 9007199254740992.0;
+}
+
+static void start_gpud(void)
+{
+	const char *bin = getenv("GPUD_BIN");
+	ck_assert_msg(bin != NULL, "GPUD_BIN is not set");
+	snprintf(sockdir, sizeof(sockdir), "/tmp/gpud-gpu-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(sockdir));
+	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", sockdir);
+	snprintf(logpath, sizeof(logpath), "%s/gpud.log", sockdir);
+	gpud_pid = fork();
+	ck_assert_int_ge(gpud_pid, 0);
+	if (gpud_pid == 0) {
+		if (freopen(logpath, "w", stderr) == NULL)
+			_exit(127);
+		execl(bin, bin, "--listen", url, "--backend", "cuda", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 600; i++) { /* context creation and warm-up: up to 30 s */
+		gpud_client *c;
+		if (gpud_connect(url, &c) == GPUD_OK) {
+			gpud_close(c);
+			return;
+		}
+		gpud_close(c);
+		int st;
+		if (waitpid(gpud_pid, &st, WNOHANG) == gpud_pid) {
+			char cmd[256];
+			snprintf(cmd, sizeof(cmd), "cat %s >&2", logpath);
+			if (system(cmd) != 0)
+				fprintf(stderr, "(no log)\n");
+			ck_abort_msg("gpud --backend cuda exited at start (status %d)", st);
+		}
+		usleep(50000);
+	}
+	ck_abort_msg("gpud did not answer within 30 s");
+}
+
+static void stop_gpud(void)
+{
+	int st = -1;
+	kill(gpud_pid, SIGTERM);
+	for (int i = 0; i < 200 && waitpid(gpud_pid, &st, WNOHANG) == 0; i++)
+		usleep(50000);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sockdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", sockdir);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "gpud did not exit 0 (status %d)", st);
+}
+
+/* --- lombscargle ------------------------------------------------------------------ */
+
+typedef struct ls_case {
+	size_t nx, nf;
+	gpud_dtype dt;
+	int precenter, normalize;
+} ls_case;
+
+static void *make_array(gpud_dtype dt, size_t n, double lo, double hi, int sorted)
+{
+	size_t es = gpud_dtype_size(dt);
+	void *p = malloc(n * es + 8);
+	double prev = lo;
+	for (size_t i = 0; i < n; i++) {
+		double v = uniform(lo, hi);
+		if (sorted) { /* increasing, irregular sample times */
+			v = prev + uniform(0.0, 2.0 * (hi - lo) / (double)n);
+			prev = v;
+		}
+		if (v == 0)
+			v = 0.5;
+		if (dt == GPUD_F32)
+			((float *)p)[i] = (float)v;
+		else
+			((double *)p)[i] = v;
+	}
+	return p;
+}
+
+static double get(gpud_dtype dt, const void *p, size_t i)
+{
+	return dt == GPUD_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+static int is_poison(gpud_dtype dt, const void *p, size_t i)
+{
+	if (dt == GPUD_F32) {
+		uint32_t u;
+		memcpy(&u, (const char *)p + 4 * i, 4);
+		return u == POISON32;
+	}
+	uint64_t u;
+	memcpy(&u, (const char *)p + 8 * i, 8);
+	return u == POISON64;
+}
+
+static void poison(gpud_dtype dt, void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (dt == GPUD_F32) {
+			uint32_t u = POISON32;
+			memcpy((char *)p + 4 * i, &u, 4);
+		} else {
+			uint64_t u = POISON64;
+			memcpy((char *)p + 8 * i, &u, 8);
+		}
+	}
+}
+
+/* The CPU reference: the kernel table's own cpu_run. */
+static void reference(const ls_case *cs, void *x, void *y, void *f, void *out)
+{
+	const kernel_def *k = kernel_find("lombscargle");
+	kernel_args a;
+	char err[256];
+	memset(&a, 0, sizeof(a));
+	a.kernel = k;
+	kernel_array arr = {.dtype = cs->dt, .ndim = 1};
+	void *ptrs[3] = {x, y, f};
+	size_t lens[3] = {cs->nx, cs->nx, cs->nf};
+	for (int i = 0; i < 3; i++) {
+		arr.shape[0] = lens[i];
+		arr.count = lens[i];
+		arr.data = ptrs[i];
+		ck_assert_int_eq(kernel_bind_array(k, &k->params[i], &arr, &a.v[i], err, sizeof(err)), 0);
+	}
+	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_PRECENTER], KGIVEN_BOOL, cs->precenter, 0,
+					    0, &a.v[LS_PRECENTER], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_NORMALIZE], KGIVEN_BOOL, cs->normalize, 0,
+					    0, &a.v[LS_NORMALIZE], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), 0);
+	ck_assert_int_eq(k->check(&a, err, sizeof(err)), 0);
+	a.v[LS_PGRAM].arr = a.v[LS_PGRAM].expect;
+	a.v[LS_PGRAM].arr.data = out;
+	a.v[LS_PGRAM].present = 1;
+	k->cpu_run(&a, 0, cs->nf);
+}
+
+static void run_ls_case(gpud_client *c, const ls_case *cs)
+{
+	size_t es = gpud_dtype_size(cs->dt);
+	void *x = make_array(cs->dt, cs->nx, 0.01, 10 * M_PI, 1);
+	void *y = make_array(cs->dt, cs->nx, -3.0, 3.0, 0);
+	void *f = make_array(cs->dt, cs->nf, 0.01, 10.0, 0);
+	void *ref = malloc(cs->nf * es + 8), *got = malloc(cs->nf * es + 8);
+	uint64_t nx = cs->nx, nf = cs->nf;
+	gpud_handle h[4];
+	gpud_output o;
+	size_t no;
+
+	reference(cs, x, y, f, ref);
+	poison(cs->dt, got, cs->nf);
+	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, x, &h[0]) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, y, &h[1]) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, f, &h[2]) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, got, &h[3]) == GPUD_OK, "%s", gpud_errmsg(c));
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			   gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("pgram", h[3]),
+			   gpud_arg_bool("precenter", cs->precenter),
+			   gpud_arg_bool("normalize", cs->normalize)};
+	ck_assert_msg(gpud_run(c, "lombscargle", args, 6, &o, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	ck_assert_uint_eq(o.handle, h[3]);
+	ck_assert_msg(gpud_download_range(c, h[3], 0, got, cs->nf * es) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	ck_assert(gpud_free(c, h, 4) == GPUD_OK);
+
+	double maxref = 0, maxerr = 0;
+	size_t unwritten = 0, nan_mismatch = 0;
+	for (size_t i = 0; i < cs->nf; i++) {
+		double r = get(cs->dt, ref, i);
+		if (isfinite(r) && fabs(r) > maxref)
+			maxref = fabs(r);
+	}
+	for (size_t i = 0; i < cs->nf; i++) {
+		if (is_poison(cs->dt, got, i)) {
+			unwritten++;
+			continue;
+		}
+		double r = get(cs->dt, ref, i), g = get(cs->dt, got, i);
+		if (isfinite(r) != isfinite(g)) {
+			nan_mismatch++;
+			continue;
+		}
+		if (isfinite(r) && fabs(g - r) > maxerr)
+			maxerr = fabs(g - r);
+	}
+	double tol = cs->dt == GPUD_F64 ? 1e-9 : 1e-4;
+	printf("lombscargle %-7s nx=%-4zu nf=%-8zu precenter=%d normalize=%d  max|ref|=%-10.4g "
+	       "max err/max|ref|=%.2e  unwritten=%zu\n",
+	       gpud_dtype_name(cs->dt), cs->nx, cs->nf, cs->precenter, cs->normalize, maxref,
+	       maxref > 0 ? maxerr / maxref : maxerr, unwritten);
+	fflush(stdout);
+	ck_assert_msg(unwritten == 0, "%zu of %zu outputs never written", unwritten, cs->nf);
+	/*
+	 * One sample: the second term of scipy's formula is 0/0 up to rounding
+	 * (the periodogram of one point is ill-posed), so values are not
+	 * compared there; every element must still be written.
+	 */
+	if (cs->nx > 1) {
+		ck_assert_msg(nan_mismatch == 0, "%zu outputs finite on one side only", nan_mismatch);
+		ck_assert_msg(maxerr <= tol * maxref, "max abs error %.3e > %.0e x max %.4g", maxerr,
+			      tol, maxref);
+	}
+	free(x);
+	free(y);
+	free(f);
+	free(ref);
+	free(got);
+}
+
+static void test_lombscargle(gpud_client *c)
+{
+	static const size_t nxs[] = {1, 7, 100};
+	static const size_t nfs[] = {1, 31, 1000, 1u << 20};
+	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
+	for (int d = 0; d < 2; d++)
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 4; j++) {
+				/* All four flag combinations at the largest size, one
+				 * rotating combination elsewhere. */
+				for (int m = 0; m < 4; m++) {
+					if (nfs[j] != (1u << 20) && m != (int)((i + j) % 4))
+						continue;
+					ls_case cs = {nxs[i], nfs[j], dts[d], m & 1, m >> 1};
+					run_ls_case(c, &cs);
+				}
+			}
+}
+
+/* --- every kernel has a GPU test ---------------------------------------------------- */
+
+static const struct {
+	const char *kernel;
+	void (*run)(gpud_client *c);
+} gpu_tests[] = {
+	{"lombscargle", test_lombscargle},
+};
+
+START_TEST(every_kernel_against_reference)
+{
+	gpud_client *c;
+	size_t nk;
+	const kernel_def *const *ks = kernel_list(&nk);
+
+	start_gpud();
+	ck_assert_msg(gpud_connect(url, &c) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_str_eq(gpud_server(c)->backend, "cuda");
+	ck_assert_int_ge(gpud_server(c)->ndevices, 1);
+	printf("device: %s (sm_%d%d), seed %016llx\n", gpud_server(c)->devices[0].name,
+	       gpud_server(c)->devices[0].cc_major, gpud_server(c)->devices[0].cc_minor,
+	       (unsigned long long)rng_state);
+	for (size_t i = 0; i < nk; i++) {
+		size_t j;
+		for (j = 0; j < sizeof(gpu_tests) / sizeof(gpu_tests[0]); j++)
+			if (!strcmp(gpu_tests[j].kernel, ks[i]->name))
+				break;
+		ck_assert_msg(j < sizeof(gpu_tests) / sizeof(gpu_tests[0]),
+			      "kernel %s has no GPU test", ks[i]->name);
+		gpu_tests[j].run(c);
+	}
+	gpud_daemon_status st;
+	ck_assert(gpud_status_get(c, &st) == GPUD_OK);
+	ck_assert_uint_eq(st.buffers, 0);
+	ck_assert_int_ge(st.nvariants, 2);
+	gpud_close(c);
+	stop_gpud();
+}
+END_TEST
+
+int main(void)
+{
+	if (getrandom(&rng_state, sizeof(rng_state), 0) != sizeof(rng_state))
+		rng_state = (uint64_t)time(NULL);
+	Suite *s = suite_create("gpu");
+	TCase *tc = tcase_create("kernels");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, every_kernel_against_reference);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
