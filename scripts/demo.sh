@@ -17,6 +17,8 @@ if ! "$gpuctl" --url "$url" status --wait 30 >/dev/null; then
 	exit 1
 fi
 "$gpuctl" --url "$url" demo --runs "${DEMO_RUNS:-5}"
+# Say why the backend is what it is (e.g. no GPU: the cpu backend).
+grep -E ' (warn|error): ' "$dir/gpud.log" | sed 's/^[^ ]* /gpud: /' >&2 || true
 kill -TERM "$pid"
 wait "$pid"
 status=$?
