@@ -102,15 +102,6 @@ static gpud_client *connect_or_die(void)
 	return c;
 }
 
-static void shape_text(const uint64_t *shape, int ndim, char *buf, size_t len)
-{
-	size_t n = (size_t)snprintf(buf, len, "(");
-	for (int i = 0; i < ndim; i++)
-		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%" PRIu64, i ? ", " : "",
-				      shape[i]);
-	snprintf(buf + n, n < len ? len - n : 0, "%s)", ndim == 1 ? "," : "");
-}
-
 static void human_bytes(uint64_t b, char *buf, size_t len)
 {
 	const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -169,7 +160,7 @@ static void print_summary(const gpud_output *o, const gpud_array *a)
 	char shape[128];
 	size_t n = gpud_array_count(a);
 
-	shape_text(a->shape, a->ndim, shape, sizeof(shape));
+	gpud_shape_format(shape, sizeof(shape), a->shape, a->ndim);
 	printf("%s: %s %s", o->name, gpud_dtype_name(a->dtype), shape);
 	if (n == 0) {
 		printf(" []\n");

@@ -69,27 +69,6 @@ static int fail(const struct ctx *c, const char *fmt, ...)
 	return -1;
 }
 
-/* "(2, 3)", "(5,)" or "()", as Python writes a tuple. */
-static void format_shape(char *buf, size_t len, const uint64_t *shape, int ndim)
-{
-	size_t off = 0;
-	int n;
-
-	n = snprintf(buf, len, "(");
-	for (int i = 0; i < ndim && n >= 0; i++) {
-		off += (size_t)n;
-		if (off >= len)
-			return;
-		n = snprintf(buf + off, len - off, "%s%llu", i ? ", " : "",
-			     (unsigned long long)shape[i]);
-	}
-	if (n < 0)
-		return;
-	off += (size_t)n;
-	if (off < len)
-		snprintf(buf + off, len - off, "%s", ndim == 1 ? ",)" : ")");
-}
-
 /* --- preamble ---------------------------------------------------------------- */
 
 /*
@@ -415,7 +394,7 @@ static int parse_header(const struct ctx *c, const char *text, size_t len, struc
 			       "np.ascontiguousarray");
 	h->nbytes = gpud_shape_bytes(h->shape, h->ndim, gpud_dtype_size(h->dtype));
 	if (h->nbytes == SIZE_MAX) {
-		format_shape(sh, sizeof(sh), h->shape, h->ndim);
+		gpud_shape_format(sh, sizeof(sh), h->shape, h->ndim);
 		return fail(c, "shape %s of %s is too large: its byte count overflows size_t", sh,
 			    gpud_dtype_name(h->dtype));
 	}
@@ -674,7 +653,7 @@ int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errle
 	if (a->ndim < 0 || a->ndim > GPUD_MAX_DIMS)
 		return fail(&c, "cannot save an array of %d dimensions (0 to %d supported)",
 			    a->ndim, GPUD_MAX_DIMS);
-	format_shape(sh, sizeof(sh), a->shape, a->ndim);
+	gpud_shape_format(sh, sizeof(sh), a->shape, a->ndim);
 	need = gpud_shape_bytes(a->shape, a->ndim, gpud_dtype_size(a->dtype));
 	if (need == SIZE_MAX)
 		return fail(&c, "shape %s of %s is too large: its byte count overflows size_t", sh,

@@ -19,15 +19,6 @@
 #define ST_TOO_LARGE GPUD__STATUS__STATUS_TOO_LARGE
 #define ST_PROTOCOL GPUD__STATUS__STATUS_PROTOCOL
 
-static void shape_text(const uint64_t *shape, int ndim, char *buf, size_t len)
-{
-	size_t n = (size_t)snprintf(buf, len, "(");
-	for (int i = 0; i < ndim; i++)
-		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%" PRIu64, i ? ", " : "",
-				      shape[i]);
-	snprintf(buf + n, n < len ? len - n : 0, "%s)", ndim == 1 ? "," : "");
-}
-
 /* BufferInfo pointing into b (valid while b is). */
 static void buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info)
 {
@@ -256,7 +247,7 @@ static void verb_alloc(gpud_request *r)
 			     a->n_shape);
 		return;
 	}
-	shape_text(a->shape, (int)a->n_shape, shape, sizeof(shape));
+	gpud_shape_format(shape, sizeof(shape), a->shape, (int)a->n_shape);
 	if (a->with_data && r->payload_len != want) {
 		request_fail(r, ST_INVALID,
 			     "alloc: payload has %zu bytes but a %s array of shape %s needs %zu",
@@ -556,8 +547,8 @@ static void verb_run(gpud_request *r)
 			if (v->arr.dtype != v->expect.dtype || v->arr.ndim != v->expect.ndim ||
 			    memcmp(v->arr.shape, v->expect.shape,
 				   (size_t)v->arr.ndim * sizeof(uint64_t)) != 0) {
-				shape_text(v->expect.shape, v->expect.ndim, want, sizeof(want));
-				shape_text(v->arr.shape, v->arr.ndim, got, sizeof(got));
+				gpud_shape_format(want, sizeof(want), v->expect.shape, v->expect.ndim);
+				gpud_shape_format(got, sizeof(got), v->arr.shape, v->arr.ndim);
 				request_fail(r, ST_INVALID,
 					     "%s: output '%s' must be %s with shape %s, got %s with shape %s",
 					     k->name, k->params[i].name, gpud_dtype_name(v->expect.dtype),

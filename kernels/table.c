@@ -115,15 +115,6 @@ int kernel_scalar_parse(kscalar_type t, const char *text, kernel_value *out)
 	return -1;
 }
 
-static void shape_text(const uint64_t *shape, int ndim, char *buf, size_t len)
-{
-	size_t n = (size_t)snprintf(buf, len, "(");
-	for (int i = 0; i < ndim; i++)
-		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%llu", i ? ", " : "",
-				      (unsigned long long)shape[i]);
-	snprintf(buf + n, n < len ? len - n : 0, "%s)", ndim == 1 ? "," : "");
-}
-
 int kernel_bind_array(const kernel_def *k, const kernel_param *p, const kernel_array *arr,
 		      kernel_value *out, char *err, size_t errlen)
 {
@@ -141,7 +132,7 @@ int kernel_bind_array(const kernel_def *k, const kernel_param *p, const kernel_a
 		return -1;
 	}
 	if (p->ndim >= 0 && arr->ndim != p->ndim) {
-		shape_text(arr->shape, arr->ndim, shape, sizeof(shape));
+		gpud_shape_format(shape, sizeof(shape), arr->shape, arr->ndim);
 		snprintf(err, errlen, "%s: argument '%s' must be %d-d, got %d-d with shape %s",
 			 k->name, p->name, p->ndim, arr->ndim, shape);
 		return -1;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,25 @@ static inline size_t gpud_shape_bytes(const uint64_t *shape, int ndim, size_t el
 		n *= (size_t)shape[i];
 	}
 	return n;
+}
+
+/* "(2, 3)", "(5,)" or "()", as Python writes a shape; truncated to len. */
+static inline void gpud_shape_format(char *buf, size_t len, const uint64_t *shape, int ndim)
+{
+	size_t off = 0;
+	int n = snprintf(buf, len, "(");
+	for (int i = 0; i < ndim && n >= 0; i++) {
+		off += (size_t)n;
+		if (off >= len)
+			return;
+		n = snprintf(buf + off, len - off, "%s%llu", i ? ", " : "",
+			     (unsigned long long)shape[i]);
+	}
+	if (n < 0)
+		return;
+	off += (size_t)n;
+	if (off < len)
+		snprintf(buf + off, len - off, "%s", ndim == 1 ? ",)" : ")");
 }
 
 #ifdef __cplusplus
