@@ -21,6 +21,9 @@
 #include "daemon/server.h"
 
 enum ctx_state { CTX_RECV, CTX_BUSY, CTX_SEND, CTX_STOPPED };
+
+/* Room for a request's protobuf header beyond max_message_size of payload. */
+#define REQUEST_HEADER_ROOM (64u << 10)
 enum event_type { EV_REQUEST, EV_CTX_STOPPED, EV_PIPE_ADD, EV_PIPE_REM };
 
 typedef struct server_event {
@@ -67,6 +70,24 @@ static void post_event(gpud_server *s, server_event *ev)
 static void handle_request(server_ctx *c);
 static void teardown(gpud_server *s);
 
+/*
+ * nng completes a send when the pipe has taken the reply, not when it has
+ * reached the client; closing the socket at once would cut the last replies
+ * off. So after the last context stops, wait until the clients have gone or
+ * LINGER_NS has passed since the last reply was handed over.
+ */
+#define LINGER_NS 1000000000ull
+
+static void on_linger(uv_timer_t *t)
+{
+	gpud_server *s = t->data;
+	uint64_t last = atomic_load(&s->last_reply_ns);
+	if (s->connections > 0 && now_ns() - last < LINGER_NS)
+		return;
+	uv_timer_stop(t);
+	teardown(s);
+}
+
 static void on_wake(uv_async_t *h)
 {
 	gpud_server *s = h->data;
@@ -104,13 +125,22 @@ static void on_wake(uv_async_t *h)
 		ev = next;
 	}
 	/* Every context is idle once all have stopped: nothing is in flight. */
-	if (s->stopping && s->ctxs != NULL && s->stopped_ctxs == s->nctx)
-		teardown(s);
+	if (s->stopping && s->ctxs != NULL && s->stopped_ctxs == s->nctx &&
+	    !uv_is_active((uv_handle_t *)&s->linger_timer))
+		uv_timer_start(&s->linger_timer, on_linger, 0, 10);
 }
 
 static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 {
 	gpud_server *s = arg;
+
+	/* Stopping: refuse new connections (closing the listeners would also
+	 * close the connections whose replies are still to be sent). */
+	if (what == NNG_PIPE_EV_ADD_PRE) {
+		if (atomic_load(&s->refusing))
+			nng_pipe_close(p);
+		return;
+	}
 	server_event *ev = calloc(1, sizeof(*ev));
 
 	if (ev == NULL)
@@ -152,6 +182,7 @@ static void ctx_cb(void *arg)
 		}
 		break;
 	case CTX_SEND:
+		atomic_store(&c->srv->last_reply_ns, now_ns());
 		if (rv != 0) {
 			/* The client went away before its reply; drop it. */
 			nng_msg_free(nng_aio_get_msg(c->aio));
@@ -304,6 +335,12 @@ static void handle_request(server_ctx *c)
 		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL, "malformed message: %s", err);
 		return;
 	}
+	if (r->payload_len > s->cfg->max_message_size) {
+		request_fail(r, GPUD__STATUS__STATUS_TOO_LARGE,
+			     "request payload of %zu bytes exceeds max_message_size (%llu bytes)",
+			     r->payload_len, (unsigned long long)s->cfg->max_message_size);
+		return;
+	}
 	r->req = gpud__request__unpack(NULL, hlen, hdr);
 	if (r->req == NULL) {
 		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
@@ -392,6 +429,7 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigint);
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
+	close_handle((uv_handle_t *)&s->linger_timer);
 	log_info("stopped after %llu requests", (unsigned long long)s->requests);
 	free(s->fatal);
 	s->fatal = NULL;
@@ -402,8 +440,7 @@ void server_shutdown(gpud_server *s)
 	if (s->stopping)
 		return;
 	s->stopping = 1;
-	for (int i = 0; i < s->nlisteners; i++)
-		nng_listener_close(s->listeners[i]);
+	atomic_store(&s->refusing, 1);
 	uv_timer_start(&s->shutdown_timer, on_shutdown_timeout,
 		       (uint64_t)(s->cfg->shutdown_timeout * 1000.0), 0);
 	uv_unref((uv_handle_t *)&s->shutdown_timer);
@@ -445,6 +482,15 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 	server_shutdown(s);
 }
 
+/*
+ * The transport refuses (drops the connection on) a message over this; one a
+ * little over max_message_size still arrives and gets a clear TOO_LARGE.
+ */
+static size_t request_cap(const gpud_config *cfg)
+{
+	return (size_t)cfg->max_message_size + REQUEST_HEADER_ROOM + GPUD_WIRE_PREFIX;
+}
+
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
 {
 	int rv;
@@ -466,8 +512,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		return -1;
 	}
 	/* Requests carry the payload; leave room for the header and framing. */
-	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ,
-			    (size_t)cfg->max_message_size + GPUD_WIRE_MAX_HEADER + GPUD_WIRE_PREFIX);
+	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, request_cap(cfg));
+	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, on_pipe_event, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, on_pipe_event, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, on_pipe_event, s);
 
@@ -480,14 +526,15 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
 	uv_timer_init(loop, &s->shutdown_timer);
 	s->shutdown_timer.data = s;
+	uv_timer_init(loop, &s->linger_timer);
+	s->linger_timer.data = s;
 
 	for (int i = 0; i < cfg->nlisten; i++) {
 		ensure_ipc_dir(cfg->listen[i]);
 		rv = nng_listener_create(&s->listeners[i], s->sock, cfg->listen[i]);
 		if (rv == 0)
 			rv = nng_listener_set_size(s->listeners[i], NNG_OPT_RECVMAXSZ,
-						   (size_t)cfg->max_message_size +
-							   GPUD_WIRE_MAX_HEADER + GPUD_WIRE_PREFIX);
+						   request_cap(cfg));
 		if (rv == 0)
 			rv = nng_listener_start(s->listeners[i], 0);
 		if (rv != 0) {

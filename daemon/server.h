@@ -68,6 +68,9 @@ struct gpud_server {
 
 	uv_signal_t sigint, sigterm;
 	uv_timer_t shutdown_timer;
+	uv_timer_t linger_timer;
+	_Atomic uint64_t last_reply_ns; /* when nng last took a reply */
+	atomic_int refusing;            /* stopping: new connections are closed */
 	int stopping;
 	int stopped_ctxs;
 	int exit_code;
