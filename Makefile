@@ -100,7 +100,7 @@ $(GEN)/gpud.pb-c.c $(GEN)/gpud.pb-c.h: proto/gpud.proto
 
 # every object may include the generated header
 $(DAEMON_OBJ) $(CLIENT_OBJ) $(PROTO_OBJ) $(CLIENT_PIC) $(call obj,$(UNIT_SRC)) \
-	$(BUILD)/tests/test_e2e.o $(BUILD)/client/gpuctl.o: | $(GEN)/gpud.pb-c.h
+	$(BUILD)/tests/test_e2e.o $(BUILD)/client/gpuctl.o $(BUILD)/daemon/main.o: | $(GEN)/gpud.pb-c.h
 
 $(BUILD)/gen/gpud.pb-c.o: $(GEN)/gpud.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -c $< -o $@

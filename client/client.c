@@ -436,7 +436,8 @@ gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
 	}
 	out->dtype = (gpud_dtype)b->dtype;
 	out->ndim = (int)b->n_shape;
-	memcpy(out->shape, b->shape, b->n_shape * sizeof(uint64_t));
+	if (b->n_shape) /* protobuf-c gives NULL for an empty shape (0-d) */
+		memcpy(out->shape, b->shape, b->n_shape * sizeof(uint64_t));
 	out->nbytes = pll;
 	if ((out->data = malloc(pll ? pll : 1)) == NULL) {
 		st = seterr(c, GPUD_ENOMEM, "download: cannot allocate %zu bytes", pll);
@@ -466,7 +467,8 @@ gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
 		st = seterr(c, GPUD_EPROTO, "download: %zu dimensions", b->n_shape);
 		goto out;
 	}
-	memcpy(view.shape, b->shape, b->n_shape * sizeof(uint64_t));
+	if (b->n_shape)
+		memcpy(view.shape, b->shape, b->n_shape * sizeof(uint64_t));
 	view.data = pl; /* written to the file straight from the reply */
 	view.nbytes = pll;
 	if (gpud_npy_save(path, &view, err, sizeof(err)) != 0)
@@ -590,7 +592,8 @@ gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 		g->handle = o->buffer->handle;
 		g->dtype = (gpud_dtype)o->buffer->dtype;
 		g->ndim = (int)o->buffer->n_shape;
-		memcpy(g->shape, o->buffer->shape, o->buffer->n_shape * sizeof(uint64_t));
+		if (o->buffer->n_shape)
+			memcpy(g->shape, o->buffer->shape, o->buffer->n_shape * sizeof(uint64_t));
 	}
 	if (nouts)
 		*nouts = n;

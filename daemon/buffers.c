@@ -68,7 +68,8 @@ int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
 	}
 	b->dtype = dt;
 	b->ndim = ndim;
-	memcpy(b->shape, shape, (size_t)ndim * sizeof(uint64_t));
+	if (ndim > 0) /* a 0-d shape may come as NULL (an empty repeated field) */
+		memcpy(b->shape, shape, (size_t)ndim * sizeof(uint64_t));
 	b->nbytes = nbytes;
 	b->count = nbytes / esize;
 	b->handle = new_handle(t);

@@ -335,16 +335,16 @@ static void handle_request(server_ctx *c)
 		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL, "malformed message: %s", err);
 		return;
 	}
-	if (r->payload_len > s->cfg->max_message_size) {
-		request_fail(r, GPUD__STATUS__STATUS_TOO_LARGE,
-			     "request payload of %zu bytes exceeds max_message_size (%llu bytes)",
-			     r->payload_len, (unsigned long long)s->cfg->max_message_size);
-		return;
-	}
 	r->req = gpud__request__unpack(NULL, hlen, hdr);
 	if (r->req == NULL) {
 		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
 			     "malformed message: the %zu-byte header is not a gpud Request", hlen);
+		return;
+	}
+	if (r->payload_len > s->cfg->max_message_size) {
+		request_fail(r, GPUD__STATUS__STATUS_TOO_LARGE,
+			     "request payload of %zu bytes exceeds max_message_size (%llu bytes)",
+			     r->payload_len, (unsigned long long)s->cfg->max_message_size);
 		return;
 	}
 	if (r->req->version != GPUD_PROTOCOL_VERSION) {

@@ -1,0 +1,320 @@
+#!/usr/bin/python3
+"""tests/scipy_check.py -- gpud's lombscargle against scipy.signal.lombscargle.
+
+    /usr/bin/python3 tests/scipy_check.py --gpuctl PATH --url URL [--backend B] [--seed N]
+
+Needs a running gpud at URL (tests/scipy_check.sh starts one). Draws fresh
+random inputs (the seed comes from os.urandom and is printed; --seed or
+$SCIPY_CHECK_SEED repeats a run) at several sizes, runs
+
+    gpuctl run lombscargle x=.. y=.. freqs=.. precenter=.. normalize=.. -o out.npy
+
+for float64 and float32 and every precenter/normalize combination, and
+compares with scipy.signal.lombscargle computed on float64 copies of the same
+inputs: max |gpud - scipy| <= 1e-9 * max |scipy| for float64 and
+<= 1e-4 * max |scipy| for float32. With a single sample (x of length 1) the
+periodogram is 0/0 at many frequencies; there the NaN positions must agree.
+
+Debian's scipy 1.10 is built by Pythran with assertions on, so a division by
+zero (which a single sample makes likely) aborts the process instead of giving
+NaN. scipy therefore runs in a worker process; if it aborts, the reference for
+that case is scipy's loop transcribed below with libm and IEEE division (said
+in the table line). Which frequencies give NaN for one sample depends on the
+last bit of sin/cos, so NaN positions are compared on the cpu backend (glibc's
+libm, as scipy's); with --backend other than cpu (the cuda kernels have their
+own sin/cos) those cases check shape and dtype only, and say so.
+
+gpud follows scipy <= 1.14. With scipy >= 1.15 (a new algorithm) the check
+applies normalize as 1.14 did and checks x of length 1 against the transcribed
+loop; everything else still comes from scipy.
+
+Prints one line per case and, last, 'N passed, M failed'; exits 1 on any
+failure.
+"""
+
+import argparse
+import concurrent.futures
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy as np
+    import scipy
+    import scipy.signal
+except ImportError as e:  # CI installs python3-scipy
+    print(f"scipy_check: {sys.executable} cannot import numpy and scipy ({e}); "
+          "install them (Debian: apt-get install python3-numpy python3-scipy)",
+          file=sys.stderr)
+    sys.exit(1)
+
+X_SIZES = [1, 7, 100, 1000]
+F_SIZES = [1, 31, 1000, 1 << 16]
+DTYPES = [np.float64, np.float32]
+TOL = {np.float64: 1e-9, np.float32: 1e-4}
+
+
+# --- references ----------------------------------------------------------------------
+
+SCIPY_VERSION = tuple(int(p) for p in scipy.__version__.split(".")[:2])
+# scipy 1.15 reimplemented lombscargle: normalize=True then divides by the
+# centred y, and a length-1 freqs gives a 0-d result. The unnormalized
+# periodogram is the same, so with a newer scipy the check applies
+# normalize as scipy <= 1.14 did (2 / dot(y, y) of the uncentred y).
+NEW_SCIPY = SCIPY_VERSION >= (1, 15)
+
+
+def scipy_ref(x, y, freqs, precenter, normalize):
+    """Runs in the worker process."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if not NEW_SCIPY:
+            p = scipy.signal.lombscargle(x, y, freqs, precenter=precenter, normalize=normalize)
+        else:
+            p = scipy.signal.lombscargle(x, y, freqs, precenter=precenter, normalize=False)
+            if normalize:
+                p = p * (2 / np.dot(y, y))
+    return np.atleast_1d(np.asarray(p, dtype=np.float64))
+
+
+def _worker_init(errpath):
+    # Pythran's assertion message goes to a file, not over the table.
+    fd = os.open(errpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _div(a, b):
+    """IEEE division (what C does), where Python raises."""
+    if b != 0:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def transcribed_ref(x, y, freqs, precenter, normalize):
+    """scipy <= 1.14's _lombscargle loop, statement for statement, with libm's
+    sin/cos and IEEE division. Plain Python: only for small inputs."""
+    x = [float(v) for v in x]
+    y = [float(v) for v in y]
+    mean = float(np.mean(np.asarray(y)))  # numpy's pairwise sum, as scipy's y.mean()
+    yc = [v - mean for v in y] if precenter else y
+    out = np.empty(len(freqs))
+    for i, f in enumerate(float(v) for v in freqs):
+        xc = xs = cc = ss = cs = 0.0
+        for xj, yj in zip(x, yc):
+            c = math.cos(f * xj)
+            s = math.sin(f * xj)
+            xc += yj * c
+            xs += yj * s
+            cc += c * c
+            ss += s * s
+            cs += c * s
+        tau = math.atan2(2 * cs, cc - ss) / (2 * f)
+        c_tau = math.cos(f * tau)
+        s_tau = math.sin(f * tau)
+        c_tau2 = c_tau * c_tau
+        s_tau2 = s_tau * s_tau
+        cs_tau = 2 * c_tau * s_tau
+        out[i] = 0.5 * (_div((c_tau * xc + s_tau * xs) ** 2,
+                             c_tau2 * cc + cs_tau * cs + s_tau2 * ss)
+                        + _div((c_tau * xs - s_tau * xc) ** 2,
+                               c_tau2 * ss - cs_tau * cs + s_tau2 * cc))
+    if normalize:
+        out *= 2 / np.dot(np.asarray(y), np.asarray(y))
+    return out
+
+
+def vectorized_ref(x, y, freqs, precenter, normalize):
+    """The same loop in numpy (fallback for larger inputs if scipy aborts)."""
+    y0 = y
+    if precenter:
+        y = y - y.mean()
+    with np.errstate(all="ignore"):
+        arg = np.outer(freqs, x)
+        c, s = np.cos(arg), np.sin(arg)
+        xc, xs = c @ y, s @ y
+        cc, ss, cs = (c * c).sum(1), (s * s).sum(1), (c * s).sum(1)
+        tau = np.arctan2(2 * cs, cc - ss) / (2 * freqs)
+        c_tau, s_tau = np.cos(freqs * tau), np.sin(freqs * tau)
+        c_tau2, s_tau2, cs_tau = c_tau * c_tau, s_tau * s_tau, 2 * c_tau * s_tau
+        p = 0.5 * ((c_tau * xc + s_tau * xs) ** 2 / (c_tau2 * cc + cs_tau * cs + s_tau2 * ss)
+                   + (c_tau * xs - s_tau * xc) ** 2 / (c_tau2 * ss - cs_tau * cs + s_tau2 * cc))
+        if normalize:
+            p *= 2 / np.dot(y0, y0)
+    return p
+
+
+class Reference:
+    """scipy in a worker process that may die; a fresh one after each death."""
+
+    def __init__(self, errpath):
+        self.errpath = errpath
+        self.pool = None
+        self.aborts = 0
+
+    def _pool(self):
+        if self.pool is None:
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=1, initializer=_worker_init, initargs=(self.errpath,))
+        return self.pool
+
+    def __call__(self, x, y, freqs, precenter, normalize):
+        if NEW_SCIPY and len(x) == 1:
+            # The new algorithm has no 0/0 for a single sample.
+            return (transcribed_ref(x, y, freqs, precenter, normalize),
+                    "scipy >= 1.15: ref=scipy 1.14's loop transcribed")
+        try:
+            fut = self._pool().submit(scipy_ref, x, y, freqs, precenter, normalize)
+            return fut.result(timeout=600), ("scipy, normalized as in 1.14" if NEW_SCIPY and
+                                              normalize else "scipy")
+        except concurrent.futures.process.BrokenProcessPool:
+            self.pool.shutdown(wait=False)
+            self.pool = None
+            self.aborts += 1
+        why = "scipy aborted (Pythran divide-by-zero assertion); ref=scipy's loop transcribed"
+        if len(x) * len(freqs) <= 200000:
+            return transcribed_ref(x, y, freqs, precenter, normalize), why
+        return vectorized_ref(x, y, freqs, precenter, normalize), why + " (numpy)"
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown()
+
+
+# --- the check -------------------------------------------------------------------------
+
+def make_inputs(rng, nx, nf):
+    """Non-uniform sample times, non-zero values, frequencies > 0."""
+    x = np.sort(rng.uniform(0.0, 30.0, nx))
+    mag = rng.uniform(0.1, 2.0, nx)
+    y = np.where(rng.integers(0, 2, nx) == 1, mag, -mag) + 0.5 * np.sin(1.3 * x)
+    y[y == 0] = 0.25
+    freqs = rng.uniform(0.01, 10.0, nf)
+    return x, y, freqs
+
+
+def run_gpuctl(gpuctl, url, work, x, y, freqs, precenter, normalize):
+    px, py, pf, po = (os.path.join(work, n) for n in ("x.npy", "y.npy", "freqs.npy", "out.npy"))
+    np.save(px, x)
+    np.save(py, y)
+    np.save(pf, freqs)
+    if os.path.exists(po):
+        os.unlink(po)
+    cmd = [gpuctl, "--url", url, "run", "lombscargle", f"x={px}", f"y={py}", f"freqs={pf}",
+           f"precenter={'true' if precenter else 'false'}",
+           f"normalize={'true' if normalize else 'false'}", "-o", po]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=600)
+    if p.returncode != 0:
+        return None, f"gpuctl exited {p.returncode}: {p.stderr.strip()}"
+    if p.stderr.strip():
+        return None, f"gpuctl wrote to stderr: {p.stderr.strip()}"
+    return np.load(po), None
+
+
+def compare(got, ref, dtype, nx, exact_nan):
+    """(ok, error text for the table)."""
+    if got.dtype != np.dtype(dtype) or got.shape != ref.shape:
+        return False, f"got {got.dtype} {got.shape}, expected {np.dtype(dtype)} {ref.shape}"
+    if nx == 1 and not exact_nan:
+        return True, ("shape and dtype only: one sample is 0/0, and which frequencies give "
+                      "NaN depends on the last bit of this backend's sin/cos")
+    got64 = got.astype(np.float64)
+    nan_got, nan_ref = np.isnan(got64), np.isnan(ref)
+    if not np.array_equal(nan_got, nan_ref):
+        diff = np.flatnonzero(nan_got != nan_ref)
+        i = int(diff[0])
+        return False, (f"NaN positions differ at {len(diff)} of {len(ref)} frequencies "
+                       f"(first: [{i}] gpud {got64[i]!r}, reference {ref[i]!r})")
+    if nx == 1:
+        return True, f"NaN at {int(nan_ref.sum())}/{len(ref)}, positions equal"
+    fin = ~nan_ref
+    if not fin.any():
+        return True, "all NaN, positions equal"
+    scale = np.max(np.abs(ref[fin]))
+    err = np.max(np.abs(got64[fin] - ref[fin]))
+    rel = err / scale if scale > 0 else err
+    ok = bool(np.isfinite(got64[fin]).all()) and rel <= TOL[dtype]
+    return ok, f"max|err|/max|ref| = {rel:.2e}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpuctl", required=True)
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--backend", default="cpu",
+                    help="gpud's backend; with one other than cpu, x of length 1 is checked "
+                    "for shape and dtype only")
+    ap.add_argument("--check-imports", action="store_true",
+                    help="only check that numpy and scipy import, then exit")
+    args = ap.parse_args()
+    if args.check_imports:
+        return 0
+
+    seed = args.seed
+    if seed is None and os.environ.get("SCIPY_CHECK_SEED"):
+        seed = int(os.environ["SCIPY_CHECK_SEED"])
+    if seed is None:
+        seed = int.from_bytes(os.urandom(8), "little")
+    print(f"scipy_check: numpy {np.__version__}, scipy {scipy.__version__}, gpud at {args.url} "
+          f"(backend {args.backend})")
+    print(f"scipy_check: random seed {seed} (repeat with SCIPY_CHECK_SEED={seed})")
+    if NEW_SCIPY:
+        print("scipy_check: note: scipy >= 1.15 reimplemented lombscargle; gpud follows "
+              "scipy <= 1.14, so normalize is applied here as 1.14 did, and x of length 1 "
+              "is checked against 1.14's loop transcribed")
+    sys.stdout.flush()
+
+    rng = np.random.default_rng(seed)
+    passed = failed = 0
+    notes = {}
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="scipy-check-") as work:
+        ref_of = Reference(os.path.join(work, "scipy-worker.err"))
+        try:
+            for nx in X_SIZES:
+                for nf in F_SIZES:
+                    x, y, freqs = make_inputs(rng, nx, nf)
+                    for dtype in DTYPES:
+                        xd, yd, fd = (a.astype(dtype) for a in (x, y, freqs))
+                        for precenter in (False, True):
+                            for normalize in (False, True):
+                                ref, how = ref_of(xd.astype(np.float64), yd.astype(np.float64),
+                                                  fd.astype(np.float64), precenter, normalize)
+                                t = time.monotonic()
+                                got, err = run_gpuctl(args.gpuctl, args.url, work, xd, yd, fd,
+                                                      precenter, normalize)
+                                dt = time.monotonic() - t
+                                if err is None:
+                                    ok, text = compare(got, ref, dtype, nx,
+                                                       args.backend == "cpu")
+                                else:
+                                    ok, text = False, err
+                                if how != "scipy":
+                                    text += f" [{how}]"
+                                    notes[how] = notes.get(how, 0) + 1
+                                passed += ok
+                                failed += not ok
+                                print(f"{'ok  ' if ok else 'FAIL'} {np.dtype(dtype).name:7} "
+                                      f"nx={nx:<5} nf={nf:<6} precenter={precenter!s:5} "
+                                      f"normalize={normalize!s:5} {dt:6.2f} s  {text}",
+                                      flush=True)
+        finally:
+            ref_of.close()
+    print(f"scipy_check: {time.monotonic() - t0:.1f} s; tolerances: float64 "
+          f"{TOL[np.float64]:g}, float32 {TOL[np.float32]:g} of max|scipy|")
+    for how, n in notes.items():
+        print(f"scipy_check: {n} cases: {how}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2227 @@
+/*
+ * tests/test_e2e.c — end-to-end tests: every test gets a real gpud of its own
+ * (started by a checked fixture on a private ipc:// socket, stopped with
+ * SIGTERM and required to exit 0), driven through libgpud-client, through the
+ * gpuctl binary, and through a plain nng REQ socket speaking the wire format
+ * by hand.
+ *
+ *   GPUD_BIN=/abs/gpud GPUCTL_BIN=/abs/gpuctl [GPUD_BACKEND=cpu|cuda|auto] e2e
+ *
+ * Works in fork mode (the default) and with CK_FORK=no (make test-valgrind).
+ * Random inputs come from fixed seeds, so a failure reproduces.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include <gpud/client.h>
+#include <gpud/npy.h>
+
+/* Protocol constants, restated here (not taken from proto/) on purpose: the
+ * raw tests are a second, independent reading of proto/gpud.proto. */
+#define WIRE_VERSION 1u
+#define ST_OK 0
+#define ST_INVALID_ARGUMENT 1
+#define ST_TOO_LARGE 5
+#define ST_PROTOCOL 7
+
+static const char *gpud_bin, *gpuctl_bin, *backend_env;
+static char base_dir[256]; /* made by main; every test's directory lives in it */
+static char self_path[PATH_MAX]; /* this program, for --raw-send */
+
+/* The fixture's gpud. */
+static char dir[512], url[600], logpath[600];
+static pid_t gpud_pid = -1;
+static int gpud_reaped, gpud_wstatus;
+
+/* --- small helpers ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static void path_in_dir(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/* Reads a whole text file into buf (cap bytes, always terminated); -1 if unreadable. */
+static long read_text(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (long)n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_msg(f != NULL, "cannot create %s: %s", path, strerror(errno));
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void dump_file(const char *title, const char *path)
+{
+	char *buf = malloc(1 << 20);
+	if (buf == NULL)
+		return;
+	if (read_text(path, buf, 1 << 20) >= 0) {
+		fprintf(stderr, "----- %s (%s) -----\n%s%s----- end of %s -----\n", title, path, buf,
+			buf[0] && buf[strlen(buf) - 1] != '\n' ? "\n" : "", title);
+	}
+	free(buf);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_tree(const char *path)
+{
+	if (path[0])
+		nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void describe_wait(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(st),
+			 strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "ended with wait status 0x%x", st);
+}
+
+/* Waits up to timeout_s for pid; 0 with *st set, or -1 if it is still running. */
+static int wait_pid_timeout(pid_t pid, double timeout_s, int *st)
+{
+	double deadline = now_s() + timeout_s;
+	for (;;) {
+		pid_t r = waitpid(pid, st, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR) {
+			*st = 0x7f00; /* "exited with 127": lost track of it */
+			return 0;
+		}
+		if (now_s() >= deadline)
+			return -1;
+		sleep_ms(5);
+	}
+}
+
+/* SplitMix64: a deterministic generator per seed, usable from any thread. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) /* [0, 1) */
+{
+	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
+}
+
+/* --- the gpud fixture --------------------------------------------------------------- */
+
+static const char *expected_backend(void)
+{
+	return backend_env;
+}
+
+static void start_gpud(const char *const *extra)
+{
+	const char *argv[32];
+	int n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", base_dir);
+	ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
+	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
+	snprintf(logpath, sizeof(logpath), "%s/gpud.log", dir);
+	gpud_reaped = 0;
+	gpud_wstatus = 0;
+
+	argv[n++] = gpud_bin;
+	argv[n++] = "--listen";
+	argv[n++] = url;
+	argv[n++] = "--backend";
+	argv[n++] = backend_env;
+	argv[n++] = "--log-level";
+	argv[n++] = "debug";
+	for (int i = 0; extra && extra[i] && n < 31; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* A test that fails in fork mode _exits without teardown: take gpud along. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int nul = open("/dev/null", O_RDONLY);
+		if (fd < 0 || nul < 0)
+			_exit(127);
+		dup2(nul, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(gpud_bin, (char *const *)argv);
+		dprintf(2, "test_e2e: cannot exec %s: %s\n", gpud_bin, strerror(errno));
+		_exit(127);
+	}
+	gpud_pid = pid;
+
+	/* Wait until it answers a hello. */
+	double deadline = now_s() + 10.0;
+	char last[2048] = "";
+	for (;;) {
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			char how[128];
+			describe_wait(st, how, sizeof(how));
+			gpud_reaped = 1;
+			gpud_wstatus = st;
+			dump_file("gpud log", logpath);
+			ck_abort_msg("gpud %s while starting (log above)", how);
+		}
+		gpud_client *c;
+		gpud_status rv = gpud_connect(url, &c);
+		if (rv == GPUD_OK) {
+			gpud_close(c);
+			return;
+		}
+		snprintf(last, sizeof(last), "%s", gpud_errmsg(c));
+		gpud_close(c);
+		if (now_s() >= deadline) {
+			dump_file("gpud log", logpath);
+			ck_abort_msg("gpud did not answer on %s within 10 s: %s", url, last);
+		}
+		sleep_ms(20);
+	}
+}
+
+/*
+ * Sends SIGTERM (unless already reaped) and waits up to timeout_s. Returns 0
+ * with the wait status in *st, or -1 when it had to be killed.
+ */
+static int stop_gpud(double timeout_s, int *st)
+{
+	if (gpud_pid <= 0)
+		return *st = 0, 0;
+	if (!gpud_reaped) {
+		kill(gpud_pid, SIGTERM);
+		if (wait_pid_timeout(gpud_pid, timeout_s, &gpud_wstatus) != 0) {
+			kill(gpud_pid, SIGKILL);
+			waitpid(gpud_pid, &gpud_wstatus, 0);
+			gpud_reaped = 1;
+			*st = gpud_wstatus;
+			return -1;
+		}
+		gpud_reaped = 1;
+	}
+	*st = gpud_wstatus;
+	return 0;
+}
+
+static void setup_default(void)
+{
+	start_gpud(NULL);
+}
+
+static void setup_small_messages(void)
+{
+	static const char *const extra[] = {"--max-message-size", "64KiB", NULL};
+	start_gpud(extra);
+}
+
+static void gpud_teardown(void)
+{
+	int st = 0, killed;
+	char how[128];
+
+	if (gpud_pid <= 0)
+		return; /* nothing started, or torn down already (nofork re-entry) */
+	killed = stop_gpud(10.0, &st) != 0;
+	int ok = !killed && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	describe_wait(st, how, sizeof(how));
+	if (!ok)
+		dump_file("gpud log", logpath);
+	rm_tree(dir);
+	gpud_pid = -1;
+	ck_assert_msg(!killed, "gpud did not exit within 10 s of SIGTERM; killed it (log above)");
+	ck_assert_msg(ok, "gpud %s after SIGTERM, expected exit status 0 (log above)", how);
+}
+
+/* --- gpuctl --------------------------------------------------------------------------- */
+
+typedef struct ctl_result {
+	int code; /* exit status, or 128 + signal */
+	char cmd[1024];
+	char out[65536];
+	char err[16384];
+} ctl_result;
+
+/* Runs gpuctl ARGS... (NULL-terminated) with GPUD_URL=u, in the test's directory. */
+static void ctl_runv(ctl_result *r, const char *u, va_list ap)
+{
+	static int seq;
+	const char *argv[48];
+	char outp[700], errp[700];
+	int n = 0;
+	size_t cl;
+
+	argv[n++] = gpuctl_bin;
+	cl = (size_t)snprintf(r->cmd, sizeof(r->cmd), "gpuctl");
+	const char *a;
+	while ((a = va_arg(ap, const char *)) != NULL && n < 47) {
+		argv[n++] = a;
+		if (cl < sizeof(r->cmd))
+			cl += (size_t)snprintf(r->cmd + cl, sizeof(r->cmd) - cl, " %s", a);
+	}
+	argv[n] = NULL;
+	seq++;
+	snprintf(outp, sizeof(outp), "%s/ctl-%d.out", dir, seq);
+	snprintf(errp, sizeof(errp), "%s/ctl-%d.err", dir, seq);
+
+	pid_t pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int nul = open("/dev/null", O_RDONLY);
+		if (fo < 0 || fe < 0 || nul < 0 || chdir(dir) != 0)
+			_exit(126);
+		dup2(nul, 0);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		setenv("GPUD_URL", u, 1);
+		execv(gpuctl_bin, (char *const *)argv);
+		dprintf(2, "test_e2e: cannot exec %s: %s\n", gpuctl_bin, strerror(errno));
+		_exit(127);
+	}
+	int st;
+	if (wait_pid_timeout(pid, 60.0, &st) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		ck_abort_msg("'%s' did not finish within 60 s", r->cmd);
+	}
+	r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	read_text(outp, r->out, sizeof(r->out));
+	read_text(errp, r->err, sizeof(r->err));
+	unlink(outp);
+	unlink(errp);
+}
+
+static ctl_result *ctl_url(const char *u, ...)
+{
+	static ctl_result r;
+	va_list ap;
+	va_start(ap, u);
+	ctl_runv(&r, u, ap);
+	va_end(ap);
+	return &r;
+}
+
+#define CTL(...) ctl_url(url, __VA_ARGS__, (const char *)NULL)
+#define CTL_AT(u, ...) ctl_url(u, __VA_ARGS__, (const char *)NULL)
+
+static void assert_ctl_ok(const ctl_result *r)
+{
+	ck_assert_msg(r->code == 0, "'%s' exited %d, expected 0\nstdout: %s\nstderr: %s", r->cmd,
+		      r->code, r->out, r->err);
+}
+
+/* `gpuctl status` still works: the daemon survived whatever came before. */
+static void assert_daemon_alive(const char *after)
+{
+	ctl_result *r = CTL("status");
+	ck_assert_msg(r->code == 0 && strstr(r->out, "backend") != NULL,
+		      "after %s: 'gpuctl status' exited %d\nstdout: %s\nstderr: %s", after, r->code,
+		      r->out, r->err);
+}
+
+/*
+ * Runs gpuctl with the given arguments and expects a failure: exit status
+ * != 0 (or == want_code when that is > 0), stderr starting with
+ * "gpuctl: error:" and containing `words`; then checks the daemon is alive.
+ */
+static void ctl_expect_error(int line, int want_code, const char *words, ...)
+{
+	static ctl_result r;
+	va_list ap;
+
+	va_start(ap, words);
+	ctl_runv(&r, url, ap);
+	va_end(ap);
+	ck_assert_msg(r.code != 0, "line %d: '%s' succeeded, expected an error with '%s'\nstdout: %s",
+		      line, r.cmd, words, r.out);
+	if (want_code > 0)
+		ck_assert_msg(r.code == want_code, "line %d: '%s' exited %d, expected %d\nstderr: %s",
+			      line, r.cmd, r.code, want_code, r.err);
+	ck_assert_msg(r.code < 128, "line %d: '%s' died of signal %d\nstderr: %s", line, r.cmd,
+		      r.code - 128, r.err);
+	ck_assert_msg(strncmp(r.err, "gpuctl: error:", 14) == 0,
+		      "line %d: '%s': stderr does not start with 'gpuctl: error:': '%s'", line, r.cmd,
+		      r.err);
+	ck_assert_msg(strstr(r.err, words) != NULL,
+		      "line %d: '%s': stderr does not mention '%s': '%s'", line, r.cmd, words, r.err);
+	char what[1100];
+	snprintf(what, sizeof(what), "'%s' (line %d)", r.cmd, line);
+	assert_daemon_alive(what);
+}
+
+#define CTL_FAIL(code, words, ...)                                                             \
+	ctl_expect_error(__LINE__, code, words, __VA_ARGS__, (const char *)NULL)
+
+/* --- data and the reference periodogram ------------------------------------------------- */
+
+/* Random non-uniform sample times, non-zero values of both signs, frequencies > 0. */
+static void gen_ls(uint64_t seed, size_t nx, size_t nf, double *x, double *y, double *f)
+{
+	uint64_t s = seed;
+	for (size_t i = 0; i < nx; i++) {
+		x[i] = 20.0 * rng_unit(&s);
+		double mag = 0.1 + 2.0 * rng_unit(&s);
+		y[i] = (rng_next(&s) & 1) ? mag : -mag * 0.5;
+		y[i] += 0.3 * cos(1.7 * x[i]); /* a tone to find; stays non-zero */
+		if (y[i] == 0)
+			y[i] = 0.25;
+	}
+	for (size_t i = 0; i < nf; i++)
+		f[i] = 0.01 + 5.0 * rng_unit(&s);
+}
+
+static void round_to_f32(double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = (double)(float)v[i];
+}
+
+/* v as a malloc'd array of dtype dt (F32, F64, I32 or I64). */
+static void *to_dtype(const double *v, size_t n, gpud_dtype dt)
+{
+	void *p = malloc(n * gpud_dtype_size(dt) + 1);
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < n; i++) {
+		switch (dt) {
+		case GPUD_F32:
+			((float *)p)[i] = (float)v[i];
+			break;
+		case GPUD_F64:
+			((double *)p)[i] = v[i];
+			break;
+		case GPUD_I32:
+			((int32_t *)p)[i] = (int32_t)v[i];
+			break;
+		case GPUD_I64:
+			((int64_t *)p)[i] = (int64_t)v[i];
+			break;
+		default:
+			break;
+		}
+	}
+	return p;
+}
+
+static double elem(const void *p, gpud_dtype dt, size_t i)
+{
+	return dt == GPUD_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+/* scipy.signal.lombscargle (scipy <= 1.14), written out as its Cython loop. */
+static void ls_ref(const double *x, const double *y, size_t nx, const double *f, size_t nf,
+		   int precenter, int normalize, double *out)
+{
+	double mean = 0, dot = 0;
+	for (size_t j = 0; j < nx; j++) {
+		mean += y[j];
+		dot += y[j] * y[j];
+	}
+	mean /= (double)nx;
+	for (size_t i = 0; i < nf; i++) {
+		double xc = 0, xs = 0, cc = 0, ss = 0, cs = 0;
+		for (size_t j = 0; j < nx; j++) {
+			double yj = precenter ? y[j] - mean : y[j];
+			double c = cos(f[i] * x[j]), s = sin(f[i] * x[j]);
+			xc += yj * c;
+			xs += yj * s;
+			cc += c * c;
+			ss += s * s;
+			cs += c * s;
+		}
+		double tau = atan2(2 * cs, cc - ss) / (2 * f[i]);
+		double c_tau = cos(f[i] * tau), s_tau = sin(f[i] * tau);
+		double c_tau2 = c_tau * c_tau, s_tau2 = s_tau * s_tau, cs_tau = 2 * c_tau * s_tau;
+		out[i] = 0.5 * (((c_tau * xc + s_tau * xs) * (c_tau * xc + s_tau * xs)) /
+					(c_tau2 * cc + cs_tau * cs + s_tau2 * ss) +
+				((c_tau * xs - s_tau * xc) * (c_tau * xs - s_tau * xc)) /
+					(c_tau2 * ss - cs_tau * cs + s_tau2 * cc));
+		if (normalize)
+			out[i] *= 2 / dot;
+	}
+}
+
+/*
+ * Compares got (dtype dt) with ref: returns max |got - ref| / max |ref|, or
+ * INFINITY if got has a NaN or infinity. *bad gets the worst index.
+ */
+static double rel_err(const void *got, gpud_dtype dt, const double *ref, size_t n, size_t *bad)
+{
+	double maxref = 0, maxerr = 0;
+	*bad = 0;
+	for (size_t i = 0; i < n; i++)
+		if (fabs(ref[i]) > maxref)
+			maxref = fabs(ref[i]);
+	for (size_t i = 0; i < n; i++) {
+		double g = elem(got, dt, i);
+		if (!isfinite(g)) {
+			*bad = i;
+			return INFINITY;
+		}
+		if (fabs(g - ref[i]) > maxerr) {
+			maxerr = fabs(g - ref[i]);
+			*bad = i;
+		}
+	}
+	return maxref > 0 ? maxerr / maxref : maxerr;
+}
+
+static double tol_for(gpud_dtype dt)
+{
+	return dt == GPUD_F64 ? 1e-9 : 1e-4;
+}
+
+static void assert_matches(const void *got, gpud_dtype dt, const double *ref, size_t n,
+			   const char *what)
+{
+	size_t bad;
+	double e = rel_err(got, dt, ref, n, &bad);
+	ck_assert_msg(e <= tol_for(dt),
+		      "%s: %s result differs from the reference: relative error %.3g > %.0g "
+		      "(element %zu: got %.17g, expected %.17g)",
+		      what, gpud_dtype_name(dt), e, tol_for(dt), bad, elem(got, dt, bad), ref[bad]);
+}
+
+static void save_npy(const char *path, gpud_dtype dt, int ndim, const uint64_t *shape,
+		     const void *data)
+{
+	gpud_array a;
+	char err[512];
+	memset(&a, 0, sizeof(a));
+	a.dtype = dt;
+	a.ndim = ndim;
+	memcpy(a.shape, shape, (size_t)ndim * sizeof(uint64_t));
+	a.data = (void *)data;
+	a.nbytes = gpud_shape_bytes(shape, ndim, gpud_dtype_size(dt));
+	ck_assert_msg(gpud_npy_save(path, &a, err, sizeof(err)) == 0, "gpud_npy_save: %s", err);
+}
+
+static void save_vec(const char *path, gpud_dtype dt, const double *v, size_t n)
+{
+	uint64_t shape[1] = {n};
+	void *p = to_dtype(v, n, dt);
+	save_npy(path, dt, 1, shape, p);
+	free(p);
+}
+
+/* --- libgpud-client helpers ---------------------------------------------------------------- */
+
+static gpud_client *lib_connect(void)
+{
+	gpud_client *c;
+	gpud_status st = gpud_connect(url, &c);
+	ck_assert_msg(st == GPUD_OK, "gpud_connect(%s): %s: %s", url, gpud_strerror(st),
+		      gpud_errmsg(c));
+	gpud_set_timeout(c, 60000);
+	return c;
+}
+
+#define LIB_OK(c, call)                                                                        \
+	do {                                                                                   \
+		gpud_status st_ = (call);                                                      \
+		ck_assert_msg(st_ == GPUD_OK, "%s: %s: %s", #call, gpud_strerror(st_),          \
+			      gpud_errmsg(c));                                                 \
+	} while (0)
+
+/* Expects call to fail with status want and a message containing words. */
+#define LIB_FAIL(c, call, want, words)                                                         \
+	do {                                                                                   \
+		gpud_status st_ = (call);                                                      \
+		ck_assert_msg(st_ == (want), "%s: got %d (%s: %s), expected %d (%s)", #call,    \
+			      (int)st_, gpud_strerror(st_), gpud_errmsg(c), (int)(want),        \
+			      gpud_strerror(want));                                            \
+		ck_assert_msg(strstr(gpud_errmsg(c), (words)) != NULL,                          \
+			      "%s: message '%s' does not mention '%s'", #call, gpud_errmsg(c),  \
+			      (words));                                                        \
+	} while (0)
+
+static gpud_daemon_status lib_status(gpud_client *c)
+{
+	gpud_daemon_status s;
+	LIB_OK(c, gpud_status_get(c, &s));
+	return s;
+}
+
+/* Waits (up to timeout_s) until the daemon holds no buffers; returns the last status. */
+static gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s)
+{
+	double deadline = now_s() + timeout_s;
+	gpud_daemon_status s;
+	for (;;) {
+		s = lib_status(c);
+		if ((s.buffers == 0 && s.bytes_in_use == 0) || now_s() >= deadline)
+			return s;
+		sleep_ms(10);
+	}
+}
+
+typedef struct ls_result {
+	gpud_status st;
+	char msg[1024];
+	gpud_output out;
+	size_t nout;
+	gpud_run_info info;
+} ls_result;
+
+/*
+ * One lombscargle through the library without asserting (usable from any
+ * thread): upload, run (into pgram_buf if non-zero), download into result
+ * (nf elements of dt), free what it made.
+ */
+static void ls_lib_run(gpud_client *c, gpud_dtype dt, const double *x, const double *y, size_t nx,
+		       const double *f, size_t nf, int precenter, int normalize,
+		       gpud_handle pgram_buf, void *result, ls_result *res)
+{
+	uint64_t snx = nx, snf = nf;
+	gpud_handle h[4] = {0, 0, 0, 0};
+	int nh = 0;
+	void *bx = to_dtype(x, nx, dt), *by = to_dtype(y, nx, dt), *bf = to_dtype(f, nf, dt);
+	const char *step = "alloc x";
+
+	memset(res, 0, sizeof(*res));
+	if ((res->st = gpud_alloc(c, dt, 1, &snx, bx, &h[nh])) != GPUD_OK)
+		goto out;
+	nh++;
+	step = "alloc y";
+	if ((res->st = gpud_alloc(c, dt, 1, &snx, by, &h[nh])) != GPUD_OK)
+		goto out;
+	nh++;
+	step = "alloc freqs";
+	if ((res->st = gpud_alloc(c, dt, 1, &snf, bf, &h[nh])) != GPUD_OK)
+		goto out;
+	nh++;
+	gpud_arg args[6];
+	size_t na = 0;
+	args[na++] = gpud_arg_buffer("x", h[0]);
+	args[na++] = gpud_arg_buffer("y", h[1]);
+	args[na++] = gpud_arg_buffer("freqs", h[2]);
+	args[na++] = gpud_arg_bool("precenter", precenter);
+	args[na++] = gpud_arg_bool("normalize", normalize);
+	if (pgram_buf)
+		args[na++] = gpud_arg_buffer("pgram", pgram_buf);
+	step = "run";
+	res->st = gpud_run(c, "lombscargle", args, na, &res->out, 1, &res->nout, &res->info);
+	if (res->st != GPUD_OK)
+		goto out;
+	if (!pgram_buf && res->nout == 1)
+		h[nh++] = res->out.handle;
+	step = "download";
+	if (res->nout == 1)
+		res->st = gpud_download_range(c, res->out.handle, 0, result,
+					      nf * gpud_dtype_size(dt));
+out:
+	if (res->st != GPUD_OK)
+		snprintf(res->msg, sizeof(res->msg), "%s: %s: %s", step, gpud_strerror(res->st),
+			 gpud_errmsg(c));
+	if (nh > 0) {
+		gpud_status fs = gpud_free(c, h, (size_t)nh);
+		if (fs != GPUD_OK && res->st == GPUD_OK) {
+			res->st = fs;
+			snprintf(res->msg, sizeof(res->msg), "free: %s", gpud_errmsg(c));
+		}
+	}
+	free(bx);
+	free(by);
+	free(bf);
+}
+
+/* --- raw wire messages (a plain nng REQ socket and hand-made protobuf) --------------------- */
+
+typedef struct pb {
+	uint8_t b[512];
+	size_t n;
+} pb;
+
+static void pb_varint(pb *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		p->b[p->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p->b[p->n++] = (uint8_t)v;
+}
+
+static void pb_key(pb *p, unsigned field, unsigned wiretype)
+{
+	pb_varint(p, (uint64_t)field << 3 | wiretype);
+}
+
+static void pb_uint(pb *p, unsigned field, uint64_t v)
+{
+	pb_key(p, field, 0);
+	pb_varint(p, v);
+}
+
+static void pb_sub(pb *p, unsigned field, const pb *sub)
+{
+	pb_key(p, field, 2);
+	pb_varint(p, sub->n);
+	memcpy(p->b + p->n, sub->b, sub->n);
+	p->n += sub->n;
+}
+
+/* Request{version, id, <body field> = body}. */
+static pb pb_request(uint32_t version, uint64_t id, unsigned body_field, const pb *body)
+{
+	pb p = {.n = 0};
+	pb_uint(&p, 1, version);
+	pb_uint(&p, 2, id);
+	pb_sub(&p, body_field, body);
+	return p;
+}
+
+/* [u32 LE header length][header][payload_len bytes of payload]; malloc'd. */
+static uint8_t *frame(const pb *hdr, const void *payload, size_t payload_len, size_t *total)
+{
+	*total = 4 + hdr->n + payload_len;
+	uint8_t *m = malloc(*total);
+	ck_assert_ptr_nonnull(m);
+	m[0] = (uint8_t)hdr->n;
+	m[1] = (uint8_t)(hdr->n >> 8);
+	m[2] = (uint8_t)(hdr->n >> 16);
+	m[3] = (uint8_t)(hdr->n >> 24);
+	memcpy(m + 4, hdr->b, hdr->n);
+	if (payload_len)
+		memcpy(m + 4 + hdr->n, payload, payload_len);
+	return m;
+}
+
+typedef struct raw_reply {
+	uint64_t version, id, code;
+	char message[1024];
+	int body_field; /* the oneof body present, 0 if none */
+} raw_reply;
+
+static int pb_read_varint(const uint8_t *b, size_t n, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (*i >= n)
+			return -1;
+		uint8_t c = b[(*i)++];
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* Parses a framed Response by hand. 0, or -1 if it is not one. */
+static int parse_reply(const uint8_t *m, size_t len, raw_reply *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (len < 4)
+		return -1;
+	size_t hlen = (size_t)m[0] | (size_t)m[1] << 8 | (size_t)m[2] << 16 | (size_t)m[3] << 24;
+	if (hlen > len - 4)
+		return -1;
+	const uint8_t *b = m + 4;
+	size_t i = 0;
+	while (i < hlen) {
+		uint64_t key, v;
+		if (pb_read_varint(b, hlen, &i, &key) != 0)
+			return -1;
+		unsigned field = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+		switch (wt) {
+		case 0:
+			if (pb_read_varint(b, hlen, &i, &v) != 0)
+				return -1;
+			if (field == 1)
+				r->version = v;
+			else if (field == 2)
+				r->id = v;
+			else if (field == 3)
+				r->code = v;
+			break;
+		case 2:
+			if (pb_read_varint(b, hlen, &i, &v) != 0 || v > hlen - i)
+				return -1;
+			if (field == 4)
+				snprintf(r->message, sizeof(r->message), "%.*s", (int)v,
+					 (const char *)b + i);
+			else if (field >= 10)
+				r->body_field = (int)field;
+			i += (size_t)v;
+			break;
+		case 1:
+			i += 8;
+			break;
+		case 5:
+			i += 4;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return i == hlen ? 0 : -1;
+}
+
+static nng_socket raw_open(int timeout_ms)
+{
+	nng_socket s;
+	int rv;
+	ck_assert_msg((rv = nng_req0_open(&s)) == 0, "nng_req0_open: %s", nng_strerror(rv));
+	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, timeout_ms);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, timeout_ms);
+	rv = nng_dial(s, url, NULL, 0);
+	ck_assert_msg(rv == 0, "nng_dial %s: %s", url, nng_strerror(rv));
+	return s;
+}
+
+/*
+ * Sends len bytes as one message on a fresh REQ socket and waits up to
+ * timeout_ms for the reply. Returns 0 with *r filled, or the nng error of the
+ * receive (NNG_ETIMEDOUT when the daemon dropped the message).
+ */
+static int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r)
+{
+	nng_socket s = raw_open(timeout_ms);
+	nng_msg *m;
+	int rv;
+
+	memset(r, 0, sizeof(*r));
+	ck_assert_int_eq(nng_msg_alloc(&m, 0), 0);
+	ck_assert_int_eq(nng_msg_append(m, msg, len), 0);
+	if ((rv = nng_sendmsg(s, m, 0)) != 0) {
+		nng_msg_free(m);
+		nng_close(s);
+		return rv;
+	}
+	rv = nng_recvmsg(s, &m, 0);
+	nng_close(s);
+	if (rv != 0)
+		return rv;
+	int prv = parse_reply(nng_msg_body(m), nng_msg_len(m), r);
+	size_t mlen = nng_msg_len(m);
+	nng_msg_free(m);
+	ck_assert_msg(prv == 0, "the daemon's %zu-byte reply is not a framed Response", mlen);
+	return 0;
+}
+
+/*
+ * The same in a helper process (this program run again with --raw-send), for
+ * messages the daemon may drop: nng 1.5's nng_close() of a REQ socket whose
+ * peer dropped the connection in the middle of a large send can block forever
+ * (the reaper waits in req0_pipe_stop), so the helper exits without closing.
+ * Returns 0 with *r filled, or a non-zero nng error.
+ */
+static int raw_call_isolated(const void *msg, size_t len, int timeout_ms, raw_reply *r)
+{
+	char msgpath[700], outpath[700], tbuf[32], how[128];
+	static char out[4096];
+	FILE *f;
+
+	memset(r, 0, sizeof(*r));
+	path_in_dir(msgpath, sizeof(msgpath), "raw.msg");
+	path_in_dir(outpath, sizeof(outpath), "raw.out");
+	f = fopen(msgpath, "wb");
+	ck_assert_msg(f != NULL, "cannot create %s", msgpath);
+	ck_assert_uint_eq(fwrite(msg, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(tbuf, sizeof(tbuf), "%d", timeout_ms);
+
+	pid_t pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0)
+			_exit(126);
+		dup2(fd, 1);
+		execl(self_path, self_path, "--raw-send", url, msgpath, tbuf, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (wait_pid_timeout(pid, timeout_ms / 1000.0 + 20.0, &st) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		ck_abort_msg("the --raw-send helper did not finish within %d ms + 20 s", timeout_ms);
+	}
+	describe_wait(st, how, sizeof(how));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the --raw-send helper %s", how);
+	read_text(outpath, out, sizeof(out));
+	unlink(msgpath);
+	unlink(outpath);
+	int err;
+	if (sscanf(out, "error %d", &err) == 1)
+		return err;
+	char *nl = strchr(out, '\n');
+	ck_assert_msg(nl != NULL && sscanf(out, "reply %" SCNu64 " %" SCNu64 " %" SCNu64, &r->code,
+					   &r->id, &r->version) == 3,
+		      "the --raw-send helper said '%s'", out);
+	snprintf(r->message, sizeof(r->message), "%s", nl + 1);
+	return 0;
+}
+
+/* main() with --raw-send URL FILE TIMEOUT_MS: sends FILE as one message. */
+static int raw_send_main(const char *u, const char *path, int timeout_ms)
+{
+	static unsigned char buf[8 << 20];
+	FILE *f = fopen(path, "rb");
+	nng_socket s;
+	nng_msg *m;
+	raw_reply r;
+	int rv;
+
+	if (f == NULL)
+		return 2;
+	size_t len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if ((rv = nng_req0_open(&s)) != 0) {
+		printf("error %d\n", rv);
+		return 0;
+	}
+	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, timeout_ms);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, timeout_ms);
+	if ((rv = nng_dial(s, u, NULL, 0)) != 0 || (rv = nng_msg_alloc(&m, 0)) != 0 ||
+	    (rv = nng_msg_append(m, buf, len)) != 0) {
+		printf("error %d\n", rv);
+		fflush(stdout);
+		_exit(0);
+	}
+	if ((rv = nng_sendmsg(s, m, 0)) == 0)
+		rv = nng_recvmsg(s, &m, 0);
+	if (rv != 0)
+		printf("error %d\n", rv);
+	else if (parse_reply(nng_msg_body(m), nng_msg_len(m), &r) != 0)
+		printf("garbage reply of %zu bytes\n", nng_msg_len(m));
+	else
+		printf("reply %" PRIu64 " %" PRIu64 " %" PRIu64 "\n%s", r.code, r.id, r.version,
+		       r.message);
+	fflush(stdout);
+	_exit(0); /* no nng_close: see raw_call_isolated */
+}
+
+/* A raw call that must be answered with an error code and words in the message. */
+static void raw_expect(const void *msg, size_t len, uint64_t want_code, const char *words,
+		       const char *what)
+{
+	raw_reply r;
+	int rv = raw_call(msg, len, 10000, &r);
+	ck_assert_msg(rv == 0, "%s: no reply: %s", what, nng_strerror(rv));
+	ck_assert_msg(r.code == want_code, "%s: reply code %" PRIu64 " ('%s'), expected %" PRIu64,
+		      what, r.code, r.message, want_code);
+	ck_assert_msg(r.version == WIRE_VERSION, "%s: reply version %" PRIu64, what, r.version);
+	ck_assert_msg(strstr(r.message, words) != NULL, "%s: message '%s' does not mention '%s'",
+		      what, r.message, words);
+}
+
+static void assert_fresh_client_works(const char *after)
+{
+	gpud_client *c;
+	gpud_daemon_status s;
+	gpud_status st = gpud_connect(url, &c);
+	ck_assert_msg(st == GPUD_OK, "after %s: a fresh client cannot connect: %s", after,
+		      gpud_errmsg(c));
+	gpud_set_timeout(c, 10000);
+	st = gpud_status_get(c, &s);
+	ck_assert_msg(st == GPUD_OK, "after %s: status on a fresh client: %s", after,
+		      gpud_errmsg(c));
+	gpud_close(c);
+}
+
+/* ========================================================================================= */
+/* client library                                                                            */
+/* ========================================================================================= */
+
+START_TEST(test_connect_server_info)
+{
+	gpud_client *c = lib_connect();
+	const gpud_server_info *si = gpud_server(c);
+
+	if (!strcmp(expected_backend(), "cpu") || !strcmp(expected_backend(), "cuda"))
+		ck_assert_str_eq(si->backend, expected_backend());
+	else
+		ck_assert_msg(!strcmp(si->backend, "cpu") || !strcmp(si->backend, "cuda"),
+			      "backend '%s'", si->backend);
+	ck_assert_uint_eq(si->protocol_version, WIRE_VERSION);
+	ck_assert_msg(si->version[0] != '\0', "empty server version");
+	ck_assert_uint_eq(si->max_message_size, 256ull << 20); /* the default */
+	ck_assert_str_eq(gpud_url(c), url);
+	if (!strcmp(si->backend, "cpu"))
+		ck_assert_int_eq(si->ndevices, 0);
+	else
+		ck_assert_int_ge(si->ndevices, 1);
+	ck_assert_str_eq(gpud_errmsg(c), "");
+
+	/* The same through status. */
+	gpud_daemon_status s = lib_status(c);
+	ck_assert_str_eq(s.server.backend, si->backend);
+	ck_assert_str_eq(s.server.version, si->version);
+	ck_assert_uint_ge(s.connections, 1);
+	ck_assert_uint_eq(s.in_flight, 1); /* the status request itself */
+	ck_assert_msg(s.uptime_s >= 0 && s.uptime_s < 60, "uptime %g", s.uptime_s);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_roundtrip_dtypes)
+{
+	static const gpud_dtype dts[] = {GPUD_F32, GPUD_F64, GPUD_I32, GPUD_I64};
+	const uint64_t shape[3] = {3, 4, 5};
+	const size_t n = 60;
+	uint64_t seed = 1234;
+	gpud_client *c = lib_connect();
+
+	for (size_t d = 0; d < 4; d++) {
+		gpud_dtype dt = dts[d];
+		size_t es = gpud_dtype_size(dt);
+		unsigned char *data = malloc(n * es);
+		ck_assert_ptr_nonnull(data);
+		for (size_t i = 0; i < n; i++) {
+			double v = (rng_unit(&seed) - 0.5) * 2e6;
+			if (fabs(v) < 1)
+				v = 7;
+			switch (dt) {
+			case GPUD_F32:
+				((float *)data)[i] = (float)(v * 1.000123);
+				break;
+			case GPUD_F64:
+				((double *)data)[i] = v * 1.000000123456789;
+				break;
+			case GPUD_I32:
+				((int32_t *)data)[i] = (int32_t)v;
+				break;
+			default:
+				((int64_t *)data)[i] = (int64_t)v * 1000003;
+				break;
+			}
+		}
+		gpud_handle h;
+		LIB_OK(c, gpud_alloc(c, dt, 3, shape, data, &h));
+		ck_assert_msg(h != 0, "handle 0");
+		gpud_array a;
+		LIB_OK(c, gpud_download(c, h, &a));
+		ck_assert_int_eq(a.dtype, dt);
+		ck_assert_int_eq(a.ndim, 3);
+		ck_assert_uint_eq(a.shape[0], 3);
+		ck_assert_uint_eq(a.shape[1], 4);
+		ck_assert_uint_eq(a.shape[2], 5);
+		ck_assert_uint_eq(a.nbytes, n * es);
+		ck_assert_uint_eq(gpud_array_count(&a), n);
+		ck_assert_msg(memcmp(a.data, data, n * es) == 0, "%s: downloaded bytes differ",
+			      gpud_dtype_name(dt));
+		gpud_array_free(&a);
+		LIB_OK(c, gpud_free(c, &h, 1));
+		free(data);
+	}
+
+	ck_assert_uint_eq(lib_status(c).buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+/* A 0-d array (shape (), one element): the wire carries an empty shape. */
+START_TEST(test_zero_dim_array)
+{
+	gpud_client *c = lib_connect();
+	double one = -3.25, back = 0;
+	gpud_handle h0;
+	gpud_array a0;
+
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 0, NULL, &one, &h0));
+	ck_assert_uint_eq(lib_status(c).bytes_in_use, 8);
+	LIB_OK(c, gpud_download(c, h0, &a0));
+	ck_assert_int_eq(a0.dtype, GPUD_F64);
+	ck_assert_int_eq(a0.ndim, 0);
+	ck_assert_uint_eq(a0.nbytes, 8);
+	ck_assert_uint_eq(gpud_array_count(&a0), 1);
+	memcpy(&back, a0.data, 8);
+	ck_assert_double_eq(back, one);
+	gpud_array_free(&a0);
+	LIB_OK(c, gpud_download_range(c, h0, 0, &back, 8));
+	ck_assert_double_eq(back, one);
+	LIB_OK(c, gpud_free(c, &h0, 1));
+	ck_assert_uint_eq(lib_status(c).buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_upload_offset_download_range)
+{
+	double a[100], b[10], got[14];
+	uint64_t n = 100, seed = 99;
+	gpud_client *c = lib_connect();
+	gpud_handle h;
+
+	for (int i = 0; i < 100; i++)
+		a[i] = 1.0 + rng_unit(&seed);
+	for (int i = 0; i < 10; i++)
+		b[i] = -100.0 - i - rng_unit(&seed);
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, a, &h));
+	LIB_OK(c, gpud_upload(c, h, 40 * sizeof(double), b, sizeof(b)));
+	LIB_OK(c, gpud_download_range(c, h, 38 * sizeof(double), got, sizeof(got)));
+	for (int i = 0; i < 14; i++) {
+		int k = 38 + i;
+		double want = (k >= 40 && k < 50) ? b[k - 40] : a[k];
+		ck_assert_msg(got[i] == want, "element %d: got %.17g, expected %.17g", k, got[i],
+			      want);
+	}
+	/* The whole buffer, and a range not aligned to elements. */
+	gpud_array all;
+	LIB_OK(c, gpud_download(c, h, &all));
+	ck_assert_uint_eq(all.nbytes, sizeof(a));
+	for (int k = 0; k < 100; k++) {
+		double want = (k >= 40 && k < 50) ? b[k - 40] : a[k];
+		ck_assert_msg(((double *)all.data)[k] == want, "element %d after upload", k);
+	}
+	unsigned char raw[5];
+	LIB_OK(c, gpud_download_range(c, h, 3, raw, 5));
+	ck_assert_int_eq(memcmp(raw, (unsigned char *)all.data + 3, 5), 0);
+	gpud_array_free(&all);
+
+	/* Out of bounds both ways. */
+	LIB_FAIL(c, gpud_upload(c, h, 95 * sizeof(double), b, sizeof(b)), GPUD_EINVAL,
+		 "do not fit");
+	LIB_FAIL(c, gpud_download_range(c, h, 99 * sizeof(double), got, 2 * sizeof(double)),
+		 GPUD_EINVAL, "past the end");
+	LIB_OK(c, gpud_free(c, &h, 1));
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_free_and_unknown_handles)
+{
+	double v[4] = {1, 2, 3, 4};
+	uint64_t n = 4;
+	char hex[32];
+	gpud_client *c = lib_connect();
+	gpud_handle h, keep;
+	gpud_array a;
+
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &h));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &keep));
+	LIB_OK(c, gpud_free(c, &h, 1));
+	snprintf(hex, sizeof(hex), "%016" PRIx64, h);
+	LIB_FAIL(c, gpud_download(c, h, &a), GPUD_ENOTFOUND, hex);
+	LIB_FAIL(c, gpud_download(c, h, &a), GPUD_ENOTFOUND, "unknown handle");
+	LIB_FAIL(c, gpud_upload(c, h, 0, v, 8), GPUD_ENOTFOUND, hex);
+	/* Free of a handle that is gone, or never was. */
+	LIB_FAIL(c, gpud_free(c, &h, 1), GPUD_ENOTFOUND, hex);
+	gpud_handle bogus = 0x1234567890abcdefull;
+	LIB_FAIL(c, gpud_free(c, &bogus, 1), GPUD_ENOTFOUND, "1234567890abcdef");
+	/* All or nothing: a list with one unknown handle frees none. */
+	gpud_handle pair[2] = {keep, bogus};
+	LIB_FAIL(c, gpud_free(c, pair, 2), GPUD_ENOTFOUND, "unknown handle");
+	double back[4];
+	LIB_OK(c, gpud_download_range(c, keep, 0, back, sizeof(back)));
+	ck_assert_double_eq(back[3], 4.0);
+	ck_assert_uint_eq(lib_status(c).buffers, 1);
+	LIB_OK(c, gpud_free(c, &keep, 1));
+	ck_assert_uint_eq(lib_status(c).buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_kernels_list)
+{
+	static const char *names[] = {"x", "y", "freqs", "pgram", "precenter", "normalize"};
+	static const gpud_param_role roles[] = {GPUD_PARAM_IN,	GPUD_PARAM_IN,	   GPUD_PARAM_IN,
+						GPUD_PARAM_OUT, GPUD_PARAM_SCALAR, GPUD_PARAM_SCALAR};
+	gpud_client *c = lib_connect();
+	gpud_kernel_list *l;
+
+	LIB_OK(c, gpud_kernels(c, &l));
+	ck_assert_ptr_nonnull(l);
+	gpud_kernel_info *k = NULL;
+	for (size_t i = 0; i < l->count; i++)
+		if (!strcmp(l->kernels[i].name, "lombscargle"))
+			k = &l->kernels[i];
+	ck_assert_msg(k != NULL, "lombscargle is not among the %zu kernels", l->count);
+	ck_assert_msg(strstr(k->doc, "Lomb-Scargle") != NULL, "doc '%s'", k->doc);
+	ck_assert_uint_eq(k->nparams, 6);
+	for (size_t j = 0; j < 6; j++) {
+		gpud_param_info *p = &k->params[j];
+		ck_assert_str_eq(p->name, names[j]);
+		ck_assert_int_eq(p->role, roles[j]);
+		ck_assert_msg(p->doc[0] && p->type[0], "param %s lacks doc or type", p->name);
+		if (p->role != GPUD_PARAM_SCALAR) {
+			ck_assert_uint_eq(p->dtypes, (1u << GPUD_F32) | (1u << GPUD_F64));
+			ck_assert_int_eq(p->ndim, 1);
+			ck_assert_msg(strstr(p->type, "float32") && strstr(p->type, "float64"),
+				      "type '%s'", p->type);
+		} else {
+			ck_assert_int_eq(p->optional, 1);
+			ck_assert_str_eq(p->default_value, "false");
+			ck_assert_msg(strstr(p->type, "bool") != NULL, "type '%s'", p->type);
+		}
+	}
+	ck_assert_int_eq(k->params[0].optional, 0);
+	ck_assert_int_eq(k->params[2].optional, 0);
+	ck_assert_int_eq(k->params[3].optional, 1); /* outputs may be omitted */
+	gpud_kernel_list_free(l);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_status_counts)
+{
+	gpud_client *c = lib_connect();
+	double d[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+	float fl[6] = {1, 2, 3, 4, 5, 6};
+	int64_t iv[7] = {1, 2, 3, 4, 5, 6, 7};
+	uint64_t s1 = 10, s2[2] = {2, 3}, s3 = 7;
+	gpud_handle h[3];
+
+	gpud_daemon_status s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 0);
+	ck_assert_uint_eq(s.bytes_in_use, 0);
+	uint64_t req0 = s.requests, err0 = s.errors;
+
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &s1, d, &h[0]));
+	LIB_OK(c, gpud_alloc(c, GPUD_F32, 2, s2, fl, &h[1]));
+	LIB_OK(c, gpud_alloc(c, GPUD_I64, 1, &s3, iv, &h[2]));
+	s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 3);
+	ck_assert_uint_eq(s.bytes_in_use, 80 + 24 + 56);
+	ck_assert_uint_ge(s.bytes_high_water, 160);
+	ck_assert_uint_eq(s.requests, req0 + 4); /* 3 allocs + this status */
+	ck_assert_uint_eq(s.errors, err0);
+
+	LIB_OK(c, gpud_free(c, &h[1], 1));
+	s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 2);
+	ck_assert_uint_eq(s.bytes_in_use, 136);
+
+	gpud_array a;
+	LIB_FAIL(c, gpud_download(c, h[1], &a), GPUD_ENOTFOUND, "unknown handle");
+	s = lib_status(c);
+	ck_assert_uint_eq(s.errors, err0 + 1);
+
+	gpud_handle rest[2] = {h[0], h[2]};
+	LIB_OK(c, gpud_free(c, rest, 2));
+	s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 0);
+	ck_assert_uint_eq(s.bytes_in_use, 0);
+	ck_assert_uint_ge(s.bytes_high_water, 160);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_lombscargle_library)
+{
+	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
+	const size_t nx = 157, nf = 211;
+	double x[157], y[157], f[211], ref[211], got[211];
+	gpud_client *c = lib_connect();
+
+	for (int d = 0; d < 2; d++) {
+		for (int combo = 0; combo < 4; combo++) {
+			gpud_dtype dt = dts[d];
+			int pre = combo & 1, norm = (combo >> 1) & 1;
+			char what[96];
+			ls_result res;
+
+			gen_ls(1000 + (uint64_t)(d * 4 + combo), nx, nf, x, y, f);
+			if (dt == GPUD_F32) {
+				round_to_f32(x, nx);
+				round_to_f32(y, nx);
+				round_to_f32(f, nf);
+			}
+			ls_ref(x, y, nx, f, nf, pre, norm, ref);
+			ls_lib_run(c, dt, x, y, nx, f, nf, pre, norm, 0, got, &res);
+			snprintf(what, sizeof(what), "lombscargle %s precenter=%d normalize=%d",
+				 gpud_dtype_name(dt), pre, norm);
+			ck_assert_msg(res.st == GPUD_OK, "%s: %s", what, res.msg);
+			ck_assert_uint_eq(res.nout, 1);
+			ck_assert_str_eq(res.out.name, "pgram");
+			ck_assert_int_eq(res.out.dtype, dt);
+			ck_assert_int_eq(res.out.ndim, 1);
+			ck_assert_uint_eq(res.out.shape[0], nf);
+			ck_assert_msg(res.info.elapsed_us > 0 && res.info.kernel_us > 0 &&
+					      res.info.kernel_us <= res.info.elapsed_us * 1.01 + 1,
+				      "%s: elapsed_us %g, kernel_us %g", what, res.info.elapsed_us,
+				      res.info.kernel_us);
+			assert_matches(got, dt, ref, nf, what);
+		}
+	}
+	/* Everything the runs made was freed. */
+	gpud_daemon_status s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 0);
+	ck_assert_uint_eq(s.bytes_in_use, 0);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_lombscargle_into_given_output)
+{
+	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
+	const size_t nx = 64, nf = 97;
+	double x[64], y[64], f[97], ref[97], nan_d[97], got[97];
+	gpud_client *c = lib_connect();
+
+	for (size_t i = 0; i < nf; i++)
+		nan_d[i] = NAN;
+	for (int d = 0; d < 2; d++) {
+		gpud_dtype dt = dts[d];
+		uint64_t snf = nf;
+		gpud_handle pg;
+		ls_result res;
+
+		gen_ls(77 + (uint64_t)d, nx, nf, x, y, f);
+		if (dt == GPUD_F32) {
+			round_to_f32(x, nx);
+			round_to_f32(y, nx);
+			round_to_f32(f, nf);
+		}
+		ls_ref(x, y, nx, f, nf, 1, 0, ref);
+		void *poison = to_dtype(nan_d, nf, dt);
+		LIB_OK(c, gpud_alloc(c, dt, 1, &snf, poison, &pg));
+		free(poison);
+		ls_lib_run(c, dt, x, y, nx, f, nf, 1, 0, pg, got, &res);
+		ck_assert_msg(res.st == GPUD_OK, "%s: %s", gpud_dtype_name(dt), res.msg);
+		ck_assert_uint_eq(res.nout, 1);
+		ck_assert_msg(res.out.handle == pg, "the output is %016" PRIx64 ", not the given %016" PRIx64,
+			      res.out.handle, pg);
+		for (size_t i = 0; i < nf; i++)
+			ck_assert_msg(!isnan(elem(got, dt, i)), "%s: pgram[%zu] was not overwritten (NaN)",
+				      gpud_dtype_name(dt), i);
+		assert_matches(got, dt, ref, nf, "lombscargle into a given pgram");
+		/* The output is still the caller's; exactly one buffer is left. */
+		ck_assert_uint_eq(lib_status(c).buffers, 1);
+		LIB_OK(c, gpud_free(c, &pg, 1));
+	}
+
+	/* A given output of the wrong length or dtype is refused. */
+	uint64_t wrong = 5, sx = nx, sf = nf;
+	gpud_handle hx, hy, hf, hw, hd;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, x, &hx));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, y, &hy));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, f, &hf));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &wrong, NULL, &hw));
+	LIB_OK(c, gpud_alloc(c, GPUD_F32, 1, &sf, NULL, &hd));
+	gpud_arg args[4] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hy),
+			    gpud_arg_buffer("freqs", hf), gpud_arg_buffer("pgram", hw)};
+	gpud_output o;
+	size_t no;
+	LIB_FAIL(c, gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL), GPUD_EINVAL,
+		 "output 'pgram' must be");
+	args[3] = gpud_arg_buffer("pgram", hd);
+	LIB_FAIL(c, gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL), GPUD_EINVAL, "pgram");
+	gpud_handle all[5] = {hx, hy, hf, hw, hd};
+	LIB_OK(c, gpud_free(c, all, 5));
+	ck_assert_uint_eq(lib_status(c).buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_library_errors)
+{
+	gpud_client *c = lib_connect();
+	double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	uint64_t n = 8, nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 8};
+	gpud_handle hx, bogus = 0xfeedfacecafebeefull, hn;
+	gpud_output o;
+	size_t no;
+
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &hx));
+	gpud_arg args[3] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", bogus),
+			    gpud_arg_buffer("freqs", hx)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", args, 3, &o, 1, &no, NULL), GPUD_ENOTFOUND,
+		 "unknown handle");
+	ck_assert_msg(strstr(gpud_errmsg(c), "feedfacecafebeef") && strstr(gpud_errmsg(c), "'y'"),
+		      "message '%s' should name argument 'y' and the handle", gpud_errmsg(c));
+	LIB_FAIL(c, gpud_run(c, "nosuchkernel", args, 3, &o, 1, &no, NULL), GPUD_EUNKNOWN_KERNEL,
+		 "unknown kernel 'nosuchkernel'");
+	/* ndim 9: refused by the library before anything is sent. */
+	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 9, nine, v, &hn), GPUD_EARG, "ndim");
+	LIB_FAIL(c, gpud_alloc(c, (gpud_dtype)9, 1, &n, v, &hn), GPUD_EARG, "dtype");
+	/* A scalar where a buffer belongs, and the other way round. */
+	gpud_arg mixed[3] = {gpud_arg_f64("x", 1.5), gpud_arg_buffer("y", hx),
+			     gpud_arg_buffer("freqs", hx)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", mixed, 3, &o, 1, &no, NULL), GPUD_EINVAL,
+		 "must be a buffer");
+	gpud_arg mixed2[4] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hx),
+			      gpud_arg_buffer("freqs", hx), gpud_arg_buffer("normalize", hx)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", mixed2, 4, &o, 1, &no, NULL), GPUD_EINVAL,
+		 "must be a bool scalar");
+	/* Failed runs leave nothing behind, and the connection is still good. */
+	gpud_daemon_status s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 1);
+	LIB_OK(c, gpud_free(c, &hx, 1));
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_raw_protocol_errors)
+{
+	pb empty = {.n = 0}, hdr;
+	uint8_t *m;
+	size_t len;
+
+	/* Shorter than the frame prefix. */
+	static const uint8_t two[2] = {0x01, 0x02};
+	raw_expect(two, sizeof(two), ST_PROTOCOL, "malformed", "a 2-byte message");
+
+	/* A prefix declaring more header than there is. */
+	static const uint8_t overlong[8] = {0xff, 0xff, 0x00, 0x00, 1, 2, 3, 4};
+	raw_expect(overlong, sizeof(overlong), ST_PROTOCOL, "malformed",
+		   "a prefix declaring a 65535-byte header");
+
+	/* A header that is not a protobuf Request (wire type 7 does not exist). */
+	static const uint8_t junkhdr[9] = {5, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff};
+	raw_expect(junkhdr, sizeof(junkhdr), ST_PROTOCOL, "not a gpud Request",
+		   "a header that is not a Request");
+
+	/* Another protocol version. */
+	hdr = pb_request(99, 7, 17, &empty);
+	m = frame(&hdr, NULL, 0, &len);
+	raw_expect(m, len, ST_PROTOCOL, "version", "a version 99 status request");
+	{
+		raw_reply r;
+		ck_assert_int_eq(raw_call(m, len, 10000, &r), 0);
+		ck_assert_msg(strstr(r.message, "99") && strstr(r.message, "1"),
+			      "the version message should name 99 and 1: '%s'", r.message);
+	}
+	free(m);
+
+	/* A well-formed request without a verb. */
+	pb noverb = {.n = 0};
+	pb_uint(&noverb, 1, WIRE_VERSION);
+	pb_uint(&noverb, 2, 8);
+	m = frame(&noverb, NULL, 0, &len);
+	raw_expect(m, len, ST_PROTOCOL, "verb", "a request without a verb");
+	free(m);
+
+	/* A raw alloc of 9 dimensions reaches the daemon's own check. */
+	pb alloc = {.n = 0}, shape = {.n = 0};
+	pb_uint(&alloc, 1, 2); /* DTYPE_F64 */
+	for (int i = 0; i < 9; i++)
+		pb_varint(&shape, 1);
+	pb_sub(&alloc, 2, &shape);
+	hdr = pb_request(WIRE_VERSION, 9, 11, &alloc);
+	m = frame(&hdr, NULL, 0, &len);
+	raw_expect(m, len, ST_INVALID_ARGUMENT, "at most 8 dimensions", "a raw alloc of 9-d");
+	free(m);
+
+	/* An alloc whose payload does not match its shape. */
+	pb alloc2 = {.n = 0}, shape2 = {.n = 0};
+	pb_uint(&alloc2, 1, 2);
+	pb_varint(&shape2, 4);
+	pb_sub(&alloc2, 2, &shape2);
+	pb_uint(&alloc2, 3, 1); /* with_data */
+	hdr = pb_request(WIRE_VERSION, 10, 11, &alloc2);
+	m = frame(&hdr, "0123456789", 10, &len);
+	raw_expect(m, len, ST_INVALID_ARGUMENT, "needs 32", "an alloc with a short payload");
+	free(m);
+
+	/* A good raw status request is answered OK, with the id echoed. */
+	hdr = pb_request(WIRE_VERSION, 4242, 17, &empty);
+	m = frame(&hdr, NULL, 0, &len);
+	{
+		raw_reply r;
+		ck_assert_int_eq(raw_call(m, len, 10000, &r), 0);
+		ck_assert_uint_eq(r.code, ST_OK);
+		ck_assert_uint_eq(r.id, 4242);
+		ck_assert_int_eq(r.body_field, 17);
+	}
+	free(m);
+
+	assert_fresh_client_works("malformed raw messages");
+	gpud_client *c = lib_connect();
+	gpud_daemon_status s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 0); /* the failed allocs left nothing */
+	ck_assert_uint_ge(s.errors, 7);
+	gpud_close(c);
+}
+END_TEST
+
+/* ========================================================================================= */
+/* sessions                                                                                  */
+/* ========================================================================================= */
+
+START_TEST(test_buffers_freed_on_close)
+{
+	gpud_client *a = lib_connect(), *b = lib_connect();
+	double v[100];
+	uint64_t n = 100;
+	gpud_handle h[3];
+
+	for (int i = 0; i < 100; i++)
+		v[i] = i + 0.5;
+	for (int i = 0; i < 3; i++)
+		LIB_OK(a, gpud_alloc(a, GPUD_F64, 1, &n, v, &h[i]));
+	gpud_daemon_status s = lib_status(b);
+	ck_assert_uint_eq(s.buffers, 3);
+	ck_assert_uint_eq(s.bytes_in_use, 3 * 800);
+	ck_assert_uint_ge(s.connections, 2);
+
+	/* Buffers belong to their connection: A goes away without freeing. */
+	gpud_close(a);
+	s = wait_no_buffers(b, 2.0);
+	ck_assert_msg(s.buffers == 0 && s.bytes_in_use == 0,
+		      "2 s after client A closed: %" PRIu64 " buffers, %" PRIu64 " bytes in use",
+		      s.buffers, s.bytes_in_use);
+	ck_assert_uint_ge(s.bytes_high_water, 2400);
+	double back;
+	LIB_FAIL(b, gpud_download_range(b, h[0], 0, &back, 8), GPUD_ENOTFOUND, "unknown handle");
+	gpud_close(b);
+}
+END_TEST
+
+/* ========================================================================================= */
+/* gpuctl                                                                                    */
+/* ========================================================================================= */
+
+START_TEST(test_gpuctl_run_writes_output)
+{
+	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
+	const size_t nx = 120, nf = 333;
+	double x[120], y[120], f[333], ref[333];
+	char px[700], py[700], pf[700], po[700], err[512];
+
+	path_in_dir(px, sizeof(px), "x.npy");
+	path_in_dir(py, sizeof(py), "y.npy");
+	path_in_dir(pf, sizeof(pf), "freqs.npy");
+	path_in_dir(po, sizeof(po), "out.npy");
+	for (int d = 0; d < 2; d++) {
+		for (int combo = 0; combo < 4; combo++) {
+			gpud_dtype dt = dts[d];
+			int pre = combo & 1, norm = combo >> 1;
+			char ax[720], ay[720], afr[720], ao[720], what[96];
+
+			gen_ls(555 + (uint64_t)(d * 4 + combo), nx, nf, x, y, f);
+			if (dt == GPUD_F32) {
+				round_to_f32(x, nx);
+				round_to_f32(y, nx);
+				round_to_f32(f, nf);
+			}
+			save_vec(px, dt, x, nx);
+			save_vec(py, dt, y, nx);
+			save_vec(pf, dt, f, nf);
+			ls_ref(x, y, nx, f, nf, pre, norm, ref);
+			snprintf(ax, sizeof(ax), "x=%s", px);
+			snprintf(ay, sizeof(ay), "y=%s", py);
+			snprintf(afr, sizeof(afr), "freqs=%s", pf);
+			snprintf(ao, sizeof(ao), "pgram=%s", po);
+			unlink(po);
+			ctl_result *r;
+			if (combo == 3) /* named output, numeric booleans */
+				r = CTL("run", "lombscargle", ax, ay, afr, "precenter=1", "normalize=1",
+					"-o", ao);
+			else
+				r = CTL("run", "lombscargle", ax, ay, afr,
+					pre ? "precenter=true" : "precenter=false",
+					norm ? "normalize=TRUE" : "normalize=false", "-o", po);
+			assert_ctl_ok(r);
+			ck_assert_msg(r->err[0] == '\0', "'%s' wrote to stderr: %s", r->cmd, r->err);
+
+			gpud_array a;
+			ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
+			ck_assert_int_eq(a.dtype, dt);
+			ck_assert_int_eq(a.ndim, 1);
+			ck_assert_uint_eq(a.shape[0], nf);
+			snprintf(what, sizeof(what), "gpuctl run %s precenter=%d normalize=%d",
+				 gpud_dtype_name(dt), pre, norm);
+			assert_matches(a.data, dt, ref, nf, what);
+			gpud_array_free(&a);
+		}
+	}
+
+	/* Without -o: a summary line per output on stdout. */
+	char ax[720], ay[720], afr[720];
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	snprintf(afr, sizeof(afr), "freqs=%s", pf);
+	ctl_result *r = CTL("run", "lombscargle", ax, ay, afr);
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "pgram: float32 (333,) [") != NULL, "summary: '%s'", r->out);
+
+	/* gpuctl freed everything it uploaded. */
+	gpud_client *c = lib_connect();
+	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	ck_assert_uint_eq(s.buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_gpuctl_kernels_and_status)
+{
+	ctl_result *r = CTL("kernels");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "lombscargle") && strstr(r->out, "freqs") &&
+			      strstr(r->out, "pgram") && strstr(r->out, "normalize"),
+		      "kernels output: '%s'", r->out);
+
+	r = CTL("status");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "backend") != NULL, "status output: '%s'", r->out);
+	ck_assert_msg(strstr(r->out, url) != NULL, "status does not show the URL: '%s'", r->out);
+	if (!strcmp(expected_backend(), "cpu") || !strcmp(expected_backend(), "cuda")) {
+		char line[64];
+		snprintf(line, sizeof(line), "backend      %s", expected_backend());
+		ck_assert_msg(strstr(r->out, line) != NULL, "status output lacks '%s': '%s'", line,
+			      r->out);
+	}
+	ck_assert_msg(strstr(r->out, "buffers      0") != NULL, "status output: '%s'", r->out);
+
+	r = CTL("status", "--wait", "5");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "backend") != NULL, "status --wait output: '%s'", r->out);
+
+	/* --url wins over GPUD_URL. */
+	char bad[700];
+	snprintf(bad, sizeof(bad), "ipc://%s/nobody.sock", dir);
+	r = CTL_AT(bad, "--url", url, "status");
+	assert_ctl_ok(r);
+}
+END_TEST
+
+START_TEST(test_gpuctl_dead_url)
+{
+	char dead[700];
+	snprintf(dead, sizeof(dead), "ipc://%s/dead.sock", dir);
+	ctl_result *r = CTL_AT(dead, "status");
+	ck_assert_msg(r->code == 1, "'%s' at a dead URL exited %d, expected 1\nstderr: %s", r->cmd,
+		      r->code, r->err);
+	ck_assert_msg(strncmp(r->err, "gpuctl: error: cannot connect", 29) == 0,
+		      "stderr: '%s'", r->err);
+	ck_assert_msg(strstr(r->err, "dead.sock") != NULL, "stderr does not name the URL: '%s'",
+		      r->err);
+	ck_assert_str_eq(r->out, "");
+
+	/* --wait gives up after its time, and says so. */
+	double t0 = now_s();
+	r = CTL_AT(dead, "status", "--wait", "0.3");
+	double took = now_s() - t0;
+	ck_assert_int_eq(r->code, 1);
+	ck_assert_msg(strstr(r->err, "cannot connect") && strstr(r->err, "gave up waiting"),
+		      "stderr: '%s'", r->err);
+	ck_assert_msg(took >= 0.25 && took < 10, "status --wait 0.3 took %.2f s", took);
+
+	/* The daemon of this test is unaffected. */
+	assert_daemon_alive("a dead URL");
+}
+END_TEST
+
+START_TEST(test_gpuctl_errors)
+{
+	const size_t nx = 50, nf = 40;
+	double x[50], y[50], f[40], sq[100];
+	char p[16][700], a[16][720];
+	uint64_t shape2[2] = {10, 10};
+
+	gen_ls(4242, nx, nf, x, y, f);
+	for (int i = 0; i < 100; i++)
+		sq[i] = 1.0 + i;
+	static const char *files[] = {"x.npy",	    "y.npy",	  "freqs.npy", "x32.npy",
+				      "y49.npy",    "sq.npy",	  "trunc.npy", "text.npy",
+				      "missing.npy", "out.npy"};
+	for (int i = 0; i < 10; i++)
+		path_in_dir(p[i], sizeof(p[i]), files[i]);
+	save_vec(p[0], GPUD_F64, x, nx);
+	save_vec(p[1], GPUD_F64, y, nx);
+	save_vec(p[2], GPUD_F64, f, nf);
+	save_vec(p[3], GPUD_F32, x, nx);
+	save_vec(p[4], GPUD_F64, y, nx - 1);
+	save_npy(p[5], GPUD_F64, 2, shape2, sq);
+	save_vec(p[6], GPUD_F64, x, nx);
+	struct stat sb;
+	ck_assert_int_eq(stat(p[6], &sb), 0);
+	ck_assert_int_eq(truncate(p[6], sb.st_size - 100), 0);
+	write_text(p[7], "this is not a numpy file\n");
+
+	snprintf(a[0], sizeof(a[0]), "x=%s", p[0]);
+	snprintf(a[1], sizeof(a[1]), "y=%s", p[1]);
+	snprintf(a[2], sizeof(a[2]), "freqs=%s", p[2]);
+	snprintf(a[3], sizeof(a[3]), "x=%s", p[3]);
+	snprintf(a[4], sizeof(a[4]), "y=%s", p[4]);
+	snprintf(a[5], sizeof(a[5]), "x=%s", p[5]);
+	snprintf(a[6], sizeof(a[6]), "x=%s", p[6]);
+	snprintf(a[7], sizeof(a[7]), "x=%s", p[7]);
+	snprintf(a[8], sizeof(a[8]), "x=%s", p[8]);
+	snprintf(a[9], sizeof(a[9]), "nosuch=%s", p[9]);
+	snprintf(a[10], sizeof(a[10]), "z=%s", p[0]);
+
+	/* Sanity: the good arguments work. */
+	assert_ctl_ok(CTL("run", "lombscargle", a[0], a[1], a[2]));
+
+	CTL_FAIL(1, "unknown kernel 'lombscargel'", "run", "lombscargel", a[0], a[1], a[2]);
+	CTL_FAIL(1, "missing argument 'freqs'", "run", "lombscargle", a[0], a[1]);
+	CTL_FAIL(1, "unknown argument 'z'", "run", "lombscargle", a[0], a[1], a[2], a[10]);
+	CTL_FAIL(1, "same length", "run", "lombscargle", a[0], a[4], a[2]);
+	CTL_FAIL(1, "one dtype", "run", "lombscargle", a[3], a[1], a[2]);
+	CTL_FAIL(1, "must be 1-d", "run", "lombscargle", a[5], a[1], a[2]);
+	CTL_FAIL(1, "No such file", "run", "lombscargle", a[8], a[1], a[2]);
+	CTL_FAIL(1, "truncated", "run", "lombscargle", a[6], a[1], a[2]);
+	CTL_FAIL(1, "not a .npy", "run", "lombscargle", a[7], a[1], a[2]);
+	CTL_FAIL(1, "cannot parse 'maybe'", "run", "lombscargle", a[0], a[1], a[2],
+		 "precenter=maybe");
+	CTL_FAIL(1, "must be bool", "run", "lombscargle", a[0], a[1], a[2], "precenter=2");
+	CTL_FAIL(1, "must be bool", "run", "lombscargle", a[0], a[1], a[2], "normalize=0.5");
+	CTL_FAIL(0, "has no output 'nosuch'", "run", "lombscargle", a[0], a[1], a[2], "-o", a[9]);
+	ck_assert_msg(access(p[9], F_OK) != 0, "%s was written despite the error", p[9]);
+	/* Usage errors exit 2. */
+	CTL_FAIL(2, "given twice", "run", "lombscargle", a[0], a[0], a[1], a[2]);
+	CTL_FAIL(2, "unknown command", "frobnicate");
+	CTL_FAIL(2, "missing KERNEL", "run");
+
+	/* None of the failures left buffers behind (gpuctl exits; its connection closes). */
+	gpud_client *c = lib_connect();
+	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	ck_assert_msg(s.buffers == 0 && s.bytes_in_use == 0,
+		      "after the failed runs: %" PRIu64 " buffers, %" PRIu64 " bytes", s.buffers,
+		      s.bytes_in_use);
+	gpud_close(c);
+}
+END_TEST
+
+/* ========================================================================================= */
+/* size limits (gpud --max-message-size 64KiB)                                               */
+/* ========================================================================================= */
+
+START_TEST(test_message_size_limit)
+{
+	gpud_client *c = lib_connect();
+	const size_t big = 1u << 20;
+	uint64_t n = big / sizeof(double);
+	double *data = calloc(n, sizeof(double));
+	gpud_handle h;
+	uint8_t *m;
+	size_t len;
+
+	ck_assert_ptr_nonnull(data);
+	ck_assert_uint_eq(gpud_server(c)->max_message_size, 65536);
+	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &n, data, &h), GPUD_E2BIG, "65536");
+	ck_assert_msg(strstr(gpud_errmsg(c), "limit") != NULL, "message: '%s'", gpud_errmsg(c));
+	/* Up to the limit is fine. */
+	uint64_t ok_n = 65536 / sizeof(double);
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &ok_n, data, &h));
+	LIB_OK(c, gpud_free(c, &h, 1));
+
+	/* 1 MiB of junk on a plain REQ socket: far over the limit, nng drops the connection. */
+	uint8_t *junk = malloc(2 * big);
+	uint64_t seed = 31337;
+	ck_assert_ptr_nonnull(junk);
+	for (size_t i = 0; i < 2 * big; i++)
+		junk[i] = (uint8_t)(rng_next(&seed) | 0x80);
+	raw_reply r;
+	int rv = raw_call_isolated(junk, big, 1500, &r);
+	ck_assert_msg(rv != 0,
+		      "1 MiB of junk to a daemon limited to 64 KiB was answered (code %" PRIu64
+		      " '%s'); expected a dropped connection",
+		      r.code, r.message);
+	assert_fresh_client_works("1 MiB of junk");
+	rv = raw_call_isolated(junk, 2 * big, 1500, &r);
+	ck_assert_msg(rv != 0, "2 MiB of junk was answered (code %" PRIu64 " '%s')", r.code,
+		      r.message);
+	assert_fresh_client_works("2 MiB of junk");
+
+	/*
+	 * Well-formed allocs from a client that does not check the limit itself:
+	 * 1 MiB of payload is refused (TOO_LARGE or a drop), and a payload just
+	 * over the limit (65544 bytes) gets TOO_LARGE naming both sizes. Neither
+	 * is stored.
+	 */
+	pb alloc = {.n = 0}, shape = {.n = 0}, hdr;
+	pb_uint(&alloc, 1, 2); /* DTYPE_F64 */
+	pb_varint(&shape, n);
+	pb_sub(&alloc, 2, &shape);
+	pb_uint(&alloc, 3, 1); /* with_data */
+	hdr = pb_request(WIRE_VERSION, 1, 11, &alloc);
+	m = frame(&hdr, data, big, &len);
+	rv = raw_call_isolated(m, len, 3000, &r);
+	free(m);
+	ck_assert_msg(rv != 0 || r.code == ST_TOO_LARGE,
+		      "an alloc with a %zu-byte payload on a daemon limited to 65536 bytes was "
+		      "answered with code %" PRIu64 " ('%s'), expected TOO_LARGE (%d) or a drop",
+		      big, r.code, r.message, ST_TOO_LARGE);
+	assert_fresh_client_works("an alloc of 1 MiB");
+
+	pb alloc2 = {.n = 0}, shape2 = {.n = 0};
+	pb_uint(&alloc2, 1, 2);
+	pb_varint(&shape2, 8193); /* 65544 bytes */
+	pb_sub(&alloc2, 2, &shape2);
+	pb_uint(&alloc2, 3, 1);
+	hdr = pb_request(WIRE_VERSION, 2, 11, &alloc2);
+	m = frame(&hdr, data, 8193 * sizeof(double), &len);
+	rv = raw_call_isolated(m, len, 3000, &r);
+	free(m);
+	ck_assert_msg(rv == 0, "an alloc 8 bytes over the limit got no reply: %s", nng_strerror(rv));
+	ck_assert_msg(r.code == ST_TOO_LARGE, "an alloc 8 bytes over the limit: code %" PRIu64 " ('%s')",
+		      r.code, r.message);
+	ck_assert_msg(strstr(r.message, "65544") && strstr(r.message, "65536"),
+		      "the message should name 65544 and 65536: '%s'", r.message);
+	assert_fresh_client_works("an oversized alloc");
+
+	/* The first client's connection was never disturbed. */
+	gpud_daemon_status s = lib_status(c);
+	ck_assert_uint_eq(s.buffers, 0);
+	free(junk);
+	free(data);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_download_in_ranges)
+{
+	/* An output bigger than one message: whole download refused, ranges work. */
+	const size_t nx = 20, nf = 16384; /* 128 KiB of float64 */
+	double x[20], y[20], *f = malloc(nf * sizeof(double)), *ref = malloc(nf * sizeof(double));
+	double *got = malloc(nf * sizeof(double));
+	gpud_client *c = lib_connect();
+	uint64_t sx = nx, sf = nf;
+	gpud_handle h[4];
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(ref);
+	ck_assert_ptr_nonnull(got);
+	gen_ls(2718, nx, nf, x, y, f);
+	ls_ref(x, y, nx, f, nf, 0, 1, ref);
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, x, &h[0]));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, y, &h[1]));
+	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &sf, f, &h[2]), GPUD_E2BIG, "limit");
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, NULL, &h[2]));
+	LIB_OK(c, gpud_upload(c, h[2], 0, f, 65536));
+	LIB_OK(c, gpud_upload(c, h[2], 65536, (char *)f + 65536, nf * sizeof(double) - 65536));
+	gpud_arg args[4] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			    gpud_arg_buffer("freqs", h[2]), gpud_arg_bool("normalize", 1)};
+	gpud_output o;
+	size_t no;
+	LIB_OK(c, gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL));
+	h[3] = o.handle;
+	gpud_array a;
+	LIB_FAIL(c, gpud_download(c, o.handle, &a), GPUD_E2BIG, "download in ranges");
+	LIB_OK(c, gpud_download_range(c, o.handle, 0, got, 65536));
+	LIB_OK(c, gpud_download_range(c, o.handle, 65536, (char *)got + 65536,
+				      nf * sizeof(double) - 65536));
+	assert_matches(got, GPUD_F64, ref, nf, "lombscargle downloaded in two ranges");
+	LIB_OK(c, gpud_free(c, h, 4));
+	gpud_close(c);
+	free(f);
+	free(ref);
+	free(got);
+}
+END_TEST
+
+/* ========================================================================================= */
+/* shutdown                                                                                  */
+/* ========================================================================================= */
+
+typedef struct long_run {
+	size_t nx, nf;
+	double *x, *y, *f;
+	atomic_int started; /* set just before gpud_run is sent */
+	double t_done;      /* when gpud_run returned */
+	ls_result res;
+	char msg[1024];
+	double *out;          /* the output, if the daemon still serves a download */
+	gpud_status dl_st;    /* that download's status */
+	char dl_msg[1024];
+} long_run;
+
+static void *long_run_thread(void *arg)
+{
+	long_run *lr = arg;
+	gpud_client *c;
+	uint64_t sx = lr->nx, sf = lr->nf;
+	gpud_handle h[3];
+
+	memset(&lr->res, 0, sizeof(lr->res));
+	if ((lr->res.st = gpud_connect(url, &c)) != GPUD_OK) {
+		snprintf(lr->msg, sizeof(lr->msg), "connect: %s", gpud_errmsg(c));
+		gpud_close(c);
+		atomic_store(&lr->started, -1);
+		return NULL;
+	}
+	gpud_set_timeout(c, 120000);
+	if ((lr->res.st = gpud_alloc(c, GPUD_F64, 1, &sx, lr->x, &h[0])) != GPUD_OK ||
+	    (lr->res.st = gpud_alloc(c, GPUD_F64, 1, &sx, lr->y, &h[1])) != GPUD_OK ||
+	    (lr->res.st = gpud_alloc(c, GPUD_F64, 1, &sf, lr->f, &h[2])) != GPUD_OK) {
+		snprintf(lr->msg, sizeof(lr->msg), "alloc: %s", gpud_errmsg(c));
+		gpud_close(c);
+		atomic_store(&lr->started, -1);
+		return NULL;
+	}
+	gpud_arg args[4] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			    gpud_arg_buffer("freqs", h[2]), gpud_arg_bool("precenter", 1)};
+	atomic_store(&lr->started, 1);
+	lr->res.st = gpud_run(c, "lombscargle", args, 4, &lr->res.out, 1, &lr->res.nout,
+			      &lr->res.info);
+	lr->t_done = now_s();
+	if (lr->res.st != GPUD_OK) {
+		snprintf(lr->msg, sizeof(lr->msg), "run: %s: %s", gpud_strerror(lr->res.st),
+			 gpud_errmsg(c));
+	} else {
+		/* A stopping gpud serves nothing new, so this normally fails (after at
+		 * most the timeout); if it is served, the output gets checked. */
+		gpud_set_timeout(c, 2000);
+		lr->dl_st = gpud_download_range(c, lr->res.out.handle, 0, lr->out,
+						lr->nf * sizeof(double));
+		snprintf(lr->dl_msg, sizeof(lr->dl_msg), "%s", gpud_errmsg(c));
+	}
+	gpud_close(c);
+	return NULL;
+}
+
+START_TEST(test_sigterm_drains_inflight_run)
+{
+	gpud_client *c = lib_connect();
+	int cpu = !strcmp(gpud_server(c)->backend, "cpu");
+	long_run lr;
+	pthread_t t;
+
+	memset(&lr, 0, sizeof(lr));
+	/* Seconds on 2 cpu cores; the GPU gets 2^22 frequencies. */
+	lr.nx = cpu ? 2000 : 8000;
+	lr.nf = cpu ? (size_t)1 << 17 : (size_t)1 << 22;
+	lr.x = malloc(lr.nx * sizeof(double));
+	lr.y = malloc(lr.nx * sizeof(double));
+	lr.f = malloc(lr.nf * sizeof(double));
+	lr.out = malloc(lr.nf * sizeof(double));
+	ck_assert_msg(lr.x && lr.y && lr.f && lr.out, "out of memory");
+	gen_ls(8080, lr.nx, lr.nf, lr.x, lr.y, lr.f);
+	ck_assert_int_eq(pthread_create(&t, NULL, long_run_thread, &lr), 0);
+
+	/* Wait until the run is inside the daemon: in_flight counts it and our status. */
+	double deadline = now_s() + 30;
+	int seen = 0;
+	while (!seen && now_s() < deadline) {
+		if (atomic_load(&lr.started) == 0) {
+			sleep_ms(1);
+			continue;
+		}
+		if (atomic_load(&lr.started) < 0)
+			break;
+		gpud_daemon_status s = lib_status(c);
+		seen = s.in_flight >= 2;
+	}
+	gpud_close(c);
+	double t_term = now_s();
+	ck_assert_int_eq(kill(gpud_pid, SIGTERM), 0);
+	pthread_join(t, NULL);
+	ck_assert_msg(atomic_load(&lr.started) > 0, "setting up the long run failed: %s", lr.msg);
+	ck_assert_msg(seen, "never saw the run in flight");
+
+	ck_assert_msg(lr.res.st == GPUD_OK,
+		      "the run in flight at SIGTERM did not complete: %s (status %d)", lr.msg,
+		      (int)lr.res.st);
+	ck_assert_msg(lr.t_done > t_term, "the run finished before SIGTERM; make it longer");
+	ck_assert_uint_eq(lr.res.nout, 1);
+	ck_assert_str_eq(lr.res.out.name, "pgram");
+	ck_assert_int_eq(lr.res.out.dtype, GPUD_F64);
+	ck_assert_uint_eq(lr.res.out.shape[0], lr.nf);
+	ck_assert_msg(lr.res.out.handle != 0, "no output handle");
+	ck_assert_msg(lr.res.info.elapsed_us > 0, "elapsed_us %g", lr.res.info.elapsed_us);
+
+	printf("shutdown: the run finished %.2f s after SIGTERM (%.2f s in gpud); a download "
+	       "after it: %s\n",
+	       lr.t_done - t_term, lr.res.info.elapsed_us / 1e6,
+	       lr.dl_st == GPUD_OK ? "served" : gpud_strerror(lr.dl_st));
+	fflush(stdout);
+	if (lr.dl_st == GPUD_OK) {
+		/* Still served: no NaN anywhere, and spot checks against the reference. */
+		for (size_t i = 0; i < lr.nf; i++)
+			ck_assert_msg(isfinite(lr.out[i]), "pgram[%zu] = %g", i, lr.out[i]);
+		for (size_t k = 0; k < 8; k++) {
+			size_t i = k * (lr.nf / 8) + k;
+			double want;
+			ls_ref(lr.x, lr.y, lr.nx, &lr.f[i], 1, 1, 0, &want);
+			ck_assert_msg(fabs(lr.out[i] - want) <= 1e-9 * fabs(want) + 1e-12,
+				      "pgram[%zu] = %.17g, expected %.17g", i, lr.out[i], want);
+		}
+	} else {
+		/* Refused cleanly, not hung and not a bogus success. */
+		ck_assert_msg(lr.dl_st == GPUD_ETRANSPORT || lr.dl_st == GPUD_ETIMEDOUT ||
+				      lr.dl_st == GPUD_ESHUTDOWN || lr.dl_st == GPUD_ECONNECT,
+			      "download after SIGTERM: %s: %s", gpud_strerror(lr.dl_st), lr.dl_msg);
+	}
+
+	/* Then gpud exits 0 by itself. */
+	int st;
+	char how[128];
+	ck_assert_msg(wait_pid_timeout(gpud_pid, 20.0, &st) == 0,
+		      "gpud still running 20 s after SIGTERM and the run's reply");
+	gpud_reaped = 1;
+	gpud_wstatus = st;
+	describe_wait(st, how, sizeof(how));
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		dump_file("gpud log", logpath);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "gpud %s after draining, expected exit status 0 (log above)", how);
+
+	/* New connections are refused now. */
+	gpud_client *late;
+	gpud_status lst = gpud_connect(url, &late);
+	ck_assert_msg(lst == GPUD_ECONNECT, "connect after shutdown: %s", gpud_strerror(lst));
+	gpud_close(late);
+	free(lr.x);
+	free(lr.y);
+	free(lr.f);
+	free(lr.out);
+}
+END_TEST
+
+/* ========================================================================================= */
+/* concurrency                                                                               */
+/* ========================================================================================= */
+
+#define NTHREADS 16
+#define NITER 8
+
+typedef struct worker {
+	int id;
+	int ok_runs;
+	char msg[1200];
+} worker;
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	gpud_client *c;
+	gpud_dtype dt = (w->id & 1) ? GPUD_F32 : GPUD_F64;
+
+	if (gpud_connect(url, &c) != GPUD_OK) {
+		snprintf(w->msg, sizeof(w->msg), "connect: %s", gpud_errmsg(c));
+		gpud_close(c);
+		return NULL;
+	}
+	gpud_set_timeout(c, 60000);
+	for (int it = 0; it < NITER; it++) {
+		size_t nx = 20 + (size_t)w->id, nf = 30 + (size_t)it * 3;
+		double x[64], y[64], f[64], ref[64], got[64];
+		ls_result res;
+		size_t bad;
+
+		gen_ls((uint64_t)(w->id * 1000 + it), nx, nf, x, y, f);
+		if (dt == GPUD_F32) {
+			round_to_f32(x, nx);
+			round_to_f32(y, nx);
+			round_to_f32(f, nf);
+		}
+		ls_ref(x, y, nx, f, nf, it & 1, (it >> 1) & 1, ref);
+		ls_lib_run(c, dt, x, y, nx, f, nf, it & 1, (it >> 1) & 1, 0, got, &res);
+		if (res.st != GPUD_OK) {
+			snprintf(w->msg, sizeof(w->msg), "iteration %d: %s", it, res.msg);
+			break;
+		}
+		double e = rel_err(got, dt, ref, nf, &bad);
+		if (!(e <= tol_for(dt))) {
+			snprintf(w->msg, sizeof(w->msg),
+				 "iteration %d: relative error %.3g at element %zu (got %.17g, "
+				 "expected %.17g)",
+				 it, e, bad, elem(got, dt, bad), ref[bad]);
+			break;
+		}
+		w->ok_runs++;
+	}
+	gpud_close(c);
+	return NULL;
+}
+
+START_TEST(test_many_clients_at_once)
+{
+	pthread_t t[NTHREADS];
+	worker w[NTHREADS];
+
+	for (int i = 0; i < NTHREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].id = i;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < NTHREADS; i++)
+		ck_assert_msg(w[i].ok_runs == NITER, "client %d: %d of %d runs succeeded: %s", i,
+			      w[i].ok_runs, NITER, w[i].msg);
+
+	gpud_client *c = lib_connect();
+	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	ck_assert_uint_eq(s.buffers, 0);
+	ck_assert_uint_eq(s.bytes_in_use, 0);
+	ck_assert_uint_eq(s.errors, 0);
+	/* hello + NITER x (3 allocs, run, download, free) per client, at least. */
+	ck_assert_uint_ge(s.requests, (uint64_t)NTHREADS * (1 + NITER * 6));
+	gpud_close(c);
+}
+END_TEST
+
+/* ========================================================================================= */
+
+static Suite *e2e_suite(void)
+{
+	Suite *s = suite_create("e2e");
+	TCase *tc;
+
+	tc = tcase_create("library");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_connect_server_info);
+	tcase_add_test(tc, test_roundtrip_dtypes);
+	tcase_add_test(tc, test_zero_dim_array);
+	tcase_add_test(tc, test_upload_offset_download_range);
+	tcase_add_test(tc, test_free_and_unknown_handles);
+	tcase_add_test(tc, test_kernels_list);
+	tcase_add_test(tc, test_status_counts);
+	tcase_add_test(tc, test_lombscargle_library);
+	tcase_add_test(tc, test_lombscargle_into_given_output);
+	tcase_add_test(tc, test_library_errors);
+	tcase_add_test(tc, test_raw_protocol_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sessions");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_buffers_freed_on_close);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("gpuctl");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_gpuctl_run_writes_output);
+	tcase_add_test(tc, test_gpuctl_kernels_and_status);
+	tcase_add_test(tc, test_gpuctl_dead_url);
+	tcase_add_test(tc, test_gpuctl_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_add_checked_fixture(tc, setup_small_messages, gpud_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_message_size_limit);
+	tcase_add_test(tc, test_download_in_ranges);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shutdown");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 90);
+	tcase_add_test(tc, test_sigterm_drains_inflight_run);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("concurrency");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_many_clients_at_once);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* After the run: a directory left behind is a test that failed in fork mode
+ * (no teardown ran); show its gpud log. */
+static int show_leftover(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	size_t n = strlen(path);
+	if (flag == FTW_F && ftw->level == 2 && n > 9 && !strcmp(path + n - 9, "/gpud.log"))
+		dump_file("gpud log of a failed test", path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (argc == 5 && !strcmp(argv[1], "--raw-send"))
+		return raw_send_main(argv[2], argv[3], atoi(argv[4]));
+	ssize_t sl = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	if (sl <= 0) {
+		fprintf(stderr, "test_e2e: readlink /proc/self/exe: %s\n", strerror(errno));
+		return 2;
+	}
+	self_path[sl] = '\0';
+
+	gpud_bin = getenv("GPUD_BIN");
+	gpuctl_bin = getenv("GPUCTL_BIN");
+	backend_env = getenv("GPUD_BACKEND");
+	if (backend_env == NULL || backend_env[0] == '\0')
+		backend_env = "cpu";
+	if (!gpud_bin || !gpuctl_bin || gpud_bin[0] != '/' || gpuctl_bin[0] != '/') {
+		fprintf(stderr, "test_e2e: set GPUD_BIN and GPUCTL_BIN to absolute paths "
+				"('make test-e2e' does)\n");
+		return 2;
+	}
+	if (access(gpud_bin, X_OK) != 0 || access(gpuctl_bin, X_OK) != 0) {
+		fprintf(stderr, "test_e2e: %s or %s is not executable\n", gpud_bin, gpuctl_bin);
+		return 2;
+	}
+	/* ipc:// paths must fit in sun_path (108 bytes). */
+	if (tmp == NULL || tmp[0] == '\0' || strlen(tmp) > 48)
+		tmp = "/tmp";
+	snprintf(base_dir, sizeof(base_dir), "%s/gpud-e2e-XXXXXX", tmp);
+	if (mkdtemp(base_dir) == NULL) {
+		fprintf(stderr, "test_e2e: mkdtemp %s: %s\n", base_dir, strerror(errno));
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	printf("e2e: gpud %s, gpuctl %s, backend %s, work in %s\n", gpud_bin, gpuctl_bin,
+	       backend_env, base_dir);
+	fflush(stdout);
+
+	double t0 = now_s();
+	SRunner *sr = srunner_create(e2e_suite());
+	srunner_run_all(sr, CK_ENV); /* CK_VERBOSITY=verbose lists every test */
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	nftw(base_dir, show_leftover, 16, FTW_PHYS);
+	rm_tree(base_dir);
+	nng_fini(); /* with CK_FORK=no the tests ran here: no threads left for valgrind */
+	printf("e2e: %.1f s\n", now_s() - t0);
+	return failed == 0 ? 0 : 1;
+}
