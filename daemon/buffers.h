@@ -42,6 +42,7 @@ struct gpud_session {
 	gpud_buffer *buffers;
 	size_t nbuffers;
 	uint64_t bytes;
+	uint64_t last_reply_ns; /* shutdown lets a job in progress finish */
 	UT_hash_handle hh;
 };
 

@@ -71,18 +71,52 @@ static void handle_request(server_ctx *c);
 static void teardown(gpud_server *s);
 
 /*
- * nng completes a send when the pipe has taken the reply, not when it has
- * reached the client; closing the socket at once would cut the last replies
- * off. So after the last context stops, wait until the clients have gone or
- * LINGER_NS has passed since the last reply was handed over.
+ * Shutdown, in three stages, checked by a 10 ms timer:
+ *  1. drain: new connections are refused; connected clients are still served
+ *     (a job is several requests: upload, run, download) until gpud has been
+ *     idle for DRAIN_IDLE_NS or every client has gone. After DRAIN_MAX_NS
+ *     only a client continuing a job (its last reply less than
+ *     DRAIN_IDLE_NS ago) is served; others get SHUTTING_DOWN.
+ *  2. the contexts stop receiving; busy ones stop after their reply.
+ *  3. linger: nng completes a send when the pipe has taken the reply, not
+ *     when it has reached the client, so the socket closes only when the
+ *     clients have gone or LINGER_NS after the last reply was handed over.
  */
+#define DRAIN_IDLE_NS 250000000ull
+#define DRAIN_MAX_NS 2000000000ull
 #define LINGER_NS 1000000000ull
 
-static void on_linger(uv_timer_t *t)
+static void stop_contexts(gpud_server *s)
+{
+	for (int i = 0; i < s->nctx; i++) {
+		server_ctx *c = &s->ctxs[i];
+		pthread_mutex_lock(&c->mtx);
+		c->stopping = 1;
+		enum ctx_state st = c->state;
+		pthread_mutex_unlock(&c->mtx);
+		/* Idle contexts stop now; busy ones stop after their reply. A recv
+		 * that completed meanwhile makes this a no-op and is served. */
+		if (st == CTX_RECV)
+			nng_aio_cancel(c->aio);
+	}
+}
+
+static void on_stop_tick(uv_timer_t *t)
 {
 	gpud_server *s = t->data;
-	uint64_t last = atomic_load(&s->last_reply_ns);
-	if (s->connections > 0 && now_ns() - last < LINGER_NS)
+	uint64_t now = now_ns(), last_reply = atomic_load(&s->last_reply_ns);
+	uint64_t last = last_reply > s->last_request_ns ? last_reply : s->last_request_ns;
+
+	if (!s->contexts_stopping) {
+		if (s->in_flight > 0 || (s->connections > 0 && now - last < DRAIN_IDLE_NS))
+			return;
+		s->contexts_stopping = 1;
+		stop_contexts(s);
+		return;
+	}
+	if (s->stopped_ctxs < s->nctx)
+		return;
+	if (s->connections > 0 && now - last_reply < LINGER_NS)
 		return;
 	uv_timer_stop(t);
 	teardown(s);
@@ -124,10 +158,6 @@ static void on_wake(uv_async_t *h)
 			free(ev);
 		ev = next;
 	}
-	/* Every context is idle once all have stopped: nothing is in flight. */
-	if (s->stopping && s->ctxs != NULL && s->stopped_ctxs == s->nctx &&
-	    !uv_is_active((uv_handle_t *)&s->linger_timer))
-		uv_timer_start(&s->linger_timer, on_linger, 0, 10);
 }
 
 static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
@@ -240,6 +270,10 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 
 	if (r->reply == m)
 		r->reply = NULL;
+	/* The session may have closed meanwhile: look it up, do not keep it. */
+	gpud_session *sess = sessions_get(&s->buffers, r->pipe_id, 0);
+	if (sess)
+		sess->last_reply_ns = now_ns();
 	if (log_get_level() >= LOG_DEBUG)
 		log_debug("request %llu from connection %u done in %.1f us",
 			  (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
@@ -328,6 +362,7 @@ static void handle_request(server_ctx *c)
 	r->nheld = r->ncreated = 0;
 	s->requests++;
 	s->in_flight++;
+	s->last_request_ns = r->t0_ns;
 	nng_pipe p = nng_msg_get_pipe(r->msg);
 	r->pipe_id = (uint32_t)nng_pipe_id(p);
 
@@ -351,6 +386,13 @@ static void handle_request(server_ctx *c)
 		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
 			     "protocol version %u is not supported; this gpud speaks version %u",
 			     r->req->version, GPUD_PROTOCOL_VERSION);
+		return;
+	}
+	gpud_session *prev = sessions_get(&s->buffers, r->pipe_id, 0);
+	if (s->stopping && r->t0_ns - s->stop_started_ns > DRAIN_MAX_NS &&
+	    (prev == NULL || r->t0_ns - prev->last_reply_ns > DRAIN_IDLE_NS)) {
+		request_fail(r, GPUD__STATUS__STATUS_SHUTTING_DOWN,
+			     "gpud is shutting down and takes no new work");
 		return;
 	}
 	if (s->fatal && r->req->body_case != GPUD__REQUEST__BODY_STATUS) {
@@ -429,7 +471,7 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigint);
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
-	close_handle((uv_handle_t *)&s->linger_timer);
+	close_handle((uv_handle_t *)&s->stop_timer);
 	log_info("stopped after %llu requests", (unsigned long long)s->requests);
 	free(s->fatal);
 	s->fatal = NULL;
@@ -440,21 +482,12 @@ void server_shutdown(gpud_server *s)
 	if (s->stopping)
 		return;
 	s->stopping = 1;
+	s->stop_started_ns = now_ns();
 	atomic_store(&s->refusing, 1);
 	uv_timer_start(&s->shutdown_timer, on_shutdown_timeout,
 		       (uint64_t)(s->cfg->shutdown_timeout * 1000.0), 0);
 	uv_unref((uv_handle_t *)&s->shutdown_timer);
-	for (int i = 0; i < s->nctx; i++) {
-		server_ctx *c = &s->ctxs[i];
-		pthread_mutex_lock(&c->mtx);
-		c->stopping = 1;
-		enum ctx_state st = c->state;
-		pthread_mutex_unlock(&c->mtx);
-		/* Idle contexts stop now; busy ones stop after their reply. A recv
-		 * that completed meanwhile makes this a no-op and is served. */
-		if (st == CTX_RECV)
-			nng_aio_cancel(c->aio);
-	}
+	uv_timer_start(&s->stop_timer, on_stop_tick, 0, 10);
 }
 
 /* ipc:// paths: make the directory if missing, so a first start just works. */
@@ -526,8 +559,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
 	uv_timer_init(loop, &s->shutdown_timer);
 	s->shutdown_timer.data = s;
-	uv_timer_init(loop, &s->linger_timer);
-	s->linger_timer.data = s;
+	uv_timer_init(loop, &s->stop_timer);
+	s->stop_timer.data = s;
 
 	for (int i = 0; i < cfg->nlisten; i++) {
 		ensure_ipc_dir(cfg->listen[i]);

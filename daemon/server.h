@@ -68,7 +68,9 @@ struct gpud_server {
 
 	uv_signal_t sigint, sigterm;
 	uv_timer_t shutdown_timer;
-	uv_timer_t linger_timer;
+	uv_timer_t stop_timer;
+	uint64_t stop_started_ns, last_request_ns;
+	int contexts_stopping;
 	_Atomic uint64_t last_reply_ns; /* when nng last took a reply */
 	atomic_int refusing;            /* stopping: new connections are closed */
 	int stopping;
