@@ -60,7 +60,7 @@ DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 DAEMON_SRC += daemon/backend_cuda.c kernels/cuda_table.c
-DAEMON_CU  += kernels/lombscargle_cuda.cu
+DAEMON_CU  += kernels/lombscargle_cuda.cu daemon/pool.cu
 # cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc
 LINK       := $(CXX)
@@ -90,7 +90,7 @@ E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu \
-        gpu-programs bench-first-result demo deps install format
+        gpu-programs bench-first-result bench-pool demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -167,11 +167,14 @@ $(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) \
 	       $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+POOL_BENCH := $(BUILD)/bench/pool_alloc
+$(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(call obj,daemon/pool.cu)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o: | $(GEN)/gpud.pb-c.h
 
-gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST)
+gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -179,6 +182,8 @@ test-gpu: gpu-programs
 	GPUD_BACKEND=cuda GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(E2E)
 bench-first-result: gpu-programs
 	$(FIRST) $(GPUD) $(GPUCTL) $(STANDALONE)
+bench-pool: gpu-programs
+	$(POOL_BENCH)
 
 demo: $(GPUD) $(GPUCTL)
 	scripts/demo.sh $(GPUD) $(GPUCTL)

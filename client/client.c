@@ -712,6 +712,15 @@ gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
 	out->buffers = sr->buffers;
 	out->bytes_in_use = sr->bytes_in_use;
 	out->bytes_high_water = sr->bytes_high_water;
+	if (sr->pool) {
+		out->has_pool = 1;
+		out->pool_in_use = sr->pool->in_use;
+		out->pool_cached = sr->pool->cached;
+		out->pool_high_water = sr->pool->high_water;
+		out->pool_limit = sr->pool->limit;
+		out->pool_allocs = sr->pool->allocs;
+		out->pool_hits = sr->pool->hits;
+	}
 	for (size_t i = 0; i < sr->n_variants && i < GPUD_MAX_VARIANTS; i++) {
 		Gpud__KernelVariant *v = sr->variants[i];
 		gpud_variant_info *o = &out->variants[out->nvariants++];

@@ -393,6 +393,16 @@ static int cmd_status(int argc, char **argv)
 		printf("device %d     %s (sm_%d%d, %d SMs), %s free of %s\n", d->index, d->name,
 		       d->cc_major, d->cc_minor, d->sm_count, a, b);
 	}
+	if (st.has_pool) {
+		char cached[32], h[32], l[32];
+		human_bytes(st.pool_in_use, a, sizeof(a));
+		human_bytes(st.pool_cached, cached, sizeof(cached));
+		human_bytes(st.pool_high_water, h, sizeof(h));
+		human_bytes(st.pool_limit, l, sizeof(l));
+		printf("pool         %s in use, %s cached, high-water %s, limit %s; "
+		       "%" PRIu64 " allocations, %" PRIu64 " from the cache\n",
+		       a, cached, h, l, st.pool_allocs, st.pool_hits);
+	}
 	if (st.nvariants > 0)
 		printf("kernels      %-14s %-8s %5s %6s %10s %8s\n", "name", "variant", "regs", "block",
 		       "shared", "local");

@@ -37,6 +37,10 @@ typedef struct backend_variant {
 	uint64_t shared_bytes, local_bytes;
 } backend_variant;
 
+typedef struct backend_pool_stats {
+	uint64_t in_use, cached, high_water, limit, allocs, hits;
+} backend_pool_stats;
+
 typedef struct backend_ops {
 	const char *name;
 	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
@@ -58,6 +62,8 @@ typedef struct backend_ops {
 	int (*devices)(gpud_backend *b, backend_device *out, int max);
 	/* Loaded kernel variants for status (NULL: none). */
 	int (*variants)(gpud_backend *b, backend_variant *out, int max);
+	/* Memory pool statistics; 0 if filled, -1 if the backend has no pool. */
+	int (*pool_stats)(gpud_backend *b, backend_pool_stats *out);
 } backend_ops;
 
 struct gpud_backend {

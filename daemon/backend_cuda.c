@@ -23,6 +23,7 @@
 
 #include "daemon/backend.h"
 #include "daemon/log.h"
+#include "daemon/pool.h"
 #include "kernels/cuda_check.h"
 #include "kernels/cuda_kernels.h"
 #include "proto/wire.h"
@@ -34,6 +35,7 @@ typedef struct cuda_backend {
 	struct cudaDeviceProp prop;
 	cuda_variant_attr variants[MAX_VARIANTS];
 	int nvariants;
+	gpud_pool *pool;
 	atomic_int lost; /* a sticky error happened */
 	char lost_msg[512];
 	int fatal_reported;
@@ -106,6 +108,15 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	OPEN_CHECK(cudaFree(NULL), "cudaFree (context creation)");
 	OPEN_CHECK(cudaGetDeviceProperties(&cb->prop, cb->device), "cudaGetDeviceProperties");
 	uint64_t t_ctx = uv_hrtime();
+	pool_config pc = {.device = cb->device,
+			  .bin_growth = cfg->pool_bin_growth,
+			  .min_bin = cfg->pool_min_bin,
+			  .max_bin = cfg->pool_max_bin,
+			  .max_cached = cfg->pool_max_cached,
+			  .max_total = cfg->pool_max_total,
+			  .reserve = cfg->pool_reserve};
+	if (pool_create(&pc, &cb->pool, err, errlen) != 0)
+		goto fail;
 
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
@@ -142,6 +153,7 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	return 0;
 fail:
 #undef OPEN_CHECK
+	pool_destroy(cb->pool);
 	free(cb);
 	b->impl = NULL;
 	return -1;
@@ -152,8 +164,10 @@ static void cuda_close(gpud_backend *b)
 	cuda_backend *cb = b->impl;
 	if (cb == NULL)
 		return;
-	if (!atomic_load(&cb->lost))
+	if (!atomic_load(&cb->lost)) {
 		cudaDeviceSynchronize();
+		pool_destroy(cb->pool);
+	}
 	free(cb);
 	b->impl = NULL;
 }
@@ -190,33 +204,25 @@ static int cuda_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size
 	cuda_backend *cb = b->impl;
 	if (atomic_load(&cb->lost))
 		return lost_error(cb, err, errlen);
-	cudaError_t e = cudaMalloc(mem, bytes ? bytes : 1);
-	if (e == cudaErrorMemoryAllocation) {
-		size_t fr = 0, total = 0;
-		cudaGetLastError(); /* clear the non-sticky error */
-		cudaMemGetInfo(&fr, &total);
-		snprintf(err, errlen,
-			 "out of device memory: asked for %zu bytes, %zu of %zu bytes free on "
-			 "device %d",
-			 bytes, fr, total, cb->device);
+	switch (pool_alloc(cb->pool, bytes, mem, err, errlen)) {
+	case POOL_OK:
+		return 0;
+	case POOL_OUT_OF_MEMORY:
 		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	default:
+		return note_error(cb, cudaGetLastError(), err);
 	}
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaMalloc", err, errlen);
-		return note_error(cb, e, err);
-	}
-	return 0;
 }
 
 static void cuda_free(gpud_backend *b, void *mem)
 {
 	cuda_backend *cb = b->impl;
-	cudaError_t e = cudaFree(mem);
-	if (e != cudaSuccess && !atomic_load(&cb->lost)) {
-		char msg[256];
-		cuda_fail(e, "cudaFree", msg, sizeof(msg));
+	char msg[256];
+	if (atomic_load(&cb->lost))
+		return; /* the context is gone; so is its memory */
+	if (pool_free(cb->pool, mem, msg, sizeof(msg)) != 0) {
 		log_error("%s", msg);
-		note_error(cb, e, msg);
+		note_error(cb, cudaGetLastError(), msg);
 	}
 }
 
@@ -412,6 +418,20 @@ static int cuda_variants(gpud_backend *b, backend_variant *out, int max)
 	return n;
 }
 
+static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
+{
+	cuda_backend *cb = b->impl;
+	pool_stats ps;
+	pool_get_stats(cb->pool, &ps);
+	*out = (backend_pool_stats){.in_use = ps.in_use,
+				    .cached = ps.cached,
+				    .high_water = ps.high_water,
+				    .limit = ps.max_total,
+				    .allocs = ps.allocs,
+				    .hits = ps.hits};
+	return 0;
+}
+
 const backend_ops backend_cuda_ops = {
 	.name = "cuda",
 	.open = cuda_open,
@@ -423,4 +443,5 @@ const backend_ops backend_cuda_ops = {
 	.run = cuda_run,
 	.devices = cuda_devices,
 	.variants = cuda_variants,
+	.pool_stats = cuda_pool_stats,
 };

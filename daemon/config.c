@@ -26,6 +26,12 @@ void config_defaults(gpud_config *c)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	c->cpu_threads = n > 0 ? (int)n : 4;
 	c->shutdown_timeout = 30.0;
+	c->pool_bin_growth = 2;
+	c->pool_min_bin = 9;  /* 512 B */
+	c->pool_max_bin = 31; /* 2 GiB: larger blocks are allocated exactly */
+	c->pool_max_cached = 4ull << 30;
+	c->pool_max_total = 0; /* the device's memory */
+	c->pool_reserve = 256ull << 20;
 }
 
 void config_clear_listen(gpud_config *c)
@@ -169,6 +175,29 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		if (parse_int(key, value, 1, 1024, &v, err, errlen))
 			return -1;
 		c->cpu_threads = (int)v;
+		return 0;
+	}
+	/* The pool's bins: see daemon/pool.h. */
+	unsigned *bin = !strcmp(key, "pool_bin_growth") ? &c->pool_bin_growth
+			: !strcmp(key, "pool_min_bin")  ? &c->pool_min_bin
+			: !strcmp(key, "pool_max_bin")  ? &c->pool_max_bin
+							: NULL;
+	if (bin) {
+		if (parse_int(key, value, bin == &c->pool_bin_growth ? 2 : 0, 62, &v, err, errlen))
+			return -1;
+		*bin = (unsigned)v;
+		return 0;
+	}
+	uint64_t *size = !strcmp(key, "pool_max_cached") ? &c->pool_max_cached
+			 : !strcmp(key, "pool_max_total") ? &c->pool_max_total
+			 : !strcmp(key, "pool_reserve")   ? &c->pool_reserve
+							  : NULL;
+	if (size) {
+		if (config_parse_size(value, size) != 0) {
+			snprintf(err, errlen, "%s = '%s': expected a size, e.g. 4GiB (0 for none)", key,
+				 value);
+			return -1;
+		}
 		return 0;
 	}
 	if (strcmp(key, "shutdown_timeout") == 0) {

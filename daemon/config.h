@@ -21,6 +21,9 @@ typedef struct gpud_config {
 	int contexts;              /* nng contexts: requests handled at once */
 	int cpu_threads;           /* libuv work-queue threads (cpu backend) */
 	double shutdown_timeout;   /* seconds to finish in-flight work on SIGTERM */
+	/* cuda backend memory pool (daemon/pool.h) */
+	unsigned pool_bin_growth, pool_min_bin, pool_max_bin;
+	uint64_t pool_max_cached, pool_max_total, pool_reserve;
 } gpud_config;
 
 void config_defaults(gpud_config *c);

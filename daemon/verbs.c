@@ -126,6 +126,17 @@ static void verb_status(gpud_request *r)
 	}
 	st.n_variants = (size_t)nv;
 	st.variants = kvp;
+	backend_pool_stats ps;
+	Gpud__MemoryPool pool = GPUD__MEMORY_POOL__INIT;
+	if (s->backend.ops->pool_stats && s->backend.ops->pool_stats(&s->backend, &ps) == 0) {
+		pool.in_use = ps.in_use;
+		pool.cached = ps.cached;
+		pool.high_water = ps.high_water;
+		pool.limit = ps.limit;
+		pool.allocs = ps.allocs;
+		pool.hits = ps.hits;
+		st.pool = &pool;
+	}
 	resp.body_case = GPUD__RESPONSE__BODY_STATUS;
 	resp.status = &st;
 	request_reply(r, &resp, NULL, 0);

@@ -499,6 +499,42 @@ START_TEST(test_listen_http_in_file)
 }
 END_TEST
 
+/* The cuda backend's pool settings: defaults, sizes, bins, errors. */
+START_TEST(test_pool_keys)
+{
+	gpud_config c;
+	char err[512] = "";
+
+	config_defaults(&c);
+	ck_assert_uint_eq(c.pool_bin_growth, 2);
+	ck_assert_uint_eq(c.pool_min_bin, 9);
+	ck_assert_uint_eq(c.pool_max_bin, 31);
+	ck_assert_uint_eq(c.pool_max_cached, 4ull << 30);
+	ck_assert_uint_eq(c.pool_max_total, 0);
+	ck_assert_uint_eq(c.pool_reserve, 256ull << 20);
+	ck_assert_int_eq(config_load_string(&c,
+					    "[gpud]\npool_bin_growth = 4\npool_min_bin = 5\n"
+					    "pool_max_bin = 15\npool_max_cached = 1GiB\n"
+					    "pool_max_total = 64GiB\npool_reserve = 0\n",
+					    NAME, err, sizeof(err)),
+			 0);
+	ck_assert_uint_eq(c.pool_bin_growth, 4);
+	ck_assert_uint_eq(c.pool_min_bin, 5);
+	ck_assert_uint_eq(c.pool_max_bin, 15);
+	ck_assert_uint_eq(c.pool_max_cached, 1ull << 30);
+	ck_assert_uint_eq(c.pool_max_total, 64ull << 30);
+	ck_assert_uint_eq(c.pool_reserve, 0);
+	config_free(&c);
+
+	expect_load_error("[gpud]\npool_bin_growth = 1\n", 2, err, sizeof(err));
+	assert_has(err, "pool_bin_growth");
+	assert_has(err, "from 2 to");
+	expect_load_error("[gpud]\n\npool_max_total = lots\n", 3, err, sizeof(err));
+	assert_has(err, "pool_max_total = 'lots'");
+	assert_has(err, "expected a size");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -530,6 +566,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_listen_schemes);
 	tcase_add_test(tc, test_listen_http_in_file);
+	tcase_add_test(tc, test_pool_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -44,7 +44,14 @@ static double uniform(double lo, double hi)
 	return lo + (hi - lo) * (double)(rnd() >> 11) / 9007199254740992.0;
 }
 
+static void start_gpud_with(const char *config_text);
+
 static void start_gpud(void)
+{
+	start_gpud_with(NULL);
+}
+
+static void start_gpud_with(const char *config_text)
 {
 	const char *bin = getenv("GPUD_BIN");
 	ck_assert_msg(bin != NULL, "GPUD_BIN is not set");
@@ -52,12 +59,24 @@ static void start_gpud(void)
 	ck_assert_ptr_nonnull(mkdtemp(sockdir));
 	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", sockdir);
 	snprintf(logpath, sizeof(logpath), "%s/gpud.log", sockdir);
+	char confpath[128];
+	snprintf(confpath, sizeof(confpath), "%s/gpud.conf", sockdir);
+	if (config_text) {
+		FILE *f = fopen(confpath, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs(config_text, f);
+		fclose(f);
+	}
 	gpud_pid = fork();
 	ck_assert_int_ge(gpud_pid, 0);
 	if (gpud_pid == 0) {
 		if (freopen(logpath, "w", stderr) == NULL)
 			_exit(127);
-		execl(bin, bin, "--listen", url, "--backend", "cuda", (char *)NULL);
+		if (config_text)
+			execl(bin, bin, "--listen", url, "--backend", "cuda", "--config", confpath,
+			      (char *)NULL);
+		else
+			execl(bin, bin, "--listen", url, "--backend", "cuda", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 600; i++) { /* context creation and warm-up: up to 30 s */
@@ -315,6 +334,97 @@ START_TEST(every_kernel_against_reference)
 }
 END_TEST
 
+/* --- the memory pool ---------------------------------------------------------------- */
+
+static gpud_daemon_status status_of(gpud_client *c)
+{
+	gpud_daemon_status st;
+	ck_assert_msg(gpud_status_get(c, &st) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(st.has_pool, "the cuda backend reports no pool");
+	return st;
+}
+
+/* Buffers of a closed connection go back to the pool; reuse hits the cache. */
+START_TEST(pool_accounting_returns_to_zero)
+{
+	gpud_client *a, *b;
+	start_gpud();
+	ck_assert(gpud_connect(url, &b) == GPUD_OK);
+	gpud_daemon_status st0 = status_of(b);
+	ck_assert_uint_eq(st0.pool_in_use, 0);
+	ck_assert_uint_gt(st0.pool_cached, 0); /* the start-up reservation */
+
+	for (int round = 0; round < 3; round++) {
+		ck_assert(gpud_connect(url, &a) == GPUD_OK);
+		static const uint64_t sizes[] = {1, 1000, 1 << 20, 3 << 20, 64 << 20};
+		for (int i = 0; i < 5; i++) {
+			gpud_handle h;
+			ck_assert_msg(gpud_alloc(a, GPUD_F32, 1, &sizes[i], NULL, &h) == GPUD_OK, "%s",
+				      gpud_errmsg(a));
+		}
+		gpud_daemon_status st = status_of(b);
+		ck_assert_uint_ge(st.pool_in_use, (1 + 1000 + (1 << 20) + (3 << 20) + (64 << 20)) * 4ull);
+		gpud_close(a); /* no free: the connection's buffers are released */
+		for (int i = 0; i < 200 && (st = status_of(b)).pool_in_use != 0; i++)
+			usleep(10000);
+		ck_assert_msg(st.pool_in_use == 0 && st.buffers == 0,
+			      "after disconnect: pool %llu bytes in use, %llu buffers",
+			      (unsigned long long)st.pool_in_use, (unsigned long long)st.buffers);
+	}
+	gpud_daemon_status st = status_of(b);
+	printf("pool: %llu allocations, %llu from the cache, high-water %llu bytes, %llu cached\n",
+	       (unsigned long long)st.pool_allocs, (unsigned long long)st.pool_hits,
+	       (unsigned long long)st.pool_high_water, (unsigned long long)st.pool_cached);
+	ck_assert_uint_eq(st.pool_allocs, 15);
+	ck_assert_uint_ge(st.pool_hits, 10); /* rounds 2 and 3 reuse round 1's blocks */
+	gpud_close(b);
+	stop_gpud();
+}
+END_TEST
+
+/* Over the pool's limit: that request fails, nobody else's data moves. */
+START_TEST(pool_out_of_memory_leaves_others_intact)
+{
+	gpud_client *a, *b;
+	uint64_t n = 64ull << 20; /* 64 Mi floats = 256 MiB */
+	float *data = malloc(n * sizeof(float)), probe[1024];
+
+	start_gpud_with("[gpud]\npool_max_total = 1GiB\npool_reserve = 0\n");
+	ck_assert(gpud_connect(url, &a) == GPUD_OK);
+	ck_assert(gpud_connect(url, &b) == GPUD_OK);
+	for (uint64_t i = 0; i < n; i++)
+		data[i] = (float)(i % 1000003) + 0.5f;
+	gpud_handle keep, big;
+	ck_assert_msg(gpud_alloc(b, GPUD_F32, 1, &n, NULL, &keep) == GPUD_OK, "%s", gpud_errmsg(b));
+	ck_assert_msg(gpud_upload(b, keep, 0, data, 1u << 20) == GPUD_OK, "%s", gpud_errmsg(b));
+	ck_assert_msg(gpud_upload(b, keep, (n - (1u << 18)) * 4, data + n - (1u << 18), 1u << 20) ==
+			      GPUD_OK,
+		      "%s", gpud_errmsg(b));
+
+	uint64_t too_big = 200ull << 20; /* 800 MiB of floats: over 1 GiB with the 256 MiB */
+	gpud_status st = gpud_alloc(a, GPUD_F32, 1, &too_big, NULL, &big);
+	printf("over the limit: %s: %s\n", gpud_strerror(st), gpud_errmsg(a));
+	ck_assert_int_eq(st, GPUD_ENOMEM);
+	ck_assert_msg(strstr(gpud_errmsg(a), "asked for 838860800 bytes") != NULL, "message: %s",
+		      gpud_errmsg(a));
+	ck_assert_msg(strstr(gpud_errmsg(a), "limit") != NULL, "message: %s", gpud_errmsg(a));
+
+	/* The other client's buffer still holds its data, at both ends. */
+	ck_assert(gpud_download_range(b, keep, 0, probe, sizeof(probe)) == GPUD_OK);
+	ck_assert(memcmp(probe, data, sizeof(probe)) == 0);
+	ck_assert(gpud_download_range(b, keep, (n - 1024) * 4, probe, sizeof(probe)) == GPUD_OK);
+	ck_assert(memcmp(probe, data + n - 1024, sizeof(probe)) == 0);
+	/* And the failed client can still work within the limit. */
+	uint64_t small = 1 << 20;
+	ck_assert_msg(gpud_alloc(a, GPUD_F32, 1, &small, NULL, &big) == GPUD_OK, "%s",
+		      gpud_errmsg(a));
+	gpud_close(a);
+	gpud_close(b);
+	free(data);
+	stop_gpud();
+}
+END_TEST
+
 int main(void)
 {
 	if (getrandom(&rng_state, sizeof(rng_state), 0) != sizeof(rng_state))
@@ -323,6 +433,11 @@ int main(void)
 	TCase *tc = tcase_create("kernels");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, every_kernel_against_reference);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("pool");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, pool_accounting_returns_to_zero);
+	tcase_add_test(tc, pool_out_of_memory_leaves_others_intact);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -112,6 +112,9 @@ typedef struct gpud_daemon_status {
 	uint64_t requests, errors;
 	unsigned connections, in_flight;
 	uint64_t buffers, bytes_in_use, bytes_high_water;
+	/* cuda backend: the device memory pool (has_pool 0 on the cpu backend) */
+	int has_pool;
+	uint64_t pool_in_use, pool_cached, pool_high_water, pool_limit, pool_allocs, pool_hits;
 } gpud_daemon_status;
 
 /* --- connection ------------------------------------------------------------ */

@@ -1,0 +1,95 @@
+/*
+ * bench/pool_alloc.c — allocation + free latency through gpud's device pool
+ * (daemon/pool.h, CUB's caching allocator) against cudaMalloc + cudaFree,
+ * at 1 KiB, 1 MiB and 256 MiB, in one process on one device. Prints medians
+ * and p99 of repeated pairs and the ratio.
+ *
+ *   pool_alloc [REPS]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "daemon/pool.h"
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void pct(double *v, int n, double *p50, double *p99)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	*p50 = v[n / 2];
+	*p99 = v[(int)(n * 0.99)];
+}
+
+int main(int argc, char **argv)
+{
+	int reps = argc > 1 ? atoi(argv[1]) : 2001;
+	static const size_t sizes[] = {1 << 10, 1 << 20, 256u << 20};
+	static const char *names[] = {"1 KiB", "1 MiB", "256 MiB"};
+	char err[512];
+	struct cudaDeviceProp prop;
+	gpud_pool *pool;
+
+	if (cudaSetDevice(0) != cudaSuccess || cudaFree(NULL) != cudaSuccess ||
+	    cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+		fprintf(stderr, "pool_alloc: no CUDA device\n");
+		return 1;
+	}
+	pool_config pc = {.device = 0, .bin_growth = 2, .min_bin = 9, .max_bin = 31,
+			  .max_cached = 4ull << 30, .max_total = 0, .reserve = 256ull << 20};
+	if (pool_create(&pc, &pool, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	double *t = malloc((size_t)reps * sizeof(double));
+	printf("device: %s; alloc+free pairs, %d repetitions per size (256 MiB: %d)\n\n", prop.name,
+	       reps, reps / 20);
+	printf("%-8s %14s %14s %16s %16s %9s\n", "size", "pool p50 (us)", "pool p99 (us)",
+	       "cudaMalloc p50", "cudaMalloc p99", "ratio");
+	for (int s = 0; s < 3; s++) {
+		int n = s == 2 ? reps / 20 : reps;
+		double pp50, pp99, cp50, cp99;
+		void *p;
+		for (int r = 0; r < n; r++) {
+			double t0 = now_us();
+			if (pool_alloc(pool, sizes[s], &p, err, sizeof(err)) != POOL_OK ||
+			    pool_free(pool, p, err, sizeof(err)) != 0) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
+			}
+			t[r] = now_us() - t0;
+		}
+		pct(t, n, &pp50, &pp99);
+		for (int r = 0; r < n; r++) {
+			double t0 = now_us();
+			if (cudaMalloc(&p, sizes[s]) != cudaSuccess || cudaFree(p) != cudaSuccess) {
+				fprintf(stderr, "cudaMalloc/cudaFree failed\n");
+				return 1;
+			}
+			t[r] = now_us() - t0;
+		}
+		pct(t, n, &cp50, &cp99);
+		printf("%-8s %14.2f %14.2f %16.2f %16.2f %8.0fx\n", names[s], pp50, pp99, cp50, cp99,
+		       cp50 / pp50);
+	}
+	pool_stats st;
+	pool_get_stats(pool, &st);
+	printf("\npool: %llu allocations, %llu from the cache\n", (unsigned long long)st.allocs,
+	       (unsigned long long)st.hits);
+	pool_destroy(pool);
+	free(t);
+	return 0;
+}
