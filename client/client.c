@@ -272,6 +272,12 @@ void gpud_close(gpud_client *c)
 
 /* --- buffers ------------------------------------------------------------------ */
 
+/* The most payload one request may carry: what the daemon said in hello. */
+static size_t chunk_limit(const gpud_client *c)
+{
+	return c->info.max_message_size ? (size_t)c->info.max_message_size : SIZE_MAX;
+}
+
 gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
 		       const void *data, gpud_handle *out)
 {
@@ -289,31 +295,39 @@ gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_
 	size_t nbytes = gpud_shape_bytes(shape, ndim, esize);
 	if (nbytes == SIZE_MAX)
 		return seterr(c, GPUD_E2BIG, "gpud_alloc: the shape overflows size_t");
+	/* Data that fits goes with the alloc; more is uploaded in pieces after. */
+	int inline_data = data != NULL && nbytes <= chunk_limit(c);
 	a.dtype = (Gpud__DType)dtype;
 	a.n_shape = (size_t)ndim;
 	a.shape = (uint64_t *)shape;
-	a.with_data = data != NULL;
+	a.with_data = inline_data;
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
-	if ((st = call(c, &req, data, data ? nbytes : 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+	if ((st = call(c, &req, data, inline_data ? nbytes : 0, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
 	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_ALLOC, "alloc")) != GPUD_OK)
 		return st;
-	*out = r->alloc->buffer ? r->alloc->buffer->handle : 0;
+	gpud_handle h = r->alloc->buffer ? r->alloc->buffer->handle : 0;
 	gpud__response__free_unpacked(r, NULL);
+	if (data != NULL && !inline_data && (st = gpud_upload(c, h, 0, data, nbytes)) != GPUD_OK) {
+		char msg[sizeof(c->msg)];
+		memcpy(msg, c->msg, sizeof(msg));
+		gpud_free(c, &h, 1); /* keep the upload's error, not the free's */
+		memcpy(c->msg, msg, sizeof(msg));
+		return st;
+	}
+	*out = h;
 	return GPUD_OK;
 }
 
-gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
-			size_t len)
+static gpud_status upload_one(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+			      size_t len)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__UploadRequest u = GPUD__UPLOAD_REQUEST__INIT;
 	Gpud__Response *r;
 	gpud_status st;
 
-	if (data == NULL && len > 0)
-		return seterr(c, GPUD_EARG, "gpud_upload: data is NULL");
 	u.handle = h;
 	u.offset = offset;
 	req.body_case = GPUD__REQUEST__BODY_UPLOAD;
@@ -324,12 +338,31 @@ gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const vo
 	return GPUD_OK;
 }
 
+/* Arrays larger than one message go in message-sized pieces. */
+gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+			size_t len)
+{
+	size_t limit = chunk_limit(c), done = 0;
+	gpud_status st;
+
+	if (data == NULL && len > 0)
+		return seterr(c, GPUD_EARG, "gpud_upload: data is NULL");
+	do {
+		size_t n = len - done < limit ? len - done : limit;
+		if ((st = upload_one(c, h, offset + done, (const char *)data + done, n)) != GPUD_OK)
+			return st;
+		done += n;
+	} while (done < len);
+	return GPUD_OK;
+}
+
 /* Builds the alloc request once the .npy header is known; data goes into it. */
 struct npy_req {
 	gpud_client *c;
 	nng_msg *msg;
 	uint64_t id;
 	gpud_status st;
+	void *big; /* more than one message: read here, then uploaded in pieces */
 };
 
 static void *npy_into_request(void *ctx, const gpud_array *meta)
@@ -340,13 +373,8 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
 	void *payload;
 
-	if (c->info.max_message_size && meta->nbytes > c->info.max_message_size) {
-		nr->st = seterr(c, GPUD_E2BIG,
-				"a payload of %zu bytes exceeds the daemon's message size limit of "
-				"%" PRIu64 " bytes (max_message_size in gpud.conf)",
-				meta->nbytes, c->info.max_message_size);
-		return NULL;
-	}
+	if (meta->nbytes > chunk_limit(c))
+		return nr->big = malloc(meta->nbytes);
 	a.dtype = (Gpud__DType)meta->dtype;
 	a.n_shape = (size_t)meta->ndim;
 	a.shape = (uint64_t *)meta->shape;
@@ -374,9 +402,19 @@ gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, g
 	if (gpud_npy_load_into(path, npy_into_request, &nr, &arr, err, sizeof(err)) != 0) {
 		if (nr.msg)
 			nng_msg_free(nr.msg);
+		free(nr.big);
 		if (nr.st != GPUD_OK)
 			return nr.st;
 		return seterr(c, GPUD_EARG, "%s", err);
+	}
+	if (nr.big) {
+		st = gpud_alloc(c, arr.dtype, arr.ndim, arr.shape, nr.big, out);
+		free(nr.big);
+		if (st == GPUD_OK && meta) {
+			*meta = arr;
+			meta->data = NULL;
+		}
+		return st;
 	}
 	if ((st = exchange(c, nr.msg, nr.id, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
@@ -414,7 +452,41 @@ static gpud_status download(gpud_client *c, gpud_handle h, uint64_t offset, uint
 	return GPUD_OK;
 }
 
-gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
+/*
+ * The first piece of a whole-buffer download: the reply says the buffer's
+ * dtype and shape (into *meta, data NULL) and carries as much as one message
+ * may; the caller fetches the rest with gpud_download_range.
+ */
+static gpud_status download_first(gpud_client *c, gpud_handle h, gpud_array *meta,
+				  Gpud__Response **r, nng_msg **m, uint8_t **pl, size_t *pll)
+{
+	gpud_status st;
+
+	memset(meta, 0, sizeof(*meta));
+	if ((st = download(c, h, 0, 0, r, m, pl, pll)) != GPUD_OK)
+		return st;
+	Gpud__BufferInfo *b = (*r)->download->buffer;
+	size_t esize = gpud_dtype_size((gpud_dtype)b->dtype);
+	size_t total = b->n_shape <= GPUD_MAX_DIMS
+			       ? gpud_shape_bytes(b->shape, (int)b->n_shape, esize)
+			       : SIZE_MAX;
+	if (esize == 0 || total == SIZE_MAX || *pll > total) {
+		gpud__response__free_unpacked(*r, NULL);
+		nng_msg_free(*m);
+		return seterr(c, GPUD_EPROTO,
+			      "download: %zu payload bytes do not match the buffer's dtype and shape",
+			      *pll);
+	}
+	meta->dtype = (gpud_dtype)b->dtype;
+	meta->ndim = (int)b->n_shape;
+	if (b->n_shape) /* protobuf-c gives NULL for an empty shape (0-d) */
+		memcpy(meta->shape, b->shape, b->n_shape * sizeof(uint64_t));
+	meta->nbytes = total;
+	return GPUD_OK;
+}
+
+/* Into out->data (malloc'd, total bytes): the first piece, then the rest. */
+static gpud_status download_whole(gpud_client *c, gpud_handle h, gpud_array *out)
 {
 	Gpud__Response *r;
 	nng_msg *m;
@@ -422,32 +494,24 @@ gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
 	size_t pll;
 	gpud_status st;
 
-	memset(out, 0, sizeof(*out));
-	if ((st = download(c, h, 0, 0, &r, &m, &pl, &pll)) != GPUD_OK)
+	if ((st = download_first(c, h, out, &r, &m, &pl, &pll)) != GPUD_OK)
 		return st;
-	Gpud__BufferInfo *b = r->download->buffer;
-	size_t esize = gpud_dtype_size((gpud_dtype)b->dtype);
-	if (esize == 0 || b->n_shape > GPUD_MAX_DIMS ||
-	    gpud_shape_bytes(b->shape, (int)b->n_shape, esize) != pll) {
-		st = seterr(c, GPUD_EPROTO,
-			    "download: %zu payload bytes do not match the buffer's dtype and shape",
-			    pll);
-		goto out;
-	}
-	out->dtype = (gpud_dtype)b->dtype;
-	out->ndim = (int)b->n_shape;
-	if (b->n_shape) /* protobuf-c gives NULL for an empty shape (0-d) */
-		memcpy(out->shape, b->shape, b->n_shape * sizeof(uint64_t));
-	out->nbytes = pll;
-	if ((out->data = malloc(pll ? pll : 1)) == NULL) {
-		st = seterr(c, GPUD_ENOMEM, "download: cannot allocate %zu bytes", pll);
-		goto out;
-	}
-	memcpy(out->data, pl, pll);
-out:
+	if ((out->data = malloc(out->nbytes ? out->nbytes : 1)) == NULL)
+		st = seterr(c, GPUD_ENOMEM, "download: cannot allocate %zu bytes", out->nbytes);
+	else
+		memcpy(out->data, pl, pll);
 	gpud__response__free_unpacked(r, NULL);
 	nng_msg_free(m);
+	if (st == GPUD_OK && pll < out->nbytes)
+		st = gpud_download_range(c, h, pll, (char *)out->data + pll, out->nbytes - pll);
+	if (st != GPUD_OK)
+		gpud_array_free(out);
 	return st;
+}
+
+gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
+{
+	return download_whole(c, h, out);
 }
 
 gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
@@ -459,23 +523,25 @@ gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
 	char err[1024];
 	gpud_status st;
 
-	if ((st = download(c, h, 0, 0, &r, &m, &pl, &pll)) != GPUD_OK)
+	gpud_array view;
+	if ((st = download_first(c, h, &view, &r, &m, &pl, &pll)) != GPUD_OK)
 		return st;
-	Gpud__BufferInfo *b = r->download->buffer;
-	gpud_array view = {.dtype = (gpud_dtype)b->dtype, .ndim = (int)b->n_shape};
-	if (b->n_shape > GPUD_MAX_DIMS) {
-		st = seterr(c, GPUD_EPROTO, "download: %zu dimensions", b->n_shape);
-		goto out;
+	if (pll == view.nbytes) {
+		view.data = pl; /* one message: written to the file straight from the reply */
+		if (gpud_npy_save(path, &view, err, sizeof(err)) != 0)
+			st = seterr(c, GPUD_EARG, "%s", err);
+		gpud__response__free_unpacked(r, NULL);
+		nng_msg_free(m);
+		return st;
 	}
-	if (b->n_shape)
-		memcpy(view.shape, b->shape, b->n_shape * sizeof(uint64_t));
-	view.data = pl; /* written to the file straight from the reply */
-	view.nbytes = pll;
-	if (gpud_npy_save(path, &view, err, sizeof(err)) != 0)
-		st = seterr(c, GPUD_EARG, "%s", err);
-out:
 	gpud__response__free_unpacked(r, NULL);
 	nng_msg_free(m);
+	/* Larger than a message: gather the pieces, then write. */
+	if ((st = download_whole(c, h, &view)) != GPUD_OK)
+		return st;
+	if (gpud_npy_save(path, &view, err, sizeof(err)) != 0)
+		st = seterr(c, GPUD_EARG, "%s", err);
+	gpud_array_free(&view);
 	return st;
 }
 
@@ -492,15 +558,22 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 		return GPUD_OK;
 	if (dst == NULL)
 		return seterr(c, GPUD_EARG, "gpud_download_range: dst is NULL");
-	if ((st = download(c, h, offset, len, &r, &m, &pl, &pll)) != GPUD_OK)
-		return st;
-	if (pll != len)
-		st = seterr(c, GPUD_EPROTO, "download: asked for %zu bytes, got %zu", len, pll);
-	else
-		memcpy(dst, pl, len);
-	gpud__response__free_unpacked(r, NULL);
-	nng_msg_free(m);
-	return st;
+	size_t limit = chunk_limit(c);
+	for (size_t done = 0; done < len;) {
+		size_t n = len - done < limit ? len - done : limit;
+		if ((st = download(c, h, offset + done, n, &r, &m, &pl, &pll)) != GPUD_OK)
+			return st;
+		if (pll != n)
+			st = seterr(c, GPUD_EPROTO, "download: asked for %zu bytes, got %zu", n, pll);
+		else
+			memcpy((char *)dst + done, pl, n);
+		gpud__response__free_unpacked(r, NULL);
+		nng_msg_free(m);
+		if (st != GPUD_OK)
+			return st;
+		done += n;
+	}
+	return GPUD_OK;
 }
 
 gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)

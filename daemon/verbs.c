@@ -356,6 +356,8 @@ static void verb_download(gpud_request *r)
 		return;
 	}
 	uint64_t len = d->length ? d->length : b->nbytes - d->offset;
+	if (d->length == 0 && len > r->srv->cfg->max_message_size)
+		len = r->srv->cfg->max_message_size; /* the client asks for the rest next */
 	if (len > b->nbytes - d->offset) {
 		request_fail(r, ST_INVALID,
 			     "download: %" PRIu64 " bytes at offset %" PRIu64

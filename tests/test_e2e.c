@@ -1750,8 +1750,16 @@ START_TEST(test_message_size_limit)
 
 	ck_assert_ptr_nonnull(data);
 	ck_assert_uint_eq(gpud_server(c)->max_message_size, 65536);
-	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &n, data, &h), GPUD_E2BIG, "65536");
-	ck_assert_msg(strstr(gpud_errmsg(c), "limit") != NULL, "message: '%s'", gpud_errmsg(c));
+	/* Over the limit: the library sends and fetches it in message-sized pieces. */
+	for (uint64_t i = 0; i < n; i++)
+		data[i] = (double)i * 0.5 + 1.0;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, data, &h));
+	gpud_array back;
+	LIB_OK(c, gpud_download(c, h, &back));
+	ck_assert_uint_eq(back.nbytes, big);
+	ck_assert_msg(memcmp(back.data, data, big) == 0, "1 MiB round trip in 64 KiB pieces differs");
+	gpud_array_free(&back);
+	LIB_OK(c, gpud_free(c, &h, 1));
 	/* Up to the limit is fine. */
 	uint64_t ok_n = 65536 / sizeof(double);
 	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &ok_n, data, &h));
@@ -1823,7 +1831,7 @@ END_TEST
 
 START_TEST(test_download_in_ranges)
 {
-	/* An output bigger than one message: whole download refused, ranges work. */
+	/* An output bigger than one message: fetched in pieces, whole or by range. */
 	const size_t nx = 20, nf = 16384; /* 128 KiB of float64 */
 	double x[20], y[20], *f = malloc(nf * sizeof(double)), *ref = malloc(nf * sizeof(double));
 	double *got = malloc(nf * sizeof(double));
@@ -1838,7 +1846,6 @@ START_TEST(test_download_in_ranges)
 	ls_ref(x, y, nx, f, nf, 0, 1, ref);
 	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, x, &h[0]));
 	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, y, &h[1]));
-	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &sf, f, &h[2]), GPUD_E2BIG, "limit");
 	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, NULL, &h[2]));
 	LIB_OK(c, gpud_upload(c, h[2], 0, f, 65536));
 	LIB_OK(c, gpud_upload(c, h[2], 65536, (char *)f + 65536, nf * sizeof(double) - 65536));
@@ -1849,7 +1856,11 @@ START_TEST(test_download_in_ranges)
 	LIB_OK(c, gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL));
 	h[3] = o.handle;
 	gpud_array a;
-	LIB_FAIL(c, gpud_download(c, o.handle, &a), GPUD_E2BIG, "download in ranges");
+	LIB_OK(c, gpud_download(c, o.handle, &a));
+	ck_assert_uint_eq(a.nbytes, nf * sizeof(double));
+	assert_matches(a.data, GPUD_F64, ref, nf, "lombscargle downloaded whole, in pieces");
+	gpud_array_free(&a);
+	memset(got, 0, nf * sizeof(double));
 	LIB_OK(c, gpud_download_range(c, o.handle, 0, got, 65536));
 	LIB_OK(c, gpud_download_range(c, o.handle, 65536, (char *)got + 65536,
 				      nf * sizeof(double) - 65536));
@@ -1859,6 +1870,39 @@ START_TEST(test_download_in_ranges)
 	free(f);
 	free(ref);
 	free(got);
+}
+END_TEST
+
+/* gpuctl with files larger than one message: read, uploaded and written in pieces. */
+START_TEST(test_gpuctl_over_message_limit)
+{
+	const size_t nx = 50, nf = 20000; /* 160 KiB of float64 freqs and pgram, limit 64 KiB */
+	double x[50], y[50], *f = malloc(nf * sizeof(double)), *ref = malloc(nf * sizeof(double));
+	char px[700], py[700], pf[700], po[700], ax[720], ay[720], afr[720], err[512];
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(ref);
+	gen_ls(4242, nx, nf, x, y, f);
+	ls_ref(x, y, nx, f, nf, 1, 0, ref);
+	path_in_dir(px, sizeof(px), "bx.npy");
+	path_in_dir(py, sizeof(py), "by.npy");
+	path_in_dir(pf, sizeof(pf), "bf.npy");
+	path_in_dir(po, sizeof(po), "bo.npy");
+	save_vec(px, GPUD_F64, x, nx);
+	save_vec(py, GPUD_F64, y, nx);
+	save_vec(pf, GPUD_F64, f, nf);
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	snprintf(afr, sizeof(afr), "freqs=%s", pf);
+	ctl_result *r = CTL("run", "lombscargle", ax, ay, afr, "precenter=true", "-o", po);
+	assert_ctl_ok(r);
+	gpud_array a;
+	ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(a.shape[0], nf);
+	assert_matches(a.data, GPUD_F64, ref, nf, "gpuctl run over the message limit");
+	gpud_array_free(&a);
+	free(f);
+	free(ref);
 }
 END_TEST
 
@@ -2147,6 +2191,7 @@ static Suite *e2e_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_message_size_limit);
 	tcase_add_test(tc, test_download_in_ranges);
+	tcase_add_test(tc, test_gpuctl_over_message_limit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("shutdown");

@@ -138,7 +138,11 @@ GPUD_API const char *gpud_errmsg(const gpud_client *c);
 /* Short fixed text for a status: "invalid argument". */
 GPUD_API const char *gpud_strerror(gpud_status s);
 
-/* --- buffers ---------------------------------------------------------------- */
+/* --- buffers ----------------------------------------------------------------
+ *
+ * Arrays larger than the daemon's max_message_size are sent and fetched in
+ * message-sized pieces by these calls; callers need not split them.
+ */
 
 /*
  * Allocates an array of dtype and shape in the daemon. With data non-NULL it
