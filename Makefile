@@ -90,7 +90,7 @@ E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu \
-        gpu-programs bench-first-result bench-pool demo deps install format
+        gpu-programs bench-first-result bench-pool bench-transfer demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -167,14 +167,19 @@ $(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) \
 	       $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+TRANSFER   := $(BUILD)/bench/transfer
+$(TRANSFER): $(BUILD)/bench/transfer.o $(KERNEL_REF) \
+	     $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 POOL_BENCH := $(BUILD)/bench/pool_alloc
 $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(call obj,daemon/pool.cu)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
-$(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o: | $(GEN)/gpud.pb-c.h
+$(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o $(BUILD)/bench/transfer.o: \
+	| $(GEN)/gpud.pb-c.h
 
-gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH)
+gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -184,6 +189,8 @@ bench-first-result: gpu-programs
 	$(FIRST) $(GPUD) $(GPUCTL) $(STANDALONE)
 bench-pool: gpu-programs
 	$(POOL_BENCH)
+bench-transfer: gpu-programs
+	$(TRANSFER) $(GPUD) $(GPUCTL)
 
 demo: $(GPUD) $(GPUCTL)
 	scripts/demo.sh $(GPUD) $(GPUCTL)

@@ -1,0 +1,377 @@
+/*
+ * bench/transfer.c — the GPU runtime's costs as a client sees them, against
+ * the same work done in-process, in one run on one device:
+ *
+ *   1. round trip of a tiny run (lombscargle, 1024 frequencies x 8 samples)
+ *      from a warm client, p50/p99, vs launch + stream sync in-process;
+ *   2. upload and download bandwidth through gpud at 1 MiB, 64 MiB, 1 GiB
+ *      vs in-process cudaMemcpy from pinned and from pageable memory;
+ *   3. 1, 4, 16 and 64 concurrent clients, each running lombscargle jobs
+ *      (upload x, y, freqs; run; download; free): jobs/s and per-client p99.
+ *
+ *   transfer GPUD GPUCTL [quick]
+ *
+ * Starts its own gpud (cuda backend) on a temporary socket.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include <gpud/client.h>
+
+#include "kernels/cuda_kernels.h"
+#include "kernels/lombscargle.h"
+
+static char url[160];
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double pctl(double *v, int n, double p)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	int i = (int)(p * (n - 1) + 0.5);
+	return v[i];
+}
+
+static void die_client(gpud_client *c, const char *what)
+{
+	fprintf(stderr, "transfer: %s: %s\n", what, gpud_errmsg(c));
+	exit(1);
+}
+
+#define CK(call)                                                                          \
+	do {                                                                              \
+		cudaError_t e_ = (call);                                                  \
+		if (e_ != cudaSuccess) {                                                  \
+			fprintf(stderr, "transfer: %s: %s\n", #call, cudaGetErrorString(e_)); \
+			exit(1);                                                          \
+		}                                                                         \
+	} while (0)
+
+static void fill(float *p, size_t n, float scale)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = scale * (float)(i % 977 + 1) / 977.0f;
+}
+
+/* --- 1. tiny run ------------------------------------------------------------------ */
+
+static void tiny_run(int reps)
+{
+	enum { NX = 8, NF = 1024 };
+	float x[NX], y[NX], f[NF];
+	uint64_t nx = NX, nf = NF;
+	gpud_client *c;
+	gpud_handle h[4];
+	double *t = malloc((size_t)reps * sizeof(double));
+
+	fill(x, NX, 30.0f);
+	fill(y, NX, 2.0f);
+	fill(f, NF, 10.0f);
+	if (gpud_connect(url, &c) != GPUD_OK)
+		die_client(c, "connect");
+	if (gpud_alloc(c, GPUD_F32, 1, &nx, x, &h[0]) || gpud_alloc(c, GPUD_F32, 1, &nx, y, &h[1]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &nf, f, &h[2]) || gpud_alloc(c, GPUD_F32, 1, &nf, NULL, &h[3]))
+		die_client(c, "alloc");
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			   gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("pgram", h[3])};
+	for (int r = -50; r < reps; r++) {
+		gpud_output o;
+		size_t no;
+		double t0 = now_us();
+		if (gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL) != GPUD_OK)
+			die_client(c, "run");
+		if (r >= 0)
+			t[r] = now_us() - t0;
+	}
+	double g50 = pctl(t, reps, 0.5), g99 = pctl(t, reps, 0.99);
+	gpud_close(c);
+
+	/* In-process: the same kernel object, launch + cudaStreamSynchronize. */
+	struct cudaDeviceProp prop;
+	void *d;
+	char err[256];
+	CK(cudaGetDeviceProperties(&prop, 0));
+	CK(cudaMalloc(&d, (2 * NX + 2 * NF) * sizeof(float)));
+	CK(cudaMemcpy(d, x, sizeof(x), cudaMemcpyHostToDevice));
+	CK(cudaMemcpy((float *)d + NX, y, sizeof(y), cudaMemcpyHostToDevice));
+	CK(cudaMemcpy((float *)d + 2 * NX, f, sizeof(f), cudaMemcpyHostToDevice));
+	kernel_args a;
+	memset(&a, 0, sizeof(a));
+	a.kernel = kernel_find("lombscargle");
+	a.dtype = GPUD_F32;
+	size_t counts[4] = {NX, NX, NF, NF}, offs[4] = {0, NX, 2 * NX, 2 * NX + NF};
+	for (int i = 0; i < 4; i++) {
+		kernel_array *arr = &a.v[i].arr;
+		arr->dtype = GPUD_F32;
+		arr->ndim = 1;
+		arr->shape[0] = arr->count = counts[i];
+		arr->data = (float *)d + offs[i];
+		a.v[i].present = 1;
+	}
+	cudaStream_t s;
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	cuda_launch_ctx lc = {.stream = s, .sm_count = prop.multiProcessorCount, .device = 0};
+	const cuda_kernel *ck = cuda_kernel_find("lombscargle");
+	for (int r = -50; r < reps; r++) {
+		double t0 = now_us();
+		if (ck->launch(&a, &lc, err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s\n", err);
+			exit(1);
+		}
+		CK(cudaStreamSynchronize(s));
+		if (r >= 0)
+			t[r] = now_us() - t0;
+	}
+	double i50 = pctl(t, reps, 0.5), i99 = pctl(t, reps, 0.99);
+	CK(cudaFree(d));
+	CK(cudaStreamDestroy(s));
+	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs\n", reps);
+	printf("   %-34s %10s %10s\n", "", "p50 (us)", "p99 (us)");
+	printf("   %-34s %10.1f %10.1f\n", "gpud run, warm client (ipc)", g50, g99);
+	printf("   %-34s %10.1f %10.1f\n", "in-process launch + sync", i50, i99);
+	printf("   %-34s %9.1fx %9.1fx\n\n", "ratio gpud / in-process", g50 / i50, g99 / i99);
+	free(t);
+}
+
+/* --- 2. bandwidth ------------------------------------------------------------------- */
+
+static void bandwidth(int quick)
+{
+	static const size_t sizes[] = {1u << 20, 64u << 20, 1u << 30};
+	static const char *names[] = {"1 MiB", "64 MiB", "1 GiB"};
+	gpud_client *c;
+	size_t maxs = quick ? (64u << 20) : (1u << 30);
+	char *host = malloc(maxs), *pinned;
+	void *dev;
+
+	memset(host, 1, maxs); /* pageable, faulted in: the fair pageable baseline */
+	CK(cudaMallocHost((void **)&pinned, maxs));
+	memset(pinned, 1, maxs);
+	CK(cudaMalloc(&dev, maxs));
+	if (gpud_connect(url, &c) != GPUD_OK)
+		die_client(c, "connect");
+	printf("2. bandwidth, GB/s (median), max_message_size %llu\n",
+	       (unsigned long long)gpud_server(c)->max_message_size);
+	printf("   %-8s %12s %12s %14s %14s %14s %14s\n", "size", "gpud up", "gpud down",
+	       "pinned H2D", "pinned D2H", "pageable H2D", "pageable D2H");
+	for (int s = 0; s < 3; s++) {
+		size_t n = sizes[s];
+		if (n > maxs)
+			break;
+		int reps = n >= (1u << 30) ? 5 : n >= (64u << 20) ? 9 : 51;
+		double *t = malloc((size_t)reps * 6 * sizeof(double));
+		uint64_t shape = n;
+		gpud_handle h;
+		if (gpud_alloc(c, GPUD_I32, 1, (uint64_t[]){n / 4}, NULL, &h) != GPUD_OK)
+			die_client(c, "alloc");
+		(void)shape;
+		for (int r = 0; r < reps; r++) {
+			double t0 = now_us();
+			if (gpud_upload(c, h, 0, host, n) != GPUD_OK)
+				die_client(c, "upload");
+			double t1 = now_us();
+			if (gpud_download_range(c, h, 0, host, n) != GPUD_OK)
+				die_client(c, "download");
+			double t2 = now_us();
+			CK(cudaMemcpy(dev, pinned, n, cudaMemcpyHostToDevice));
+			double t3 = now_us();
+			CK(cudaMemcpy(pinned, dev, n, cudaMemcpyDeviceToHost));
+			double t4 = now_us();
+			CK(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice));
+			double t5 = now_us();
+			CK(cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost));
+			double t6 = now_us();
+			double d[6] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5};
+			for (int k = 0; k < 6; k++)
+				t[k * reps + r] = d[k];
+		}
+		double gbs[6];
+		for (int k = 0; k < 6; k++)
+			gbs[k] = (double)n / pctl(t + k * reps, reps, 0.5) / 1e3;
+		printf("   %-8s %12.2f %12.2f %14.2f %14.2f %14.2f %14.2f\n", names[s], gbs[0], gbs[1],
+		       gbs[2], gbs[3], gbs[4], gbs[5]);
+		if (s == 2 || (quick && s == 1))
+			printf("   gpud upload / in-process pageable H2D at %s: %.0f%%\n", names[s],
+			       100.0 * gbs[0] / gbs[4]);
+		gpud_free(c, &h, 1);
+		free(t);
+	}
+	printf("\n");
+	gpud_close(c);
+	CK(cudaFreeHost(pinned));
+	CK(cudaFree(dev));
+	free(host);
+}
+
+/* --- 3. concurrent clients ------------------------------------------------------------ */
+
+typedef struct job_client {
+	pthread_t th;
+	int jobs;
+	double *lat;
+	int failed;
+	char msg[256];
+} job_client;
+
+enum { JX = 100, JF = 1 << 16 };
+static float jx[JX], jy[JX], jf[JF];
+
+static void *job_loop(void *arg)
+{
+	job_client *jc = arg;
+	gpud_client *c;
+	uint64_t nx = JX, nf = JF;
+	float *out = malloc(JF * sizeof(float));
+
+	if (gpud_connect(url, &c) != GPUD_OK) {
+		snprintf(jc->msg, sizeof(jc->msg), "connect: %s", gpud_errmsg(c));
+		jc->failed = jc->jobs;
+		gpud_close(c);
+		free(out);
+		return NULL;
+	}
+	for (int j = 0; j < jc->jobs; j++) {
+		gpud_handle h[4];
+		gpud_output o;
+		size_t no;
+		double t0 = now_us();
+		if (gpud_alloc(c, GPUD_F32, 1, &nx, jx, &h[0]) ||
+		    gpud_alloc(c, GPUD_F32, 1, &nx, jy, &h[1]) ||
+		    gpud_alloc(c, GPUD_F32, 1, &nf, jf, &h[2])) {
+			jc->failed++;
+			snprintf(jc->msg, sizeof(jc->msg), "alloc: %s", gpud_errmsg(c));
+			continue;
+		}
+		gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+				   gpud_arg_buffer("freqs", h[2])};
+		if (gpud_run(c, "lombscargle", args, 3, &o, 1, &no, NULL) != GPUD_OK ||
+		    gpud_download_range(c, o.handle, 0, out, JF * sizeof(float)) != GPUD_OK) {
+			jc->failed++;
+			snprintf(jc->msg, sizeof(jc->msg), "run: %s", gpud_errmsg(c));
+			continue;
+		}
+		h[3] = o.handle;
+		gpud_free(c, h, 4);
+		jc->lat[j] = now_us() - t0;
+		if (!(out[JF / 2] == out[JF / 2])) {
+			jc->failed++;
+			snprintf(jc->msg, sizeof(jc->msg), "NaN in the output");
+		}
+	}
+	gpud_close(c);
+	free(out);
+	return NULL;
+}
+
+static void concurrency(int quick)
+{
+	static const int counts[] = {1, 4, 16, 64};
+	fill(jx, JX, 30.0f);
+	fill(jy, JX, 2.0f);
+	fill(jf, JF, 10.0f);
+	printf("3. concurrent clients, each running lombscargle jobs (float32, %d samples, %d "
+	       "freqs: upload, run, download, free)\n",
+	       JX, JF);
+	printf("   %-8s %8s %10s %16s %16s %16s %8s\n", "clients", "jobs", "jobs/s",
+	       "median p99 (ms)", "worst p99 (ms)", "worst/median", "errors");
+	for (int k = 0; k < 4; k++) {
+		int n = counts[k], jobs = quick ? 10 : 40;
+		job_client *jc = calloc((size_t)n, sizeof(*jc));
+		double t0 = now_us();
+		for (int i = 0; i < n; i++) {
+			jc[i].jobs = jobs;
+			jc[i].lat = calloc((size_t)jobs, sizeof(double));
+			pthread_create(&jc[i].th, NULL, job_loop, &jc[i]);
+		}
+		int errors = 0;
+		for (int i = 0; i < n; i++) {
+			pthread_join(jc[i].th, NULL);
+			errors += jc[i].failed;
+			if (jc[i].failed)
+				fprintf(stderr, "client %d: %s\n", i, jc[i].msg);
+		}
+		double secs = (now_us() - t0) / 1e6;
+		double *p99 = malloc((size_t)n * sizeof(double));
+		for (int i = 0; i < n; i++)
+			p99[i] = pctl(jc[i].lat, jobs, 0.99) / 1e3;
+		double med = pctl(p99, n, 0.5), worst = p99[n - 1];
+		printf("   %-8d %8d %10.1f %16.2f %16.2f %15.2fx %8d\n", n, n * jobs,
+		       (double)(n * jobs) / secs, med, worst, worst / med, errors);
+		for (int i = 0; i < n; i++)
+			free(jc[i].lat);
+		free(jc);
+		free(p99);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: transfer GPUD GPUCTL [quick]\n");
+		return 2;
+	}
+	int quick = argc > 3 && !strcmp(argv[3], "quick");
+	char dir[64] = "/tmp/gpud-transfer-XXXXXX", logp[128];
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
+	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
+	fflush(stdout);
+	pid_t gp = fork();
+	if (gp == 0) {
+		if (freopen(logp, "w", stderr) == NULL)
+			_exit(127);
+		execl(argv[1], argv[1], "--listen", url, "--backend", "cuda", (char *)NULL);
+		_exit(127);
+	}
+	gpud_client *c = NULL;
+	for (int i = 0; i < 600; i++) {
+		if (gpud_connect(url, &c) == GPUD_OK)
+			break;
+		gpud_close(c);
+		c = NULL;
+		usleep(50000);
+	}
+	if (c == NULL) {
+		fprintf(stderr, "transfer: gpud did not start (see %s)\n", logp);
+		return 1;
+	}
+	printf("device: %s; gpud %s, backend %s\n\n", gpud_server(c)->devices[0].name,
+	       gpud_server(c)->version, gpud_server(c)->backend);
+	gpud_close(c);
+	CK(cudaSetDevice(0));
+	CK(cudaFree(NULL));
+
+	tiny_run(quick ? 200 : 2000);
+	bandwidth(quick);
+	concurrency(quick);
+
+	kill(gp, SIGTERM);
+	int st;
+	waitpid(gp, &st, 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+}
