@@ -576,6 +576,23 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 	return GPUD_OK;
 }
 
+gpud_status gpud_sync(gpud_client *c)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__SyncRequest s = GPUD__SYNC_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	req.body_case = GPUD__REQUEST__BODY_SYNC;
+	req.sync = &s;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	st = expect_body(c, r, GPUD__RESPONSE__BODY_SYNC, "sync");
+	if (st == GPUD_OK)
+		gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
 gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;

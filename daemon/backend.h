@@ -48,16 +48,24 @@ typedef struct backend_ops {
 	/* Synchronous and quick (a pool hit). 0, or a Gpud__Status + err. */
 	int (*alloc)(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
 	void (*free)(gpud_backend *b, void *mem);
+	/*
+	 * `queue` names the session: one queue's operations execute in order,
+	 * different queues' may overlap (cuda: one stream per queue, from a
+	 * fixed set).
+	 */
 	/* Host src (lives until done) -> backend dst. */
-	int (*upload)(gpud_backend *b, void *dst, const void *src, size_t len, backend_done_fn done,
-		      void *arg, char *err, size_t errlen);
+	int (*upload)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		      backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* Backend src -> host dst (lives until done). */
-	int (*download)(gpud_backend *b, void *dst, const void *src, size_t len,
+	int (*download)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 			backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* Runs a bound, checked kernel; arrays live until done. *kernel_us is set
 	 * (before done) to the kernel's own time. */
-	int (*run)(gpud_backend *b, const kernel_def *k, const kernel_args *a, double *kernel_us,
-		   backend_done_fn done, void *arg, char *err, size_t errlen);
+	int (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		   double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen);
+	/* done once everything queued on `queue` before it has completed. */
+	int (*sync)(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+		    size_t errlen);
 	/* Devices for hello and status; returns how many were written. */
 	int (*devices)(gpud_backend *b, backend_device *out, int max);
 	/* Loaded kernel variants for status (NULL: none). */

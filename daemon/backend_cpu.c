@@ -82,8 +82,8 @@ static void copy_after(uv_work_t *w, int status)
 	     status == 0 ? NULL : "cpu backend: copy cancelled");
 }
 
-static int cpu_copy(gpud_backend *b, void *dst, const void *src, size_t len, backend_done_fn done,
-		    void *arg, char *err, size_t errlen)
+static int cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		    backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	copy_job *j = malloc(sizeof(*j));
 	int rv;
@@ -147,8 +147,8 @@ static void run_after(uv_work_t *w, int status)
 	     failed ? "cpu backend: kernel cancelled" : NULL);
 }
 
-static int cpu_run(gpud_backend *b, const kernel_def *k, const kernel_args *a, double *kernel_us,
-		   backend_done_fn done, void *arg, char *err, size_t errlen)
+static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		   double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
 	size_t items = k->cpu_items(a);
@@ -182,6 +182,28 @@ static int cpu_run(gpud_backend *b, const kernel_def *k, const kernel_args *a, d
 	return 0;
 }
 
+/*
+ * Every cpu operation has completed before its reply, so there is nothing
+ * to wait for; done still comes from the loop, never from inside the call.
+ */
+static void sync_work(uv_work_t *w)
+{
+}
+
+static int cpu_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+		    size_t errlen)
+{
+	copy_job *j = malloc(sizeof(*j));
+	if (j == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	*j = (copy_job){.done = done, .arg = arg};
+	j->work.data = j;
+	uv_queue_work(b->loop, &j->work, sync_work, copy_after);
+	return 0;
+}
+
 static int cpu_devices(gpud_backend *b, backend_device *out, int max)
 {
 	return 0;
@@ -196,5 +218,6 @@ const backend_ops backend_cpu_ops = {
 	.upload = cpu_copy,
 	.download = cpu_copy,
 	.run = cpu_run,
+	.sync = cpu_sync,
 	.devices = cpu_devices,
 };

@@ -14,6 +14,7 @@
  * once through on_fatal and the server exits non-zero so its supervisor
  * starts a fresh gpud.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@
 #include "proto/wire.h"
 
 #define MAX_VARIANTS 32
+#define MAX_STREAMS 256
+#define MAX_EVENTS 4096
 
 typedef struct cuda_backend {
 	int device;
@@ -36,6 +39,13 @@ typedef struct cuda_backend {
 	cuda_variant_attr variants[MAX_VARIANTS];
 	int nvariants;
 	gpud_pool *pool;
+	cudaStream_t streams[MAX_STREAMS];
+	int nstreams;
+	cudaEvent_t free_events[MAX_EVENTS]; /* loop only */
+	int nfree_events;
+	uv_async_t done_async; /* completions from CUDA's callback thread */
+	pthread_mutex_t done_lock;
+	struct cuda_job *done_head;
 	atomic_int lost; /* a sticky error happened */
 	char lost_msg[512];
 	int fatal_reported;
@@ -65,6 +75,7 @@ static int is_sticky(cudaError_t e)
 }
 
 static int cuda_devices(gpud_backend *b, backend_device *out, int max);
+static void on_done_async(uv_async_t *h);
 
 static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
 {
@@ -117,6 +128,13 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 			  .reserve = cfg->pool_reserve};
 	if (pool_create(&pc, &cb->pool, err, errlen) != 0)
 		goto fail;
+	for (cb->nstreams = 0; cb->nstreams < cfg->streams; cb->nstreams++)
+		OPEN_CHECK(cudaStreamCreateWithFlags(&cb->streams[cb->nstreams],
+						     cudaStreamNonBlocking),
+			   "cudaStreamCreateWithFlags");
+	pthread_mutex_init(&cb->done_lock, NULL);
+	uv_async_init(b->loop, &cb->done_async, on_done_async);
+	cb->done_async.data = cb;
 
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
@@ -159,6 +177,11 @@ fail:
 	return -1;
 }
 
+static void free_backend(uv_handle_t *h)
+{
+	free(h->data);
+}
+
 static void cuda_close(gpud_backend *b)
 {
 	cuda_backend *cb = b->impl;
@@ -166,10 +189,14 @@ static void cuda_close(gpud_backend *b)
 		return;
 	if (!atomic_load(&cb->lost)) {
 		cudaDeviceSynchronize();
+		for (int i = 0; i < cb->nfree_events; i++)
+			cudaEventDestroy(cb->free_events[i]);
+		for (int i = 0; i < cb->nstreams; i++)
+			cudaStreamDestroy(cb->streams[i]);
 		pool_destroy(cb->pool);
 	}
-	free(cb);
 	b->impl = NULL;
+	uv_close((uv_handle_t *)&cb->done_async, free_backend); /* frees cb */
 }
 
 /* Records a failure; a sticky one marks the backend lost. Returns a status. */
@@ -226,160 +253,282 @@ static void cuda_free(gpud_backend *b, void *mem)
 	}
 }
 
-/* --- work on the pool's threads ---------------------------------------------- */
+/* --- streams and completions --------------------------------------------------- */
+
+/*
+ * Each session's work goes to one stream of a fixed set (queue id modulo the
+ * set's size): one session's operations run in order, different sessions'
+ * overlap. Completions come back through cudaStreamAddCallback, which (unlike
+ * cudaLaunchHostFunc) is called also after a device error, with the error;
+ * the callback only queues the job for the loop.
+ */
+static cudaStream_t queue_stream(cuda_backend *cb, uint32_t queue)
+{
+	return cb->streams[queue % (uint32_t)cb->nstreams];
+}
 
 typedef struct cuda_job {
 	uv_work_t work;
 	gpud_backend *b;
-	enum { JOB_H2D, JOB_D2H, JOB_RUN } kind;
+	enum { JOB_H2D, JOB_D2H, JOB_RUN, JOB_SYNC } kind;
+	cudaStream_t stream;
 	void *dst;
 	const void *src;
 	size_t len;
-	const cuda_kernel *ck;
-	const kernel_args *args;
+	cudaEvent_t ev[2]; /* runs: around the kernel */
 	double *kernel_us;
 	backend_done_fn done;
 	void *arg;
 	int status;
+	cudaError_t cuda_status;
 	char msg[512];
+	struct cuda_job *next;
 } cuda_job;
 
-static void job_work(uv_work_t *w)
+static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done_fn done,
+			 void *arg)
+{
+	cuda_job *j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return NULL;
+	j->b = b;
+	j->kind = kind;
+	j->stream = s;
+	j->done = done;
+	j->arg = arg;
+	j->work.data = j;
+	return j;
+}
+
+/* Finishes a job on the loop: report, free, and surface a lost context. */
+static void job_finish(cuda_job *j, int status, const char *msg)
+{
+	gpud_backend *b = j->b;
+	cuda_backend *cb = b->impl;
+	char m[512];
+	snprintf(m, sizeof(m), "%s", msg ? msg : "");
+	if (j->kind == JOB_RUN) {
+		cb->free_events[cb->nfree_events++] = j->ev[0];
+		cb->free_events[cb->nfree_events++] = j->ev[1];
+	}
+	backend_done_fn done = j->done;
+	void *arg = j->arg;
+	free(j);
+	done(arg, status, status ? m : NULL);
+	check_fatal(b);
+}
+
+/* CUDA's callback thread: hand the job to the loop. */
+static void CUDART_CB on_stream_done(cudaStream_t s, cudaError_t status, void *arg)
+{
+	cuda_job *j = arg;
+	cuda_backend *cb = j->b->impl;
+	j->cuda_status = status;
+	pthread_mutex_lock(&cb->done_lock);
+	j->next = cb->done_head;
+	cb->done_head = j;
+	pthread_mutex_unlock(&cb->done_lock);
+	uv_async_send(&cb->done_async);
+}
+
+static void on_done_async(uv_async_t *h)
+{
+	cuda_backend *cb = h->data;
+	pthread_mutex_lock(&cb->done_lock);
+	cuda_job *j = cb->done_head, *next;
+	cb->done_head = NULL;
+	pthread_mutex_unlock(&cb->done_lock);
+	for (; j; j = next) {
+		next = j->next;
+		char msg[512];
+		if (j->cuda_status != cudaSuccess) {
+			cuda_fail(j->cuda_status, j->kind == JOB_RUN ? "kernel" : "stream", msg,
+				  sizeof(msg));
+			job_finish(j, note_error(cb, j->cuda_status, msg), msg);
+			continue;
+		}
+		if (j->kind == JOB_RUN) {
+			float ms = 0;
+			/* Both events have completed: this does not wait. */
+			cudaEventElapsedTime(&ms, j->ev[0], j->ev[1]);
+			*j->kernel_us = (double)ms * 1e3;
+		}
+		job_finish(j, 0, NULL);
+	}
+}
+
+/* Enqueues the completion callback; on failure finishes the job with the error. */
+static int enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
+{
+	cudaError_t e = cudaStreamAddCallback(j->stream, on_stream_done, j, 0);
+	if (e != cudaSuccess) {
+		cuda_fail(e, "cudaStreamAddCallback", err, errlen);
+		return note_error(cb, e, err);
+	}
+	return 0;
+}
+
+/* --- copies: pageable memory, so on the pool's threads ------------------------------ */
+
+/*
+ * The payload lives in a received message (pageable): cudaMemcpyAsync from
+ * pageable memory returns only once the data is staged, so it must not run
+ * on the loop. A worker issues it on the session's stream and waits.
+ */
+static void copy_work(uv_work_t *w)
 {
 	cuda_job *j = w->data;
 	cuda_backend *cb = j->b->impl;
-	cudaStream_t s = cudaStreamPerThread;
 	cudaError_t e;
-	const char *call = NULL;
+	const char *call = "cudaSetDevice";
 
 	if (atomic_load(&cb->lost)) {
 		j->status = lost_error(cb, j->msg, sizeof(j->msg));
 		return;
 	}
-	if ((e = cudaSetDevice(cb->device)) != cudaSuccess) {
-		call = "cudaSetDevice";
-		goto fail;
-	}
-	if (j->kind == JOB_RUN) {
-		cudaEvent_t ev[2];
-		float ms = 0;
-		cuda_launch_ctx lc = {.stream = s,
-				      .sm_count = cb->prop.multiProcessorCount,
-				      .device = cb->device};
-		if ((e = cudaEventCreate(&ev[0])) != cudaSuccess) {
-			call = "cudaEventCreate";
-			goto fail;
-		}
-		if ((e = cudaEventCreate(&ev[1])) != cudaSuccess) {
-			cudaEventDestroy(ev[0]);
-			call = "cudaEventCreate";
-			goto fail;
-		}
-		e = cudaEventRecord(ev[0], s);
-		if (e == cudaSuccess && j->ck->launch(j->args, &lc, j->msg, sizeof(j->msg)) != 0) {
-			/* The launch helper formatted the message. */
-			e = cudaGetLastError();
-			j->status = note_error(cb, e, j->msg);
-			cudaStreamSynchronize(s);
-			cudaEventDestroy(ev[0]);
-			cudaEventDestroy(ev[1]);
-			return;
-		}
-		if (e == cudaSuccess)
-			e = cudaEventRecord(ev[1], s);
-		if (e == cudaSuccess && (e = cudaEventSynchronize(ev[1])) != cudaSuccess)
-			call = j->ck->name;
-		if (e == cudaSuccess)
-			e = cudaEventElapsedTime(&ms, ev[0], ev[1]);
-		cudaEventDestroy(ev[0]);
-		cudaEventDestroy(ev[1]);
-		if (e != cudaSuccess) {
-			if (call == NULL)
-				call = "cudaEventRecord";
-			goto fail;
-		}
-		*j->kernel_us = (double)ms * 1e3;
-		return;
-	}
-	e = cudaMemcpyAsync(j->dst, j->src, j->len,
-			    j->kind == JOB_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s);
-	if (e != cudaSuccess) {
+	if ((e = cudaSetDevice(cb->device)) == cudaSuccess) {
 		call = "cudaMemcpyAsync";
-		goto fail;
+		e = cudaMemcpyAsync(j->dst, j->src, j->len,
+				    j->kind == JOB_H2D ? cudaMemcpyHostToDevice
+						       : cudaMemcpyDeviceToHost,
+				    j->stream);
 	}
-	if ((e = cudaStreamSynchronize(s)) != cudaSuccess) {
+	if (e == cudaSuccess) {
 		call = "cudaStreamSynchronize (copy)";
-		goto fail;
+		e = cudaStreamSynchronize(j->stream);
 	}
-	return;
-fail:
-	cuda_fail(e, call, j->msg, sizeof(j->msg));
-	j->status = note_error(cb, e, j->msg);
+	if (e != cudaSuccess) {
+		cuda_fail(e, call, j->msg, sizeof(j->msg));
+		j->status = note_error(cb, e, j->msg);
+	}
 }
 
-static void job_after(uv_work_t *w, int status)
+static void copy_after(uv_work_t *w, int status)
 {
 	cuda_job *j = w->data;
-	gpud_backend *b = j->b;
-	backend_done_fn done = j->done;
-	void *arg = j->arg;
-	char msg[512];
-	int st = status != 0 ? GPUD__STATUS__STATUS_INTERNAL : j->status;
-
-	snprintf(msg, sizeof(msg), "%s", status != 0 ? "cuda backend: operation cancelled" : j->msg);
-	free(j);
-	done(arg, st, st ? msg : NULL);
-	check_fatal(b);
+	if (status != 0)
+		job_finish(j, GPUD__STATUS__STATUS_INTERNAL, "cuda backend: copy cancelled");
+	else
+		job_finish(j, j->status, j->msg);
 }
 
-static int submit(gpud_backend *b, cuda_job *tmpl, char *err, size_t errlen)
+static int submit_copy(gpud_backend *b, int kind, uint32_t queue, void *dst, const void *src,
+		       size_t len, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
 	if (atomic_load(&cb->lost))
 		return lost_error(cb, err, errlen);
-	cuda_job *j = malloc(sizeof(*j));
+	cuda_job *j = job_new(b, kind, queue_stream(cb, queue), done, arg);
 	if (j == NULL) {
 		snprintf(err, errlen, "cuda backend: out of memory");
 		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
 	}
-	*j = *tmpl;
-	j->b = b;
-	j->status = 0;
-	j->msg[0] = '\0';
-	j->work.data = j;
-	uv_queue_work(b->loop, &j->work, job_work, job_after);
+	j->dst = dst;
+	j->src = src;
+	j->len = len;
+	uv_queue_work(b->loop, &j->work, copy_work, copy_after);
 	return 0;
 }
 
-static int cuda_upload(gpud_backend *b, void *dst, const void *src, size_t len,
+static int cuda_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 		       backend_done_fn done, void *arg, char *err, size_t errlen)
 {
-	cuda_job t = {.kind = JOB_H2D, .dst = dst, .src = src, .len = len, .done = done, .arg = arg};
-	return submit(b, &t, err, errlen);
+	return submit_copy(b, JOB_H2D, queue, dst, src, len, done, arg, err, errlen);
 }
 
-static int cuda_download(gpud_backend *b, void *dst, const void *src, size_t len,
+static int cuda_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 			 backend_done_fn done, void *arg, char *err, size_t errlen)
 {
-	cuda_job t = {.kind = JOB_D2H, .dst = dst, .src = src, .len = len, .done = done, .arg = arg};
-	return submit(b, &t, err, errlen);
+	return submit_copy(b, JOB_D2H, queue, dst, src, len, done, arg, err, errlen);
 }
 
-static int cuda_run(gpud_backend *b, const kernel_def *k, const kernel_args *a, double *kernel_us,
-		    backend_done_fn done, void *arg, char *err, size_t errlen)
+/* --- kernels: launched from the loop (asynchronous), completed by callback ------------ */
+
+static int take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen)
 {
+	if (cb->nfree_events > 0) {
+		*ev = cb->free_events[--cb->nfree_events];
+		return 0;
+	}
+	cudaError_t e = cudaEventCreate(ev);
+	if (e != cudaSuccess) {
+		cuda_fail(e, "cudaEventCreate", err, errlen);
+		return note_error(cb, e, err);
+	}
+	return 0;
+}
+
+static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		    double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	cuda_backend *cb = b->impl;
 	const cuda_kernel *ck = cuda_kernel_find(k->name);
+	int rv;
+
 	if (ck == NULL) {
 		snprintf(err, errlen, "kernel %s has no CUDA implementation", k->name);
 		return GPUD__STATUS__STATUS_UNSUPPORTED;
 	}
-	cuda_job t = {.kind = JOB_RUN,
-		      .ck = ck,
-		      .args = a,
-		      .kernel_us = kernel_us,
-		      .done = done,
-		      .arg = arg};
-	return submit(b, &t, err, errlen);
+	if (atomic_load(&cb->lost))
+		return lost_error(cb, err, errlen);
+	if (cb->nfree_events + 2 > MAX_EVENTS) {
+		snprintf(err, errlen, "cuda backend: too many kernels in flight");
+		return GPUD__STATUS__STATUS_INTERNAL;
+	}
+	cuda_job *j = job_new(b, JOB_RUN, queue_stream(cb, queue), done, arg);
+	if (j == NULL) {
+		snprintf(err, errlen, "cuda backend: out of memory");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	j->kernel_us = kernel_us;
+	if ((rv = take_event(cb, &j->ev[0], err, errlen)) != 0) {
+		free(j);
+		return rv;
+	}
+	if ((rv = take_event(cb, &j->ev[1], err, errlen)) != 0) {
+		cb->free_events[cb->nfree_events++] = j->ev[0];
+		free(j);
+		return rv;
+	}
+	cuda_launch_ctx lc = {.stream = j->stream,
+			      .sm_count = cb->prop.multiProcessorCount,
+			      .device = cb->device};
+	cudaError_t e = cudaEventRecord(j->ev[0], j->stream);
+	if (e != cudaSuccess)
+		rv = note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
+	else if (ck->launch(a, &lc, err, errlen) != 0)
+		rv = note_error(cb, cudaGetLastError(), err);
+	else if ((e = cudaEventRecord(j->ev[1], j->stream)) != cudaSuccess)
+		rv = note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
+	else
+		rv = enqueue_done(cb, j, err, errlen);
+	if (rv != 0) {
+		/* Nothing will call back: undo here. The kernel, if launched, still
+		 * reads the buffers, so wait for the stream before they can go. */
+		cudaStreamSynchronize(j->stream);
+		cb->free_events[cb->nfree_events++] = j->ev[0];
+		cb->free_events[cb->nfree_events++] = j->ev[1];
+		free(j);
+		check_fatal(b);
+	}
+	return rv;
+}
+
+static int cuda_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+		     size_t errlen)
+{
+	cuda_backend *cb = b->impl;
+	if (atomic_load(&cb->lost))
+		return lost_error(cb, err, errlen);
+	cuda_job *j = job_new(b, JOB_SYNC, queue_stream(cb, queue), done, arg);
+	if (j == NULL) {
+		snprintf(err, errlen, "cuda backend: out of memory");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	int rv = enqueue_done(cb, j, err, errlen);
+	if (rv != 0)
+		free(j);
+	return rv;
 }
 
 static int cuda_devices(gpud_backend *b, backend_device *out, int max)
@@ -441,6 +590,7 @@ const backend_ops backend_cuda_ops = {
 	.upload = cuda_upload,
 	.download = cuda_download,
 	.run = cuda_run,
+	.sync = cuda_sync,
 	.devices = cuda_devices,
 	.variants = cuda_variants,
 	.pool_stats = cuda_pool_stats,

@@ -26,6 +26,7 @@ void config_defaults(gpud_config *c)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	c->cpu_threads = n > 0 ? (int)n : 4;
 	c->shutdown_timeout = 30.0;
+	c->streams = 16;
 	c->pool_bin_growth = 2;
 	c->pool_min_bin = 9;  /* 512 B */
 	c->pool_max_bin = 31; /* 2 GiB: larger blocks are allocated exactly */
@@ -169,6 +170,12 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		if (parse_int(key, value, 1, 4096, &v, err, errlen))
 			return -1;
 		c->contexts = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "streams") == 0) {
+		if (parse_int(key, value, 1, 256, &v, err, errlen))
+			return -1;
+		c->streams = (int)v;
 		return 0;
 	}
 	if (strcmp(key, "cpu_threads") == 0) {

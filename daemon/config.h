@@ -20,6 +20,7 @@ typedef struct gpud_config {
 	uint64_t max_message_size; /* largest request gpud reads, bytes */
 	int contexts;              /* nng contexts: requests handled at once */
 	int cpu_threads;           /* libuv work-queue threads (cpu backend) */
+	int streams;               /* cuda backend: streams sessions are spread over */
 	double shutdown_timeout;   /* seconds to finish in-flight work on SIGTERM */
 	/* cuda backend memory pool (daemon/pool.h) */
 	unsigned pool_bin_growth, pool_min_bin, pool_max_bin;

@@ -284,7 +284,8 @@ static void verb_alloc(gpud_request *r)
 	}
 	request_hold(r, b);
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->upload(be, b->mem, r->payload, want, alloc_done, r, err, sizeof(err));
+	rv = be->ops->upload(be, r->pipe_id, b->mem, r->payload, want, alloc_done, r, err,
+			     sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "alloc: %s", err);
 }
@@ -319,8 +320,8 @@ static void verb_upload(gpud_request *r)
 	}
 	request_hold(r, b);
 	gpud_backend *be = &r->srv->backend;
-	int rv = be->ops->upload(be, (char *)b->mem + u->offset, r->payload, r->payload_len,
-				 upload_done, r, err, sizeof(err));
+	int rv = be->ops->upload(be, r->pipe_id, (char *)b->mem + u->offset, r->payload,
+				 r->payload_len, upload_done, r, err, sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "upload: %s", err);
 }
@@ -391,8 +392,8 @@ static void verb_download(gpud_request *r)
 	}
 	request_hold(r, b);
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->download(be, dst, (char *)b->mem + d->offset, (size_t)len, download_done, r,
-			       err, sizeof(err));
+	rv = be->ops->download(be, r->pipe_id, dst, (char *)b->mem + d->offset, (size_t)len,
+			       download_done, r, err, sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "download: %s", err);
 }
@@ -587,9 +588,30 @@ static void verb_run(gpud_request *r)
 			request_hold(r, bound[i]);
 
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->run(be, k, ka, &r->kernel_us, run_done, r, err, sizeof(err));
+	rv = be->ops->run(be, r->pipe_id, k, ka, &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "run %s: %s", k->name, err);
+}
+
+/* --- sync ------------------------------------------------------------------- */
+
+static void sync_done(void *arg, int status, const char *msg)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__SyncResponse sr = GPUD__SYNC_RESPONSE__INIT;
+	resp.body_case = GPUD__RESPONSE__BODY_SYNC;
+	resp.sync = &sr;
+	done_empty(arg, status, msg, &resp);
+}
+
+/* Replies once everything this connection queued before has completed. */
+static void verb_sync(gpud_request *r)
+{
+	char err[512];
+	gpud_backend *be = &r->srv->backend;
+	int rv = be->ops->sync(be, r->pipe_id, sync_done, r, err, sizeof(err));
+	if (rv != 0)
+		request_fail(r, rv, "sync: %s", err);
 }
 
 /* --- the table ------------------------------------------------------------ */
@@ -609,6 +631,7 @@ static const verb verbs[] = {
 	{GPUD__REQUEST__BODY_RUN, "run", verb_run},
 	{GPUD__REQUEST__BODY_KERNELS, "kernels", verb_kernels},
 	{GPUD__REQUEST__BODY_STATUS, "status", verb_status},
+	{GPUD__REQUEST__BODY_SYNC, "sync", verb_sync},
 };
 
 void verbs_dispatch(gpud_request *r)

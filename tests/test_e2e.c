@@ -1311,6 +1311,48 @@ START_TEST(test_lombscargle_library)
 }
 END_TEST
 
+/*
+ * One session's requests run in order: runs writing one output buffer from
+ * changing inputs, then sync, leave the last run's result; sync on an idle
+ * connection answers too.
+ */
+START_TEST(test_session_order_and_sync)
+{
+	const size_t nx = 40, nf = 257;
+	double x[40], y[40], f[257], ref[257], got[257];
+	gpud_client *c = lib_connect();
+	uint64_t sx = nx, sf = nf;
+	gpud_handle h[4];
+
+	LIB_OK(c, gpud_sync(c));
+	gen_ls(77, nx, nf, x, y, f);
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, x, &h[0]));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sx, y, &h[1]));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, f, &h[2]));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, NULL, &h[3]));
+	gpud_arg args[4] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			    gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("pgram", h[3])};
+	for (int round = 0; round < 5; round++) {
+		gen_ls(100 + (uint64_t)round, nx, nf, x, y, f);
+		LIB_OK(c, gpud_upload(c, h[1], 0, y, sizeof(y)));
+		gpud_output o;
+		size_t no;
+		LIB_OK(c, gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL));
+		ck_assert_uint_eq(o.handle, h[3]);
+	}
+	LIB_OK(c, gpud_sync(c));
+	/* x and freqs are still seed 77's; y is round 4's. */
+	double x77[40], y77[40], f77[257];
+	gen_ls(77, nx, nf, x77, y77, f77);
+	ls_ref(x77, y, nx, f77, nf, 0, 0, ref);
+	LIB_OK(c, gpud_download_range(c, h[3], 0, got, sizeof(got)));
+	assert_matches(got, GPUD_F64, ref, nf, "the last of five ordered runs");
+	LIB_OK(c, gpud_free(c, h, 4));
+	LIB_OK(c, gpud_sync(c));
+	gpud_close(c);
+}
+END_TEST
+
 START_TEST(test_lombscargle_into_given_output)
 {
 	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
@@ -2167,6 +2209,7 @@ static Suite *e2e_suite(void)
 	tcase_add_test(tc, test_status_counts);
 	tcase_add_test(tc, test_lombscargle_library);
 	tcase_add_test(tc, test_lombscargle_into_given_output);
+	tcase_add_test(tc, test_session_order_and_sync);
 	tcase_add_test(tc, test_library_errors);
 	tcase_add_test(tc, test_raw_protocol_errors);
 	suite_add_tcase(s, tc);

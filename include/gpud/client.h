@@ -169,6 +169,12 @@ GPUD_API gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *ou
 /* Reads len bytes at byte offset into dst. */
 GPUD_API gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
 					 size_t len);
+/*
+ * Returns once everything this client queued before has completed in the
+ * daemon (its stream on the GPU is idle).
+ */
+GPUD_API gpud_status gpud_sync(gpud_client *c);
+
 /* Frees n buffers; if any handle is unknown, none is freed. */
 GPUD_API gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n);
 
