@@ -132,9 +132,6 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		OPEN_CHECK(cudaStreamCreateWithFlags(&cb->streams[cb->nstreams],
 						     cudaStreamNonBlocking),
 			   "cudaStreamCreateWithFlags");
-	pthread_mutex_init(&cb->done_lock, NULL);
-	uv_async_init(b->loop, &cb->done_async, on_done_async);
-	cb->done_async.data = cb;
 
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
@@ -156,6 +153,10 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		cb->nvariants += n;
 	}
 	uint64_t t_warm = uv_hrtime();
+	/* Last: once the loop has this handle, the backend must be closed to free it. */
+	pthread_mutex_init(&cb->done_lock, NULL);
+	uv_async_init(b->loop, &cb->done_async, on_done_async);
+	cb->done_async.data = cb;
 	log_info("cuda backend: device %d %s (sm_%d%d, %d SMs, %.1f GiB), context %.0f ms, "
 		 "%d kernel variants loaded and warmed in %.0f ms",
 		 cb->device, cb->prop.name, cb->prop.major, cb->prop.minor,
@@ -267,6 +268,15 @@ static cudaStream_t queue_stream(cuda_backend *cb, uint32_t queue)
 	return cb->streams[queue % (uint32_t)cb->nstreams];
 }
 
+/* Keeps up to MAX_EVENTS idle events for reuse; destroys the rest. */
+static void put_event(cuda_backend *cb, cudaEvent_t ev)
+{
+	if (cb->nfree_events < MAX_EVENTS)
+		cb->free_events[cb->nfree_events++] = ev;
+	else
+		cudaEventDestroy(ev);
+}
+
 typedef struct cuda_job {
 	uv_work_t work;
 	gpud_backend *b;
@@ -308,8 +318,8 @@ static void job_finish(cuda_job *j, int status, const char *msg)
 	char m[512];
 	snprintf(m, sizeof(m), "%s", msg ? msg : "");
 	if (j->kind == JOB_RUN) {
-		cb->free_events[cb->nfree_events++] = j->ev[0];
-		cb->free_events[cb->nfree_events++] = j->ev[1];
+		put_event(cb, j->ev[0]);
+		put_event(cb, j->ev[1]);
 	}
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
@@ -471,10 +481,6 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 	}
 	if (atomic_load(&cb->lost))
 		return lost_error(cb, err, errlen);
-	if (cb->nfree_events + 2 > MAX_EVENTS) {
-		snprintf(err, errlen, "cuda backend: too many kernels in flight");
-		return GPUD__STATUS__STATUS_INTERNAL;
-	}
 	cuda_job *j = job_new(b, JOB_RUN, queue_stream(cb, queue), done, arg);
 	if (j == NULL) {
 		snprintf(err, errlen, "cuda backend: out of memory");
@@ -486,7 +492,7 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 		return rv;
 	}
 	if ((rv = take_event(cb, &j->ev[1], err, errlen)) != 0) {
-		cb->free_events[cb->nfree_events++] = j->ev[0];
+		put_event(cb, j->ev[0]);
 		free(j);
 		return rv;
 	}
@@ -506,8 +512,8 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 		/* Nothing will call back: undo here. The kernel, if launched, still
 		 * reads the buffers, so wait for the stream before they can go. */
 		cudaStreamSynchronize(j->stream);
-		cb->free_events[cb->nfree_events++] = j->ev[0];
-		cb->free_events[cb->nfree_events++] = j->ev[1];
+		put_event(cb, j->ev[0]);
+		put_event(cb, j->ev[1]);
 		free(j);
 		check_fatal(b);
 	}
