@@ -104,6 +104,16 @@ static void tiny_run(int reps)
 			t[r] = now_us() - t0;
 	}
 	double g50 = pctl(t, reps, 0.5), g99 = pctl(t, reps, 0.99);
+	/* The protocol's own floor: a status request touches no GPU. */
+	gpud_daemon_status ds;
+	for (int r = -50; r < reps; r++) {
+		double t0 = now_us();
+		if (gpud_status_get(c, &ds) != GPUD_OK)
+			die_client(c, "status");
+		if (r >= 0)
+			t[r] = now_us() - t0;
+	}
+	double s50 = pctl(t, reps, 0.5), s99 = pctl(t, reps, 0.99);
 	gpud_close(c);
 
 	/* In-process: the same kernel object, launch + cudaStreamSynchronize. */
@@ -148,6 +158,7 @@ static void tiny_run(int reps)
 	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs\n", reps);
 	printf("   %-34s %10s %10s\n", "", "p50 (us)", "p99 (us)");
 	printf("   %-34s %10.1f %10.1f\n", "gpud run, warm client (ipc)", g50, g99);
+	printf("   %-34s %10.1f %10.1f\n", "gpud status (no GPU work)", s50, s99);
 	printf("   %-34s %10.1f %10.1f\n", "in-process launch + sync", i50, i99);
 	printf("   %-34s %9.1fx %9.1fx\n\n", "ratio gpud / in-process", g50 / i50, g99 / i99);
 	free(t);
