@@ -108,7 +108,7 @@ static void on_stop_tick(uv_timer_t *t)
 	uint64_t last = last_reply > s->last_request_ns ? last_reply : s->last_request_ns;
 
 	if (!s->contexts_stopping) {
-		if (s->in_flight > 0 || (s->connections > 0 && now - last < DRAIN_IDLE_NS))
+		if (s->in_flight > 0 || (sessions_count(&s->buffers) > 0 && now - last < DRAIN_IDLE_NS))
 			return;
 		s->contexts_stopping = 1;
 		stop_contexts(s);
@@ -116,7 +116,7 @@ static void on_stop_tick(uv_timer_t *t)
 	}
 	if (s->stopped_ctxs < s->nctx)
 		return;
-	if (s->connections > 0 && now - last_reply < LINGER_NS)
+	if (sessions_count(&s->buffers) > 0 && now - last_reply < LINGER_NS)
 		return;
 	uv_timer_stop(t);
 	teardown(s);
@@ -145,11 +145,12 @@ static void on_wake(uv_async_t *h)
 			s->stopped_ctxs++;
 			break;
 		case EV_PIPE_ADD:
-			s->connections++;
+			/* Sessions are the connections: a removal nng reports for a pipe
+			 * that never got here finds none and counts nothing. */
+			sessions_get(&s->buffers, ev->pipe_id, 1);
 			log_debug("connection %u opened", ev->pipe_id);
 			break;
 		case EV_PIPE_REM:
-			s->connections--;
 			sessions_close(&s->buffers, ev->pipe_id);
 			log_debug("connection %u closed", ev->pipe_id);
 			break;

@@ -79,7 +79,6 @@ struct gpud_server {
 
 	uint64_t started_ns;
 	uint64_t requests, errors;
-	uint32_t connections;
 	uint32_t in_flight;
 	char *fatal; /* the backend's last words, once it cannot work any more */
 };

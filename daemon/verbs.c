@@ -101,7 +101,7 @@ static void verb_status(gpud_request *r)
 	st.uptime_s = (double)(now_ns() - s->started_ns) / 1e9;
 	st.requests = s->requests;
 	st.errors = s->errors;
-	st.connections = s->connections;
+	st.connections = (uint32_t)sessions_count(&s->buffers);
 	st.buffers = s->buffers.count;
 	st.bytes_in_use = s->buffers.bytes;
 	st.bytes_high_water = s->buffers.high_water;
