@@ -27,22 +27,17 @@ struct gpud_pool {
 	uint64_t in_use, high_water, allocs, hits, frees;
 };
 
+/* CUB's own rounding and bin limits, so the accounting matches its blocks. */
 uint64_t pool_rounded(const gpud_pool *p, size_t bytes)
 {
-	uint64_t b = 1;
-	unsigned k = 0;
-	while (b < bytes && k <= p->max_bin) {
-		b *= p->bin_growth;
-		k++;
-	}
-	if (k > p->max_bin)
-		return bytes;
-	if (k < p->min_bin) {
-		b = 1;
-		for (unsigned i = 0; i < p->min_bin; i++)
-			b *= p->bin_growth;
-	}
-	return b;
+	unsigned bin;
+	size_t rounded;
+	p->cub->NearestPowerOf(bin, rounded, p->bin_growth, bytes);
+	if (bin > p->max_bin)
+		return bytes; /* allocated exactly, not cached */
+	if (bin < p->min_bin)
+		return p->cub->min_bin_bytes;
+	return rounded;
 }
 
 int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errlen)
