@@ -272,6 +272,20 @@ void gpud_close(gpud_client *c)
 
 /* --- buffers ------------------------------------------------------------------ */
 
+/* The handle an alloc reply carries; frees the reply. */
+static gpud_status alloc_reply(gpud_client *c, Gpud__Response *r, gpud_handle *out)
+{
+	gpud_status st = expect_body(c, r, GPUD__RESPONSE__BODY_ALLOC, "alloc");
+	if (st != GPUD_OK)
+		return st;
+	if (r->alloc->buffer == NULL)
+		st = seterr(c, GPUD_EPROTO, "alloc: the reply has no buffer description");
+	else
+		*out = r->alloc->buffer->handle;
+	gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
 /* The most payload one request may carry: what the daemon said in hello. */
 static size_t chunk_limit(const gpud_client *c)
 {
@@ -305,10 +319,9 @@ gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_
 	req.alloc = &a;
 	if ((st = call(c, &req, data, inline_data ? nbytes : 0, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
-	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_ALLOC, "alloc")) != GPUD_OK)
+	gpud_handle h;
+	if ((st = alloc_reply(c, r, &h)) != GPUD_OK)
 		return st;
-	gpud_handle h = r->alloc->buffer ? r->alloc->buffer->handle : 0;
-	gpud__response__free_unpacked(r, NULL);
 	if (data != NULL && !inline_data && (st = gpud_upload(c, h, 0, data, nbytes)) != GPUD_OK) {
 		char msg[sizeof(c->msg)];
 		memcpy(msg, c->msg, sizeof(msg));
@@ -418,10 +431,8 @@ gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, g
 	}
 	if ((st = exchange(c, nr.msg, nr.id, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
-	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_ALLOC, "alloc")) != GPUD_OK)
+	if ((st = alloc_reply(c, r, out)) != GPUD_OK)
 		return st;
-	*out = r->alloc->buffer ? r->alloc->buffer->handle : 0;
-	gpud__response__free_unpacked(r, NULL);
 	if (meta) {
 		*meta = arr;
 		meta->data = NULL;
