@@ -8,7 +8,7 @@
 #   make deps         install the Debian packages the build needs (root)
 #   make install      PREFIX=/usr/local, DESTDIR honoured
 #
-# Knobs: WERROR=1, SANITIZE=address,undefined, BUILD=dir, CUDA=0|1,
+# Knobs: WERROR=1, SANITIZE=address,undefined, BUILD=dir, CUDA=0|1, LOOP_CHECK=1,
 #        CUDA_ARCHS="75 80 86 89 90", NVCC=path.
 
 PREFIX   ?= /usr/local
@@ -29,6 +29,10 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wno-unused-parameter -Wformat=2
 ifeq ($(WERROR),1)
 WARN     += -Werror
+endif
+# LOOP_CHECK=1: abort when blocking CUDA work runs on gpud's loop thread.
+ifeq ($(LOOP_CHECK),1)
+CPPFLAGS += -DGPUD_DEBUG_LOOP=1
 endif
 ifneq ($(SANITIZE),)
 SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -54,7 +58,7 @@ PROTO_GEN := $(GEN)/gpud.pb-c.c
 PROTO_SRC := proto/wire.c
 CLIENT_SRC := client/client.c client/npy.c
 DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
-              daemon/buffers.c daemon/backend.c daemon/backend_cpu.c \
+              daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
               kernels/table.c kernels/lombscargle.c
 DAEMON_CU  :=
 ifeq ($(CUDA),1)

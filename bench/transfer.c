@@ -5,7 +5,9 @@
  *   1. round trip of a tiny run (lombscargle, 1024 frequencies x 8 samples)
  *      from a warm client, p50/p99, vs launch + stream sync in-process;
  *   2. upload and download bandwidth through gpud at 1 MiB, 64 MiB, 1 GiB
- *      vs in-process cudaMemcpy from pinned and from pageable memory;
+ *      (bytes in messages; the caller's memory through the scratch region;
+ *      gpud_host_alloc memory) vs in-process cudaMemcpy from pinned and from
+ *      pageable memory;
  *   3. 1, 4, 16 and 64 concurrent clients, each running lombscargle jobs
  *      (upload x, y, freqs; run; download; free): jobs/s and per-client p99.
  *
@@ -75,7 +77,7 @@ static void fill(float *p, size_t n, float scale)
 
 /* --- 1. tiny run ------------------------------------------------------------------ */
 
-static void tiny_run(int reps)
+static void tiny_run(int reps, const char *label)
 {
 	enum { NX = 8, NF = 1024 };
 	float x[NX], y[NX], f[NF];
@@ -155,7 +157,8 @@ static void tiny_run(int reps)
 	double i50 = pctl(t, reps, 0.5), i99 = pctl(t, reps, 0.99);
 	CK(cudaFree(d));
 	CK(cudaStreamDestroy(s));
-	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs\n", reps);
+	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs; gpud %s\n", reps,
+	       label);
 	printf("   %-34s %10s %10s\n", "", "p50 (us)", "p99 (us)");
 	printf("   %-34s %10.1f %10.1f\n", "gpud run, warm client (ipc)", g50, g99);
 	printf("   %-34s %10.1f %10.1f\n", "gpud status (no GPU work)", s50, s99);
@@ -166,13 +169,38 @@ static void tiny_run(int reps)
 
 /* --- 2. bandwidth ------------------------------------------------------------------- */
 
+static double bw_median(double *t, int reps, size_t n)
+{
+	return (double)n / pctl(t, reps, 0.5) / 1e3; /* bytes/us -> GB/s */
+}
+
+/* Median GB/s of reps uploads then downloads of n bytes through c from/to p. */
+static void gpud_updown(gpud_client *c, gpud_handle h, char *p, size_t n, int reps, double *up,
+			double *down)
+{
+	double *t = malloc((size_t)reps * 2 * sizeof(double));
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_us();
+		if (gpud_upload(c, h, 0, p, n) != GPUD_OK)
+			die_client(c, "upload");
+		double t1 = now_us();
+		if (gpud_download_range(c, h, 0, p, n) != GPUD_OK)
+			die_client(c, "download");
+		t[r] = t1 - t0;
+		t[reps + r] = now_us() - t1;
+	}
+	*up = bw_median(t, reps, n);
+	*down = bw_median(t + reps, reps, n);
+	free(t);
+}
+
 static void bandwidth(int quick)
 {
 	static const size_t sizes[] = {1u << 20, 64u << 20, 1u << 30};
 	static const char *names[] = {"1 MiB", "64 MiB", "1 GiB"};
-	gpud_client *c;
+	gpud_client *c, *cm;
 	size_t maxs = quick ? (64u << 20) : (1u << 30);
-	char *host = malloc(maxs), *pinned;
+	char *host = malloc(maxs), *pinned, *region;
 	void *dev;
 
 	memset(host, 1, maxs); /* pageable, faulted in: the fair pageable baseline */
@@ -181,54 +209,74 @@ static void bandwidth(int quick)
 	CK(cudaMalloc(&dev, maxs));
 	if (gpud_connect(url, &c) != GPUD_OK)
 		die_client(c, "connect");
-	printf("2. bandwidth, GB/s (median), max_message_size %llu\n",
+	/* A second client that never shares memory: everything through messages. */
+	setenv("GPUD_NO_SHM", "1", 1);
+	if (gpud_connect(url, &cm) != GPUD_OK)
+		die_client(cm, "connect");
+	unsetenv("GPUD_NO_SHM");
+	double t0 = now_us();
+	if ((region = gpud_host_alloc(c, maxs)) == NULL)
+		die_client(c, "gpud_host_alloc");
+	double t_reg = now_us() - t0;
+	memset(region, 1, maxs);
+	printf("2. bandwidth, GB/s (median); gpud_host_alloc of %zu MiB (memfd + gpud maps and "
+	       "pins it) took %.1f ms\n",
+	       maxs >> 20, t_reg / 1e3);
+	printf("   msg: bytes in nng messages (max_message_size %llu); shm: the caller's malloc'd "
+	       "memory through\n   the pinned scratch region; region: gpud_host_alloc memory, DMA "
+	       "straight from/to it\n",
 	       (unsigned long long)gpud_server(c)->max_message_size);
-	printf("   %-8s %12s %12s %14s %14s %14s %14s\n", "size", "gpud up", "gpud down",
-	       "pinned H2D", "pinned D2H", "pageable H2D", "pageable D2H");
+	printf("   %-7s %7s %7s %7s %7s %7s %7s | %7s %7s %8s %8s\n", "size", "msg up", "msg dn",
+	       "shm up", "shm dn", "reg up", "reg dn", "pin H2D", "pin D2H", "page H2D", "page D2H");
 	for (int s = 0; s < 3; s++) {
 		size_t n = sizes[s];
 		if (n > maxs)
 			break;
 		int reps = n >= (1u << 30) ? 5 : n >= (64u << 20) ? 9 : 51;
-		double *t = malloc((size_t)reps * 6 * sizeof(double));
-		uint64_t shape = n;
+		double gbs[10];
 		gpud_handle h;
 		if (gpud_alloc(c, GPUD_I32, 1, (uint64_t[]){n / 4}, NULL, &h) != GPUD_OK)
 			die_client(c, "alloc");
-		(void)shape;
+		gpud_handle hm;
+		if (gpud_alloc(cm, GPUD_I32, 1, (uint64_t[]){n / 4}, NULL, &hm) != GPUD_OK)
+			die_client(cm, "alloc");
+		gpud_updown(cm, hm, host, n, n >= (1u << 30) ? 3 : reps, &gbs[0], &gbs[1]);
+		gpud_updown(c, h, host, n, reps, &gbs[2], &gbs[3]);
+		gpud_updown(c, h, region, n, reps, &gbs[4], &gbs[5]);
+		double *t = malloc((size_t)reps * 4 * sizeof(double));
 		for (int r = 0; r < reps; r++) {
-			double t0 = now_us();
-			if (gpud_upload(c, h, 0, host, n) != GPUD_OK)
-				die_client(c, "upload");
-			double t1 = now_us();
-			if (gpud_download_range(c, h, 0, host, n) != GPUD_OK)
-				die_client(c, "download");
-			double t2 = now_us();
+			double a = now_us();
 			CK(cudaMemcpy(dev, pinned, n, cudaMemcpyHostToDevice));
-			double t3 = now_us();
+			double b = now_us();
 			CK(cudaMemcpy(pinned, dev, n, cudaMemcpyDeviceToHost));
-			double t4 = now_us();
+			double cc = now_us();
 			CK(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice));
-			double t5 = now_us();
+			double d = now_us();
 			CK(cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost));
-			double t6 = now_us();
-			double d[6] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5};
-			for (int k = 0; k < 6; k++)
-				t[k * reps + r] = d[k];
+			double e = now_us();
+			t[r] = b - a;
+			t[reps + r] = cc - b;
+			t[2 * reps + r] = d - cc;
+			t[3 * reps + r] = e - d;
 		}
-		double gbs[6];
-		for (int k = 0; k < 6; k++)
-			gbs[k] = (double)n / pctl(t + k * reps, reps, 0.5) / 1e3;
-		printf("   %-8s %12.2f %12.2f %14.2f %14.2f %14.2f %14.2f\n", names[s], gbs[0], gbs[1],
-		       gbs[2], gbs[3], gbs[4], gbs[5]);
+		for (int k = 0; k < 4; k++)
+			gbs[6 + k] = bw_median(t + k * reps, reps, n);
+		printf("   %-7s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f | %7.2f %7.2f %8.2f %8.2f\n",
+		       names[s], gbs[0], gbs[1], gbs[2], gbs[3], gbs[4], gbs[5], gbs[6], gbs[7],
+		       gbs[8], gbs[9]);
 		if (s == 2 || (quick && s == 1))
-			printf("   gpud upload / in-process pageable H2D at %s: %.0f%%\n", names[s],
-			       100.0 * gbs[0] / gbs[4]);
+			printf("   upload / in-process pageable H2D at %s: msg %.0f%%, shm %.0f%%, "
+			       "region %.0f%%\n",
+			       names[s], 100.0 * gbs[0] / gbs[8], 100.0 * gbs[2] / gbs[8],
+			       100.0 * gbs[4] / gbs[8]);
 		gpud_free(c, &h, 1);
+		gpud_free(cm, &hm, 1);
 		free(t);
 	}
 	printf("\n");
+	gpud_host_free(c, region);
 	gpud_close(c);
+	gpud_close(cm);
 	CK(cudaFreeHost(pinned));
 	CK(cudaFree(dev));
 	free(host);
@@ -373,13 +421,48 @@ int main(int argc, char **argv)
 	CK(cudaSetDevice(0));
 	CK(cudaFree(NULL));
 
-	tiny_run(quick ? 200 : 2000);
+	tiny_run(quick ? 200 : 2000, "as configured (poll_us = 1000: the loop polls young jobs)");
 	bandwidth(quick);
 	concurrency(quick);
 
 	kill(gp, SIGTERM);
 	int st;
 	waitpid(gp, &st, 0);
+
+	/* The same tiny run with completions from stream callbacks only. */
+	char conf[128];
+	snprintf(conf, sizeof(conf), "%s/nopoll.conf", dir);
+	FILE *cf = fopen(conf, "w");
+	if (cf == NULL)
+		return 1;
+	fprintf(cf, "[gpud]\npoll_us = 0\n");
+	fclose(cf);
+	snprintf(url, sizeof(url), "ipc://%s/gpud2.sock", dir);
+	fflush(stdout);
+	pid_t gp2 = fork();
+	if (gp2 == 0) {
+		if (freopen(logp, "a", stderr) == NULL)
+			_exit(127);
+		execl(argv[1], argv[1], "--listen", url, "--backend", "cuda", "--config", conf,
+		      (char *)NULL);
+		_exit(127);
+	}
+	c = NULL;
+	for (int i = 0; i < 600 && c == NULL; i++) {
+		if (gpud_connect(url, &c) != GPUD_OK) {
+			gpud_close(c);
+			c = NULL;
+			usleep(50000);
+		}
+	}
+	if (c == NULL)
+		return 1;
+	gpud_close(c);
+	printf("\n");
+	tiny_run(quick ? 200 : 2000, "with poll_us = 0 (stream callbacks only)");
+	kill(gp2, SIGTERM);
+	int st2;
+	waitpid(gp2, &st2, 0);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

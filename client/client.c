@@ -11,12 +11,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
 #include <gpud/client.h>
 
+#include "proto/shm.h"
 #include "proto/wire.h"
+
+/* Transfers from ordinary memory of at least this many bytes go through a
+ * host region (ipc:// only); smaller ones ride in the message. */
+#define SHM_MIN (1u << 20)
+/* The scratch region those transfers bounce through. */
+#define SCRATCH_MAX (64u << 20)
+
+typedef struct region {
+	void *base;
+	size_t size;
+	uint64_t id;
+} region;
 
 struct gpud_client {
 	nng_socket sock;
@@ -24,6 +45,12 @@ struct gpud_client {
 	char url[1024];
 	uint64_t next_id;
 	gpud_server_info info;
+	int timeout_ms;
+	char shm_path[108]; /* "" when gpud offers no regions on this connection */
+	uint8_t key[GPUD_SHM_KEY_LEN];
+	region *regions;
+	size_t nregions, cap;
+	region scratch; /* base NULL until needed */
 	char msg[2048];
 };
 
@@ -95,6 +122,7 @@ const char *gpud_url(const gpud_client *c)
 
 void gpud_set_timeout(gpud_client *c, int timeout_ms)
 {
+	c->timeout_ms = timeout_ms;
 	nng_duration d = timeout_ms > 0 ? timeout_ms : NNG_DURATION_INFINITE;
 	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, d);
 	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, d);
@@ -227,6 +255,7 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 			url = GPUD_DEFAULT_URL;
 	}
 	snprintf(c->url, sizeof(c->url), "%s", url);
+	c->timeout_ms = -1;
 	if ((rv = nng_req0_open(&c->sock)) != 0)
 		return seterr(c, GPUD_ECONNECT, "nng_req0_open: %s", nng_strerror(rv));
 	c->open = 1;
@@ -256,7 +285,13 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	snprintf(c->info.backend, sizeof(c->info.backend), "%s", h->backend);
 	c->info.protocol_version = h->protocol_version;
 	c->info.max_message_size = h->max_message_size;
+	c->info.connection = h->connection;
 	copy_devices(&c->info, h->devices, h->n_devices);
+	if (h->shm_socket && h->shm_socket[0] && h->session_key.len == GPUD_SHM_KEY_LEN &&
+	    strlen(h->shm_socket) < sizeof(c->shm_path) && !getenv("GPUD_NO_SHM")) {
+		snprintf(c->shm_path, sizeof(c->shm_path), "%s", h->shm_socket);
+		memcpy(c->key, h->session_key.data, GPUD_SHM_KEY_LEN);
+	}
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
 }
@@ -266,8 +301,206 @@ void gpud_close(gpud_client *c)
 	if (c == NULL)
 		return;
 	if (c->open)
-		nng_close(c->sock);
+		nng_close(c->sock); /* gpud drops the connection's regions */
+	for (size_t i = 0; i < c->nregions; i++)
+		munmap(c->regions[i].base, c->regions[i].size);
+	if (c->scratch.base)
+		munmap(c->scratch.base, c->scratch.size);
+	free(c->regions);
 	free(c);
+}
+
+/* --- host regions (proto/shm.h) ------------------------------------------------ */
+
+int gpud_has_shm(const gpud_client *c)
+{
+	return c && c->shm_path[0] != '\0';
+}
+
+/*
+ * A sealed memfd of size bytes, mapped here and registered with gpud
+ * (pinned there if pin). GPUD_OK with *out filled, or an error.
+ */
+static gpud_status region_make(gpud_client *c, size_t size, int pin, region *out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	shm_register msg;
+	shm_reply rep;
+	int fd, sock = -1;
+	gpud_status st = GPUD_OK;
+	void *base = MAP_FAILED;
+
+	if (!gpud_has_shm(c))
+		return seterr(c, GPUD_EUNSUPPORTED,
+			      "shared host memory needs an ipc:// connection to a gpud that offers "
+			      "it (%s)",
+			      c->url);
+	long page = sysconf(_SC_PAGESIZE);
+	if (size == 0 || size > SIZE_MAX - (size_t)page)
+		return seterr(c, GPUD_EARG, "gpud_host_alloc: cannot share %zu bytes", size);
+	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+	if ((fd = memfd_create("gpud-region", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
+		return seterr(c, GPUD_ENOMEM, "memfd_create: %s", strerror(errno));
+	/* Sealed against shrinking, so gpud's mapping can never fault. */
+	if (ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		st = seterr(c, GPUD_ENOMEM, "sizing a %zu-byte memfd: %s", size, strerror(errno));
+		goto out;
+	}
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		st = seterr(c, GPUD_ENOMEM, "mapping a %zu-byte memfd: %s", size, strerror(errno));
+		goto out;
+	}
+	memset(&msg, 0, sizeof(msg));
+	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
+	memcpy(msg.key, c->key, sizeof(msg.key));
+	msg.size = size;
+	msg.flags = pin ? GPUD_SHM_PIN : 0;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	memset(&cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	memcpy(sa.sun_path, c->shm_path, strlen(c->shm_path) + 1);
+	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		st = seterr(c, GPUD_ECONNECT, "region socket %s: %s", c->shm_path, strerror(errno));
+		goto out;
+	}
+	if (c->timeout_ms > 0) {
+		struct timeval tv = {.tv_sec = c->timeout_ms / 1000,
+				     .tv_usec = (c->timeout_ms % 1000) * 1000};
+		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
+		st = seterr(c, GPUD_ETRANSPORT, "region socket %s: send: %s", c->shm_path,
+			    strerror(errno));
+		goto out;
+	}
+	ssize_t n = recv(sock, &rep, sizeof(rep), 0);
+	if (n != (ssize_t)sizeof(rep)) {
+		st = seterr(c, n < 0 && errno == EAGAIN ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+			    "region socket %s: no reply (%s)", c->shm_path,
+			    n < 0 ? strerror(errno) : "connection closed");
+		goto out;
+	}
+	rep.message[sizeof(rep.message) - 1] = '\0';
+	if (rep.status != 0) {
+		st = seterr(c, rep.status > GPUD__STATUS__STATUS_INTERNAL ? GPUD_EPROTO
+									 : (gpud_status)rep.status,
+			    "gpud refused the host region: %s", rep.message);
+		goto out;
+	}
+	*out = (region){.base = base, .size = size, .id = rep.region};
+	base = MAP_FAILED; /* kept */
+out:
+	if (base != MAP_FAILED)
+		munmap(base, size);
+	if (sock >= 0)
+		close(sock);
+	close(fd);
+	return st;
+}
+
+static gpud_status region_unmap(gpud_client *c, uint64_t id)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__UnmapRequest u = GPUD__UNMAP_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	u.n_regions = 1;
+	u.regions = &id;
+	req.body_case = GPUD__REQUEST__BODY_UNMAP;
+	req.unmap = &u;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+void *gpud_host_alloc(gpud_client *c, size_t bytes)
+{
+	region rg;
+	if (c == NULL)
+		return NULL;
+	c->msg[0] = '\0';
+	if (c->nregions == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 8;
+		region *nr = realloc(c->regions, ncap * sizeof(*nr));
+		if (nr == NULL) {
+			seterr(c, GPUD_ENOMEM, "gpud_host_alloc: out of memory");
+			return NULL;
+		}
+		c->regions = nr;
+		c->cap = ncap;
+	}
+	if (region_make(c, bytes, 1, &rg) != GPUD_OK)
+		return NULL;
+	c->regions[c->nregions++] = rg;
+	return rg.base;
+}
+
+gpud_status gpud_host_free(gpud_client *c, void *p)
+{
+	for (size_t i = 0; i < c->nregions; i++) {
+		if (c->regions[i].base != p)
+			continue;
+		region rg = c->regions[i];
+		c->regions[i] = c->regions[--c->nregions];
+		gpud_status st = region_unmap(c, rg.id);
+		munmap(rg.base, rg.size);
+		return st;
+	}
+	return seterr(c, GPUD_EARG, "gpud_host_free: %p is not from gpud_host_alloc", p);
+}
+
+/* The region holding [p, p+len), or NULL. */
+static const region *region_of(const gpud_client *c, const void *p, size_t len, uint64_t *off)
+{
+	for (size_t i = 0; i < c->nregions; i++) {
+		const region *rg = &c->regions[i];
+		const char *b = rg->base;
+		if ((const char *)p >= b && (size_t)((const char *)p - b) <= rg->size &&
+		    len <= rg->size - (size_t)((const char *)p - b)) {
+			*off = (uint64_t)((const char *)p - b);
+			return rg;
+		}
+	}
+	return NULL;
+}
+
+/* The pinned scratch region, at least want bytes (up to SCRATCH_MAX). */
+static gpud_status scratch(gpud_client *c, size_t want)
+{
+	if (want > SCRATCH_MAX)
+		want = SCRATCH_MAX;
+	if (c->scratch.base && c->scratch.size >= want)
+		return GPUD_OK;
+	if (c->scratch.base) {
+		region old = c->scratch;
+		c->scratch.base = NULL;
+		munmap(old.base, old.size);
+		gpud_status st = region_unmap(c, old.id);
+		if (st != GPUD_OK)
+			return st;
+	}
+	/* Grown in steps, so a run of growing transfers pins a few times at most. */
+	size_t size = 1u << 20;
+	while (size < want)
+		size *= 4;
+	if (size > SCRATCH_MAX)
+		size = SCRATCH_MAX;
+	return region_make(c, size, 1, &c->scratch);
 }
 
 /* --- buffers ------------------------------------------------------------------ */
@@ -309,12 +542,23 @@ gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_
 	size_t nbytes = gpud_shape_bytes(shape, ndim, esize);
 	if (nbytes == SIZE_MAX)
 		return seterr(c, GPUD_E2BIG, "gpud_alloc: the shape overflows size_t");
-	/* Data that fits goes with the alloc; more is uploaded in pieces after. */
-	int inline_data = data != NULL && nbytes <= chunk_limit(c);
+	/* Data in a host region is named, not sent. Other data that fits goes
+	 * with the alloc; more (or, over ipc://, 1 MiB and up) is uploaded after. */
+	Gpud__HostRef from = GPUD__HOST_REF__INIT;
+	uint64_t roff = 0;
+	const region *rg = data && nbytes ? region_of(c, data, nbytes, &roff) : NULL;
+	int inline_data = data != NULL && rg == NULL && nbytes <= chunk_limit(c) &&
+			  !(gpud_has_shm(c) && nbytes >= SHM_MIN);
 	a.dtype = (Gpud__DType)dtype;
 	a.n_shape = (size_t)ndim;
 	a.shape = (uint64_t *)shape;
 	a.with_data = inline_data;
+	if (rg) {
+		from.region = rg->id;
+		from.offset = roff;
+		a.from = &from;
+		data = NULL; /* sent already */
+	}
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
 	if ((st = call(c, &req, data, inline_data ? nbytes : 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -351,15 +595,56 @@ static gpud_status upload_one(gpud_client *c, gpud_handle h, uint64_t offset, co
 	return GPUD_OK;
 }
 
-/* Arrays larger than one message go in message-sized pieces. */
+/* One request: len bytes at offset roff of region rg into h at offset. */
+static gpud_status upload_region(gpud_client *c, gpud_handle h, uint64_t offset, const region *rg,
+				 uint64_t roff, size_t len)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__UploadRequest u = GPUD__UPLOAD_REQUEST__INIT;
+	Gpud__HostRef from = GPUD__HOST_REF__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	from.region = rg->id;
+	from.offset = roff;
+	u.handle = h;
+	u.offset = offset;
+	u.from = &from;
+	u.length = len;
+	req.body_case = GPUD__REQUEST__BODY_UPLOAD;
+	req.upload = &u;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+/*
+ * From a host region: one request. From other memory over ipc:// (1 MiB and
+ * up): through the scratch region. Otherwise in message-sized pieces.
+ */
 gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
 			size_t len)
 {
 	size_t limit = chunk_limit(c), done = 0;
+	uint64_t roff;
+	const region *rg;
 	gpud_status st;
 
 	if (data == NULL && len > 0)
 		return seterr(c, GPUD_EARG, "gpud_upload: data is NULL");
+	if (len > 0 && (rg = region_of(c, data, len, &roff)) != NULL)
+		return upload_region(c, h, offset, rg, roff, len);
+	if (gpud_has_shm(c) && len >= SHM_MIN && scratch(c, len) == GPUD_OK) {
+		for (; done < len; done += limit) {
+			limit = len - done < c->scratch.size ? len - done : c->scratch.size;
+			memcpy(c->scratch.base, (const char *)data + done, limit);
+			if ((st = upload_region(c, h, offset + done, &c->scratch, 0, limit)) != GPUD_OK)
+				return st;
+		}
+		return GPUD_OK;
+	}
+	c->msg[0] = '\0'; /* a scratch region refused: messages still work */
 	do {
 		size_t n = len - done < limit ? len - done : limit;
 		if ((st = upload_one(c, h, offset + done, (const char *)data + done, n)) != GPUD_OK)
@@ -376,6 +661,7 @@ struct npy_req {
 	uint64_t id;
 	gpud_status st;
 	void *big; /* more than one message: read here, then uploaded in pieces */
+	region tmp; /* or read into this region (base NULL if not) */
 };
 
 static void *npy_into_request(void *ctx, const gpud_array *meta)
@@ -386,6 +672,12 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
 	void *payload;
 
+	/* Over ipc://, a big file is read straight into a region gpud maps; not
+	 * pinned: pinning costs more than it saves for one copy. */
+	if (gpud_has_shm(c) && meta->nbytes >= SHM_MIN &&
+	    region_make(c, meta->nbytes, 0, &nr->tmp) == GPUD_OK)
+		return nr->tmp.base;
+	c->msg[0] = '\0';
 	if (meta->nbytes > chunk_limit(c))
 		return nr->big = malloc(meta->nbytes);
 	a.dtype = (Gpud__DType)meta->dtype;
@@ -403,6 +695,28 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	return meta->nbytes ? payload : (void *)nng_msg_body(nr->msg);
 }
 
+/* An alloc whose contents are the start of region rg. */
+static gpud_status alloc_from_region(gpud_client *c, const gpud_array *arr, const region *rg,
+				     gpud_handle *out)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	Gpud__HostRef from = GPUD__HOST_REF__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	from.region = rg->id;
+	a.dtype = (Gpud__DType)arr->dtype;
+	a.n_shape = (size_t)arr->ndim;
+	a.shape = (uint64_t *)arr->shape;
+	a.from = &from;
+	req.body_case = GPUD__REQUEST__BODY_ALLOC;
+	req.alloc = &a;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	return alloc_reply(c, r, out);
+}
+
 gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, gpud_array *meta)
 {
 	struct npy_req nr = {.c = c, .st = GPUD_OK};
@@ -412,7 +726,23 @@ gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, g
 	gpud_status st;
 
 	c->msg[0] = '\0';
-	if (gpud_npy_load_into(path, npy_into_request, &nr, &arr, err, sizeof(err)) != 0) {
+	int lrv = gpud_npy_load_into(path, npy_into_request, &nr, &arr, err, sizeof(err));
+	if (nr.tmp.base) {
+		/* Allocated from the region, then the region goes. */
+		st = lrv != 0 ? (nr.st != GPUD_OK ? nr.st : seterr(c, GPUD_EARG, "%s", err))
+			      : alloc_from_region(c, &arr, &nr.tmp, out);
+		char msg[sizeof(c->msg)];
+		memcpy(msg, c->msg, sizeof(msg));
+		region_unmap(c, nr.tmp.id);
+		munmap(nr.tmp.base, nr.tmp.size);
+		memcpy(c->msg, msg, sizeof(msg));
+		if (st == GPUD_OK && meta) {
+			*meta = arr;
+			meta->data = NULL;
+		}
+		return st;
+	}
+	if (lrv != 0) {
 		if (nr.msg)
 			nng_msg_free(nr.msg);
 		free(nr.big);
@@ -451,6 +781,10 @@ static gpud_status download(gpud_client *c, gpud_handle h, uint64_t offset, uint
 	d.handle = h;
 	d.offset = offset;
 	d.length = len;
+	/* Over ipc://, the first piece of a big buffer is kept small: the rest
+	 * comes through the scratch region. */
+	if (len == 0 && gpud_has_shm(c))
+		d.max_length = SHM_MIN;
 	req.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
 	req.download = &d;
 	if ((st = call(c, &req, NULL, 0, r, m, pl, pll)) != GPUD_OK)
@@ -556,6 +890,30 @@ gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
 	return st;
 }
 
+/* One request: len bytes of h at offset into region rg at roff. */
+static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offset,
+				   const region *rg, uint64_t roff, size_t len)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__DownloadRequest d = GPUD__DOWNLOAD_REQUEST__INIT;
+	Gpud__HostRef to = GPUD__HOST_REF__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	to.region = rg->id;
+	to.offset = roff;
+	d.handle = h;
+	d.offset = offset;
+	d.length = len;
+	d.to = &to;
+	req.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+	req.download = &d;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
 gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
 				size_t len)
 {
@@ -569,6 +927,21 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 		return GPUD_OK;
 	if (dst == NULL)
 		return seterr(c, GPUD_EARG, "gpud_download_range: dst is NULL");
+	uint64_t roff;
+	const region *rg = region_of(c, dst, len, &roff);
+	if (rg)
+		return download_region(c, h, offset, rg, roff, len);
+	if (gpud_has_shm(c) && len >= SHM_MIN && scratch(c, len) == GPUD_OK) {
+		for (size_t done = 0; done < len;) {
+			size_t n = len - done < c->scratch.size ? len - done : c->scratch.size;
+			if ((st = download_region(c, h, offset + done, &c->scratch, 0, n)) != GPUD_OK)
+				return st;
+			memcpy((char *)dst + done, c->scratch.base, n);
+			done += n;
+		}
+		return GPUD_OK;
+	}
+	c->msg[0] = '\0';
 	size_t limit = chunk_limit(c);
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < limit ? len - done : limit;
@@ -821,6 +1194,26 @@ gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
 		out->pool_limit = sr->pool->limit;
 		out->pool_allocs = sr->pool->allocs;
 		out->pool_hits = sr->pool->hits;
+	}
+	if (sr->staging) {
+		out->has_staging = 1;
+		out->staging_buffers = sr->staging->buffers;
+		out->staging_free = sr->staging->free;
+		out->staging_chunk = sr->staging->chunk;
+		out->bytes_staged = sr->staging->bytes_staged;
+	}
+	out->nsessions_total = (unsigned)sr->n_sessions;
+	for (size_t i = 0; i < sr->n_sessions && i < GPUD_MAX_SESSIONS; i++) {
+		Gpud__Session *g = sr->sessions[i];
+		gpud_session_info *o = &out->sessions[out->nsessions++];
+		o->id = g->id;
+		snprintf(o->peer, sizeof(o->peer), "%s", g->peer ? g->peer : "");
+		o->buffers = g->buffers;
+		o->bytes = g->bytes;
+		o->requests = g->requests;
+		o->in_flight = g->in_flight;
+		o->regions = g->regions;
+		o->region_bytes = g->region_bytes;
 	}
 	for (size_t i = 0; i < sr->n_variants && i < GPUD_MAX_VARIANTS; i++) {
 		Gpud__KernelVariant *v = sr->variants[i];

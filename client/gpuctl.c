@@ -403,6 +403,27 @@ static int cmd_status(int argc, char **argv)
 		       "%" PRIu64 " allocations, %" PRIu64 " from the cache\n",
 		       a, cached, h, l, st.pool_allocs, st.pool_hits);
 	}
+	if (st.has_staging) {
+		char ch[32], tot[32];
+		human_bytes(st.staging_chunk, ch, sizeof(ch));
+		human_bytes(st.bytes_staged, tot, sizeof(tot));
+		printf("staging      %u pinned buffers of %s (%u free), %s staged\n",
+		       st.staging_buffers, ch, st.staging_free, tot);
+	}
+	if (st.nsessions > 0)
+		printf("sessions     %-10s %-22s %8s %10s %9s %7s %10s\n", "id", "peer", "buffers",
+		       "bytes", "requests", "regions", "mapped");
+	for (int i = 0; i < st.nsessions; i++) {
+		gpud_session_info *g = &st.sessions[i];
+		char by[32], rb[32];
+		human_bytes(g->bytes, by, sizeof(by));
+		human_bytes(g->region_bytes, rb, sizeof(rb));
+		printf("             %-10u %-22s %8" PRIu64 " %10s %9" PRIu64 " %7" PRIu64 " %10s%s\n",
+		       g->id, g->peer[0] ? g->peer : "-", g->buffers, by, g->requests, g->regions, rb,
+		       g->id == gpud_server(c)->connection ? "  (this gpuctl)" : "");
+	}
+	if (st.nsessions_total > (unsigned)st.nsessions)
+		printf("             ... and %u more\n", st.nsessions_total - (unsigned)st.nsessions);
 	if (st.nvariants > 0)
 		printf("kernels      %-14s %-8s %5s %6s %10s %8s\n", "name", "variant", "regs", "block",
 		       "shared", "local");

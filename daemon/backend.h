@@ -41,6 +41,18 @@ typedef struct backend_pool_stats {
 	uint64_t in_use, cached, high_water, limit, allocs, hits;
 } backend_pool_stats;
 
+typedef struct backend_staging_stats {
+	uint32_t buffers, free;
+	uint64_t chunk, bytes_staged;
+} backend_staging_stats;
+
+/* Copy flags. */
+enum {
+	/* The host side is page-locked (a pinned host region): the copy can be
+	 * DMA straight from/to it, with no staging. */
+	BACKEND_HOST_PINNED = 1u << 0,
+};
+
 typedef struct backend_ops {
 	const char *name;
 	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
@@ -53,12 +65,13 @@ typedef struct backend_ops {
 	 * different queues' may overlap (cuda: one stream per queue, from a
 	 * fixed set).
 	 */
-	/* Host src (lives until done) -> backend dst. */
+	/* Host src (lives until done) -> backend dst. flags: BACKEND_HOST_*. */
 	int (*upload)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-		      backend_done_fn done, void *arg, char *err, size_t errlen);
+		      unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* Backend src -> host dst (lives until done). */
 	int (*download)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-			backend_done_fn done, void *arg, char *err, size_t errlen);
+			unsigned flags, backend_done_fn done, void *arg, char *err,
+			size_t errlen);
 	/* Runs a bound, checked kernel; arrays live until done. *kernel_us is set
 	 * (before done) to the kernel's own time. */
 	int (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
@@ -72,6 +85,15 @@ typedef struct backend_ops {
 	int (*variants)(gpud_backend *b, backend_variant *out, int max);
 	/* Memory pool statistics; 0 if filled, -1 if the backend has no pool. */
 	int (*pool_stats)(gpud_backend *b, backend_pool_stats *out);
+	/* Staging statistics; 0 if filled, -1 if the backend stages nothing. */
+	int (*staging_stats)(gpud_backend *b, backend_staging_stats *out);
+	/*
+	 * Page-lock host memory (a shared host region) for fast copies, and
+	 * undo it. NULL where pinning means nothing (cpu). Called on a worker
+	 * thread, never on the loop: pinning takes milliseconds per GiB.
+	 */
+	int (*host_register)(gpud_backend *b, void *p, size_t len, char *err, size_t errlen);
+	void (*host_unregister)(gpud_backend *b, void *p);
 } backend_ops;
 
 struct gpud_backend {

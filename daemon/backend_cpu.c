@@ -83,6 +83,7 @@ static void copy_after(uv_work_t *w, int status)
 }
 
 static int cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		    unsigned flags,
 		    backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	copy_job *j = malloc(sizeof(*j));

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -33,6 +34,14 @@
 #define MAX_STREAMS 256
 #define MAX_EVENTS 4096
 
+#define MAX_STAGING 1024
+
+struct cuda_backend;
+typedef struct staging_slot {
+	struct cuda_backend *cb;
+	int idx;
+} staging_slot;
+
 typedef struct cuda_backend {
 	int device;
 	struct cudaDeviceProp prop;
@@ -44,12 +53,53 @@ typedef struct cuda_backend {
 	cudaEvent_t free_events[MAX_EVENTS]; /* loop only */
 	int nfree_events;
 	uv_async_t done_async; /* completions from CUDA's callback thread */
+	uv_idle_t poll_idle;   /* polls end events while jobs are young */
+	struct cuda_job *poll_head;
+	uint64_t poll_ns;
+	int handles_open;
 	pthread_mutex_t done_lock;
 	struct cuda_job *done_head;
+	/* pinned staging buffers for pageable copies */
+	void *stage[MAX_STAGING];
+	cudaEvent_t stage_ev[MAX_STAGING];
+	staging_slot slot[MAX_STAGING];
+	int stage_free[MAX_STAGING];
+	int nstage, nstage_free;
+	size_t stage_chunk;
+	pthread_mutex_t stage_lock;
+	pthread_cond_t stage_cond;
+	_Atomic uint64_t bytes_staged;
+	atomic_int frees_pending; /* uncached frees running on workers */
 	atomic_int lost; /* a sticky error happened */
 	char lost_msg[512];
 	int fatal_reported;
 } cuda_backend;
+
+/*
+ * The loop must never wait for the GPU. Every call that can block (a stream
+ * or event synchronise, a pageable copy, pinning) is marked OFF_LOOP; on the
+ * loop thread that is a bug: a debug build (GPUD_DEBUG_LOOP, `make
+ * LOOP_CHECK=1`, used by `make test-gpu`) aborts, a release build logs it.
+ */
+static pthread_t loop_thread;
+static atomic_int loop_thread_set;
+#ifndef GPUD_DEBUG_LOOP
+static atomic_int loop_violations;
+#endif
+
+static void off_loop(const char *what)
+{
+	if (!atomic_load(&loop_thread_set) || !pthread_equal(pthread_self(), loop_thread))
+		return;
+#ifdef GPUD_DEBUG_LOOP
+	log_error("blocking CUDA work (%s) on the loop thread", what);
+	abort();
+#else
+	if (atomic_fetch_add(&loop_violations, 1) == 0)
+		log_error("blocking CUDA work (%s) on the loop thread", what);
+#endif
+}
+#define OFF_LOOP(what) off_loop(what)
 
 /* Errors after which the context cannot be used again. */
 static int is_sticky(cudaError_t e)
@@ -76,6 +126,7 @@ static int is_sticky(cudaError_t e)
 
 static int cuda_devices(gpud_backend *b, backend_device *out, int max);
 static void on_done_async(uv_async_t *h);
+static void stage_put(struct cuda_backend *cb, int idx);
 
 static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
 {
@@ -132,6 +183,18 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		OPEN_CHECK(cudaStreamCreateWithFlags(&cb->streams[cb->nstreams],
 						     cudaStreamNonBlocking),
 			   "cudaStreamCreateWithFlags");
+	pthread_mutex_init(&cb->stage_lock, NULL);
+	pthread_cond_init(&cb->stage_cond, NULL);
+	cb->stage_chunk = (size_t)cfg->staging_chunk;
+	for (int i = 0; i < cfg->staging_buffers && i < MAX_STAGING; i++) {
+		OPEN_CHECK(cudaHostAlloc(&cb->stage[i], cb->stage_chunk, cudaHostAllocDefault),
+			   "cudaHostAlloc (staging)");
+		cb->nstage++;
+		OPEN_CHECK(cudaEventCreateWithFlags(&cb->stage_ev[i], cudaEventDisableTiming),
+			   "cudaEventCreate (staging)");
+		cb->slot[i] = (staging_slot){cb, i};
+		cb->stage_free[cb->nstage_free++] = i;
+	}
 
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
@@ -153,10 +216,16 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		cb->nvariants += n;
 	}
 	uint64_t t_warm = uv_hrtime();
+	loop_thread = pthread_self(); /* open runs on the loop */
+	atomic_store(&loop_thread_set, 1);
 	/* Last: once the loop has this handle, the backend must be closed to free it. */
 	pthread_mutex_init(&cb->done_lock, NULL);
 	uv_async_init(b->loop, &cb->done_async, on_done_async);
 	cb->done_async.data = cb;
+	uv_idle_init(b->loop, &cb->poll_idle);
+	cb->poll_idle.data = cb;
+	cb->handles_open = 2;
+	cb->poll_ns = (uint64_t)cfg->poll_us * 1000u;
 	log_info("cuda backend: device %d %s (sm_%d%d, %d SMs, %.1f GiB), context %.0f ms, "
 		 "%d kernel variants loaded and warmed in %.0f ms",
 		 cb->device, cb->prop.name, cb->prop.major, cb->prop.minor,
@@ -172,6 +241,11 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	return 0;
 fail:
 #undef OPEN_CHECK
+	for (int i = 0; i < cb->nstage; i++) {
+		cudaFreeHost(cb->stage[i]);
+		if (cb->stage_ev[i])
+			cudaEventDestroy(cb->stage_ev[i]);
+	}
 	pool_destroy(cb->pool);
 	free(cb);
 	b->impl = NULL;
@@ -180,7 +254,9 @@ fail:
 
 static void free_backend(uv_handle_t *h)
 {
-	free(h->data);
+	cuda_backend *cb = h->data;
+	if (--cb->handles_open == 0)
+		free(cb);
 }
 
 static void cuda_close(gpud_backend *b)
@@ -188,8 +264,15 @@ static void cuda_close(gpud_backend *b)
 	cuda_backend *cb = b->impl;
 	if (cb == NULL)
 		return;
+	/* Frees handed to workers use the pool: let them finish first. */
+	while (atomic_load(&cb->frees_pending) > 0)
+		usleep(1000);
 	if (!atomic_load(&cb->lost)) {
 		cudaDeviceSynchronize();
+		for (int i = 0; i < cb->nstage; i++) {
+			cudaFreeHost(cb->stage[i]);
+			cudaEventDestroy(cb->stage_ev[i]);
+		}
 		for (int i = 0; i < cb->nfree_events; i++)
 			cudaEventDestroy(cb->free_events[i]);
 		for (int i = 0; i < cb->nstreams; i++)
@@ -197,7 +280,8 @@ static void cuda_close(gpud_backend *b)
 		pool_destroy(cb->pool);
 	}
 	b->impl = NULL;
-	uv_close((uv_handle_t *)&cb->done_async, free_backend); /* frees cb */
+	uv_close((uv_handle_t *)&cb->done_async, free_backend); /* the last frees cb */
+	uv_close((uv_handle_t *)&cb->poll_idle, free_backend);
 }
 
 /* Records a failure; a sticky one marks the backend lost. Returns a status. */
@@ -242,12 +326,47 @@ static int cuda_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size
 	}
 }
 
+typedef struct free_job {
+	uv_work_t work;
+	cuda_backend *cb;
+	void *mem;
+} free_job;
+
+static void free_work(uv_work_t *w)
+{
+	free_job *f = w->data;
+	char msg[256];
+	if (pool_free(f->cb->pool, f->mem, msg, sizeof(msg)) != 0) {
+		log_error("%s", msg);
+		note_error(f->cb, cudaGetLastError(), msg);
+	}
+	atomic_fetch_sub(&f->cb->frees_pending, 1);
+}
+
+static void free_after(uv_work_t *w, int status)
+{
+	free(w->data);
+}
+
+/*
+ * A block the pool keeps goes back on the loop (no CUDA call). One it would
+ * give back to CUDA (over the top bin, or the cache is full) means cudaFree,
+ * which waits for the whole device: that happens on a worker.
+ */
 static void cuda_free(gpud_backend *b, void *mem)
 {
 	cuda_backend *cb = b->impl;
 	char msg[256];
+	free_job *f;
 	if (atomic_load(&cb->lost))
 		return; /* the context is gone; so is its memory */
+	if (!pool_free_is_cached(cb->pool, mem) && (f = malloc(sizeof(*f))) != NULL) {
+		*f = (free_job){.cb = cb, .mem = mem};
+		f->work.data = f;
+		atomic_fetch_add(&cb->frees_pending, 1);
+		uv_queue_work(b->loop, &f->work, free_work, free_after);
+		return;
+	}
 	if (pool_free(cb->pool, mem, msg, sizeof(msg)) != 0) {
 		log_error("%s", msg);
 		note_error(cb, cudaGetLastError(), msg);
@@ -286,6 +405,7 @@ typedef struct cuda_job {
 	const void *src;
 	size_t len;
 	cudaEvent_t ev[2]; /* runs: around the kernel */
+	int stage_idx;     /* a small download: the staging buffer it lands in */
 	double *kernel_us;
 	backend_done_fn done;
 	void *arg;
@@ -293,6 +413,11 @@ typedef struct cuda_job {
 	cudaError_t cuda_status;
 	char msg[512];
 	struct cuda_job *next;
+	/* Completion: the stream callback always comes; a polled job may be
+	 * completed earlier by its end event. Freed when both let go. */
+	int refs, completed, has_end_ev;
+	uint64_t poll_start;
+	struct cuda_job *pprev, *pnext; /* the poll list */
 } cuda_job;
 
 static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done_fn done,
@@ -307,25 +432,95 @@ static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done
 	j->done = done;
 	j->arg = arg;
 	j->work.data = j;
+	j->stage_idx = -1;
+	j->refs = 1;
 	return j;
 }
 
-/* Finishes a job on the loop: report, free, and surface a lost context. */
-static void job_finish(cuda_job *j, int status, const char *msg)
+/* Reports a job's outcome, once (from its callback, its end event, or a worker). */
+static void job_complete(cuda_job *j, int status, const char *msg)
 {
 	gpud_backend *b = j->b;
 	cuda_backend *cb = b->impl;
-	char m[512];
-	snprintf(m, sizeof(m), "%s", msg ? msg : "");
-	if (j->kind == JOB_RUN) {
-		put_event(cb, j->ev[0]);
-		put_event(cb, j->ev[1]);
+	if (j->completed)
+		return;
+	j->completed = 1;
+	if (j->stage_idx >= 0) {
+		/* A small download: out of its staging buffer, on the loop. */
+		if (status == 0)
+			memcpy(j->dst, cb->stage[j->stage_idx], j->len);
+		stage_put(cb, j->stage_idx);
+		j->stage_idx = -1;
 	}
-	backend_done_fn done = j->done;
-	void *arg = j->arg;
-	free(j);
-	done(arg, status, status ? m : NULL);
+	if (j->kind == JOB_RUN && status == 0) {
+		float ms = 0;
+		/* Both events have completed: this does not wait. */
+		cudaEventElapsedTime(&ms, j->ev[0], j->ev[1]);
+		*j->kernel_us = (double)ms * 1e3;
+	}
+	j->done(j->arg, status, status ? (msg ? msg : "") : NULL);
 	check_fatal(b);
+}
+
+static void job_unref(cuda_job *j)
+{
+	cuda_backend *cb = j->b->impl;
+	if (--j->refs > 0)
+		return;
+	if (j->kind == JOB_RUN)
+		put_event(cb, j->ev[0]);
+	if (j->kind == JOB_RUN || j->has_end_ev)
+		put_event(cb, j->ev[1]);
+	free(j);
+}
+
+/* Finishes a job on the loop: report, let go, and surface a lost context. */
+static void job_finish(cuda_job *j, int status, const char *msg)
+{
+	job_complete(j, status, msg);
+	job_unref(j);
+}
+
+/*
+ * Polling: CUDA's stream callbacks reach the loop tens of microseconds after
+ * the work is done (a thread hop, then a wake-up of the loop). For poll_us
+ * after a job is enqueued the loop also asks its end event (cudaEventQuery,
+ * which never waits) on every turn, and completes it as soon as it is done;
+ * the loop spins meanwhile. After that the callback completes it.
+ */
+static void poll_remove(cuda_backend *cb, cuda_job *j)
+{
+	if (j->pprev)
+		j->pprev->pnext = j->pnext;
+	else
+		cb->poll_head = j->pnext;
+	if (j->pnext)
+		j->pnext->pprev = j->pprev;
+	j->pprev = j->pnext = NULL;
+	job_unref(j);
+}
+
+static void on_poll(uv_idle_t *h)
+{
+	cuda_backend *cb = h->data;
+	uint64_t now = uv_hrtime();
+	for (cuda_job *j = cb->poll_head, *next; j; j = next) {
+		next = j->pnext;
+		if (j->completed || now - j->poll_start > cb->poll_ns) {
+			poll_remove(cb, j);
+			continue;
+		}
+		cudaError_t e = cudaEventQuery(j->ev[1]);
+		if (e == cudaErrorNotReady)
+			continue;
+		if (e == cudaSuccess)
+			job_complete(j, 0, NULL);
+		else
+			cudaGetLastError(); /* the callback reports the error */
+		poll_remove(cb, j);
+	}
+	if (cb->poll_head == NULL)
+		uv_idle_stop(&cb->poll_idle);
 }
 
 /* CUDA's callback thread: hand the job to the loop. */
@@ -357,17 +552,13 @@ static void on_done_async(uv_async_t *h)
 			job_finish(j, note_error(cb, j->cuda_status, msg), msg);
 			continue;
 		}
-		if (j->kind == JOB_RUN) {
-			float ms = 0;
-			/* Both events have completed: this does not wait. */
-			cudaEventElapsedTime(&ms, j->ev[0], j->ev[1]);
-			*j->kernel_us = (double)ms * 1e3;
-		}
 		job_finish(j, 0, NULL);
 	}
 }
 
-/* Enqueues the completion callback; on failure finishes the job with the error. */
+static int take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen);
+
+/* Enqueues the completion callback (and polling); 0 or a status with err. */
 static int enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
 {
 	cudaError_t e = cudaStreamAddCallback(j->stream, on_stream_done, j, 0);
@@ -375,57 +566,207 @@ static int enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
 		cuda_fail(e, "cudaStreamAddCallback", err, errlen);
 		return note_error(cb, e, err);
 	}
+	if (cb->poll_ns == 0)
+		return 0;
+	if (j->kind != JOB_RUN) {
+		/* Runs have their end event; other jobs get one to poll. */
+		char perr[256];
+		if (take_event(cb, &j->ev[1], perr, sizeof(perr)) != 0)
+			return 0;
+		j->has_end_ev = 1;
+		if (cudaEventRecord(j->ev[1], j->stream) != cudaSuccess) {
+			cudaGetLastError();
+			return 0; /* the callback still completes it */
+		}
+	}
+	j->refs++;
+	j->poll_start = uv_hrtime();
+	j->pnext = cb->poll_head;
+	if (cb->poll_head)
+		cb->poll_head->pprev = j;
+	cb->poll_head = j;
+	uv_idle_start(&cb->poll_idle, on_poll);
 	return 0;
 }
 
-/* --- copies: pageable memory, so on the pool's threads ------------------------------ */
-
-/*
- * The payload lives in a received message (pageable): cudaMemcpyAsync from
- * pageable memory returns only once the data is staged, so it must not run
- * on the loop. A worker issues it on the session's stream and waits.
+/* --- copies ------------------------------------------------------------------------------
+ *
+ * Three paths, by where the host bytes live:
+ *  - pinned (a page-locked host region): cudaMemcpyAsync straight from the
+ *    loop; it only enqueues the DMA.
+ *  - small (<= SMALL_COPY) pageable bytes: staged through one pinned staging
+ *    buffer on the loop (a memcpy of a few microseconds), then as above.
+ *  - larger pageable bytes (a message payload): a worker streams them through
+ *    the staging buffers in chunks, double-buffered: while chunk i is in
+ *    flight to (or from) the device, the worker copies chunk i+1 into (or
+ *    chunk i-1 out of) another buffer. Uploads release each buffer from a
+ *    stream callback once its DMA is done; downloads wait for the chunk's
+ *    event on the worker.
+ * A pageable cudaMemcpyAsync would block its caller until the bytes are
+ * staged by the driver; none is issued anywhere.
  */
-static void copy_work(uv_work_t *w)
+#define SMALL_COPY (64u << 10)
+
+static int stage_take(cuda_backend *cb, int wait)
+{
+	int idx = -1;
+	pthread_mutex_lock(&cb->stage_lock);
+	while (cb->nstage_free == 0 && wait)
+		pthread_cond_wait(&cb->stage_cond, &cb->stage_lock);
+	if (cb->nstage_free > 0)
+		idx = cb->stage_free[--cb->nstage_free];
+	pthread_mutex_unlock(&cb->stage_lock);
+	return idx;
+}
+
+static void stage_put(cuda_backend *cb, int idx)
+{
+	pthread_mutex_lock(&cb->stage_lock);
+	cb->stage_free[cb->nstage_free++] = idx;
+	pthread_cond_signal(&cb->stage_cond);
+	pthread_mutex_unlock(&cb->stage_lock);
+}
+
+/* CUDA's callback thread: a staging buffer's DMA is done (or failed). */
+static void CUDART_CB on_stage_done(cudaStream_t s, cudaError_t status, void *arg)
+{
+	staging_slot *sl = arg;
+	stage_put(sl->cb, sl->idx);
+}
+
+/* Enqueues host->device of one staged chunk and the buffer's release. */
+static cudaError_t stage_h2d(cuda_backend *cb, int idx, void *dst, size_t n, cudaStream_t st,
+			     const char **call)
+{
+	cudaError_t e;
+	*call = "cudaMemcpyAsync (staged)";
+	if ((e = cudaMemcpyAsync(dst, cb->stage[idx], n, cudaMemcpyHostToDevice, st)) != cudaSuccess)
+		return e;
+	*call = "cudaStreamAddCallback";
+	atomic_fetch_add(&cb->bytes_staged, n);
+	return cudaStreamAddCallback(st, on_stage_done, &cb->slot[idx], 0);
+}
+
+/* Worker: a pageable upload through the staging buffers. */
+static void staged_upload_work(uv_work_t *w)
 {
 	cuda_job *j = w->data;
 	cuda_backend *cb = j->b->impl;
-	cudaError_t e;
 	const char *call = "cudaSetDevice";
+	cudaError_t e = cudaSetDevice(cb->device);
 
-	if (atomic_load(&cb->lost)) {
-		j->status = lost_error(cb, j->msg, sizeof(j->msg));
-		return;
-	}
-	if ((e = cudaSetDevice(cb->device)) == cudaSuccess) {
-		call = "cudaMemcpyAsync";
-		e = cudaMemcpyAsync(j->dst, j->src, j->len,
-				    j->kind == JOB_H2D ? cudaMemcpyHostToDevice
-						       : cudaMemcpyDeviceToHost,
-				    j->stream);
-	}
-	if (e == cudaSuccess) {
-		call = "cudaStreamSynchronize (copy)";
-		e = cudaStreamSynchronize(j->stream);
+	OFF_LOOP("staged upload");
+	for (size_t off = 0; e == cudaSuccess && off < j->len; off += cb->stage_chunk) {
+		size_t n = j->len - off < cb->stage_chunk ? j->len - off : cb->stage_chunk;
+		int idx = stage_take(cb, 1);
+		memcpy(cb->stage[idx], (const char *)j->src + off, n);
+		if ((e = stage_h2d(cb, idx, (char *)j->dst + off, n, j->stream, &call)) != cudaSuccess &&
+		    strcmp(call, "cudaStreamAddCallback") != 0)
+			stage_put(cb, idx); /* nothing will release it */
 	}
 	if (e != cudaSuccess) {
+		cuda_fail(e, call, j->msg, sizeof(j->msg));
+		j->status = note_error(cb, e, j->msg);
+		/* Chunks already enqueued write into the buffer: let them finish
+		 * before the request lets go of it. */
+		cudaStreamSynchronize(j->stream);
+	}
+}
+
+/* Worker: a pageable download through the staging buffers. Chunk i's DMA
+ * is in flight while chunk i-1 is copied out; one extra turn drains the last. */
+static void staged_download_work(uv_work_t *w)
+{
+	cuda_job *j = w->data;
+	cuda_backend *cb = j->b->impl;
+	const char *call = "cudaSetDevice";
+	cudaError_t e = cudaSetDevice(cb->device);
+	size_t chunk = cb->stage_chunk, nchunks = (j->len + chunk - 1) / chunk;
+	int prev = -1, cur = -1;
+	size_t prev_off = 0, prev_n = 0;
+
+	OFF_LOOP("staged download");
+	for (size_t i = 0; i <= nchunks && e == cudaSuccess; i++) {
+		size_t off = i * chunk, n = 0;
+		cur = -1;
+		if (i < nchunks) {
+			n = j->len - off < chunk ? j->len - off : chunk;
+			/* Never hold one buffer while waiting for another. */
+			if ((cur = stage_take(cb, 0)) < 0 && prev >= 0) {
+				call = "cudaEventSynchronize";
+				if ((e = cudaEventSynchronize(cb->stage_ev[prev])) != cudaSuccess)
+					break;
+				memcpy((char *)j->dst + prev_off, cb->stage[prev], prev_n);
+				stage_put(cb, prev);
+				prev = -1;
+			}
+			if (cur < 0)
+				cur = stage_take(cb, 1);
+			call = "cudaMemcpyAsync (staged)";
+			e = cudaMemcpyAsync(cb->stage[cur], (const char *)j->src + off, n,
+					    cudaMemcpyDeviceToHost, j->stream);
+			if (e == cudaSuccess) {
+				call = "cudaEventRecord";
+				e = cudaEventRecord(cb->stage_ev[cur], j->stream);
+			}
+			if (e != cudaSuccess)
+				break;
+			atomic_fetch_add(&cb->bytes_staged, n);
+		}
+		if (prev >= 0) {
+			call = "cudaEventSynchronize";
+			if ((e = cudaEventSynchronize(cb->stage_ev[prev])) != cudaSuccess)
+				break;
+			memcpy((char *)j->dst + prev_off, cb->stage[prev], prev_n);
+			stage_put(cb, prev);
+		}
+		prev = cur;
+		prev_off = off;
+		prev_n = n;
+	}
+	if (e != cudaSuccess) {
+		/* Whatever is enqueued must finish before its buffers are reused. */
+		cudaStreamSynchronize(j->stream);
+		if (cur >= 0)
+			stage_put(cb, cur);
+		if (prev >= 0 && prev != cur)
+			stage_put(cb, prev);
 		cuda_fail(e, call, j->msg, sizeof(j->msg));
 		j->status = note_error(cb, e, j->msg);
 	}
 }
 
-static void copy_after(uv_work_t *w, int status)
+static void staged_after(uv_work_t *w, int status)
 {
 	cuda_job *j = w->data;
-	if (status != 0)
+	cuda_backend *cb = j->b->impl;
+	char err[512];
+
+	if (status != 0) {
 		job_finish(j, GPUD__STATUS__STATUS_INTERNAL, "cuda backend: copy cancelled");
-	else
+		return;
+	}
+	if (j->status != 0 || j->kind == JOB_D2H) {
 		job_finish(j, j->status, j->msg);
+		return;
+	}
+	/* An upload's chunks are enqueued; it is done when the stream says so. */
+	int rv = enqueue_done(cb, j, err, sizeof(err));
+	if (rv != 0) {
+		cudaStreamSynchronize(j->stream); /* error path: the chunks still read */
+		job_finish(j, rv, err);
+	}
 }
 
 static int submit_copy(gpud_backend *b, int kind, uint32_t queue, void *dst, const void *src,
-		       size_t len, backend_done_fn done, void *arg, char *err, size_t errlen)
+		       size_t len, unsigned flags, backend_done_fn done, void *arg, char *err,
+		       size_t errlen)
 {
 	cuda_backend *cb = b->impl;
+	const char *call = "cudaMemcpyAsync";
+	cudaError_t e = cudaSuccess;
+	int idx = -1, rv;
+
 	if (atomic_load(&cb->lost))
 		return lost_error(cb, err, errlen);
 	cuda_job *j = job_new(b, kind, queue_stream(cb, queue), done, arg);
@@ -436,20 +777,101 @@ static int submit_copy(gpud_backend *b, int kind, uint32_t queue, void *dst, con
 	j->dst = dst;
 	j->src = src;
 	j->len = len;
-	uv_queue_work(b->loop, &j->work, copy_work, copy_after);
-	return 0;
+	j->stage_idx = -1;
+	enum cudaMemcpyKind dir = kind == JOB_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+
+	if (flags & BACKEND_HOST_PINNED) {
+		e = cudaMemcpyAsync(dst, src, len, dir, j->stream);
+	} else if (len <= SMALL_COPY && (idx = stage_take(cb, 0)) >= 0) {
+		if (kind == JOB_H2D) {
+			memcpy(cb->stage[idx], src, len);
+			e = stage_h2d(cb, idx, dst, len, j->stream, &call);
+			if (e != cudaSuccess && strcmp(call, "cudaStreamAddCallback") != 0)
+				stage_put(cb, idx);
+		} else {
+			/* Copied out of the staging buffer when the stream is done. */
+			j->stage_idx = idx;
+			e = cudaMemcpyAsync(cb->stage[idx], src, len, dir, j->stream);
+			if (e == cudaSuccess)
+				atomic_fetch_add(&cb->bytes_staged, len);
+		}
+	} else {
+		uv_queue_work(b->loop, &j->work,
+			      kind == JOB_H2D ? staged_upload_work : staged_download_work,
+			      staged_after);
+		return 0;
+	}
+	if (e != cudaSuccess) {
+		cuda_fail(e, call, err, errlen);
+		rv = note_error(cb, e, err);
+	} else {
+		rv = enqueue_done(cb, j, err, errlen);
+	}
+	if (rv != 0) {
+		/* Nothing will call back. What was enqueued still touches the
+		 * memory: an error path, so wait for it here. */
+		cudaStreamSynchronize(j->stream);
+		if (j->stage_idx >= 0)
+			stage_put(cb, j->stage_idx);
+		free(j);
+		check_fatal(b);
+	}
+	return rv;
 }
 
 static int cuda_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-		       backend_done_fn done, void *arg, char *err, size_t errlen)
+		       unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
-	return submit_copy(b, JOB_H2D, queue, dst, src, len, done, arg, err, errlen);
+	return submit_copy(b, JOB_H2D, queue, dst, src, len, flags, done, arg, err, errlen);
 }
 
 static int cuda_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-			 backend_done_fn done, void *arg, char *err, size_t errlen)
+			 unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
-	return submit_copy(b, JOB_D2H, queue, dst, src, len, done, arg, err, errlen);
+	return submit_copy(b, JOB_D2H, queue, dst, src, len, flags, done, arg, err, errlen);
+}
+
+/* --- host regions ---------------------------------------------------------------------- */
+
+static int cuda_host_register(gpud_backend *b, void *p, size_t len, char *err, size_t errlen)
+{
+	cuda_backend *cb = b->impl;
+	cudaError_t e;
+
+	OFF_LOOP("cudaHostRegister");
+	if (atomic_load(&cb->lost))
+		return lost_error(cb, err, errlen);
+	if ((e = cudaSetDevice(cb->device)) != cudaSuccess ||
+	    (e = cudaHostRegister(p, len, cudaHostRegisterDefault)) != cudaSuccess) {
+		cuda_fail(e, "cudaHostRegister", err, errlen);
+		cudaGetLastError(); /* not sticky: the region is then used unpinned */
+		return GPUD__STATUS__STATUS_BACKEND;
+	}
+	return 0;
+}
+
+static void cuda_host_unregister(gpud_backend *b, void *p)
+{
+	cuda_backend *cb = b->impl;
+	/* On a worker, except at shutdown (regions_fini), when nothing is served. */
+	if (atomic_load(&cb->lost))
+		return;
+	cudaSetDevice(cb->device);
+	cudaError_t e = cudaHostUnregister(p);
+	if (e != cudaSuccess)
+		log_warn("cudaHostUnregister: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+static int cuda_staging_stats(gpud_backend *b, backend_staging_stats *out)
+{
+	cuda_backend *cb = b->impl;
+	pthread_mutex_lock(&cb->stage_lock);
+	out->free = (uint32_t)cb->nstage_free;
+	pthread_mutex_unlock(&cb->stage_lock);
+	out->buffers = (uint32_t)cb->nstage;
+	out->chunk = cb->stage_chunk;
+	out->bytes_staged = atomic_load(&cb->bytes_staged);
+	return 0;
 }
 
 /* --- kernels: launched from the loop (asynchronous), completed by callback ------------ */
@@ -600,4 +1022,7 @@ const backend_ops backend_cuda_ops = {
 	.devices = cuda_devices,
 	.variants = cuda_variants,
 	.pool_stats = cuda_pool_stats,
+	.staging_stats = cuda_staging_stats,
+	.host_register = cuda_host_register,
+	.host_unregister = cuda_host_unregister,
 };

@@ -134,6 +134,11 @@ gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->pipe_id = pipe_id;
+	s->peer_uid = -1;
+	if (getrandom(s->key, sizeof(s->key), 0) != (ssize_t)sizeof(s->key)) {
+		log_error("getrandom: %s", strerror(errno));
+		abort();
+	}
 	HASH_ADD(hh, t->sessions, pipe_id, sizeof(s->pipe_id), s);
 	return s;
 }
@@ -146,6 +151,8 @@ void sessions_close(buffer_table *t, uint32_t pipe_id)
 	if (s->nbuffers)
 		log_debug("connection %u closed: releasing %zu buffers (%llu bytes)", pipe_id,
 			  s->nbuffers, (unsigned long long)s->bytes);
+	if (t->on_session_close)
+		t->on_session_close(t->hook_arg, s);
 	while (s->buffers)
 		buffers_release(t, s->buffers);
 	HASH_DELETE(hh, t->sessions, s);

@@ -21,6 +21,7 @@
 #include "daemon/backend.h"
 
 typedef struct gpud_session gpud_session;
+struct host_region;
 
 typedef struct gpud_buffer {
 	gpud_handle handle;
@@ -37,17 +38,29 @@ typedef struct gpud_buffer {
 	struct gpud_buffer *sprev, *snext; /* the owner's list */
 } gpud_buffer;
 
+#define SESSION_KEY_LEN 16
+
 struct gpud_session {
 	uint32_t pipe_id;
 	gpud_buffer *buffers;
 	size_t nbuffers;
 	uint64_t bytes;
 	uint64_t last_reply_ns; /* shutdown lets a job in progress finish */
+	uint64_t requests;
+	uint32_t in_flight;
+	int64_t peer_uid;       /* ipc://: the peer's uid; -1 otherwise */
+	char peer[64];          /* for status and logs */
+	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
+	struct host_region *regions; /* daemon/regions.h */
+	uint64_t nregions, region_bytes;
 	UT_hash_handle hh;
 };
 
 typedef struct buffer_table {
 	gpud_backend *backend;
+	/* Called before a session's buffers go (its host regions go there). */
+	void (*on_session_close)(void *arg, gpud_session *s);
+	void *hook_arg;
 	gpud_buffer *by_handle;
 	gpud_session *sessions;
 	size_t count;
@@ -72,7 +85,8 @@ void buffers_release(buffer_table *t, gpud_buffer *b);
 void buffer_ref(gpud_buffer *b);
 void buffer_unref(buffer_table *t, gpud_buffer *b);
 
-/* The session of a pipe, created if create is set; NULL if absent. */
+/* The session of a pipe, created if create is set; NULL if absent. A new
+ * session gets a random key and no peer (peer_uid -1). */
 gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create);
 /* The connection went away: release its buffers and forget it. */
 void sessions_close(buffer_table *t, uint32_t pipe_id);

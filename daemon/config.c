@@ -33,6 +33,27 @@ void config_defaults(gpud_config *c)
 	c->pool_max_cached = 4ull << 30;
 	c->pool_max_total = 0; /* the device's memory */
 	c->pool_reserve = 256ull << 20;
+	c->shm_max_bytes = 64ull << 30;
+	c->staging_buffers = 8;
+	c->staging_chunk = 4ull << 20;
+	c->poll_us = 1000;
+}
+
+void config_shm_path(const gpud_config *c, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	if (strcmp(c->shm_socket, "off") == 0)
+		return;
+	if (c->shm_socket[0]) {
+		snprintf(out, outlen, "%s", c->shm_socket);
+		return;
+	}
+	for (int i = 0; i < c->nlisten; i++) {
+		if (strncmp(c->listen[i], "ipc://", 6) == 0) {
+			snprintf(out, outlen, "%s.shm", c->listen[i] + 6);
+			return;
+		}
+	}
 }
 
 void config_clear_listen(gpud_config *c)
@@ -176,6 +197,48 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		if (parse_int(key, value, 1, 256, &v, err, errlen))
 			return -1;
 		c->streams = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "poll_us") == 0) {
+		if (parse_int(key, value, 0, 1000000, &v, err, errlen))
+			return -1;
+		c->poll_us = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "staging_buffers") == 0) {
+		if (parse_int(key, value, 2, 1024, &v, err, errlen))
+			return -1;
+		c->staging_buffers = (int)v;
+		return 0;
+	}
+	if (strcmp(key, "staging_chunk") == 0) {
+		uint64_t sz;
+		if (config_parse_size(value, &sz) != 0 || sz < (64u << 10) || sz > (1ull << 30)) {
+			snprintf(err, errlen,
+				 "staging_chunk = '%s': expected a size from 64KiB to 1GiB, e.g. 4MiB",
+				 value);
+			return -1;
+		}
+		c->staging_chunk = sz;
+		return 0;
+	}
+	if (strcmp(key, "shm_socket") == 0) {
+		if (strlen(value) >= sizeof(c->shm_socket) ||
+		    (strcmp(value, "off") != 0 && value[0] != '/')) {
+			snprintf(err, errlen,
+				 "shm_socket = '%s': expected an absolute path shorter than %zu bytes, "
+				 "or off",
+				 value, sizeof(c->shm_socket));
+			return -1;
+		}
+		snprintf(c->shm_socket, sizeof(c->shm_socket), "%s", value);
+		return 0;
+	}
+	if (strcmp(key, "shm_max_bytes") == 0) {
+		if (config_parse_size(value, &c->shm_max_bytes) != 0) {
+			snprintf(err, errlen, "shm_max_bytes = '%s': expected a size, e.g. 64GiB", value);
+			return -1;
+		}
 		return 0;
 	}
 	if (strcmp(key, "cpu_threads") == 0) {

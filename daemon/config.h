@@ -25,7 +25,19 @@ typedef struct gpud_config {
 	/* cuda backend memory pool (daemon/pool.h) */
 	unsigned pool_bin_growth, pool_min_bin, pool_max_bin;
 	uint64_t pool_max_cached, pool_max_total, pool_reserve;
+	/* host regions (daemon/regions.h): the region socket ("": next to the
+	 * first ipc:// socket, "off": none) and bytes one connection may map */
+	char shm_socket[108];
+	uint64_t shm_max_bytes;
+	/* cuda backend: pinned staging buffers for copies through messages */
+	int staging_buffers;
+	uint64_t staging_chunk;
+	/* cuda backend: microseconds the loop polls a young job's completion */
+	int poll_us;
 } gpud_config;
+
+/* The region socket for cfg: "" when none (off, or no ipc:// listener). */
+void config_shm_path(const gpud_config *c, char *out, size_t outlen);
 
 void config_defaults(gpud_config *c);
 void config_free(gpud_config *c);

@@ -184,6 +184,18 @@ int pool_free(gpud_pool *p, void *ptr, char *err, size_t errlen)
 	return 0;
 }
 
+int pool_free_is_cached(gpud_pool *p, void *ptr)
+{
+	std::lock_guard<std::mutex> c(p->cub->mutex);
+	cub::CachingDeviceAllocator::BlockDescriptor key(ptr, p->device);
+	auto it = p->cub->live_blocks.find(key);
+	if (it == p->cub->live_blocks.end())
+		return 1; /* not ours: pool_free reports it */
+	/* CUB's own test in DeviceFree: a binned block that fits in the cache. */
+	return it->bin != cub::CachingDeviceAllocator::INVALID_BIN &&
+	       p->cub->cached_bytes[p->device].free + it->bytes <= p->cub->max_cached_bytes;
+}
+
 void pool_get_stats(gpud_pool *p, pool_stats *out)
 {
 	std::lock_guard<std::mutex> g(p->mtx);

@@ -56,6 +56,9 @@ enum { POOL_OK = 0, POOL_OUT_OF_MEMORY = 1, POOL_CUDA_ERROR = 2 };
 int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen);
 /* Returns a block; 0, or -1 with err naming the CUDA failure. */
 int pool_free(gpud_pool *p, void *ptr, char *err, size_t errlen);
+/* 1 if pool_free(ptr) would keep the block cached (no cudaFree, which
+ * waits for the whole device), 0 if it would give it back to CUDA. */
+int pool_free_is_cached(gpud_pool *p, void *ptr);
 /* What pool_alloc would hand out for bytes (the bin size). */
 uint64_t pool_rounded(const gpud_pool *p, size_t bytes);
 

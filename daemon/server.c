@@ -7,6 +7,7 @@
  * context's state changes under its mutex, so shutdown can tell an idle
  * context (cancel its recv) from a busy one (let it finish, then stop).
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <arpa/inet.h>
 
 #include "daemon/log.h"
 #include "daemon/server.h"
@@ -30,6 +32,8 @@ typedef struct server_event {
 	enum event_type type;
 	server_ctx *ctx;
 	uint32_t pipe_id;
+	int64_t peer_uid; /* pipe add over ipc:// */
+	char peer[64];
 	int heap; /* malloc'd (pipe events) rather than embedded in a context */
 	struct server_event *next;
 } server_event;
@@ -114,7 +118,7 @@ static void on_stop_tick(uv_timer_t *t)
 		stop_contexts(s);
 		return;
 	}
-	if (s->stopped_ctxs < s->nctx)
+	if (s->stopped_ctxs < s->nctx || regions_pending(&s->regions) > 0)
 		return;
 	if (sessions_count(&s->buffers) > 0 && now - last_reply < LINGER_NS)
 		return;
@@ -144,12 +148,17 @@ static void on_wake(uv_async_t *h)
 		case EV_CTX_STOPPED:
 			s->stopped_ctxs++;
 			break;
-		case EV_PIPE_ADD:
+		case EV_PIPE_ADD: {
 			/* Sessions are the connections: a removal nng reports for a pipe
 			 * that never got here finds none and counts nothing. */
-			sessions_get(&s->buffers, ev->pipe_id, 1);
-			log_debug("connection %u opened", ev->pipe_id);
+			gpud_session *sess = sessions_get(&s->buffers, ev->pipe_id, 1);
+			if (sess) {
+				sess->peer_uid = ev->peer_uid;
+				snprintf(sess->peer, sizeof(sess->peer), "%s", ev->peer);
+			}
+			log_debug("connection %u opened (%s)", ev->pipe_id, ev->peer);
 			break;
+		}
 		case EV_PIPE_REM:
 			sessions_close(&s->buffers, ev->pipe_id);
 			log_debug("connection %u closed", ev->pipe_id);
@@ -179,6 +188,28 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 	ev->type = what == NNG_PIPE_EV_ADD_POST ? EV_PIPE_ADD : EV_PIPE_REM;
 	ev->pipe_id = (uint32_t)nng_pipe_id(p);
 	ev->heap = 1;
+	ev->peer_uid = -1;
+	if (what == NNG_PIPE_EV_ADD_POST) {
+		/* Who is on the other end: the uid over ipc://, the address over tcp://. */
+		uint64_t uid;
+		nng_sockaddr sa;
+		if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
+			ev->peer_uid = (int64_t)uid;
+			snprintf(ev->peer, sizeof(ev->peer), "uid %" PRIu64, uid);
+		} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 &&
+			   (sa.s_family == NNG_AF_INET || sa.s_family == NNG_AF_INET6)) {
+			char host[48];
+			if (sa.s_family == NNG_AF_INET) {
+				const uint8_t *a = (const uint8_t *)&sa.s_in.sa_addr;
+				snprintf(host, sizeof(host), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+				snprintf(ev->peer, sizeof(ev->peer), "%s:%u", host,
+					 (unsigned)ntohs(sa.s_in.sa_port));
+			} else {
+				snprintf(ev->peer, sizeof(ev->peer), "[ipv6]:%u",
+					 (unsigned)ntohs(sa.s_in6.sa_port));
+			}
+		}
+	}
 	post_event(s, ev);
 }
 
@@ -242,6 +273,13 @@ static void request_cleanup(gpud_request *r)
 	for (int i = 0; i < r->nheld; i++)
 		buffer_unref(&s->buffers, r->held[i]);
 	r->nheld = 0;
+	if (r->region) {
+		region_unref(r->region);
+		r->region = NULL;
+	}
+	if (r->session && sessions_get(&s->buffers, r->pipe_id, 0) == r->session)
+		r->session->in_flight--;
+	r->session = NULL;
 	r->ncreated = 0;
 	if (r->reply) {
 		nng_msg_free(r->reply);
@@ -262,6 +300,12 @@ void request_hold(gpud_request *r, gpud_buffer *b)
 {
 	buffer_ref(b);
 	r->held[r->nheld++] = b;
+}
+
+void request_hold_region(gpud_request *r, host_region *hr)
+{
+	region_ref(hr);
+	r->region = hr;
 }
 
 void request_send_msg(gpud_request *r, nng_msg *m)
@@ -361,6 +405,8 @@ static void handle_request(server_ctx *c)
 	r->sc = c;
 	r->t0_ns = now_ns();
 	r->nheld = r->ncreated = 0;
+	r->session = NULL;
+	r->region = NULL;
 	s->requests++;
 	s->in_flight++;
 	s->last_request_ns = r->t0_ns;
@@ -411,6 +457,8 @@ static void handle_request(server_ctx *c)
 		request_fail(r, GPUD__STATUS__STATUS_INTERNAL, "connection closed");
 		return;
 	}
+	r->session->requests++;
+	r->session->in_flight++;
 	verbs_dispatch(r);
 }
 
@@ -466,6 +514,8 @@ static void teardown(gpud_server *s)
 	}
 	s->qhead = s->qtail = NULL;
 	pthread_mutex_unlock(&s->qlock);
+	regions_stop(&s->regions);
+	regions_fini(&s->regions);
 	buffers_fini(&s->buffers);
 	backend_close(&s->backend);
 	close_handle((uv_handle_t *)&s->wake);
@@ -485,6 +535,7 @@ void server_shutdown(gpud_server *s)
 	s->stopping = 1;
 	s->stop_started_ns = now_ns();
 	atomic_store(&s->refusing, 1);
+	regions_stop(&s->regions);
 	uv_timer_start(&s->shutdown_timer, on_shutdown_timeout,
 		       (uint64_t)(s->cfg->shutdown_timeout * 1000.0), 0);
 	uv_unref((uv_handle_t *)&s->shutdown_timer);
@@ -516,6 +567,12 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 	server_shutdown(s);
 }
 
+static void on_session_close(void *arg, gpud_session *sess)
+{
+	gpud_server *s = arg;
+	regions_session_closed(&s->regions, sess);
+}
+
 /*
  * The transport refuses (drops the connection on) a message over this; one a
  * little over max_message_size still arrives and gets a clear TOO_LARGE.
@@ -530,6 +587,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	int rv;
 
 	memset(s, 0, sizeof(*s));
+	s->regions.fd = -1;
 	s->loop = loop;
 	s->cfg = cfg;
 	s->started_ns = now_ns();
@@ -540,6 +598,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	s->backend.on_fatal = on_backend_fatal;
 	s->backend.owner = s;
 	buffers_init(&s->buffers, &s->backend);
+	s->buffers.on_session_close = on_session_close;
+	s->buffers.hook_arg = s;
 
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
 		snprintf(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
@@ -579,6 +639,12 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		s->nlisteners++;
 		log_info("listening on %s", cfg->listen[i]);
 	}
+
+	char shm[sizeof(cfg->shm_socket)];
+	config_shm_path(cfg, shm, sizeof(shm));
+	if (regions_start(&s->regions, loop, &s->backend, &s->buffers, shm, cfg->shm_max_bytes, err,
+			  errlen) != 0)
+		return -1;
 
 	s->nctx = cfg->contexts;
 	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));

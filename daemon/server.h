@@ -20,6 +20,7 @@
 #include "daemon/backend.h"
 #include "daemon/buffers.h"
 #include "daemon/config.h"
+#include "daemon/regions.h"
 #include "kernels/kernel.h"
 #include "proto/wire.h"
 
@@ -44,6 +45,7 @@ typedef struct gpud_request {
 	gpud_buffer *created[KERNEL_MAX_PARAMS + 1];
 	int ncreated;
 	nng_msg *reply; /* a reply being filled by the backend (download) */
+	host_region *region; /* a host region this request copies from or to */
 	gpud_buffer *bound[KERNEL_MAX_PARAMS]; /* run: the buffer of each parameter */
 	const kernel_def *kernel;
 	kernel_args kargs;
@@ -55,6 +57,7 @@ struct gpud_server {
 	gpud_config *cfg;
 	gpud_backend backend;
 	buffer_table buffers;
+	region_server regions;
 
 	nng_socket sock;
 	nng_listener listeners[GPUD_MAX_LISTEN];
@@ -101,6 +104,8 @@ void request_fail(gpud_request *r, int status, const char *fmt, ...)
 void request_send_msg(gpud_request *r, nng_msg *m);
 /* Holds a reference on b until the reply. */
 void request_hold(gpud_request *r, gpud_buffer *b);
+/* Holds a reference on a host region until the reply (one per request). */
+void request_hold_region(gpud_request *r, host_region *hr);
 
 /* daemon/verbs.c */
 void verbs_dispatch(gpud_request *r);

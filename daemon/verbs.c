@@ -37,6 +37,31 @@ static gpud_buffer *lookup(gpud_request *r, const char *verb, uint64_t h)
 	return b;
 }
 
+/*
+ * The host memory a HostRef names: len bytes at ref->offset of one of the
+ * connection's regions, held for the request. NULL after replying an error.
+ */
+static void *host_ref(gpud_request *r, const char *verb, const Gpud__HostRef *ref, uint64_t len,
+		      unsigned *flags)
+{
+	host_region *hr = regions_get(&r->srv->regions, r->session, ref->region);
+	if (hr == NULL) {
+		request_fail(r, ST_NOT_FOUND, "%s: unknown host region %016" PRIx64, verb,
+			     ref->region);
+		return NULL;
+	}
+	if (ref->offset > hr->size || len > hr->size - ref->offset) {
+		request_fail(r, ST_INVALID,
+			     "%s: %" PRIu64 " bytes at offset %" PRIu64
+			     " do not fit in host region %016" PRIx64 " of %zu bytes",
+			     verb, len, ref->offset, hr->id, hr->size);
+		return NULL;
+	}
+	request_hold_region(r, hr);
+	*flags = hr->pinned ? BACKEND_HOST_PINNED : 0;
+	return (char *)hr->base + ref->offset;
+}
+
 /* A completion that only has to say OK or pass the backend's error on. */
 static void done_empty(void *arg, int status, const char *msg, Gpud__Response *resp)
 {
@@ -79,6 +104,13 @@ static void verb_hello(gpud_request *r)
 	hello.protocol_version = GPUD_PROTOCOL_VERSION;
 	hello.backend = (char *)r->srv->backend.ops->name;
 	hello.max_message_size = r->srv->cfg->max_message_size;
+	hello.connection = r->pipe_id;
+	/* Host regions need the peer's uid, so only over ipc://. */
+	if (r->srv->regions.fd >= 0 && r->session->peer_uid >= 0) {
+		hello.shm_socket = r->srv->regions.path;
+		hello.session_key.data = r->session->key;
+		hello.session_key.len = sizeof(r->session->key);
+	}
 	hello.n_devices = (size_t)fill_devices(r->srv, devs, pb, ptrs, 8);
 	hello.devices = ptrs;
 	if (r->req->hello->client && r->req->hello->client[0])
@@ -137,9 +169,44 @@ static void verb_status(gpud_request *r)
 		pool.hits = ps.hits;
 		st.pool = &pool;
 	}
+	backend_staging_stats ss;
+	Gpud__Staging staging = GPUD__STAGING__INIT;
+	if (s->backend.ops->staging_stats && s->backend.ops->staging_stats(&s->backend, &ss) == 0) {
+		staging.buffers = ss.buffers;
+		staging.chunk = ss.chunk;
+		staging.free = ss.free;
+		staging.bytes_staged = ss.bytes_staged;
+		st.staging = &staging;
+	}
+	/* Per connection, in pipe order (uthash keeps insertion order). */
+	size_t ns = sessions_count(&s->buffers);
+	Gpud__Session *sess = calloc(ns ? ns : 1, sizeof(*sess));
+	Gpud__Session **sptr = calloc(ns ? ns : 1, sizeof(*sptr));
+	if (sess && sptr) {
+		gpud_session *g, *tmp;
+		size_t i = 0;
+		HASH_ITER(hh, s->buffers.sessions, g, tmp)
+		{
+			gpud__session__init(&sess[i]);
+			sess[i].id = g->pipe_id;
+			sess[i].peer = g->peer;
+			sess[i].buffers = g->nbuffers;
+			sess[i].bytes = g->bytes;
+			sess[i].requests = g->requests;
+			sess[i].in_flight = g->in_flight;
+			sess[i].regions = g->nregions;
+			sess[i].region_bytes = g->region_bytes;
+			sptr[i] = &sess[i];
+			i++;
+		}
+		st.n_sessions = i;
+		st.sessions = sptr;
+	}
 	resp.body_case = GPUD__RESPONSE__BODY_STATUS;
 	resp.status = &st;
 	request_reply(r, &resp, NULL, 0);
+	free(sess);
+	free(sptr);
 }
 
 static void verb_kernels(gpud_request *r)
@@ -259,7 +326,18 @@ static void verb_alloc(gpud_request *r)
 		return;
 	}
 	gpud_shape_format(shape, sizeof(shape), a->shape, (int)a->n_shape);
-	if (a->with_data && r->payload_len != want) {
+	const void *src = r->payload;
+	unsigned flags = 0;
+	if (a->from) {
+		if (a->with_data || r->payload_len != 0) {
+			request_fail(r, ST_INVALID,
+				     "alloc: data comes either in the payload (with_data) or from a "
+				     "host region, not both");
+			return;
+		}
+		if ((src = host_ref(r, "alloc", a->from, want, &flags)) == NULL)
+			return;
+	} else if (a->with_data && r->payload_len != want) {
 		request_fail(r, ST_INVALID,
 			     "alloc: payload has %zu bytes but a %s array of shape %s needs %zu",
 			     r->payload_len, gpud_dtype_name((gpud_dtype)a->dtype), shape, want);
@@ -278,13 +356,13 @@ static void verb_alloc(gpud_request *r)
 		return;
 	}
 	r->created[r->ncreated++] = b;
-	if (!a->with_data || want == 0) {
+	if ((!a->with_data && !a->from) || want == 0) {
 		alloc_done(r, 0, NULL);
 		return;
 	}
 	request_hold(r, b);
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->upload(be, r->pipe_id, b->mem, r->payload, want, alloc_done, r, err,
+	rv = be->ops->upload(be, r->pipe_id, b->mem, src, want, flags, alloc_done, r, err,
 			     sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "alloc: %s", err);
@@ -307,21 +385,39 @@ static void verb_upload(gpud_request *r)
 
 	if (b == NULL)
 		return;
-	if (u->offset > b->nbytes || r->payload_len > b->nbytes - u->offset) {
-		request_fail(r, ST_INVALID,
-			     "upload: %zu bytes at offset %" PRIu64
-			     " do not fit in buffer %016" PRIx64 " of %zu bytes",
-			     r->payload_len, u->offset, b->handle, b->nbytes);
+	const void *src = r->payload;
+	uint64_t len = r->payload_len;
+	unsigned flags = 0;
+	if (u->from) {
+		if (r->payload_len != 0) {
+			request_fail(r, ST_INVALID,
+				     "upload: data comes either in the payload or from a host region, "
+				     "not both");
+			return;
+		}
+		len = u->length;
+	} else if (u->length != 0 && u->length != r->payload_len) {
+		request_fail(r, ST_INVALID, "upload: length %" PRIu64 " but a %zu-byte payload",
+			     u->length, r->payload_len);
 		return;
 	}
-	if (r->payload_len == 0) {
+	if (u->offset > b->nbytes || len > b->nbytes - u->offset) {
+		request_fail(r, ST_INVALID,
+			     "upload: %" PRIu64 " bytes at offset %" PRIu64
+			     " do not fit in buffer %016" PRIx64 " of %zu bytes",
+			     len, u->offset, b->handle, b->nbytes);
+		return;
+	}
+	if (u->from && (src = host_ref(r, "upload", u->from, len, &flags)) == NULL)
+		return;
+	if (len == 0) {
 		upload_done(r, 0, NULL);
 		return;
 	}
 	request_hold(r, b);
 	gpud_backend *be = &r->srv->backend;
-	int rv = be->ops->upload(be, r->pipe_id, (char *)b->mem + u->offset, r->payload,
-				 r->payload_len, upload_done, r, err, sizeof(err));
+	int rv = be->ops->upload(be, r->pipe_id, (char *)b->mem + u->offset, src, (size_t)len,
+				 flags, upload_done, r, err, sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "upload: %s", err);
 }
@@ -334,6 +430,26 @@ static void download_done(void *arg, int status, const char *msg)
 		return;
 	}
 	request_send_msg(r, r->reply);
+}
+
+/* A download into a host region: the reply only describes the buffer. */
+static void download_region_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__DownloadResponse dr = GPUD__DOWNLOAD_RESPONSE__INIT;
+	Gpud__BufferInfo info;
+
+	if (status != 0) {
+		request_fail(r, status, "download: %s", msg ? msg : "backend failure");
+		return;
+	}
+	buffer_info(r->bound[0], &info);
+	dr.buffer = &info;
+	dr.offset = r->req->download->offset;
+	resp.body_case = GPUD__RESPONSE__BODY_DOWNLOAD;
+	resp.download = &dr;
+	request_reply(r, &resp, NULL, 0);
 }
 
 static void verb_download(gpud_request *r)
@@ -357,13 +473,35 @@ static void verb_download(gpud_request *r)
 		return;
 	}
 	uint64_t len = d->length ? d->length : b->nbytes - d->offset;
-	if (d->length == 0 && len > r->srv->cfg->max_message_size)
+	if (d->length == 0 && d->max_length && len > d->max_length)
+		len = d->max_length;
+	if (d->length == 0 && len > r->srv->cfg->max_message_size && !d->to)
 		len = r->srv->cfg->max_message_size; /* the client asks for the rest next */
 	if (len > b->nbytes - d->offset) {
 		request_fail(r, ST_INVALID,
 			     "download: %" PRIu64 " bytes at offset %" PRIu64
 			     " run past the end of buffer %016" PRIx64 " (%zu bytes)",
 			     len, d->offset, b->handle, b->nbytes);
+		return;
+	}
+	if (d->to) {
+		unsigned flags;
+		void *hdst = host_ref(r, "download", d->to, len, &flags);
+		if (hdst == NULL)
+			return;
+		r->kernel = NULL;
+		r->bound[0] = b; /* for the reply's buffer description */
+		if (len == 0) {
+			download_region_done(r, 0, NULL);
+			return;
+		}
+		request_hold(r, b);
+		gpud_backend *be = &r->srv->backend;
+		rv = be->ops->download(be, r->pipe_id, hdst, (char *)b->mem + d->offset,
+				       (size_t)len, flags, download_region_done, r, err,
+				       sizeof(err));
+		if (rv != 0)
+			request_fail(r, rv, "download: %s", err);
 		return;
 	}
 	if (len > r->srv->cfg->max_message_size) {
@@ -392,7 +530,7 @@ static void verb_download(gpud_request *r)
 	}
 	request_hold(r, b);
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->download(be, r->pipe_id, dst, (char *)b->mem + d->offset, (size_t)len,
+	rv = be->ops->download(be, r->pipe_id, dst, (char *)b->mem + d->offset, (size_t)len, 0,
 			       download_done, r, err, sizeof(err));
 	if (rv != 0)
 		request_fail(r, rv, "download: %s", err);
@@ -415,6 +553,31 @@ static void verb_free(gpud_request *r)
 	}
 	resp.body_case = GPUD__RESPONSE__BODY_FREE;
 	resp.free = &fr;
+	request_reply(r, &resp, NULL, 0);
+}
+
+/* Forgets host regions; all or nothing, like free. */
+static void verb_unmap(gpud_request *r)
+{
+	Gpud__UnmapRequest *u = r->req->unmap;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__UnmapResponse ur = GPUD__UNMAP_RESPONSE__INIT;
+	region_server *rs = &r->srv->regions;
+
+	for (size_t i = 0; i < u->n_regions; i++) {
+		if (regions_get(rs, r->session, u->regions[i]) == NULL) {
+			request_fail(r, ST_NOT_FOUND, "unmap: unknown host region %016" PRIx64,
+				     u->regions[i]);
+			return;
+		}
+	}
+	for (size_t i = 0; i < u->n_regions; i++) {
+		host_region *hr = regions_get(rs, r->session, u->regions[i]);
+		if (hr)
+			regions_release(rs, hr);
+	}
+	resp.body_case = GPUD__RESPONSE__BODY_UNMAP;
+	resp.unmap = &ur;
 	request_reply(r, &resp, NULL, 0);
 }
 
@@ -632,6 +795,7 @@ static const verb verbs[] = {
 	{GPUD__REQUEST__BODY_KERNELS, "kernels", verb_kernels},
 	{GPUD__REQUEST__BODY_STATUS, "status", verb_status},
 	{GPUD__REQUEST__BODY_SYNC, "sync", verb_sync},
+	{GPUD__REQUEST__BODY_UNMAP, "unmap", verb_unmap},
 };
 
 void verbs_dispatch(gpud_request *r)

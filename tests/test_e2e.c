@@ -25,7 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +47,21 @@
 #define ST_INVALID_ARGUMENT 1
 #define ST_TOO_LARGE 5
 #define ST_PROTOCOL 7
+#define ST_NOT_FOUND 2
+
+/* The region socket's messages (proto/shm.h), restated for the same reason. */
+typedef struct t_shm_register {
+	char magic[8];
+	uint8_t key[16];
+	uint64_t size;
+	uint32_t flags, reserved;
+} t_shm_register;
+typedef struct t_shm_reply {
+	int32_t status;
+	uint32_t pinned;
+	uint64_t region;
+	char message[496];
+} t_shm_reply;
 
 static const char *gpud_bin, *gpuctl_bin, *backend_env;
 static char base_dir[256]; /* made by main; every test's directory lives in it */
@@ -757,6 +775,8 @@ typedef struct raw_reply {
 	uint64_t version, id, code;
 	char message[1024];
 	int body_field; /* the oneof body present, 0 if none */
+	uint8_t body[1024]; /* its bytes (first 1024) */
+	size_t body_len;
 } raw_reply;
 
 static int pb_read_varint(const uint8_t *b, size_t n, size_t *i, uint64_t *v)
@@ -806,8 +826,11 @@ static int parse_reply(const uint8_t *m, size_t len, raw_reply *r)
 			if (field == 4)
 				snprintf(r->message, sizeof(r->message), "%.*s", (int)v,
 					 (const char *)b + i);
-			else if (field >= 10)
+			else if (field >= 10) {
 				r->body_field = (int)field;
+				r->body_len = v < sizeof(r->body) ? (size_t)v : sizeof(r->body);
+				memcpy(r->body, b + i, r->body_len);
+			}
 			i += (size_t)v;
 			break;
 		case 1:
@@ -821,6 +844,39 @@ static int parse_reply(const uint8_t *m, size_t len, raw_reply *r)
 		}
 	}
 	return i == hlen ? 0 : -1;
+}
+
+/* Field `field` of a message: a length-delimited one (*p, *n) or a varint
+ * (*v). 0 if found, -1 if not. */
+static int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p, size_t *len,
+		   uint64_t *v)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint64_t key, x;
+		if (pb_read_varint(b, n, &i, &key) != 0)
+			return -1;
+		unsigned wt = (unsigned)(key & 7);
+		if (wt == 0) {
+			if (pb_read_varint(b, n, &i, &x) != 0)
+				return -1;
+			if ((key >> 3) == field && v)
+				return *v = x, 0;
+		} else if (wt == 2) {
+			if (pb_read_varint(b, n, &i, &x) != 0 || x > n - i)
+				return -1;
+			if ((key >> 3) == field && p)
+				return *p = b + i, *len = (size_t)x, 0;
+			i += (size_t)x;
+		} else if (wt == 1) {
+			i += 8;
+		} else if (wt == 5) {
+			i += 4;
+		} else {
+			return -1;
+		}
+	}
+	return -1;
 }
 
 static nng_socket raw_open(int timeout_ms)
@@ -864,6 +920,20 @@ static int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r)
 	nng_msg_free(m);
 	ck_assert_msg(prv == 0, "the daemon's %zu-byte reply is not a framed Response", mlen);
 	return 0;
+}
+
+/* One request on an open REQ socket (its connection is one session). */
+static void raw_call_on(nng_socket s, const void *msg, size_t len, raw_reply *r)
+{
+	nng_msg *m;
+	int rv;
+	ck_assert_int_eq(nng_msg_alloc(&m, 0), 0);
+	ck_assert_int_eq(nng_msg_append(m, msg, len), 0);
+	ck_assert_msg((rv = nng_sendmsg(s, m, 0)) == 0, "send: %s", nng_strerror(rv));
+	ck_assert_msg((rv = nng_recvmsg(s, &m, 0)) == 0, "recv: %s", nng_strerror(rv));
+	ck_assert_msg(parse_reply(nng_msg_body(m), nng_msg_len(m), r) == 0,
+		      "the reply is not a framed Response");
+	nng_msg_free(m);
 }
 
 /*
@@ -1533,6 +1603,309 @@ START_TEST(test_raw_protocol_errors)
 	ck_assert_uint_eq(s.buffers, 0); /* the failed allocs left nothing */
 	ck_assert_uint_ge(s.errors, 7);
 	gpud_close(c);
+}
+END_TEST
+
+
+/* ========================================================================================= */
+/* host regions: shared memory for bulk bytes                                                */
+/* ========================================================================================= */
+
+static gpud_session_info *own_session(gpud_daemon_status *s, gpud_client *c)
+{
+	for (int i = 0; i < s->nsessions; i++)
+		if (s->sessions[i].id == gpud_server(c)->connection)
+			return &s->sessions[i];
+	ck_abort_msg("status lists no session %u (this client)", gpud_server(c)->connection);
+	return NULL;
+}
+
+START_TEST(test_host_regions_library)
+{
+	gpud_client *c = lib_connect();
+	const size_t n = (3u << 20) / 8 + 5, bytes = n * sizeof(double);
+	uint64_t shape = n, seed = 4242;
+
+	ck_assert_msg(gpud_has_shm(c), "an ipc:// connection should be offered host regions");
+	double *p = gpud_host_alloc(c, bytes), *q = gpud_host_alloc(c, bytes);
+	ck_assert_msg(p && q, "gpud_host_alloc: %s", gpud_errmsg(c));
+	ck_assert_msg(p[0] == 0 && p[n - 1] == 0, "fresh host memory is zero-filled");
+	for (size_t i = 0; i < n; i++)
+		p[i] = rng_unit(&seed) * 2 - 1;
+
+	/* alloc from a region, download into another: no bytes through the socket */
+	gpud_handle h;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &shape, p, &h));
+	for (size_t i = 0; i < n; i++)
+		q[i] = NAN;
+	LIB_OK(c, gpud_download_range(c, h, 0, q, bytes));
+	ck_assert_msg(memcmp(p, q, bytes) == 0, "region -> gpud -> region changed the bytes");
+
+	/* ordinary memory: through the scratch region, at offsets */
+	double *m = malloc(bytes), *back = malloc(bytes);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(back);
+	for (size_t i = 0; i < n; i++)
+		m[i] = rng_unit(&seed);
+	LIB_OK(c, gpud_upload(c, h, 8, m + 1, bytes - 8));
+	gpud_array whole;
+	LIB_OK(c, gpud_download(c, h, &whole));
+	ck_assert_uint_eq(whole.nbytes, bytes);
+	ck_assert_msg(((double *)whole.data)[0] == p[0], "the first element was not written");
+	ck_assert_msg(memcmp((double *)whole.data + 1, m + 1, bytes - 8) == 0,
+		      "malloc'd memory -> gpud -> gpud_download changed the bytes");
+	gpud_array_free(&whole);
+	for (size_t i = 0; i < n; i++)
+		back[i] = NAN;
+	LIB_OK(c, gpud_download_range(c, h, 16, back, bytes - 16));
+	ck_assert_msg(memcmp(back, m + 2, bytes - 16) == 0, "a ranged download changed the bytes");
+
+	/* a .npy file bigger than SHM_MIN is read straight into a region */
+	char path[700];
+	path_in_dir(path, sizeof(path), "big.npy");
+	save_npy(path, GPUD_F64, 1, &shape, m);
+	gpud_handle hn;
+	gpud_array meta;
+	LIB_OK(c, gpud_alloc_npy(c, path, &hn, &meta));
+	ck_assert_uint_eq(meta.shape[0], n);
+	LIB_OK(c, gpud_download_range(c, hn, 0, q, bytes));
+	ck_assert_msg(memcmp(q, m, bytes) == 0, "a .npy through a region changed the bytes");
+
+	/* status: this connection's regions (two of ours + the scratch) and buffers */
+	gpud_daemon_status st = lib_status(c);
+	gpud_session_info *me = own_session(&st, c);
+	ck_assert_uint_eq(me->buffers, 2);
+	ck_assert_uint_eq(me->bytes, 2 * bytes);
+	ck_assert_uint_eq(me->regions, 3);
+	ck_assert_uint_ge(me->region_bytes, 2 * bytes);
+	ck_assert_msg(strncmp(me->peer, "uid ", 4) == 0, "peer '%s' should be a uid", me->peer);
+
+	LIB_OK(c, gpud_host_free(c, p));
+	LIB_OK(c, gpud_host_free(c, q));
+	LIB_FAIL(c, gpud_host_free(c, m), GPUD_EARG, "not from gpud_host_alloc");
+	st = lib_status(c);
+	ck_assert_uint_eq(own_session(&st, c)->regions, 1);
+	LIB_OK(c, gpud_free(c, (gpud_handle[]){h, hn}, 2));
+	unsigned id = gpud_server(c)->connection;
+	gpud_close(c);
+
+	/* The connection's regions and buffers went with it. */
+	gpud_client *c2 = lib_connect();
+	double deadline = now_s() + 5;
+	int gone = 0;
+	while (!gone && now_s() < deadline) {
+		st = lib_status(c2);
+		gone = 1;
+		for (int i = 0; i < st.nsessions; i++)
+			if (st.sessions[i].id == id)
+				gone = 0;
+		if (!gone)
+			sleep_ms(10);
+	}
+	ck_assert_msg(gone, "session %u still listed after its client closed", id);
+	ck_assert_uint_eq(st.buffers, 0);
+	gpud_close(c2);
+	free(m);
+	free(back);
+}
+END_TEST
+
+/* A memfd of size bytes, sealed with seals (0: none). */
+static int make_memfd(size_t size, int seals)
+{
+	int fd = memfd_create("e2e", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	if (seals)
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
+	return fd;
+}
+
+/* One registration on the region socket at path: the reply (status -1: none). */
+static t_shm_reply shm_try(const char *path, const uint8_t *key, uint64_t size, int fd,
+			   size_t msg_len)
+{
+	t_shm_register msg;
+	t_shm_reply rep;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memset(&msg, 0, sizeof(msg));
+	memset(&rep, 0, sizeof(rep));
+	memcpy(msg.magic, "gpudshm1", 8);
+	memcpy(msg.key, key, 16);
+	msg.size = size;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_msg(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect %s: %s", path,
+		      strerror(errno));
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	memset(&cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &msg, .iov_len = msg_len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)msg_len);
+	struct timeval tv = {.tv_sec = 10};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(s, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))
+		rep.status = -1;
+	close(s);
+	rep.message[sizeof(rep.message) - 1] = '\0';
+	return rep;
+}
+
+#define SHM_EXPECT(rep, code, words)                                                           \
+	do {                                                                                   \
+		t_shm_reply r_ = (rep);                                                        \
+		ck_assert_msg(r_.status == (code) && strstr(r_.message, (words)),              \
+			      "region socket: got %d '%s', expected %d mentioning '%s'",        \
+			      r_.status, r_.message, (code), (words));                         \
+	} while (0)
+
+/* hello on a raw connection: its region socket path and key. */
+static void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16])
+{
+	pb empty = {.n = 0};
+	pb hdr = pb_request(WIRE_VERSION, 1, 10, &empty);
+	size_t len;
+	uint8_t *m = frame(&hdr, NULL, 0, &len);
+	raw_reply r;
+	raw_call_on(s, m, len, &r);
+	free(m);
+	ck_assert_uint_eq(r.code, ST_OK);
+	const uint8_t *p;
+	size_t n;
+	ck_assert_msg(pb_find(r.body, r.body_len, 6, &p, &n, NULL) == 0 && n < pathlen,
+		      "hello on ipc:// should name the region socket");
+	snprintf(path, pathlen, "%.*s", (int)n, (const char *)p);
+	ck_assert_msg(pb_find(r.body, r.body_len, 7, &p, &n, NULL) == 0 && n == 16,
+		      "hello should carry a 16-byte session key");
+	memcpy(key, p, 16);
+}
+
+/* Upload request: handle, offset, from {region, offset}, length. */
+static raw_reply raw_upload_from(nng_socket s, uint64_t handle, uint64_t region, uint64_t roff,
+				 uint64_t length)
+{
+	pb up = {.n = 0}, ref = {.n = 0};
+	pb_uint(&up, 1, handle);
+	pb_uint(&ref, 1, region);
+	pb_uint(&ref, 2, roff);
+	pb_sub(&up, 3, &ref);
+	pb_uint(&up, 4, length);
+	pb hdr = pb_request(WIRE_VERSION, 5, 12, &up);
+	size_t len;
+	uint8_t *m = frame(&hdr, NULL, 0, &len);
+	raw_reply r;
+	raw_call_on(s, m, len, &r);
+	free(m);
+	return r;
+}
+
+static uint64_t raw_alloc_f64(nng_socket s, uint64_t n)
+{
+	pb alloc = {.n = 0}, shape = {.n = 0};
+	pb_uint(&alloc, 1, 2);
+	pb_varint(&shape, n);
+	pb_sub(&alloc, 2, &shape);
+	pb hdr = pb_request(WIRE_VERSION, 3, 11, &alloc);
+	size_t len;
+	uint8_t *m = frame(&hdr, NULL, 0, &len);
+	raw_reply r;
+	raw_call_on(s, m, len, &r);
+	free(m);
+	ck_assert_uint_eq(r.code, ST_OK);
+	const uint8_t *p;
+	size_t bn;
+	uint64_t h = 0;
+	ck_assert(pb_find(r.body, r.body_len, 1, &p, &bn, NULL) == 0); /* buffer */
+	ck_assert(pb_find(p, bn, 1, NULL, NULL, &h) == 0);               /* handle */
+	return h;
+}
+
+START_TEST(test_host_region_refusals)
+{
+	nng_socket a = raw_open(10000), b = raw_open(10000);
+	char path[256], pathb[256];
+	uint8_t key[16], keyb[16], bad[16];
+	const size_t sz = 1 << 16;
+	const int seal = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+	raw_hello(a, path, sizeof(path), key);
+	raw_hello(b, pathb, sizeof(pathb), keyb);
+	ck_assert_str_eq(path, pathb);
+	ck_assert_msg(memcmp(key, keyb, 16) != 0, "two connections got the same key");
+	memcpy(bad, key, 16);
+	bad[5] ^= 0x40;
+
+	int fd = make_memfd(sz, seal);
+	SHM_EXPECT(shm_try(path, bad, sz, fd, sizeof(t_shm_register)), ST_NOT_FOUND,
+		   "unknown session key");
+	SHM_EXPECT(shm_try(path, key, sz, -1, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "exactly one file descriptor");
+	SHM_EXPECT(shm_try(path, key, sz, fd, 12), ST_PROTOCOL, "registration message");
+	SHM_EXPECT(shm_try(path, key, sz + 4096, fd, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "does not match");
+	int unsealed = make_memfd(sz, 0);
+	SHM_EXPECT(shm_try(path, key, sz, unsealed, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "F_SEAL_SHRINK");
+	close(unsealed);
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	SHM_EXPECT(shm_try(path, key, sz, pfd[0], sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "memfd on tmpfs");
+	close(pfd[0]);
+	close(pfd[1]);
+
+	/* A good one, for connection a. */
+	t_shm_reply ok = shm_try(path, key, sz, fd, sizeof(t_shm_register));
+	ck_assert_msg(ok.status == 0 && ok.region != 0, "registration: %d %s", ok.status,
+		      ok.message);
+	double *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(mem, MAP_FAILED);
+	close(fd);
+	for (size_t i = 0; i < sz / 8; i++)
+		mem[i] = (double)i * 0.5;
+
+	uint64_t ha = raw_alloc_f64(a, 64), hb = raw_alloc_f64(b, 64);
+	raw_reply r = raw_upload_from(a, ha, ok.region, 0, 64 * 8);
+	ck_assert_msg(r.code == ST_OK, "upload from a's region: %s", r.message);
+	r = raw_upload_from(a, ha, ok.region, sz - 8, 16);
+	ck_assert_msg(r.code == ST_INVALID_ARGUMENT && strstr(r.message, "do not fit in host region"),
+		      "an overrun of the region: %" PRIu64 " %s", r.code, r.message);
+	/* b names a's region: the same answer as a region that never existed */
+	r = raw_upload_from(b, hb, ok.region, 0, 64 * 8);
+	ck_assert_msg(r.code == ST_NOT_FOUND && strstr(r.message, "unknown host region"),
+		      "another connection's region: %" PRIu64 " %s", r.code, r.message);
+	r = raw_upload_from(b, hb, ok.region ^ 1, 0, 8);
+	ck_assert_msg(r.code == ST_NOT_FOUND && strstr(r.message, "unknown host region"),
+		      "a made-up region: %" PRIu64 " %s", r.code, r.message);
+
+	/* unmap; then the region is unknown to a as well */
+	pb um = {.n = 0};
+	pb_uint(&um, 1, ok.region);
+	pb hdr = pb_request(WIRE_VERSION, 6, 19, &um);
+	size_t len;
+	uint8_t *m = frame(&hdr, NULL, 0, &len);
+	raw_call_on(a, m, len, &r);
+	free(m);
+	ck_assert_msg(r.code == ST_OK, "unmap: %s", r.message);
+	r = raw_upload_from(a, ha, ok.region, 0, 8);
+	ck_assert_msg(r.code == ST_NOT_FOUND, "upload from an unmapped region: %s", r.message);
+	munmap(mem, sz);
+	nng_close(a);
+	nng_close(b);
+	assert_fresh_client_works("refused host regions");
 }
 END_TEST
 
@@ -2218,6 +2591,8 @@ static Suite *e2e_suite(void)
 	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_buffers_freed_on_close);
+	tcase_add_test(tc, test_host_regions_library);
+	tcase_add_test(tc, test_host_region_refusals);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gpuctl");

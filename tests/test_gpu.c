@@ -9,6 +9,8 @@
  * Needs a GPU: `make test-gpu`. GPUD_BIN names the daemon.
  */
 #include <check.h>
+#include <pthread.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +47,15 @@ static double uniform(double lo, double hi)
 }
 
 static void start_gpud_with(const char *config_text);
+
+/* A client that gives up after 2 minutes instead of hanging on a stuck gpud. */
+static gpud_status connect_timeout(gpud_client **c)
+{
+	gpud_status st = gpud_connect(url, c);
+	if (*c)
+		gpud_set_timeout(*c, 120000);
+	return st;
+}
 
 static void start_gpud(void)
 {
@@ -310,7 +321,7 @@ START_TEST(every_kernel_against_reference)
 	const kernel_def *const *ks = kernel_list(&nk);
 
 	start_gpud();
-	ck_assert_msg(gpud_connect(url, &c) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(connect_timeout(&c) == GPUD_OK, "%s", gpud_errmsg(c));
 	ck_assert_str_eq(gpud_server(c)->backend, "cuda");
 	ck_assert_int_ge(gpud_server(c)->ndevices, 1);
 	printf("device: %s (sm_%d%d), seed %016llx\n", gpud_server(c)->devices[0].name,
@@ -349,13 +360,13 @@ START_TEST(pool_accounting_returns_to_zero)
 {
 	gpud_client *a, *b;
 	start_gpud();
-	ck_assert(gpud_connect(url, &b) == GPUD_OK);
+	ck_assert(connect_timeout(&b) == GPUD_OK);
 	gpud_daemon_status st0 = status_of(b);
 	ck_assert_uint_eq(st0.pool_in_use, 0);
 	ck_assert_uint_gt(st0.pool_cached, 0); /* the start-up reservation */
 
 	for (int round = 0; round < 3; round++) {
-		ck_assert(gpud_connect(url, &a) == GPUD_OK);
+		ck_assert(connect_timeout(&a) == GPUD_OK);
 		static const uint64_t sizes[] = {1, 1000, 1 << 20, 3 << 20, 64 << 20};
 		for (int i = 0; i < 5; i++) {
 			gpud_handle h;
@@ -390,8 +401,8 @@ START_TEST(pool_out_of_memory_leaves_others_intact)
 	float *data = malloc(n * sizeof(float)), probe[1024];
 
 	start_gpud_with("[gpud]\npool_max_total = 1GiB\npool_reserve = 0\n");
-	ck_assert(gpud_connect(url, &a) == GPUD_OK);
-	ck_assert(gpud_connect(url, &b) == GPUD_OK);
+	ck_assert(connect_timeout(&a) == GPUD_OK);
+	ck_assert(connect_timeout(&b) == GPUD_OK);
 	for (uint64_t i = 0; i < n; i++)
 		data[i] = (float)(i % 1000003) + 0.5f;
 	gpud_handle keep, big;
@@ -425,6 +436,173 @@ START_TEST(pool_out_of_memory_leaves_others_intact)
 }
 END_TEST
 
+
+/*
+ * Every copy path of the cuda backend at sizes around its edges: through
+ * messages (small on the loop via one staging buffer; larger streamed through
+ * the staging buffers in chunks, more chunks than buffers), the scratch
+ * region, and a pinned host region. Downloads land in memory poisoned first.
+ */
+static void copy_roundtrip(gpud_client *c, const char *how, uint8_t *src, uint8_t *dst, size_t n)
+{
+	gpud_handle h;
+	uint64_t count = n / 4;
+	for (size_t i = 0; i < n; i++)
+		src[i] = (uint8_t)rnd();
+	memset(dst, 0xA5, n);
+	ck_assert_msg(gpud_alloc(c, GPUD_I32, 1, &count, NULL, &h) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_upload(c, h, 0, src, n) == GPUD_OK, "%s upload of %zu: %s", how, n,
+		      gpud_errmsg(c));
+	ck_assert_msg(gpud_download_range(c, h, 0, dst, n) == GPUD_OK, "%s download of %zu: %s",
+		      how, n, gpud_errmsg(c));
+	size_t bad = n;
+	for (size_t i = 0; i < n && bad == n; i++)
+		if (src[i] != dst[i])
+			bad = i;
+	ck_assert_msg(bad == n, "%s: %zu bytes came back different from byte %zu", how, n, bad);
+	/* An offset upload of the middle; the ends must keep their bytes. */
+	if (n >= 16) {
+		memset(src + 4, 0x3C, n - 8);
+		ck_assert(gpud_upload(c, h, 4, src + 4, n - 8) == GPUD_OK);
+		memset(dst, 0xA5, n);
+		ck_assert(gpud_download_range(c, h, 0, dst, n) == GPUD_OK);
+		ck_assert_msg(memcmp(src, dst, n) == 0, "%s: offset upload of %zu bytes", how, n - 8);
+	}
+	gpud_free(c, &h, 1);
+}
+
+START_TEST(copy_paths_at_their_edges)
+{
+	static const size_t sizes[] = {4, 60 << 10, (64 << 10) + 4, (4 << 20) - 4, 4 << 20,
+				       (9 << 20) + 12, 37 << 20};
+	const size_t maxn = 37 << 20;
+	gpud_client *msg, *shm;
+	uint8_t *src = malloc(maxn), *dst = malloc(maxn);
+
+	start_gpud_with("[gpud]\nstaging_buffers = 4\nstaging_chunk = 4MiB\n");
+	setenv("GPUD_NO_SHM", "1", 1);
+	ck_assert(connect_timeout(&msg) == GPUD_OK);
+	unsetenv("GPUD_NO_SHM");
+	ck_assert(connect_timeout(&shm) == GPUD_OK);
+	ck_assert(!gpud_has_shm(msg) && gpud_has_shm(shm));
+	uint8_t *hsrc = gpud_host_alloc(shm, maxn), *hdst = gpud_host_alloc(shm, maxn);
+	ck_assert_msg(hsrc && hdst, "gpud_host_alloc: %s", gpud_errmsg(shm));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		copy_roundtrip(msg, "messages", src, dst, sizes[i]);
+		copy_roundtrip(shm, "scratch region", src, dst, sizes[i]);
+		copy_roundtrip(shm, "host region", hsrc, hdst, sizes[i]);
+	}
+	gpud_daemon_status st = status_of(msg);
+	ck_assert(st.has_staging);
+	ck_assert_uint_eq(st.staging_buffers, 4);
+	ck_assert_uint_eq(st.staging_free, 4); /* every buffer came back */
+	ck_assert_uint_ge(st.bytes_staged, 2 * (37u << 20));
+	printf("copies: %" PRIu64 " bytes staged through %u pinned buffers of %" PRIu64 " bytes\n",
+	       st.bytes_staged, st.staging_buffers, st.staging_chunk);
+	gpud_close(msg);
+	gpud_close(shm);
+	free(src);
+	free(dst);
+	stop_gpud();
+}
+END_TEST
+
+/*
+ * Different sessions overlap: one client's DMA (1 GiB from a pinned region,
+ * on the copy engines) and another's kernel (on the SMs) take about the
+ * longer of the two together, not their sum.
+ */
+typedef struct overlap_arg {
+	gpud_client *c;
+	gpud_handle h[4];
+	void *region;
+	size_t n;
+	int kind; /* 0 copy, 1 kernel */
+	int reps;
+	double seconds;
+	gpud_status st;
+} overlap_arg;
+
+static double wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *overlap_work(void *p)
+{
+	overlap_arg *a = p;
+	double t0 = wall();
+	for (int r = 0; r < a->reps && a->st == GPUD_OK; r++) {
+		if (a->kind == 0) {
+			a->st = gpud_upload(a->c, a->h[0], 0, a->region, a->n);
+		} else {
+			gpud_arg args[4] = {gpud_arg_buffer("x", a->h[0]), gpud_arg_buffer("y", a->h[1]),
+					    gpud_arg_buffer("freqs", a->h[2]),
+					    gpud_arg_buffer("pgram", a->h[3])};
+			gpud_output o;
+			size_t no;
+			a->st = gpud_run(a->c, "lombscargle", args, 4, &o, 1, &no, NULL);
+		}
+	}
+	a->seconds = wall() - t0;
+	return NULL;
+}
+
+START_TEST(sessions_overlap)
+{
+	overlap_arg cp = {.kind = 0, .reps = 8, .n = 1u << 30}, kr = {.kind = 1, .reps = 8};
+	uint64_t nx = 2048, nf = 1u << 21, nwords = cp.n / 4;
+
+	start_gpud();
+	ck_assert(connect_timeout(&cp.c) == GPUD_OK);
+	ck_assert(connect_timeout(&kr.c) == GPUD_OK);
+	cp.region = gpud_host_alloc(cp.c, cp.n);
+	ck_assert_msg(cp.region != NULL, "%s", gpud_errmsg(cp.c));
+	memset(cp.region, 7, cp.n);
+	ck_assert(gpud_alloc(cp.c, GPUD_I32, 1, &nwords, NULL, &cp.h[0]) == GPUD_OK);
+	float *x = make_array(GPUD_F32, nx, 0, 100, 1), *y = make_array(GPUD_F32, nx, -1, 1, 0),
+	      *f = make_array(GPUD_F32, nf, 0.01, 20, 0);
+	ck_assert(gpud_alloc(kr.c, GPUD_F32, 1, &nx, x, &kr.h[0]) == GPUD_OK);
+	ck_assert(gpud_alloc(kr.c, GPUD_F32, 1, &nx, y, &kr.h[1]) == GPUD_OK);
+	ck_assert(gpud_alloc(kr.c, GPUD_F32, 1, &nf, f, &kr.h[2]) == GPUD_OK);
+	ck_assert(gpud_alloc(kr.c, GPUD_F32, 1, &nf, NULL, &kr.h[3]) == GPUD_OK);
+	/* warm, then each alone, then both at once */
+	overlap_arg w1 = cp, w2 = kr;
+	w1.reps = w2.reps = 1;
+	overlap_work(&w1);
+	overlap_work(&w2);
+	overlap_work(&cp);
+	overlap_work(&kr);
+	ck_assert_msg(cp.st == GPUD_OK && kr.st == GPUD_OK, "alone: %s / %s", gpud_errmsg(cp.c),
+		      gpud_errmsg(kr.c));
+	double alone_cp = cp.seconds, alone_kr = kr.seconds;
+	pthread_t t1, t2;
+	double t0 = wall();
+	pthread_create(&t1, NULL, overlap_work, &cp);
+	pthread_create(&t2, NULL, overlap_work, &kr);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	double both = wall() - t0;
+	ck_assert_msg(cp.st == GPUD_OK && kr.st == GPUD_OK, "together: %s / %s",
+		      gpud_errmsg(cp.c), gpud_errmsg(kr.c));
+	printf("overlap: 8 x 1 GiB uploads alone %.1f ms, 8 lombscargle runs alone %.1f ms, "
+	       "both at once %.1f ms (sum %.1f ms)\n",
+	       alone_cp * 1e3, alone_kr * 1e3, both * 1e3, (alone_cp + alone_kr) * 1e3);
+	double longer = alone_cp > alone_kr ? alone_cp : alone_kr;
+	ck_assert_msg(both < 0.8 * (alone_cp + alone_kr) && both < 1.5 * longer,
+		      "two sessions did not overlap: %.1f ms together vs %.1f + %.1f ms alone",
+		      both * 1e3, alone_cp * 1e3, alone_kr * 1e3);
+	gpud_close(cp.c);
+	gpud_close(kr.c);
+	free(x);
+	free(y);
+	free(f);
+	stop_gpud();
+}
+END_TEST
+
 int main(void)
 {
 	if (getrandom(&rng_state, sizeof(rng_state), 0) != sizeof(rng_state))
@@ -438,6 +616,11 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, pool_accounting_returns_to_zero);
 	tcase_add_test(tc, pool_out_of_memory_leaves_others_intact);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("copies and streams");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, copy_paths_at_their_edges);
+	tcase_add_test(tc, sessions_overlap);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

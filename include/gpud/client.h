@@ -90,6 +90,7 @@ typedef struct gpud_server_info {
 	unsigned protocol_version;
 	char backend[16];
 	uint64_t max_message_size; /* largest payload of one request, bytes */
+	unsigned connection;       /* this connection's id in gpud (status sessions) */
 	int ndevices;
 	gpud_device_info devices[GPUD_MAX_DEVICES];
 } gpud_server_info;
@@ -104,6 +105,17 @@ typedef struct gpud_variant_info {
 
 #define GPUD_MAX_VARIANTS 32
 
+#define GPUD_MAX_SESSIONS 64
+
+/* One connection's share of the daemon. */
+typedef struct gpud_session_info {
+	unsigned id;   /* gpud_server(c)->connection for one's own */
+	char peer[64]; /* "uid 1000" over ipc://, HOST:PORT over tcp:// */
+	uint64_t buffers, bytes, requests;
+	unsigned in_flight;
+	uint64_t regions, region_bytes; /* shared host memory mapped */
+} gpud_session_info;
+
 typedef struct gpud_daemon_status {
 	gpud_server_info server; /* version, backend, devices (memory as of now) */
 	int nvariants;
@@ -115,6 +127,14 @@ typedef struct gpud_daemon_status {
 	/* cuda backend: the device memory pool (has_pool 0 on the cpu backend) */
 	int has_pool;
 	uint64_t pool_in_use, pool_cached, pool_high_water, pool_limit, pool_allocs, pool_hits;
+	/* cuda backend: pinned staging buffers for copies through messages */
+	int has_staging;
+	unsigned staging_buffers, staging_free;
+	uint64_t staging_chunk, bytes_staged;
+	/* per connection: the first GPUD_MAX_SESSIONS of nsessions_total */
+	int nsessions;
+	unsigned nsessions_total;
+	gpud_session_info sessions[GPUD_MAX_SESSIONS];
 } gpud_daemon_status;
 
 /* --- connection ------------------------------------------------------------ */
@@ -177,6 +197,33 @@ GPUD_API gpud_status gpud_sync(gpud_client *c);
 
 /* Frees n buffers; if any handle is unknown, none is freed. */
 GPUD_API gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n);
+
+/* --- host memory shared with gpud ---------------------------------------------
+ *
+ * Over ipc://, gpud can map the client's memory (proto/shm.h): array bytes
+ * then go between these pages and the device by DMA, never through the
+ * socket. gpud_host_alloc returns such memory, page-locked by gpud so copies
+ * run at the device's full host-link speed; pass pointers into it to
+ * gpud_alloc, gpud_upload and gpud_download_range and they use it directly
+ * (one request whatever the size, no message size limit).
+ *
+ * Without calling these, the library still uses shared memory on its own for
+ * transfers of 1 MiB and more over ipc://: through a pinned 64 MiB scratch
+ * region (one memcpy on the client's side), and .npy files are read straight
+ * into a region. Over tcp:// everything goes through messages.
+ */
+
+/*
+ * bytes of page-locked memory shared with gpud, page-aligned, zero-filled;
+ * NULL on failure (gpud_errmsg says why; GPUD_EUNSUPPORTED over tcp:// or
+ * when gpud has no region socket). Valid until gpud_host_free or
+ * gpud_close.
+ */
+GPUD_API void *gpud_host_alloc(gpud_client *c, size_t bytes);
+/* Gives back memory from gpud_host_alloc (the pointer it returned). */
+GPUD_API gpud_status gpud_host_free(gpud_client *c, void *p);
+/* 1 if this connection can share memory with gpud (ipc:// and offered). */
+GPUD_API int gpud_has_shm(const gpud_client *c);
 
 /* --- kernels ---------------------------------------------------------------- */
 

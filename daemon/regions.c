@@ -1,0 +1,450 @@
+/*
+ * daemon/regions.c — the region socket and the host regions it creates
+ * (protocol in proto/shm.h).
+ *
+ * nng moves messages, not file descriptors, so the memfd a client shares
+ * comes over a small Unix SOCK_SEQPACKET socket of our own: one message in
+ * (with the fd), one reply out, then the connection closes. Everything runs
+ * on the loop except pinning and unmapping, which take milliseconds per GiB
+ * and go to libuv's workers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include "daemon/log.h"
+#include "daemon/regions.h"
+#include "proto/shm.h"
+#include "proto/wire.h"
+
+/* A connection that has not sent its one message by then is dropped. */
+#define CONN_TIMEOUT_MS 5000
+
+typedef struct shm_conn {
+	region_server *rs;
+	int fd;
+	uv_poll_t poll;
+	uv_timer_t timer;
+	int handles_open;
+	uv_work_t work;
+	uint32_t pipe_id;
+	void *base;
+	size_t size;
+	int pin, pinned;
+	char pin_err[256];
+} shm_conn;
+
+/* --- regions --------------------------------------------------------------------- */
+
+void region_ref(host_region *r)
+{
+	r->refs++;
+}
+
+static void unmap_work(uv_work_t *w)
+{
+	host_region *r = w->data;
+	if (r->pinned && r->rs->backend->ops->host_unregister)
+		r->rs->backend->ops->host_unregister(r->rs->backend, r->base);
+	munmap(r->base, r->size);
+}
+
+static void unmap_after(uv_work_t *w, int status)
+{
+	host_region *r = w->data;
+	r->rs->pending--;
+	free(r);
+}
+
+void region_unref(host_region *r)
+{
+	if (--r->refs > 0)
+		return;
+	r->rs->pending++;
+	r->work.data = r;
+	uv_queue_work(r->rs->loop, &r->work, unmap_work, unmap_after);
+}
+
+void regions_release(region_server *rs, host_region *r)
+{
+	if (r->session == NULL)
+		return;
+	HASH_DELETE(hh, rs->by_id, r);
+	DL_DELETE(r->session->regions, r);
+	r->session->nregions--;
+	r->session->region_bytes -= r->size;
+	r->session = NULL;
+	rs->count--;
+	rs->bytes -= r->size;
+	region_unref(r);
+}
+
+void regions_session_closed(region_server *rs, gpud_session *s)
+{
+	if (s->nregions)
+		log_debug("connection %u closed: unmapping %" PRIu64 " host regions", s->pipe_id,
+			  s->nregions);
+	while (s->regions)
+		regions_release(rs, s->regions);
+}
+
+host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id)
+{
+	host_region *r;
+	HASH_FIND(hh, rs->by_id, &id, sizeof(id), r);
+	return r && r->session == s ? r : NULL;
+}
+
+int regions_pending(const region_server *rs)
+{
+	return rs->pending;
+}
+
+void regions_fini(region_server *rs)
+{
+	host_region *r, *tmp;
+	HASH_ITER(hh, rs->by_id, r, tmp)
+	{
+		HASH_DELETE(hh, rs->by_id, r);
+		if (r->session) {
+			DL_DELETE(r->session->regions, r);
+			r->session->nregions--;
+			r->session->region_bytes -= r->size;
+		}
+		unmap_work(&r->work);
+		free(r);
+	}
+	rs->count = rs->bytes = 0;
+}
+
+/* --- the socket -------------------------------------------------------------------- */
+
+static void conn_handle_closed(uv_handle_t *h)
+{
+	shm_conn *c = h->data;
+	if (--c->handles_open == 0)
+		free(c);
+}
+
+static void conn_close(shm_conn *c)
+{
+	if (c->fd >= 0) {
+		uv_poll_stop(&c->poll);
+		uv_timer_stop(&c->timer);
+		close(c->fd);
+		c->fd = -1;
+		uv_close((uv_handle_t *)&c->poll, conn_handle_closed);
+		uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+	}
+}
+
+static void conn_reply(shm_conn *c, int status, uint64_t region, int pinned, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void conn_reply(shm_conn *c, int status, uint64_t region, int pinned, const char *fmt, ...)
+{
+	shm_reply rep;
+	memset(&rep, 0, sizeof(rep));
+	rep.status = status;
+	rep.region = region;
+	rep.pinned = (uint32_t)pinned;
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(rep.message, sizeof(rep.message), fmt, ap);
+		va_end(ap);
+		log_info("region socket: refused: %s", rep.message);
+	}
+	/* One small datagram on a fresh socket; a client that left misses it. */
+	if (c->fd >= 0 && send(c->fd, &rep, sizeof(rep), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("region socket: reply not delivered: %s", strerror(errno));
+	conn_close(c);
+}
+
+static void on_conn_timeout(uv_timer_t *t)
+{
+	shm_conn *c = t->data;
+	conn_reply(c, GPUD__STATUS__STATUS_PROTOCOL, 0, 0,
+		   "no registration within %d ms", CONN_TIMEOUT_MS);
+}
+
+static void pin_work(uv_work_t *w)
+{
+	shm_conn *c = w->data;
+	gpud_backend *b = c->rs->backend;
+	if (b->ops->host_register(b, c->base, c->size, c->pin_err, sizeof(c->pin_err)) == 0)
+		c->pinned = 1;
+}
+
+/* On the loop once the region is mapped (and pinned, if asked). */
+static void register_finish(shm_conn *c)
+{
+	region_server *rs = c->rs;
+	gpud_session *s = sessions_get(rs->buffers, c->pipe_id, 0);
+	host_region *r = calloc(1, sizeof(*r));
+
+	if (s == NULL || r == NULL || rs->fd < 0) {
+		const char *why = s == NULL ? "its connection closed meanwhile"
+				  : r == NULL ? "gpud is out of memory"
+					      : "gpud is shutting down";
+		if (r == NULL)
+			r = calloc(1, sizeof(*r));
+		if (r) { /* unpin and unmap on a worker like any region */
+			*r = (host_region){.base = c->base, .size = c->size, .pinned = c->pinned,
+					   .refs = 1, .rs = rs};
+			region_unref(r);
+		}
+		conn_reply(c, s == NULL ? GPUD__STATUS__STATUS_NOT_FOUND
+					: GPUD__STATUS__STATUS_OUT_OF_MEMORY,
+			   0, 0, "region not kept: %s", why);
+		return;
+	}
+	if (c->pin && !c->pinned && c->pin_err[0])
+		log_warn("connection %u: region of %zu bytes not pinned (%s); copies from it are "
+			 "staged",
+			 c->pipe_id, c->size, c->pin_err);
+	*r = (host_region){.base = c->base, .size = c->size, .pinned = c->pinned, .refs = 1,
+			   .rs = rs, .session = s};
+	do {
+		if (getrandom(&r->id, sizeof(r->id), 0) != (ssize_t)sizeof(r->id))
+			abort(); /* cannot fail for 8 bytes once the pool is seeded */
+	} while (r->id == 0 || regions_get(rs, s, r->id) != NULL);
+	HASH_ADD(hh, rs->by_id, id, sizeof(r->id), r);
+	DL_APPEND(s->regions, r);
+	s->nregions++;
+	s->region_bytes += r->size;
+	rs->count++;
+	rs->bytes += r->size;
+	log_debug("connection %u: host region %016" PRIx64 " of %zu bytes%s", c->pipe_id, r->id,
+		  r->size, r->pinned ? ", pinned" : "");
+	conn_reply(c, 0, r->id, r->pinned, NULL);
+}
+
+static void pin_after(uv_work_t *w, int status)
+{
+	shm_conn *c = w->data;
+	c->rs->pending--;
+	register_finish(c);
+}
+
+static int key_equal(const uint8_t *a, const uint8_t *b)
+{
+	uint8_t d = 0;
+	for (int i = 0; i < SESSION_KEY_LEN; i++)
+		d |= (uint8_t)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+static gpud_session *session_by_key(region_server *rs, const uint8_t *key)
+{
+	gpud_session *s, *tmp;
+	HASH_ITER(hh, rs->buffers->sessions, s, tmp)
+	{
+		if (key_equal(s->key, key))
+			return s;
+	}
+	return NULL;
+}
+
+/* Checks the message and the memfd; maps it. 0, or a status with the reply sent. */
+static void on_conn_readable(uv_poll_t *h, int status, int events)
+{
+	shm_conn *c = h->data;
+	region_server *rs = c->rs;
+	shm_register msg;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cbuf;
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	int fds[4], nfds = 0, fd = -1;
+
+	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	uv_poll_stop(&c->poll);
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && nfds < 4; i++)
+			memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+	}
+	/* Whatever arrives is closed below unless it becomes the mapping's fd. */
+	if (nfds == 1)
+		fd = fds[0];
+	else
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	struct statfs sfs;
+	struct stat st;
+	gpud_session *s;
+	int seals;
+
+	if (n != (ssize_t)sizeof(msg) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    memcmp(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic)) != 0) {
+		conn_reply(c, GPUD__STATUS__STATUS_PROTOCOL, 0, 0,
+			   "expected one %zu-byte registration message, got %zd bytes", sizeof(msg),
+			   n);
+		goto out;
+	}
+	if (fd < 0) {
+		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+			   "expected exactly one file descriptor (a memfd), got %d", nfds);
+		goto out;
+	}
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+		conn_reply(c, GPUD__STATUS__STATUS_INTERNAL, 0, 0, "SO_PEERCRED: %s",
+			   strerror(errno));
+		goto out;
+	}
+	/* An unknown key and another user's key get the same answer. */
+	s = session_by_key(rs, msg.key);
+	if (s == NULL || s->peer_uid < 0 || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
+		conn_reply(c, GPUD__STATUS__STATUS_NOT_FOUND, 0, 0,
+			   "unknown session key (from hello on an ipc:// connection of this user)");
+		goto out;
+	}
+	if (fstatfs(fd, &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
+		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+			   "the file descriptor must be a memfd on tmpfs (not hugetlbfs or a "
+			   "regular file)");
+		goto out;
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+			   "the memfd must be sealed with F_SEAL_SHRINK (seals: %d)", seals);
+		goto out;
+	}
+	if (fstat(fd, &st) != 0 || msg.size == 0 || (uint64_t)st.st_size != msg.size) {
+		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+			   "declared size %" PRIu64 " bytes does not match the memfd's %lld bytes",
+			   msg.size, (long long)st.st_size);
+		goto out;
+	}
+	if (s->region_bytes + msg.size > rs->max_bytes || msg.size > SIZE_MAX) {
+		conn_reply(c, GPUD__STATUS__STATUS_TOO_LARGE, 0, 0,
+			   "a %" PRIu64 "-byte region would bring connection %u to %" PRIu64
+			   " bytes of host regions; the limit is %" PRIu64 " (region_max_bytes)",
+			   msg.size, s->pipe_id, s->region_bytes + msg.size, rs->max_bytes);
+		goto out;
+	}
+	c->size = (size_t)msg.size;
+	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c->base == MAP_FAILED) {
+		c->base = NULL;
+		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+			   "cannot map the memfd read-write: %s", strerror(errno));
+		goto out;
+	}
+	c->pipe_id = s->pipe_id;
+	c->pin = (msg.flags & GPUD_SHM_PIN) != 0;
+	if (c->pin && rs->backend->ops->host_register) {
+		rs->pending++;
+		c->work.data = c;
+		uv_queue_work(rs->loop, &c->work, pin_work, pin_after);
+	} else {
+		register_finish(c);
+	}
+out:
+	if (fd >= 0)
+		close(fd); /* the mapping keeps the memory */
+}
+
+static void on_accept(uv_poll_t *h, int status, int events)
+{
+	region_server *rs = h->data;
+	for (;;) {
+		int fd = accept4(rs->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_warn("region socket: accept: %s", strerror(errno));
+			return;
+		}
+		shm_conn *c = calloc(1, sizeof(*c));
+		if (c == NULL) {
+			close(fd);
+			continue;
+		}
+		c->rs = rs;
+		c->fd = fd;
+		c->handles_open = 2;
+		uv_poll_init(rs->loop, &c->poll, fd);
+		uv_timer_init(rs->loop, &c->timer);
+		c->poll.data = c->timer.data = c;
+		uv_poll_start(&c->poll, UV_READABLE, on_conn_readable);
+		uv_timer_start(&c->timer, on_conn_timeout, CONN_TIMEOUT_MS, 0);
+	}
+}
+
+int regions_start(region_server *rs, uv_loop_t *loop, gpud_backend *backend, buffer_table *bt,
+		  const char *path, uint64_t max_bytes, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->loop = loop;
+	rs->backend = backend;
+	rs->buffers = bt;
+	rs->fd = -1;
+	rs->max_bytes = max_bytes;
+	if (path == NULL || path[0] == '\0')
+		return 0;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "region socket path '%s' is longer than %zu bytes", path,
+			 sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	snprintf(rs->path, sizeof(rs->path), "%s", path);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* A socket left by a gpud that died; never remove anything else. */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	rs->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (rs->fd < 0 || bind(rs->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    listen(rs->fd, 128) != 0) {
+		snprintf(err, errlen, "region socket %s: %s", path, strerror(errno));
+		if (rs->fd >= 0)
+			close(rs->fd);
+		rs->fd = -1;
+		rs->path[0] = '\0';
+		return -1;
+	}
+	uv_poll_init(loop, &rs->poll, rs->fd);
+	rs->poll.data = rs;
+	uv_poll_start(&rs->poll, UV_READABLE, on_accept);
+	rs->polling = 1;
+	log_info("host regions: %s", path);
+	return 0;
+}
+
+void regions_stop(region_server *rs)
+{
+	if (rs->fd < 0)
+		return;
+	uv_poll_stop(&rs->poll);
+	uv_close((uv_handle_t *)&rs->poll, NULL);
+	close(rs->fd);
+	rs->fd = -1;
+	unlink(rs->path);
+}

@@ -1,0 +1,53 @@
+/*
+ * proto/shm.h — the region socket: how a client shares host memory with gpud
+ * so bulk array bytes never cross the nng socket.
+ *
+ * nng carries requests, not file descriptors, so memory is handed over on a
+ * second Unix socket next to gpud's ipc:// socket (`shm_socket` in hello):
+ *
+ *   1. The client makes a memfd (memfd_create with MFD_ALLOW_SEALING), sizes
+ *      it, and seals it with at least F_SEAL_SHRINK (and F_SEAL_GROW,
+ *      F_SEAL_SEAL): gpud maps it, and a file that could shrink under that
+ *      mapping would fault gpud (SIGBUS) on its next access.
+ *   2. It connects a SOCK_SEQPACKET socket to shm_socket and sends one
+ *      shm_register message with the memfd as SCM_RIGHTS ancillary data.
+ *      `key` is the session_key hello returned on the nng connection, which
+ *      binds the region to that connection.
+ *   3. gpud checks the peer's uid (SO_PEERCRED) against the connection's
+ *      (NNG_OPT_IPC_PEER_UID), the key, the seals, that the file is a plain
+ *      tmpfs memfd (not hugetlbfs, whose faults can also SIGBUS) of the
+ *      declared size; maps it; pins it if asked (cudaHostRegister, so copies
+ *      are DMA from the client's own pages); and answers one shm_reply.
+ *
+ * Requests then name bytes as HostRef{region, offset} (proto/gpud.proto).
+ * Regions belong to the connection: they go with it, or with UnmapRequest.
+ * All integers little-endian (the socket never leaves the host).
+ */
+#ifndef GPUD_PROTO_SHM_H
+#define GPUD_PROTO_SHM_H
+
+#include <stdint.h>
+
+#define GPUD_SHM_MAGIC "gpudshm1"
+#define GPUD_SHM_KEY_LEN 16
+
+enum {
+	GPUD_SHM_PIN = 1u << 0, /* page-lock the region for the device (cuda) */
+};
+
+typedef struct shm_register {
+	char magic[8]; /* GPUD_SHM_MAGIC, no NUL */
+	uint8_t key[GPUD_SHM_KEY_LEN];
+	uint64_t size;  /* bytes of the memfd to map */
+	uint32_t flags; /* GPUD_SHM_* */
+	uint32_t reserved;
+} shm_register;
+
+typedef struct shm_reply {
+	int32_t status;  /* a Gpud__Status value; 0 is OK */
+	uint32_t pinned; /* 1 if gpud page-locked the region */
+	uint64_t region; /* the region's id for HostRef, when status is 0 */
+	char message[496]; /* NUL-terminated reason when status is not 0 */
+} shm_reply;
+
+#endif
