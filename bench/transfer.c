@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
 
 #include <gpud/client.h>
 
@@ -77,6 +80,54 @@ static void fill(float *p, size_t n, float scale)
 
 /* --- 1. tiny run ------------------------------------------------------------------ */
 
+/* The transport's own floor: an nng REQ/REP echo over ipc://, no gpud. */
+static char echo_url[200];
+static nng_socket echo_sock;
+
+static void *echo_main(void *arg)
+{
+	for (;;) {
+		nng_msg *m;
+		if (nng_recvmsg(echo_sock, &m, 0) != 0)
+			return NULL;
+		if (nng_sendmsg(echo_sock, m, 0) != 0)
+			nng_msg_free(m);
+	}
+}
+
+static void nng_floor(int reps, double *p50, double *p99)
+{
+	nng_socket req;
+	pthread_t th;
+	double *t = malloc((size_t)reps * sizeof(double));
+	char buf[64] = {0};
+	snprintf(echo_url, sizeof(echo_url), "%s.echo", url);
+	if (nng_rep0_open(&echo_sock) || nng_listen(echo_sock, echo_url, NULL, 0) ||
+	    nng_req0_open(&req) || nng_dial(req, echo_url, NULL, 0)) {
+		fprintf(stderr, "transfer: nng echo setup failed\n");
+		exit(1);
+	}
+	pthread_create(&th, NULL, echo_main, NULL);
+	for (int r = -50; r < reps; r++) {
+		nng_msg *m;
+		double t0 = now_us();
+		if (nng_msg_alloc(&m, 0) || nng_msg_append(m, buf, sizeof(buf)) ||
+		    nng_sendmsg(req, m, 0) || nng_recvmsg(req, &m, 0)) {
+			fprintf(stderr, "transfer: nng echo failed\n");
+			exit(1);
+		}
+		nng_msg_free(m);
+		if (r >= 0)
+			t[r] = now_us() - t0;
+	}
+	*p50 = pctl(t, reps, 0.5);
+	*p99 = pctl(t, reps, 0.99);
+	nng_close(req);
+	nng_close(echo_sock);
+	pthread_join(th, NULL);
+	free(t);
+}
+
 static void tiny_run(int reps, const char *label)
 {
 	enum { NX = 8, NF = 1024 };
@@ -116,6 +167,23 @@ static void tiny_run(int reps, const char *label)
 			t[r] = now_us() - t0;
 	}
 	double s50 = pctl(t, reps, 0.5), s99 = pctl(t, reps, 0.99);
+	/* The whole job in one trip: inputs in the request, the output in the reply. */
+	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
+		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
+		   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
+	gpud_arg cargs[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			    gpud_arg_array("freqs", &af)};
+	for (int r = -50; r < reps; r++) {
+		gpud_result res;
+		size_t no;
+		double t0 = now_us();
+		if (gpud_call(c, "lombscargle", cargs, 3, &res, 1, &no, NULL) != GPUD_OK)
+			die_client(c, "call");
+		if (r >= 0)
+			t[r] = now_us() - t0;
+		gpud_array_free(&res.array);
+	}
+	double c50 = pctl(t, reps, 0.5), c99 = pctl(t, reps, 0.99);
 	gpud_close(c);
 
 	/* In-process: the same kernel object, launch + cudaStreamSynchronize. */
@@ -161,7 +229,11 @@ static void tiny_run(int reps, const char *label)
 	       label);
 	printf("   %-34s %10s %10s\n", "", "p50 (us)", "p99 (us)");
 	printf("   %-34s %10.1f %10.1f\n", "gpud run, warm client (ipc)", g50, g99);
+	double e50, e99;
+	nng_floor(reps, &e50, &e99);
 	printf("   %-34s %10.1f %10.1f\n", "gpud status (no GPU work)", s50, s99);
+	printf("   %-34s %10.1f %10.1f\n", "nng REQ/REP echo, ipc (no gpud)", e50, e99);
+	printf("   %-34s %10.1f %10.1f\n", "gpud_call: copy in, run, copy out", c50, c99);
 	printf("   %-34s %10.1f %10.1f\n", "in-process launch + sync", i50, i99);
 	printf("   %-34s %9.1fx %9.1fx\n\n", "ratio gpud / in-process", g50 / i50, g99 / i99);
 	free(t);

@@ -51,6 +51,15 @@ struct gpud_client {
 	region *regions;
 	size_t nregions, cap;
 	region scratch; /* base NULL until needed */
+	/* Two requests in flight on contexts of their own: the scratch region's
+	 * halves are filled (or emptied) while the other half's copy runs. */
+	struct async_req {
+		nng_ctx ctx;
+		nng_aio *aio;
+		uint64_t id;
+		int busy;
+	} ar[2];
+	int ar_open;
 	char msg[2048];
 };
 
@@ -159,14 +168,12 @@ static gpud_status call(gpud_client *c, Gpud__Request *req, const void *payload,
 }
 
 /* Sends a packed request (taking m) and receives its reply, as call() does. */
+static gpud_status take_reply(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
+			      nng_msg **rmsg, uint8_t **rpayload, size_t *rplen);
+
 static gpud_status exchange(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
 			    nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
 {
-	const uint8_t *hdr;
-	size_t hlen;
-	uint8_t *pl;
-	size_t pll;
-	char err[256];
 	int rv;
 
 	if ((rv = nng_sendmsg(c->sock, m, 0)) != 0) {
@@ -177,6 +184,19 @@ static gpud_status exchange(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Respo
 	if ((rv = nng_recvmsg(c->sock, &m, 0)) != 0)
 		return seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
 			      "waiting for the reply from %s: %s", c->url, nng_strerror(rv));
+	return take_reply(c, m, id, resp, rmsg, rpayload, rplen);
+}
+
+/* Checks and unpacks a reply message (taking m), as exchange() returns it. */
+static gpud_status take_reply(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
+			      nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
+{
+	const uint8_t *hdr;
+	size_t hlen;
+	uint8_t *pl;
+	size_t pll;
+	char err[256];
+
 	if (wire_split(m, &hdr, &hlen, &pl, &pll, err, sizeof(err)) != 0) {
 		nng_msg_free(m);
 		return seterr(c, GPUD_EPROTO, "malformed reply: %s", err);
@@ -300,6 +320,11 @@ void gpud_close(gpud_client *c)
 {
 	if (c == NULL)
 		return;
+	if (c->ar_open)
+		for (int i = 0; i < 2; i++) {
+			nng_aio_stop(c->ar[i].aio);
+			nng_aio_free(c->ar[i].aio);
+		}
 	if (c->open)
 		nng_close(c->sock); /* gpud drops the connection's regions */
 	for (size_t i = 0; i < c->nregions; i++)
@@ -619,6 +644,162 @@ static gpud_status upload_region(gpud_client *c, gpud_handle h, uint64_t offset,
 	return GPUD_OK;
 }
 
+typedef struct async_req async_req;
+
+static gpud_status async_open(gpud_client *c)
+{
+	int rv;
+	if (c->ar_open)
+		return GPUD_OK;
+	for (int i = 0; i < 2; i++) {
+		if ((rv = nng_ctx_open(&c->ar[i].ctx, c->sock)) != 0 ||
+		    (rv = nng_aio_alloc(&c->ar[i].aio, NULL, NULL)) != 0) {
+			if (i == 1) {
+				nng_aio_free(c->ar[0].aio);
+				nng_ctx_close(c->ar[0].ctx);
+			}
+			return seterr(c, GPUD_ENOMEM, "nng context: %s", nng_strerror(rv));
+		}
+		nng_ctx_set_ms(c->ar[i].ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+		c->ar[i].busy = 0;
+	}
+	c->ar_open = 1;
+	return GPUD_OK;
+}
+
+/* Sends req on a's context and starts waiting for its reply. */
+static gpud_status async_send(gpud_client *c, async_req *a, Gpud__Request *req)
+{
+	nng_msg *m;
+	int rv;
+	req->version = GPUD_PROTOCOL_VERSION;
+	req->id = a->id = ++c->next_id;
+	if ((rv = wire_pack(&m, &req->base, NULL, 0, NULL)) != 0)
+		return seterr(c, GPUD_ENOMEM, "cannot build a request: %s", nng_strerror(rv));
+	nng_aio_set_timeout(a->aio, c->timeout_ms > 0 ? c->timeout_ms : NNG_DURATION_INFINITE);
+	nng_aio_set_msg(a->aio, m);
+	nng_ctx_send(a->ctx, a->aio);
+	nng_aio_wait(a->aio);
+	if ((rv = nng_aio_result(a->aio)) != 0) {
+		nng_msg_free(m);
+		return seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+			      "sending to %s: %s", c->url, nng_strerror(rv));
+	}
+	nng_ctx_recv(a->ctx, a->aio);
+	a->busy = 1;
+	return GPUD_OK;
+}
+
+/* Waits for a's reply (if one is due); GPUD_OK if it says OK. */
+static gpud_status async_wait(gpud_client *c, async_req *a)
+{
+	Gpud__Response *r;
+	int rv;
+	if (!a->busy)
+		return GPUD_OK;
+	a->busy = 0;
+	nng_aio_wait(a->aio);
+	if ((rv = nng_aio_result(a->aio)) != 0)
+		return seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+			      "waiting for the reply from %s: %s", c->url, nng_strerror(rv));
+	gpud_status st = take_reply(c, nng_aio_get_msg(a->aio), a->id, &r, NULL, NULL, NULL);
+	if (st == GPUD_OK)
+		gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
+/* Waits for both; the first error wins. */
+static gpud_status async_drain(gpud_client *c, gpud_status st)
+{
+	char msg[sizeof(c->msg)];
+	memcpy(msg, c->msg, sizeof(msg));
+	for (int i = 0; i < 2; i++) {
+		gpud_status s2 = async_wait(c, &c->ar[i]);
+		if (st == GPUD_OK)
+			st = s2;
+		else
+			memcpy(c->msg, msg, sizeof(msg));
+	}
+	return st;
+}
+
+/* An upload or download of n bytes between h at offset and the scratch region at roff. */
+static void scratch_request(gpud_client *c, int upload, gpud_handle h, uint64_t offset,
+			    uint64_t roff, size_t n, Gpud__Request *req, Gpud__UploadRequest *u,
+			    Gpud__DownloadRequest *d, Gpud__HostRef *ref)
+{
+	gpud__request__init(req);
+	gpud__host_ref__init(ref);
+	ref->region = c->scratch.id;
+	ref->offset = roff;
+	if (upload) {
+		gpud__upload_request__init(u);
+		u->handle = h;
+		u->offset = offset;
+		u->from = ref;
+		u->length = n;
+		req->body_case = GPUD__REQUEST__BODY_UPLOAD;
+		req->upload = u;
+	} else {
+		gpud__download_request__init(d);
+		d->handle = h;
+		d->offset = offset;
+		d->length = n;
+		d->to = ref;
+		req->body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+		req->download = d;
+	}
+}
+
+/*
+ * Ordinary memory through the scratch region, double-buffered: while gpud
+ * copies one half to (or from) the device, this thread fills (or empties)
+ * the other.
+ */
+static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t offset, char *mem,
+			  size_t len)
+{
+	Gpud__Request req;
+	Gpud__UploadRequest u;
+	Gpud__DownloadRequest d;
+	Gpud__HostRef ref;
+	gpud_status st;
+	size_t half = c->scratch.size / 2;
+	size_t nchunks = (len + half - 1) / half;
+
+	if ((st = async_open(c)) != GPUD_OK)
+		return st;
+	if (upload) {
+		for (size_t k = 0; k < nchunks; k++) {
+			async_req *a = &c->ar[k % 2];
+			size_t off = k * half, n = len - off < half ? len - off : half;
+			if ((st = async_wait(c, a)) != GPUD_OK)
+				return async_drain(c, st);
+			memcpy((char *)c->scratch.base + (k % 2) * half, mem + off, n);
+			scratch_request(c, 1, h, offset + off, (k % 2) * half, n, &req, &u, &d, &ref);
+			if ((st = async_send(c, a, &req)) != GPUD_OK)
+				return async_drain(c, st);
+		}
+		return async_drain(c, GPUD_OK);
+	}
+	/* Downloads: chunk k+1 is requested before chunk k is copied out. */
+	for (size_t k = 0; k <= nchunks; k++) {
+		if (k < nchunks) {
+			size_t off = k * half, n = len - off < half ? len - off : half;
+			scratch_request(c, 0, h, offset + off, (k % 2) * half, n, &req, &u, &d, &ref);
+			if ((st = async_send(c, &c->ar[k % 2], &req)) != GPUD_OK)
+				return async_drain(c, st);
+		}
+		if (k > 0) {
+			size_t j = k - 1, off = j * half, n = len - off < half ? len - off : half;
+			if ((st = async_wait(c, &c->ar[j % 2])) != GPUD_OK)
+				return async_drain(c, st);
+			memcpy(mem + off, (char *)c->scratch.base + (j % 2) * half, n);
+		}
+	}
+	return GPUD_OK;
+}
+
 /*
  * From a host region: one request. From other memory over ipc:// (1 MiB and
  * up): through the scratch region. Otherwise in message-sized pieces.
@@ -635,15 +816,8 @@ gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const vo
 		return seterr(c, GPUD_EARG, "gpud_upload: data is NULL");
 	if (len > 0 && (rg = region_of(c, data, len, &roff)) != NULL)
 		return upload_region(c, h, offset, rg, roff, len);
-	if (gpud_has_shm(c) && len >= SHM_MIN && scratch(c, len) == GPUD_OK) {
-		for (; done < len; done += limit) {
-			limit = len - done < c->scratch.size ? len - done : c->scratch.size;
-			memcpy(c->scratch.base, (const char *)data + done, limit);
-			if ((st = upload_region(c, h, offset + done, &c->scratch, 0, limit)) != GPUD_OK)
-				return st;
-		}
-		return GPUD_OK;
-	}
+	if (gpud_has_shm(c) && len >= SHM_MIN && scratch(c, len) == GPUD_OK)
+		return bounce(c, 1, h, offset, (char *)data, len);
 	c->msg[0] = '\0'; /* a scratch region refused: messages still work */
 	do {
 		size_t n = len - done < limit ? len - done : limit;
@@ -931,16 +1105,8 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 	const region *rg = region_of(c, dst, len, &roff);
 	if (rg)
 		return download_region(c, h, offset, rg, roff, len);
-	if (gpud_has_shm(c) && len >= SHM_MIN && scratch(c, len) == GPUD_OK) {
-		for (size_t done = 0; done < len;) {
-			size_t n = len - done < c->scratch.size ? len - done : c->scratch.size;
-			if ((st = download_region(c, h, offset + done, &c->scratch, 0, n)) != GPUD_OK)
-				return st;
-			memcpy((char *)dst + done, c->scratch.base, n);
-			done += n;
-		}
-		return GPUD_OK;
-	}
+	if (gpud_has_shm(c) && len >= SHM_MIN && scratch(c, len) == GPUD_OK)
+		return bounce(c, 0, h, offset, dst, len);
 	c->msg[0] = '\0';
 	size_t limit = chunk_limit(c);
 	for (size_t done = 0; done < len;) {
@@ -998,58 +1164,125 @@ gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
 
 /* --- kernels -------------------------------------------------------------------- */
 
+/* The protobuf arguments of a run (arrays point into args); free with run_args_free. */
+typedef struct run_args {
+	Gpud__Argument *pa;
+	Gpud__Argument **pp;
+	Gpud__Scalar *ps;
+	Gpud__InlineArray *ia;
+	Gpud__HostRef *hr;
+	size_t payload; /* bytes of inline arrays that ride in the message */
+} run_args;
+
+static void run_args_free(run_args *ra)
+{
+	free(ra->pa);
+	free(ra->pp);
+	free(ra->ps);
+	free(ra->ia);
+	free(ra->hr);
+}
+
+static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_arg *args,
+				  size_t nargs, int arrays_ok, run_args *ra)
+{
+	size_t n = nargs ? nargs : 1;
+	memset(ra, 0, sizeof(*ra));
+	ra->pa = calloc(n, sizeof(*ra->pa));
+	ra->pp = calloc(n, sizeof(*ra->pp));
+	ra->ps = calloc(n, sizeof(*ra->ps));
+	ra->ia = calloc(n, sizeof(*ra->ia));
+	ra->hr = calloc(n, sizeof(*ra->hr));
+	if (!ra->pa || !ra->pp || !ra->ps || !ra->ia || !ra->hr)
+		return seterr(c, GPUD_ENOMEM, "%s: out of memory", verb);
+	for (size_t i = 0; i < nargs; i++) {
+		Gpud__Argument *a = &ra->pa[i];
+		Gpud__Scalar *sc = &ra->ps[i];
+		gpud__argument__init(a);
+		gpud__scalar__init(sc);
+		a->name = (char *)(args[i].name ? args[i].name : "");
+		ra->pp[i] = a;
+		switch (args[i].kind) {
+		case GPUD_ARG_BUFFER:
+			a->value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+			a->buffer = args[i].v.buffer;
+			continue;
+		case GPUD_ARG_ARRAY: {
+			const gpud_array *arr = args[i].v.array;
+			if (!arrays_ok)
+				return seterr(c, GPUD_EARG,
+					      "%s: argument '%s' is a host array; pass it to gpud_call, "
+					      "or gpud_alloc it and pass the handle",
+					      verb, a->name);
+			if (arr == NULL || arr->ndim < 0 || arr->ndim > GPUD_MAX_DIMS ||
+			    (arr->nbytes > 0 && arr->data == NULL))
+				return seterr(c, GPUD_EARG, "%s: argument '%s': a malformed gpud_array",
+					      verb, a->name);
+			size_t want = gpud_shape_bytes(arr->shape, arr->ndim,
+						       gpud_dtype_size(arr->dtype));
+			if (gpud_dtype_size(arr->dtype) == 0 || want != arr->nbytes)
+				return seterr(c, GPUD_EARG,
+					      "%s: argument '%s': nbytes %zu does not match its dtype "
+					      "and shape (%zu bytes)",
+					      verb, a->name, arr->nbytes, want);
+			Gpud__InlineArray *ia = &ra->ia[i];
+			gpud__inline_array__init(ia);
+			ia->dtype = (Gpud__DType)arr->dtype;
+			ia->n_shape = (size_t)arr->ndim;
+			ia->shape = (uint64_t *)arr->shape;
+			uint64_t roff;
+			const region *rg = arr->nbytes ? region_of(c, arr->data, arr->nbytes, &roff)
+						       : NULL;
+			if (rg) {
+				gpud__host_ref__init(&ra->hr[i]);
+				ra->hr[i].region = rg->id;
+				ra->hr[i].offset = roff;
+				ia->from = &ra->hr[i];
+			} else {
+				ra->payload += arr->nbytes;
+			}
+			a->value_case = GPUD__ARGUMENT__VALUE_ARRAY;
+			a->array = ia;
+			continue;
+		}
+		case GPUD_ARG_F64:
+			sc->value_case = GPUD__SCALAR__VALUE_F64;
+			sc->f64 = args[i].v.f64;
+			break;
+		case GPUD_ARG_I64:
+			sc->value_case = GPUD__SCALAR__VALUE_I64;
+			sc->i64 = args[i].v.i64;
+			break;
+		case GPUD_ARG_BOOL:
+			sc->value_case = GPUD__SCALAR__VALUE_B;
+			sc->b = args[i].v.b;
+			break;
+		default:
+			return seterr(c, GPUD_EARG, "%s: argument '%s' has kind %d", verb, a->name,
+				      (int)args[i].kind);
+		}
+		a->value_case = GPUD__ARGUMENT__VALUE_SCALAR;
+		a->scalar = sc;
+	}
+	return GPUD_OK;
+}
+
 gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
 		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
 	Gpud__Response *r;
+	run_args ra;
 	gpud_status st;
 
 	if (kernel == NULL || (nargs > 0 && args == NULL))
 		return seterr(c, GPUD_EARG, "gpud_run: kernel name or args missing");
-	Gpud__Argument *pa = calloc(nargs ? nargs : 1, sizeof(*pa));
-	Gpud__Argument **pp = calloc(nargs ? nargs : 1, sizeof(*pp));
-	Gpud__Scalar *ps = calloc(nargs ? nargs : 1, sizeof(*ps));
-	if (!pa || !pp || !ps) {
-		st = seterr(c, GPUD_ENOMEM, "gpud_run: out of memory");
+	if ((st = run_args_build(c, "gpud_run", args, nargs, 0, &ra)) != GPUD_OK)
 		goto out;
-	}
-	for (size_t i = 0; i < nargs; i++) {
-		gpud__argument__init(&pa[i]);
-		gpud__scalar__init(&ps[i]);
-		pa[i].name = (char *)(args[i].name ? args[i].name : "");
-		switch (args[i].kind) {
-		case GPUD_ARG_BUFFER:
-			pa[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
-			pa[i].buffer = args[i].v.buffer;
-			break;
-		case GPUD_ARG_F64:
-			ps[i].value_case = GPUD__SCALAR__VALUE_F64;
-			ps[i].f64 = args[i].v.f64;
-			break;
-		case GPUD_ARG_I64:
-			ps[i].value_case = GPUD__SCALAR__VALUE_I64;
-			ps[i].i64 = args[i].v.i64;
-			break;
-		case GPUD_ARG_BOOL:
-			ps[i].value_case = GPUD__SCALAR__VALUE_B;
-			ps[i].b = args[i].v.b;
-			break;
-		default:
-			st = seterr(c, GPUD_EARG, "gpud_run: argument '%s' has kind %d",
-				    pa[i].name, (int)args[i].kind);
-			goto out;
-		}
-		if (args[i].kind != GPUD_ARG_BUFFER) {
-			pa[i].value_case = GPUD__ARGUMENT__VALUE_SCALAR;
-			pa[i].scalar = &ps[i];
-		}
-		pp[i] = &pa[i];
-	}
 	run.kernel = (char *)kernel;
 	run.n_args = nargs;
-	run.args = pp;
+	run.args = ra.pp;
 	req.body_case = GPUD__REQUEST__BODY_RUN;
 	req.run = &run;
 	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -1077,9 +1310,120 @@ gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 	}
 	gpud__response__free_unpacked(r, NULL);
 out:
-	free(pa);
-	free(pp);
-	free(ps);
+	run_args_free(&ra);
+	return st;
+}
+
+gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Response *r = NULL;
+	nng_msg *m = NULL, *rm = NULL;
+	uint8_t *payload, *pl;
+	size_t pll, got = 0;
+	run_args ra;
+	gpud_status st;
+	int rv;
+
+	if (nouts)
+		*nouts = 0;
+	c->msg[0] = '\0';
+	if (kernel == NULL || (nargs > 0 && args == NULL) || (cap > 0 && outs == NULL))
+		return seterr(c, GPUD_EARG, "gpud_call: kernel name, args or outs missing");
+	if ((st = run_args_build(c, "gpud_call", args, nargs, 1, &ra)) != GPUD_OK)
+		goto out;
+	if (ra.payload > chunk_limit(c)) {
+		st = seterr(c, GPUD_E2BIG,
+			    "gpud_call: %zu bytes of inline arrays exceed one message (%" PRIu64
+			    " bytes); gpud_alloc them and use gpud_run, or put them in "
+			    "gpud_host_alloc memory",
+			    ra.payload, c->info.max_message_size);
+		goto out;
+	}
+	run.kernel = (char *)kernel;
+	run.n_args = nargs;
+	run.args = ra.pp;
+	run.return_outputs = 1;
+	req.body_case = GPUD__REQUEST__BODY_RUN;
+	req.run = &run;
+	req.version = GPUD_PROTOCOL_VERSION;
+	req.id = ++c->next_id;
+	if ((rv = wire_pack(&m, &req.base, NULL, ra.payload, (void **)&payload)) != 0) {
+		st = seterr(c, GPUD_ENOMEM, "gpud_call: cannot build a %zu-byte request: %s",
+			    ra.payload, nng_strerror(rv));
+		goto out;
+	}
+	/* The arrays' bytes, in argument order: the one copy on this side. */
+	for (size_t i = 0; i < nargs; i++)
+		if (ra.pa[i].value_case == GPUD__ARGUMENT__VALUE_ARRAY && !ra.ia[i].from &&
+		    args[i].v.array->nbytes) {
+			memcpy(payload, args[i].v.array->data, args[i].v.array->nbytes);
+			payload += args[i].v.array->nbytes;
+		}
+	if ((st = exchange(c, m, req.id, &r, &rm, &pl, &pll)) != GPUD_OK)
+		goto out;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK) {
+		r = NULL;
+		goto out;
+	}
+	size_t off = 0, n = 0;
+	for (size_t i = 0; i < r->run->n_outputs; i++) {
+		Gpud__Output *o = r->run->outputs[i];
+		if (o->buffer == NULL || o->buffer->n_shape > GPUD_MAX_DIMS ||
+		    gpud_dtype_size((gpud_dtype)o->buffer->dtype) == 0) {
+			st = seterr(c, GPUD_EPROTO, "gpud_call: output %zu is not described", i);
+			goto out;
+		}
+		size_t bytes = gpud_shape_bytes(o->buffer->shape, (int)o->buffer->n_shape,
+						gpud_dtype_size((gpud_dtype)o->buffer->dtype));
+		if (bytes == SIZE_MAX || bytes > pll - off) {
+			st = seterr(c, GPUD_EPROTO,
+				    "gpud_call: the reply's %zu payload bytes do not hold output '%s'",
+				    pll, o->name);
+			goto out;
+		}
+		if (n < cap) {
+			gpud_result *g = &outs[n++];
+			memset(g, 0, sizeof(*g));
+			snprintf(g->name, sizeof(g->name), "%s", o->name);
+			g->array.dtype = (gpud_dtype)o->buffer->dtype;
+			g->array.ndim = (int)o->buffer->n_shape;
+			if (o->buffer->n_shape)
+				memcpy(g->array.shape, o->buffer->shape,
+				       o->buffer->n_shape * sizeof(uint64_t));
+			g->array.nbytes = bytes;
+			if ((g->array.data = malloc(bytes ? bytes : 1)) == NULL) {
+				n--;
+				st = seterr(c, GPUD_ENOMEM, "gpud_call: cannot allocate %zu bytes", bytes);
+				goto out;
+			}
+			memcpy(g->array.data, pl + off, bytes);
+			got = n;
+		}
+		off += bytes;
+	}
+	if (off != pll) {
+		st = seterr(c, GPUD_EPROTO, "gpud_call: %zu payload bytes for %zu bytes of outputs",
+			    pll, off);
+		goto out;
+	}
+	if (nouts)
+		*nouts = n;
+	if (info) {
+		info->elapsed_us = r->run->elapsed_us;
+		info->kernel_us = r->run->kernel_us;
+	}
+out:
+	if (st != GPUD_OK)
+		for (size_t i = 0; i < got; i++)
+			gpud_array_free(&outs[i].array);
+	if (r)
+		gpud__response__free_unpacked(r, NULL);
+	if (rm)
+		nng_msg_free(rm);
+	run_args_free(&ra);
 	return st;
 }
 

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -188,6 +189,99 @@ static void print_summary(const gpud_output *o, const gpud_array *a)
 	printf("%s]\n", n > 6 ? ", ..." : "");
 }
 
+/* Inputs up to this many bytes in all go with the run itself. */
+#define ONE_TRIP_MAX (1u << 20)
+
+/* Matches -o requests to the outputs' names: dest[i] is output i's file or NULL. */
+static void match_outputs(const char *kernel, const char *const *outs, int nouts_req,
+			  const char *const *names, size_t nout, const char **dest)
+{
+	for (size_t j = 0; j < nout; j++)
+		dest[j] = NULL;
+	for (int i = 0; i < nouts_req; i++) {
+		const char *eq = strchr(outs[i], '=');
+		size_t j;
+		if (eq == NULL) {
+			if (nout != 1)
+				die(EXIT_USAGE,
+				    "-o %s: %s has %zu outputs; name each with -o name=FILE.npy",
+				    outs[i], kernel, nout);
+			dest[0] = outs[i];
+			continue;
+		}
+		for (j = 0; j < nout; j++)
+			if (strlen(names[j]) == (size_t)(eq - outs[i]) &&
+			    !strncmp(names[j], outs[i], (size_t)(eq - outs[i])))
+				break;
+		if (j == nout)
+			die(EXIT_USAGE, "-o %s: %s has no output '%.*s'", outs[i], kernel,
+			    (int)(eq - outs[i]), outs[i]);
+		dest[j] = eq + 1;
+	}
+}
+
+/* The whole job in one request: files read here, sent with the run, outputs back. */
+static int run_one_trip(gpud_client *c, const char *kernel, cli_arg *args, int nargs,
+			const char *const *outs, int nouts_req)
+{
+	gpud_arg wire[MAX_ARGS];
+	char err[1024];
+	for (int i = 0; i < nargs; i++) {
+		cli_arg *ca = &args[i];
+		if (ca->is_file) {
+			if (gpud_npy_load(ca->text, &ca->arr, err, sizeof(err)) != 0)
+				die(1, "argument '%s': %s", ca->name, err);
+			ca->arg = gpud_arg_array(ca->name, &ca->arr);
+			trace("read %s from %s (%zu bytes)", ca->name, ca->text, ca->arr.nbytes);
+		}
+		ca->arg.name = ca->name;
+		wire[i] = ca->arg;
+	}
+	gpud_result res[MAX_ARGS];
+	size_t nout = 0;
+	gpud_run_info info;
+	gpud_status st = gpud_call(c, kernel, wire, (size_t)nargs, res, MAX_ARGS, &nout, &info);
+	if (st == GPUD_E2BIG) {
+		/* More than one message carries: the caller uploads and downloads. */
+		trace("one round trip is too large (%s); uploading instead", gpud_errmsg(c));
+		for (int i = 0; i < nargs; i++)
+			if (args[i].is_file)
+				gpud_array_free(&args[i].arr);
+		return -1;
+	}
+	if (st != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	trace("ran %s with its inputs and outputs in one round trip (in gpud %.1f us, kernel "
+	      "%.1f us)",
+	      kernel, info.elapsed_us, info.kernel_us);
+	for (int i = 0; i < nargs; i++)
+		if (args[i].is_file)
+			gpud_array_free(&args[i].arr);
+	const char *names[MAX_ARGS] = {0}, *dest[MAX_ARGS] = {0};
+	for (size_t i = 0; i < nout; i++)
+		names[i] = res[i].name;
+	match_outputs(kernel, outs, nouts_req, names, nout, dest);
+	for (size_t i = 0; i < nout; i++) {
+		if (dest[i]) {
+			if (gpud_npy_save(dest[i], &res[i].array, err, sizeof(err)) != 0)
+				die(1, "output '%s': %s", res[i].name, err);
+			trace("wrote %s into %s", res[i].name, dest[i]);
+		} else if (!nouts_req) {
+			gpud_output o;
+			memset(&o, 0, sizeof(o));
+			memcpy(o.name, res[i].name, sizeof(o.name));
+			o.dtype = res[i].array.dtype;
+			o.ndim = res[i].array.ndim;
+			memcpy(o.shape, res[i].array.shape, sizeof(o.shape));
+			print_summary(&o, &res[i].array);
+		}
+		gpud_array_free(&res[i].array);
+	}
+	gpud_close(c);
+	trace("closed");
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	cli_arg args[MAX_ARGS];
@@ -251,6 +345,16 @@ static int cmd_run(int argc, char **argv)
 
 	gpud_client *c = connect_or_die();
 	trace("connected to %s", gpud_url(c));
+	/* Small inputs: the whole job is one round trip (gpud_call). */
+	size_t file_bytes = 0;
+	for (int i = 0; i < nargs; i++) {
+		struct stat st;
+		if (args[i].is_file)
+			file_bytes += stat(args[i].text, &st) == 0 ? (size_t)st.st_size : SIZE_MAX / 2;
+	}
+	if (file_bytes <= ONE_TRIP_MAX && file_bytes <= gpud_server(c)->max_message_size &&
+	    run_one_trip(c, kernel, args, nargs, outs, nouts_req) == 0)
+		return 0;
 	gpud_handle handles[MAX_ARGS * 2];
 	int nh = 0;
 	gpud_arg wire[MAX_ARGS];
@@ -278,28 +382,10 @@ static int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < nout; i++)
 		handles[nh++] = outputs[i].handle;
 
-	/* Match -o requests to outputs. */
-	const char *dest[MAX_ARGS] = {0};
-	for (int i = 0; i < nouts_req; i++) {
-		const char *eq = strchr(outs[i], '=');
-		size_t j;
-		if (eq == NULL) {
-			if (nout != 1)
-				die(EXIT_USAGE,
-				    "-o %s: %s has %zu outputs; name each with -o name=FILE.npy",
-				    outs[i], kernel, nout);
-			dest[0] = outs[i];
-			continue;
-		}
-		for (j = 0; j < nout; j++)
-			if (strlen(outputs[j].name) == (size_t)(eq - outs[i]) &&
-			    !strncmp(outputs[j].name, outs[i], (size_t)(eq - outs[i])))
-				break;
-		if (j == nout)
-			die(EXIT_USAGE, "-o %s: %s has no output '%.*s'", outs[i], kernel,
-			    (int)(eq - outs[i]), outs[i]);
-		dest[j] = eq + 1;
-	}
+	const char *names[MAX_ARGS] = {0}, *dest[MAX_ARGS] = {0};
+	for (size_t i = 0; i < nout; i++)
+		names[i] = outputs[i].name;
+	match_outputs(kernel, outs, nouts_req, names, nout, dest);
 	for (size_t i = 0; i < nout; i++) {
 		gpud_array a;
 		if (dest[i]) {

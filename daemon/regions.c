@@ -124,6 +124,7 @@ void regions_fini(region_server *rs)
 			r->session->nregions--;
 			r->session->region_bytes -= r->size;
 		}
+		r->work.data = r;
 		unmap_work(&r->work);
 		free(r);
 	}

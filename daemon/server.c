@@ -270,13 +270,16 @@ static void request_cleanup(gpud_request *r)
 {
 	gpud_server *s = r->srv;
 
+	/* Inline arrays and returned outputs: gone with the request. */
+	for (int i = 0; i < r->ntemps; i++)
+		buffers_release(&s->buffers, r->temps[i]);
+	r->ntemps = 0;
 	for (int i = 0; i < r->nheld; i++)
 		buffer_unref(&s->buffers, r->held[i]);
 	r->nheld = 0;
-	if (r->region) {
-		region_unref(r->region);
-		r->region = NULL;
-	}
+	for (int i = 0; i < r->nregions; i++)
+		region_unref(r->regions[i]);
+	r->nregions = 0;
 	if (r->session && sessions_get(&s->buffers, r->pipe_id, 0) == r->session)
 		r->session->in_flight--;
 	r->session = NULL;
@@ -305,7 +308,7 @@ void request_hold(gpud_request *r, gpud_buffer *b)
 void request_hold_region(gpud_request *r, host_region *hr)
 {
 	region_ref(hr);
-	r->region = hr;
+	r->regions[r->nregions++] = hr;
 }
 
 void request_send_msg(gpud_request *r, nng_msg *m)
@@ -404,9 +407,9 @@ static void handle_request(server_ctx *c)
 	r->srv = s;
 	r->sc = c;
 	r->t0_ns = now_ns();
-	r->nheld = r->ncreated = 0;
+	r->nheld = r->ncreated = r->ntemps = r->pending = 0;
 	r->session = NULL;
-	r->region = NULL;
+	r->nregions = 0;
 	s->requests++;
 	s->in_flight++;
 	s->last_request_ns = r->t0_ns;

@@ -45,11 +45,20 @@ typedef struct gpud_request {
 	gpud_buffer *created[KERNEL_MAX_PARAMS + 1];
 	int ncreated;
 	nng_msg *reply; /* a reply being filled by the backend (download) */
-	host_region *region; /* a host region this request copies from or to */
+	/* host regions this request copies from or to */
+	host_region *regions[KERNEL_MAX_PARAMS + 1];
+	int nregions;
 	gpud_buffer *bound[KERNEL_MAX_PARAMS]; /* run: the buffer of each parameter */
 	const kernel_def *kernel;
 	kernel_args kargs;
 	double kernel_us;
+	/* run with inline arrays / return_outputs: buffers freed at the reply,
+	 * copies in flight, the first error among them */
+	gpud_buffer *temps[KERNEL_MAX_PARAMS];
+	int ntemps;
+	int pending;
+	int pending_status;
+	char pending_msg[512];
 } gpud_request;
 
 struct gpud_server {
@@ -104,7 +113,7 @@ void request_fail(gpud_request *r, int status, const char *fmt, ...)
 void request_send_msg(gpud_request *r, nng_msg *m);
 /* Holds a reference on b until the reply. */
 void request_hold(gpud_request *r, gpud_buffer *b);
-/* Holds a reference on a host region until the reply (one per request). */
+/* Holds a reference on a host region until the reply. */
 void request_hold_region(gpud_request *r, host_region *hr);
 
 /* daemon/verbs.c */

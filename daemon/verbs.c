@@ -57,6 +57,10 @@ static void *host_ref(gpud_request *r, const char *verb, const Gpud__HostRef *re
 			     verb, len, ref->offset, hr->id, hr->size);
 		return NULL;
 	}
+	if (r->nregions == KERNEL_MAX_PARAMS + 1) {
+		request_fail(r, ST_INVALID, "%s: too many host regions in one request", verb);
+		return NULL;
+	}
 	request_hold_region(r, hr);
 	*flags = hr->pinned ? BACKEND_HOST_PINNED : 0;
 	return (char *)hr->base + ref->offset;
@@ -583,6 +587,29 @@ static void verb_unmap(gpud_request *r)
 
 /* --- run ------------------------------------------------------------------ */
 
+/* One of several copies of a request finished: the last one decides. */
+static int pending_done(gpud_request *r, int status, const char *msg)
+{
+	if (status != 0 && r->pending_status == 0) {
+		r->pending_status = status;
+		snprintf(r->pending_msg, sizeof(r->pending_msg), "%s", msg ? msg : "backend failure");
+	}
+	return --r->pending == 0;
+}
+
+static void returned_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (!pending_done(r, status, msg))
+		return;
+	if (r->pending_status != 0) {
+		request_fail(r, r->pending_status, "run %s: returning outputs: %s", r->kernel->name,
+			     r->pending_msg);
+		return;
+	}
+	request_send_msg(r, r->reply);
+}
+
 static void run_done(void *arg, int status, const char *msg)
 {
 	gpud_request *r = arg;
@@ -597,10 +624,12 @@ static void run_done(void *arg, int status, const char *msg)
 		return;
 	}
 	/* The outputs, in parameter order; r->held has them after the inputs. */
+	int out_param[KERNEL_MAX_PARAMS];
 	for (int i = 0; i < k->nparams; i++) {
 		if (k->params[i].role != KPARAM_OUT)
 			continue;
 		gpud_buffer *b = r->bound[i];
+		out_param[rr.n_outputs] = i;
 		gpud__output__init(&outs[rr.n_outputs]);
 		buffer_info(b, &infos[rr.n_outputs]);
 		outs[rr.n_outputs].name = (char *)k->params[i].name;
@@ -611,10 +640,48 @@ static void run_done(void *arg, int status, const char *msg)
 	rr.outputs = optrs;
 	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
 	rr.kernel_us = r->kernel_us;
-	r->ncreated = 0; /* the outputs now belong to the client */
+	/* Outputs gpud made now belong to the client, or, returned, go with the request. */
+	for (int i = 0; r->req->run->return_outputs && i < r->ncreated; i++)
+		r->temps[r->ntemps++] = r->created[i];
+	r->ncreated = 0;
 	resp.body_case = GPUD__RESPONSE__BODY_RUN;
 	resp.run = &rr;
-	request_reply(r, &resp, NULL, 0);
+	if (!r->req->run->return_outputs) {
+		request_reply(r, &resp, NULL, 0);
+		return;
+	}
+	/* The outputs' bytes go in the reply; the buffers go with the request. */
+	size_t total = 0;
+	for (size_t i = 0; i < rr.n_outputs; i++) {
+		infos[i].handle = 0;
+		total += r->bound[out_param[i]]->nbytes;
+	}
+	resp.version = GPUD_PROTOCOL_VERSION;
+	resp.id = r->req->id;
+	uint8_t *dst;
+	int rv = wire_pack(&r->reply, &resp.base, NULL, total, (void **)&dst);
+	if (rv != 0) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY,
+			     "run %s: cannot make a %zu-byte reply: %s", k->name, total,
+			     nng_strerror(rv));
+		return;
+	}
+	r->pending = 1; /* held until every download is issued */
+	r->pending_status = 0;
+	gpud_backend *be = &r->srv->backend;
+	for (size_t i = 0; i < rr.n_outputs; i++) {
+		gpud_buffer *b = r->bound[out_param[i]];
+		char err[512];
+		if (b->nbytes == 0)
+			continue;
+		r->pending++;
+		rv = be->ops->download(be, r->pipe_id, dst, b->mem, b->nbytes, 0, returned_done, r,
+				       err, sizeof(err));
+		if (rv != 0)
+			returned_done(r, rv, err);
+		dst += b->nbytes;
+	}
+	returned_done(r, 0, NULL);
 }
 
 static void to_kernel_array(const gpud_buffer *b, kernel_array *a)
@@ -624,6 +691,78 @@ static void to_kernel_array(const gpud_buffer *b, kernel_array *a)
 	memcpy(a->shape, b->shape, sizeof(a->shape));
 	a->count = b->count;
 	a->data = b->mem;
+}
+
+typedef struct inline_upload {
+	void *dst;
+	const void *src;
+	size_t len;
+	unsigned flags;
+} inline_upload;
+
+static void inline_done(void *arg, int status, const char *msg);
+static void run_launch(gpud_request *r);
+
+/*
+ * An inline array argument: checks it, takes its bytes from the payload at
+ * *cursor (or a host region), allocates a buffer that goes with the request,
+ * and says what to upload. 0, or -1 after replying an error.
+ */
+static int inline_array(gpud_request *r, const kernel_def *k, const kernel_param *p,
+			const Gpud__InlineArray *ia, size_t *cursor, inline_upload *up,
+			gpud_buffer **out, char *err, size_t errlen)
+{
+	char shape[256];
+	gpud_buffer *b;
+
+	if (p->role != KPARAM_IN) {
+		request_fail(r, ST_INVALID, "%s: argument '%s' is %s, not an input array", k->name,
+			     p->name,
+			     p->role == KPARAM_SCALAR ? "a scalar"
+						      : "an output (gpud allocates it; leave it out)");
+		return -1;
+	}
+	if (ia->n_shape > GPUD_MAX_DIMS || gpud_dtype_size((gpud_dtype)ia->dtype) == 0) {
+		request_fail(r, ST_INVALID,
+			     "%s: argument '%s': an inline array needs a dtype (float32, float64, "
+			     "int32, int64) and at most %d dimensions",
+			     k->name, p->name, GPUD_MAX_DIMS);
+		return -1;
+	}
+	size_t want = gpud_shape_bytes(ia->shape, (int)ia->n_shape,
+				       gpud_dtype_size((gpud_dtype)ia->dtype));
+	if (want == SIZE_MAX) {
+		request_fail(r, ST_TOO_LARGE, "%s: argument '%s': the shape overflows", k->name,
+			     p->name);
+		return -1;
+	}
+	*up = (inline_upload){.len = want};
+	if (ia->from) {
+		if ((up->src = host_ref(r, k->name, ia->from, want, &up->flags)) == NULL)
+			return -1;
+	} else {
+		if (want > r->payload_len - *cursor) {
+			gpud_shape_format(shape, sizeof(shape), ia->shape, (int)ia->n_shape);
+			request_fail(r, ST_INVALID,
+				     "%s: argument '%s' (%s %s) needs %zu bytes at payload offset "
+				     "%zu, but the payload has %zu",
+				     k->name, p->name, gpud_dtype_name((gpud_dtype)ia->dtype), shape,
+				     want, *cursor, r->payload_len);
+			return -1;
+		}
+		up->src = r->payload + *cursor;
+		*cursor += want;
+	}
+	int rv = buffers_alloc(&r->srv->buffers, r->session, (gpud_dtype)ia->dtype,
+			       (int)ia->n_shape, ia->shape, &b, err, errlen);
+	if (rv != 0) {
+		request_fail(r, rv, "%s: argument '%s': %s", k->name, p->name, err);
+		return -1;
+	}
+	r->temps[r->ntemps++] = b;
+	up->dst = b->mem;
+	*out = b;
+	return 0;
 }
 
 static void verb_run(gpud_request *r)
@@ -652,6 +791,9 @@ static void verb_run(gpud_request *r)
 
 	gpud_buffer **bound = r->bound;
 	memset(r->bound, 0, sizeof(r->bound));
+	inline_upload up[KERNEL_MAX_PARAMS];
+	int nup = 0;
+	size_t cursor = 0; /* payload bytes taken by inline arrays */
 	for (size_t i = 0; i < rq->n_args; i++) {
 		Gpud__Argument *arg = rq->args[i];
 		int idx = kernel_param_index(k, arg->name);
@@ -681,6 +823,18 @@ static void verb_run(gpud_request *r)
 				return;
 			}
 			bound[idx] = b;
+		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_ARRAY && arg->array) {
+			if (inline_array(r, k, p, arg->array, &cursor, &up[nup], &bound[idx], err,
+					 sizeof(err)) != 0)
+				return; /* replied */
+			kernel_array a;
+			to_kernel_array(bound[idx], &a);
+			if (kernel_bind_array(k, p, &a, &ka->v[idx], err, sizeof(err)) != 0) {
+				request_fail(r, ST_INVALID, "%s", err);
+				return;
+			}
+			if (up[nup].len > 0)
+				nup++;
 		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_SCALAR && arg->scalar) {
 			Gpud__Scalar *sc = arg->scalar;
 			kscalar_given kind;
@@ -709,6 +863,12 @@ static void verb_run(gpud_request *r)
 				     arg->name);
 			return;
 		}
+	}
+	if (cursor != r->payload_len) {
+		request_fail(r, ST_INVALID,
+			     "%s: the payload has %zu bytes but the inline arrays take %zu", k->name,
+			     r->payload_len, cursor);
+		return;
 	}
 	if (kernel_args_finish(ka, err, sizeof(err)) != 0 || k->check(ka, err, sizeof(err)) != 0) {
 		request_fail(r, ST_INVALID, "%s", err);
@@ -746,14 +906,64 @@ static void verb_run(gpud_request *r)
 		v->present = 1;
 		bound[i] = b;
 	}
+	if (rq->return_outputs) {
+		uint64_t total = 0;
+		for (int i = 0; i < k->nparams; i++)
+			if (k->params[i].role == KPARAM_OUT)
+				total += bound[i]->nbytes;
+		if (total > r->srv->cfg->max_message_size) {
+			request_fail(r, ST_TOO_LARGE,
+				     "%s: the outputs have %" PRIu64 " bytes, more than one reply may "
+				     "carry (max_message_size %" PRIu64
+				     "); run without return_outputs and download them",
+				     k->name, total, r->srv->cfg->max_message_size);
+			return;
+		}
+	}
 	for (int i = 0; i < k->nparams; i++)
 		if (bound[i])
 			request_hold(r, bound[i]);
 
+	if (nup == 0) {
+		run_launch(r);
+		return;
+	}
+	/* Inline arrays first; the run starts when the last is in. */
 	gpud_backend *be = &r->srv->backend;
-	rv = be->ops->run(be, r->pipe_id, k, ka, &r->kernel_us, run_done, r, err, sizeof(err));
+	r->pending = 1;
+	r->pending_status = 0;
+	for (int i = 0; i < nup; i++) {
+		r->pending++;
+		rv = be->ops->upload(be, r->pipe_id, up[i].dst, up[i].src, up[i].len, up[i].flags,
+				     inline_done, r, err, sizeof(err));
+		if (rv != 0)
+			inline_done(r, rv, err);
+	}
+	inline_done(r, 0, NULL);
+}
+
+/* The inline arrays are in: launch, or report the first failure. */
+static void inline_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (!pending_done(r, status, msg))
+		return;
+	if (r->pending_status != 0) {
+		request_fail(r, r->pending_status, "run %s: inline arrays: %s", r->kernel->name,
+			     r->pending_msg);
+		return;
+	}
+	run_launch(r);
+}
+
+static void run_launch(gpud_request *r)
+{
+	char err[768];
+	gpud_backend *be = &r->srv->backend;
+	int rv = be->ops->run(be, r->pipe_id, r->kernel, &r->kargs, &r->kernel_us, run_done, r, err,
+			      sizeof(err));
 	if (rv != 0)
-		request_fail(r, rv, "run %s: %s", k->name, err);
+		request_fail(r, rv, "run %s: %s", r->kernel->name, err);
 }
 
 /* --- sync ------------------------------------------------------------------- */

@@ -1909,6 +1909,141 @@ START_TEST(test_host_region_refusals)
 }
 END_TEST
 
+
+/* One job, one round trip: inputs with the request, outputs in the reply. */
+static gpud_array vec_array(gpud_dtype dt, void *data, size_t n)
+{
+	gpud_array a;
+	memset(&a, 0, sizeof(a));
+	a.dtype = dt;
+	a.ndim = 1;
+	a.shape[0] = n;
+	a.data = data;
+	a.nbytes = n * gpud_dtype_size(dt);
+	return a;
+}
+
+START_TEST(test_call_one_round_trip)
+{
+	const size_t nx = 37, nf = 300;
+	double x[37], y[37], f[300], ref[300];
+	gpud_client *c = lib_connect();
+
+	for (int d = 0; d < 2; d++) {
+		gpud_dtype dt = d ? GPUD_F32 : GPUD_F64;
+		gen_ls(900 + (uint64_t)d, nx, nf, x, y, f);
+		if (dt == GPUD_F32) {
+			round_to_f32(x, nx);
+			round_to_f32(y, nx);
+			round_to_f32(f, nf);
+		}
+		ls_ref(x, y, nx, f, nf, 1, 1, ref);
+		void *bx = to_dtype(x, nx, dt), *by = to_dtype(y, nx, dt), *bf = to_dtype(f, nf, dt);
+		gpud_array ax = vec_array(dt, bx, nx), ay = vec_array(dt, by, nx),
+			   af = vec_array(dt, bf, nf);
+		gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+				   gpud_arg_array("freqs", &af), gpud_arg_bool("precenter", 1),
+				   gpud_arg_bool("normalize", 1)};
+		gpud_daemon_status before = lib_status(c);
+		uint64_t req0 = own_session(&before, c)->requests;
+		gpud_result out[2];
+		size_t nout = 0;
+		LIB_OK(c, gpud_call(c, "lombscargle", args, 5, out, 2, &nout, NULL));
+		gpud_daemon_status after = lib_status(c);
+		/* the call was one request (the second status is the other) */
+		ck_assert_uint_eq(own_session(&after, c)->requests - req0, 2);
+		ck_assert_uint_eq(after.buffers, 0); /* nothing kept */
+		ck_assert_uint_eq(nout, 1);
+		ck_assert_str_eq(out[0].name, "pgram");
+		ck_assert_int_eq(out[0].array.dtype, dt);
+		ck_assert_uint_eq(out[0].array.shape[0], nf);
+		assert_matches(out[0].array.data, dt, ref, nf, "gpud_call lombscargle");
+		gpud_array_free(&out[0].array);
+		free(bx);
+		free(by);
+		free(bf);
+	}
+
+	/* mixed: a kept buffer, an array from host memory shared with gpud, scalars */
+	gen_ls(950, nx, nf, x, y, f);
+	ls_ref(x, y, nx, f, nf, 0, 0, ref);
+	uint64_t sf = nf;
+	gpud_handle hf;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, f, &hf));
+	double *shared = gpud_host_alloc(c, sizeof(y));
+	ck_assert_msg(shared != NULL, "%s", gpud_errmsg(c));
+	memcpy(shared, y, sizeof(y));
+	gpud_array ax = vec_array(GPUD_F64, x, nx), ay = vec_array(GPUD_F64, shared, nx);
+	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			   gpud_arg_buffer("freqs", hf)};
+	gpud_result out[1];
+	size_t nout;
+	LIB_OK(c, gpud_call(c, "lombscargle", args, 3, out, 1, &nout, NULL));
+	assert_matches(out[0].array.data, GPUD_F64, ref, nf, "gpud_call with a handle and a region");
+	gpud_array_free(&out[0].array);
+	gpud_daemon_status st = lib_status(c);
+	ck_assert_uint_eq(st.buffers, 1); /* only freqs, which the client made */
+
+	/* errors: each names the argument; nothing is left behind */
+	gpud_array bad_y = vec_array(GPUD_F32, y, nx);
+	gpud_arg mism[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &bad_y),
+			   gpud_arg_buffer("freqs", hf)};
+	LIB_FAIL(c, gpud_call(c, "lombscargle", mism, 3, out, 1, &nout, NULL), GPUD_EINVAL, "y");
+	gpud_array pg = vec_array(GPUD_F64, f, nf);
+	gpud_arg asout[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			    gpud_arg_buffer("freqs", hf), gpud_arg_array("pgram", &pg)};
+	LIB_FAIL(c, gpud_call(c, "lombscargle", asout, 4, out, 1, &nout, NULL), GPUD_EINVAL,
+		 "an output");
+	gpud_arg in_run[] = {gpud_arg_array("x", &ax)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", in_run, 1, NULL, 0, NULL, NULL), GPUD_EARG,
+		 "gpud_call");
+	gpud_array liar = ax;
+	liar.nbytes += 8;
+	gpud_arg lies[] = {gpud_arg_array("x", &liar)};
+	LIB_FAIL(c, gpud_call(c, "lombscargle", lies, 1, out, 1, &nout, NULL), GPUD_EARG,
+		 "does not match");
+	st = wait_no_buffers(c, 0.5); /* freqs remains: expect exactly one */
+	ck_assert_uint_eq(st.buffers, 1);
+	LIB_OK(c, gpud_free(c, &hf, 1));
+	LIB_OK(c, gpud_host_free(c, shared));
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_call_raw_payload_mismatch)
+{
+	/* run lombscargle with x inline (f64, 4 elements) but 40 payload bytes */
+	pb run = {.n = 0}, arg = {.n = 0}, ia = {.n = 0}, shape = {.n = 0};
+	pb_key(&run, 1, 2);
+	pb_varint(&run, 11);
+	memcpy(run.b + run.n, "lombscargle", 11);
+	run.n += 11;
+	pb_key(&arg, 1, 2);
+	pb_varint(&arg, 1);
+	arg.b[arg.n++] = 'x';
+	pb_uint(&ia, 1, 2);
+	pb_varint(&shape, 4);
+	pb_sub(&ia, 2, &shape);
+	pb_sub(&arg, 4, &ia);
+	pb_sub(&run, 2, &arg);
+	pb_uint(&run, 3, 1);
+	pb hdr = pb_request(WIRE_VERSION, 77, 15, &run);
+	size_t len;
+	char payload[40] = {0};
+	uint8_t *m = frame(&hdr, payload, sizeof(payload), &len);
+	raw_expect(m, len, ST_INVALID_ARGUMENT, "the inline arrays take 32",
+		   "a run whose payload is longer than its inline arrays");
+	free(m);
+	m = frame(&hdr, payload, 16, &len);
+	raw_expect(m, len, ST_INVALID_ARGUMENT, "needs 32 bytes", "a run with a short payload");
+	free(m);
+	gpud_client *c = lib_connect();
+	gpud_daemon_status st = lib_status(c);
+	ck_assert_uint_eq(st.buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
 /* ========================================================================================= */
 /* sessions                                                                                  */
 /* ========================================================================================= */
@@ -2593,6 +2728,8 @@ static Suite *e2e_suite(void)
 	tcase_add_test(tc, test_buffers_freed_on_close);
 	tcase_add_test(tc, test_host_regions_library);
 	tcase_add_test(tc, test_host_region_refusals);
+	tcase_add_test(tc, test_call_one_round_trip);
+	tcase_add_test(tc, test_call_raw_payload_mismatch);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gpuctl");

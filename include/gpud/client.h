@@ -232,6 +232,7 @@ typedef enum gpud_arg_kind {
 	GPUD_ARG_F64,
 	GPUD_ARG_I64,
 	GPUD_ARG_BOOL,
+	GPUD_ARG_ARRAY, /* gpud_call only: host data sent with the request */
 } gpud_arg_kind;
 
 typedef struct gpud_arg {
@@ -242,6 +243,7 @@ typedef struct gpud_arg {
 		double f64;
 		int64_t i64;
 		int b;
+		const gpud_array *array;
 	} v;
 } gpud_arg;
 
@@ -252,6 +254,15 @@ static inline gpud_arg gpud_arg_buffer(const char *name, gpud_handle h)
 	a.kind = GPUD_ARG_BUFFER;
 	a.v.buffer = h;
 	return a;
+}
+/* An input array in host memory (gpud_call): dtype, shape and data. */
+static inline gpud_arg gpud_arg_array(const char *name, const gpud_array *a)
+{
+	gpud_arg g;
+	g.name = name;
+	g.kind = GPUD_ARG_ARRAY;
+	g.v.array = a;
+	return g;
 }
 static inline gpud_arg gpud_arg_f64(const char *name, double v)
 {
@@ -325,6 +336,24 @@ typedef struct gpud_kernel_list {
 	size_t count;
 	gpud_kernel_info *kernels;
 } gpud_kernel_list;
+
+/* An output that came back with gpud_call. */
+typedef struct gpud_result {
+	char name[GPUD_NAME_MAX];
+	gpud_array array; /* data malloc'd; release with gpud_array_free */
+} gpud_result;
+
+/*
+ * One job in one round trip: array arguments (gpud_arg_array) travel with
+ * the request (their bytes in the message, or named where they lie in
+ * gpud_host_alloc memory), buffer and scalar arguments as in gpud_run, the
+ * kernel runs, and every output comes back in the reply; gpud keeps nothing.
+ * Inputs and outputs must each fit in one message (max_message_size); use
+ * gpud_alloc + gpud_run for bigger ones. Up to cap outputs go to outs.
+ */
+GPUD_API gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args,
+			       size_t nargs, gpud_result *outs, size_t cap, size_t *nouts,
+			       gpud_run_info *info);
 
 /* Lists the daemon's kernels; free with gpud_kernel_list_free. */
 GPUD_API gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out);
