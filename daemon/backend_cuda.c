@@ -3,11 +3,11 @@
  * configured device, created at start together with every built-in kernel
  * (embedded fatbin, loaded and run once before gpud answers as ready).
  *
- * Buffers are device memory. Copies and kernel runs execute on libuv's
- * worker threads, each on its own per-thread stream, and complete back on
- * the loop; the loop itself never waits for the GPU during a copy or a
- * kernel. Allocation is cudaMalloc/cudaFree on the loop for now (the pooled,
- * stream-ordered allocator replaces it).
+ * Buffers are device memory from the pool (daemon/pool.h). Each session's
+ * copies and kernels go to its stream and are launched from the loop
+ * (pageable copies are staged by workers, see "copies"); completions come
+ * back to the loop through events. The loop never waits for the GPU: calls
+ * that can block are marked OFF_LOOP and checked.
  *
  * A sticky CUDA error (the context is lost: illegal address, launch
  * failure, ...) makes every later operation fail; the backend reports it
@@ -36,11 +36,6 @@
 
 #define MAX_STAGING 1024
 
-struct cuda_backend;
-typedef struct staging_slot {
-	struct cuda_backend *cb;
-	int idx;
-} staging_slot;
 
 typedef struct cuda_backend {
 	int device;
@@ -55,6 +50,11 @@ typedef struct cuda_backend {
 	uv_async_t done_async; /* completions from CUDA's callback thread */
 	uv_idle_t poll_idle;   /* polls end events while jobs are young */
 	struct cuda_job *poll_head;
+	pthread_t waiter;      /* then this thread does */
+	pthread_mutex_t wait_lock;
+	pthread_cond_t wait_cond;
+	struct cuda_job *wait_head;
+	int wait_stop, waiter_started;
 	uint64_t poll_ns;
 	int handles_open;
 	pthread_mutex_t done_lock;
@@ -62,8 +62,8 @@ typedef struct cuda_backend {
 	/* pinned staging buffers for pageable copies */
 	void *stage[MAX_STAGING];
 	cudaEvent_t stage_ev[MAX_STAGING];
-	staging_slot slot[MAX_STAGING];
 	int stage_free[MAX_STAGING];
+	int stage_inflight_[MAX_STAGING]; /* its DMA runs until stage_ev */
 	int nstage, nstage_free;
 	size_t stage_chunk;
 	pthread_mutex_t stage_lock;
@@ -127,6 +127,7 @@ static int is_sticky(cudaError_t e)
 static int cuda_devices(gpud_backend *b, backend_device *out, int max);
 static void on_done_async(uv_async_t *h);
 static void stage_put(struct cuda_backend *cb, int idx);
+static void *waiter_main(void *arg);
 
 static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
 {
@@ -192,7 +193,6 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		cb->nstage++;
 		OPEN_CHECK(cudaEventCreateWithFlags(&cb->stage_ev[i], cudaEventDisableTiming),
 			   "cudaEventCreate (staging)");
-		cb->slot[i] = (staging_slot){cb, i};
 		cb->stage_free[cb->nstage_free++] = i;
 	}
 
@@ -225,6 +225,12 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	uv_idle_init(b->loop, &cb->poll_idle);
 	cb->poll_idle.data = cb;
 	cb->handles_open = 2;
+	pthread_mutex_init(&cb->wait_lock, NULL);
+	pthread_cond_init(&cb->wait_cond, NULL);
+	if (pthread_create(&cb->waiter, NULL, waiter_main, cb) == 0)
+		cb->waiter_started = 1;
+	else
+		log_warn("cuda backend: no waiter thread; jobs complete by polling only");
 	cb->poll_ns = (uint64_t)cfg->poll_us * 1000u;
 	log_info("cuda backend: device %d %s (sm_%d%d, %d SMs, %.1f GiB), context %.0f ms, "
 		 "%d kernel variants loaded and warmed in %.0f ms",
@@ -267,6 +273,13 @@ static void cuda_close(gpud_backend *b)
 	/* Frees handed to workers use the pool: let them finish first. */
 	while (atomic_load(&cb->frees_pending) > 0)
 		usleep(1000);
+	if (cb->waiter_started) {
+		pthread_mutex_lock(&cb->wait_lock);
+		cb->wait_stop = 1;
+		pthread_cond_signal(&cb->wait_cond);
+		pthread_mutex_unlock(&cb->wait_lock);
+		pthread_join(cb->waiter, NULL);
+	}
 	if (!atomic_load(&cb->lost)) {
 		cudaDeviceSynchronize();
 		for (int i = 0; i < cb->nstage; i++) {
@@ -378,9 +391,7 @@ static void cuda_free(gpud_backend *b, void *mem)
 /*
  * Each session's work goes to one stream of a fixed set (queue id modulo the
  * set's size): one session's operations run in order, different sessions'
- * overlap. Completions come back through cudaStreamAddCallback, which (unlike
- * cudaLaunchHostFunc) is called also after a device error, with the error;
- * the callback only queues the job for the loop.
+ * overlap. Every job ends with an event; see "Completion" below.
  */
 static cudaStream_t queue_stream(cuda_backend *cb, uint32_t queue)
 {
@@ -413,11 +424,11 @@ typedef struct cuda_job {
 	cudaError_t cuda_status;
 	char msg[512];
 	struct cuda_job *next;
-	/* Completion: the stream callback always comes; a polled job may be
-	 * completed earlier by its end event. Freed when both let go. */
-	int refs, completed, has_end_ev;
+	/* Completion: its end event, polled by the loop while young, then by
+	 * the waiter thread (below). */
+	int completed, has_end_ev;
 	uint64_t poll_start;
-	struct cuda_job *pprev, *pnext; /* the poll list */
+	struct cuda_job *pprev, *pnext; /* the poll list (loop) or the waiter's */
 } cuda_job;
 
 static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done_fn done,
@@ -433,11 +444,10 @@ static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done
 	j->arg = arg;
 	j->work.data = j;
 	j->stage_idx = -1;
-	j->refs = 1;
 	return j;
 }
 
-/* Reports a job's outcome, once (from its callback, its end event, or a worker). */
+/* Reports a job's outcome, once (from its end event or a worker). */
 static void job_complete(cuda_job *j, int status, const char *msg)
 {
 	gpud_backend *b = j->b;
@@ -447,7 +457,7 @@ static void job_complete(cuda_job *j, int status, const char *msg)
 	j->completed = 1;
 	if (j->stage_idx >= 0) {
 		/* A small download: out of its staging buffer, on the loop. */
-		if (status == 0)
+		if (status == 0 && j->kind == JOB_D2H)
 			memcpy(j->dst, cb->stage[j->stage_idx], j->len);
 		stage_put(cb, j->stage_idx);
 		j->stage_idx = -1;
@@ -462,11 +472,11 @@ static void job_complete(cuda_job *j, int status, const char *msg)
 	check_fatal(b);
 }
 
-static void job_unref(cuda_job *j)
+/* Finishes a job on the loop: report, free, and surface a lost context. */
+static void job_finish(cuda_job *j, int status, const char *msg)
 {
 	cuda_backend *cb = j->b->impl;
-	if (--j->refs > 0)
-		return;
+	job_complete(j, status, msg);
 	if (j->kind == JOB_RUN)
 		put_event(cb, j->ev[0]);
 	if (j->kind == JOB_RUN || j->has_end_ev)
@@ -474,30 +484,56 @@ static void job_unref(cuda_job *j)
 	free(j);
 }
 
-/* Finishes a job on the loop: report, let go, and surface a lost context. */
-static void job_finish(cuda_job *j, int status, const char *msg)
+/* On the loop: the job's end event said e (done, or an error). */
+static void job_event_done(cuda_backend *cb, cuda_job *j, cudaError_t e)
 {
-	job_complete(j, status, msg);
-	job_unref(j);
+	char msg[512];
+	if (e == cudaSuccess) {
+		job_finish(j, 0, NULL);
+		return;
+	}
+	cuda_fail(e, j->kind == JOB_RUN ? "kernel" : "stream", msg, sizeof(msg));
+	job_finish(j, note_error(cb, e, msg), msg);
 }
 
 /*
- * Polling: CUDA's stream callbacks reach the loop tens of microseconds after
- * the work is done (a thread hop, then a wake-up of the loop). For poll_us
- * after a job is enqueued the loop also asks its end event (cudaEventQuery,
- * which never waits) on every turn, and completes it as soon as it is done;
- * the loop spins meanwhile. After that the callback completes it.
+ * Completion without stream callbacks. A callback (cudaStreamAddCallback,
+ * cudaLaunchHostFunc) stalls its stream until the host has run it, tens of
+ * microseconds per operation; an event does not. Every job ends with an
+ * event. For poll_us after it is enqueued the loop asks that event on every
+ * turn (cudaEventQuery never waits) and completes the job the moment it is
+ * done; the loop spins meanwhile. Older jobs go to the waiter thread, which
+ * asks its events with a backoff of up to WAITER_MAX_SLEEP_US and hands the
+ * finished ones to the loop.
  */
-static void poll_remove(cuda_backend *cb, cuda_job *j)
+#define WAITER_MAX_SLEEP_US 1000
+
+static void list_remove(cuda_job **head, cuda_job *j)
 {
 	if (j->pprev)
 		j->pprev->pnext = j->pnext;
 	else
-		cb->poll_head = j->pnext;
+		*head = j->pnext;
 	if (j->pnext)
 		j->pnext->pprev = j->pprev;
 	j->pprev = j->pnext = NULL;
-	job_unref(j);
+}
+
+static void list_push(cuda_job **head, cuda_job *j)
+{
+	j->pprev = NULL;
+	j->pnext = *head;
+	if (*head)
+		(*head)->pprev = j;
+	*head = j;
+}
+
+static void to_waiter(cuda_backend *cb, cuda_job *j)
+{
+	pthread_mutex_lock(&cb->wait_lock);
+	list_push(&cb->wait_head, j);
+	pthread_cond_signal(&cb->wait_cond);
+	pthread_mutex_unlock(&cb->wait_lock);
 }
 
 static void on_poll(uv_idle_t *h)
@@ -506,34 +542,60 @@ static void on_poll(uv_idle_t *h)
 	uint64_t now = uv_hrtime();
 	for (cuda_job *j = cb->poll_head, *next; j; j = next) {
 		next = j->pnext;
-		if (j->completed || now - j->poll_start > cb->poll_ns) {
-			poll_remove(cb, j);
+		cudaError_t e = cudaEventQuery(j->ev[1]);
+		if (e == cudaErrorNotReady) {
+			if (now - j->poll_start > cb->poll_ns) {
+				list_remove(&cb->poll_head, j);
+				to_waiter(cb, j);
+			}
 			continue;
 		}
-		cudaError_t e = cudaEventQuery(j->ev[1]);
-		if (e == cudaErrorNotReady)
-			continue;
-		if (e == cudaSuccess)
-			job_complete(j, 0, NULL);
-		else
-			cudaGetLastError(); /* the callback reports the error */
-		poll_remove(cb, j);
+		list_remove(&cb->poll_head, j);
+		job_event_done(cb, j, e);
 	}
 	if (cb->poll_head == NULL)
 		uv_idle_stop(&cb->poll_idle);
 }
 
-/* CUDA's callback thread: hand the job to the loop. */
-static void CUDART_CB on_stream_done(cudaStream_t s, cudaError_t status, void *arg)
+/* The waiter thread: old jobs' events, asked in turn; finished ones to the loop. */
+static void *waiter_main(void *arg)
 {
-	cuda_job *j = arg;
-	cuda_backend *cb = j->b->impl;
-	j->cuda_status = status;
-	pthread_mutex_lock(&cb->done_lock);
-	j->next = cb->done_head;
-	cb->done_head = j;
-	pthread_mutex_unlock(&cb->done_lock);
-	uv_async_send(&cb->done_async);
+	cuda_backend *cb = arg;
+	useconds_t nap = 10;
+
+	cudaSetDevice(cb->device);
+	pthread_mutex_lock(&cb->wait_lock);
+	for (;;) {
+		while (cb->wait_head == NULL && !cb->wait_stop)
+			pthread_cond_wait(&cb->wait_cond, &cb->wait_lock);
+		if (cb->wait_head == NULL && cb->wait_stop)
+			break;
+		int finished = 0;
+		for (cuda_job *j = cb->wait_head, *next; j; j = next) {
+			next = j->pnext;
+			cudaError_t e = cudaEventQuery(j->ev[1]);
+			if (e == cudaErrorNotReady)
+				continue;
+			list_remove(&cb->wait_head, j);
+			j->cuda_status = e;
+			pthread_mutex_lock(&cb->done_lock);
+			j->next = cb->done_head;
+			cb->done_head = j;
+			pthread_mutex_unlock(&cb->done_lock);
+			finished++;
+		}
+		if (finished) {
+			uv_async_send(&cb->done_async);
+			nap = 10;
+			continue;
+		}
+		pthread_mutex_unlock(&cb->wait_lock);
+		usleep(nap);
+		nap = nap * 2 > WAITER_MAX_SLEEP_US ? WAITER_MAX_SLEEP_US : nap * 2;
+		pthread_mutex_lock(&cb->wait_lock);
+	}
+	pthread_mutex_unlock(&cb->wait_lock);
+	return NULL;
 }
 
 static void on_done_async(uv_async_t *h)
@@ -545,46 +607,35 @@ static void on_done_async(uv_async_t *h)
 	pthread_mutex_unlock(&cb->done_lock);
 	for (; j; j = next) {
 		next = j->next;
-		char msg[512];
-		if (j->cuda_status != cudaSuccess) {
-			cuda_fail(j->cuda_status, j->kind == JOB_RUN ? "kernel" : "stream", msg,
-				  sizeof(msg));
-			job_finish(j, note_error(cb, j->cuda_status, msg), msg);
-			continue;
-		}
-		job_finish(j, 0, NULL);
+		job_event_done(cb, j, j->cuda_status);
 	}
 }
 
 static int take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen);
 
-/* Enqueues the completion callback (and polling); 0 or a status with err. */
+/* Records the job's end event and starts watching it; 0 or a status with err. */
 static int enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
 {
-	cudaError_t e = cudaStreamAddCallback(j->stream, on_stream_done, j, 0);
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaStreamAddCallback", err, errlen);
-		return note_error(cb, e, err);
-	}
-	if (cb->poll_ns == 0)
-		return 0;
+	int rv;
 	if (j->kind != JOB_RUN) {
-		/* Runs have their end event; other jobs get one to poll. */
-		char perr[256];
-		if (take_event(cb, &j->ev[1], perr, sizeof(perr)) != 0)
-			return 0;
+		/* Runs have their end event; other jobs get one. */
+		if ((rv = take_event(cb, &j->ev[1], err, errlen)) != 0)
+			return rv;
 		j->has_end_ev = 1;
-		if (cudaEventRecord(j->ev[1], j->stream) != cudaSuccess) {
-			cudaGetLastError();
-			return 0; /* the callback still completes it */
+		cudaError_t e = cudaEventRecord(j->ev[1], j->stream);
+		if (e != cudaSuccess) {
+			put_event(cb, j->ev[1]);
+			j->has_end_ev = 0;
+			cuda_fail(e, "cudaEventRecord", err, errlen);
+			return note_error(cb, e, err);
 		}
 	}
-	j->refs++;
 	j->poll_start = uv_hrtime();
-	j->pnext = cb->poll_head;
-	if (cb->poll_head)
-		cb->poll_head->pprev = j;
-	cb->poll_head = j;
+	if (cb->poll_ns == 0) {
+		to_waiter(cb, j);
+		return 0;
+	}
+	list_push(&cb->poll_head, j);
 	uv_idle_start(&cb->poll_idle, on_poll);
 	return 0;
 }
@@ -607,16 +658,53 @@ static int enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
  */
 #define SMALL_COPY (64u << 10)
 
+/* Under stage_lock: buffers whose DMA has finished become free again. */
+static void stage_reclaim(cuda_backend *cb)
+{
+	for (int i = 0; i < cb->nstage; i++) {
+		if (cb->stage_inflight_[i] && cudaEventQuery(cb->stage_ev[i]) != cudaErrorNotReady) {
+			cudaGetLastError(); /* an error here also shows on the job's own event */
+			cb->stage_inflight_[i] = 0;
+			cb->stage_free[cb->nstage_free++] = i;
+		}
+	}
+}
+
+/*
+ * A staging buffer, or -1 if none is free and !wait. Buffers whose DMA is in
+ * flight are reclaimed when their event says so; a waiting caller (a worker,
+ * never the loop) sleeps on one of those events, or for another caller's
+ * put.
+ */
 static int stage_take(cuda_backend *cb, int wait)
 {
-	int idx = -1;
 	pthread_mutex_lock(&cb->stage_lock);
-	while (cb->nstage_free == 0 && wait)
-		pthread_cond_wait(&cb->stage_cond, &cb->stage_lock);
-	if (cb->nstage_free > 0)
-		idx = cb->stage_free[--cb->nstage_free];
+	for (;;) {
+		if (cb->nstage_free == 0)
+			stage_reclaim(cb);
+		if (cb->nstage_free > 0) {
+			int idx = cb->stage_free[--cb->nstage_free];
+			pthread_mutex_unlock(&cb->stage_lock);
+			return idx;
+		}
+		if (!wait)
+			break;
+		int victim = -1;
+		for (int i = 0; i < cb->nstage && victim < 0; i++)
+			if (cb->stage_inflight_[i])
+				victim = i;
+		if (victim < 0) {
+			pthread_cond_wait(&cb->stage_cond, &cb->stage_lock);
+			continue;
+		}
+		cudaEvent_t ev = cb->stage_ev[victim];
+		pthread_mutex_unlock(&cb->stage_lock);
+		OFF_LOOP("waiting for a staging buffer");
+		cudaEventSynchronize(ev);
+		pthread_mutex_lock(&cb->stage_lock);
+	}
 	pthread_mutex_unlock(&cb->stage_lock);
-	return idx;
+	return -1;
 }
 
 static void stage_put(cuda_backend *cb, int idx)
@@ -627,24 +715,29 @@ static void stage_put(cuda_backend *cb, int idx)
 	pthread_mutex_unlock(&cb->stage_lock);
 }
 
-/* CUDA's callback thread: a staging buffer's DMA is done (or failed). */
-static void CUDART_CB on_stage_done(cudaStream_t s, cudaError_t status, void *arg)
-{
-	staging_slot *sl = arg;
-	stage_put(sl->cb, sl->idx);
-}
-
-/* Enqueues host->device of one staged chunk and the buffer's release. */
+/* Enqueues host->device of one staged chunk; the buffer is free again when
+ * its event has passed. */
 static cudaError_t stage_h2d(cuda_backend *cb, int idx, void *dst, size_t n, cudaStream_t st,
 			     const char **call)
 {
 	cudaError_t e;
 	*call = "cudaMemcpyAsync (staged)";
-	if ((e = cudaMemcpyAsync(dst, cb->stage[idx], n, cudaMemcpyHostToDevice, st)) != cudaSuccess)
+	if ((e = cudaMemcpyAsync(dst, cb->stage[idx], n, cudaMemcpyHostToDevice, st)) == cudaSuccess) {
+		*call = "cudaEventRecord (staging)";
+		e = cudaEventRecord(cb->stage_ev[idx], st);
+	}
+	if (e != cudaSuccess) {
+		/* The copy may still read the buffer: an error path, wait. */
+		cudaStreamSynchronize(st);
+		stage_put(cb, idx);
 		return e;
-	*call = "cudaStreamAddCallback";
+	}
 	atomic_fetch_add(&cb->bytes_staged, n);
-	return cudaStreamAddCallback(st, on_stage_done, &cb->slot[idx], 0);
+	pthread_mutex_lock(&cb->stage_lock);
+	cb->stage_inflight_[idx] = 1;
+	pthread_cond_signal(&cb->stage_cond);
+	pthread_mutex_unlock(&cb->stage_lock);
+	return cudaSuccess;
 }
 
 /* Worker: a pageable upload through the staging buffers. */
@@ -660,9 +753,7 @@ static void staged_upload_work(uv_work_t *w)
 		size_t n = j->len - off < cb->stage_chunk ? j->len - off : cb->stage_chunk;
 		int idx = stage_take(cb, 1);
 		memcpy(cb->stage[idx], (const char *)j->src + off, n);
-		if ((e = stage_h2d(cb, idx, (char *)j->dst + off, n, j->stream, &call)) != cudaSuccess &&
-		    strcmp(call, "cudaStreamAddCallback") != 0)
-			stage_put(cb, idx); /* nothing will release it */
+		e = stage_h2d(cb, idx, (char *)j->dst + off, n, j->stream, &call);
 	}
 	if (e != cudaSuccess) {
 		cuda_fail(e, call, j->msg, sizeof(j->msg));
@@ -786,8 +877,6 @@ static int submit_copy(gpud_backend *b, int kind, uint32_t queue, void *dst, con
 		if (kind == JOB_H2D) {
 			memcpy(cb->stage[idx], src, len);
 			e = stage_h2d(cb, idx, dst, len, j->stream, &call);
-			if (e != cudaSuccess && strcmp(call, "cudaStreamAddCallback") != 0)
-				stage_put(cb, idx);
 		} else {
 			/* Copied out of the staging buffer when the stream is done. */
 			j->stage_idx = idx;
@@ -866,6 +955,7 @@ static int cuda_staging_stats(gpud_backend *b, backend_staging_stats *out)
 {
 	cuda_backend *cb = b->impl;
 	pthread_mutex_lock(&cb->stage_lock);
+	stage_reclaim(cb);
 	out->free = (uint32_t)cb->nstage_free;
 	pthread_mutex_unlock(&cb->stage_lock);
 	out->buffers = (uint32_t)cb->nstage;
