@@ -535,6 +535,56 @@ START_TEST(test_pool_keys)
 }
 END_TEST
 
+
+START_TEST(test_transfer_keys)
+{
+	gpud_config c;
+	char err[512] = "", path[108];
+
+	config_defaults(&c);
+	ck_assert_int_eq(c.staging_buffers, 8);
+	ck_assert_uint_eq(c.staging_chunk, 4ull << 20);
+	ck_assert_int_eq(c.poll_us, 1000);
+	ck_assert_uint_eq(c.shm_max_bytes, 64ull << 30);
+	/* The region socket sits next to the first ipc:// socket. */
+	ck_assert_int_eq(config_add_listen(&c, "tcp://127.0.0.1:7878", err, sizeof(err)), 0);
+	config_shm_path(&c, path, sizeof(path));
+	ck_assert_str_eq(path, "");
+	ck_assert_int_eq(config_add_listen(&c, "ipc:///run/gpud/a.sock", err, sizeof(err)), 0);
+	ck_assert_int_eq(config_add_listen(&c, "ipc:///run/gpud/b.sock", err, sizeof(err)), 0);
+	config_shm_path(&c, path, sizeof(path));
+	ck_assert_str_eq(path, "/run/gpud/a.sock.shm");
+	ck_assert_int_eq(config_load_string(&c,
+					    "[gpud]\nstaging_buffers = 3\nstaging_chunk = 64KiB\n"
+					    "poll_us = 0\nshm_socket = /tmp/x.shm\nshm_max_bytes = 1GiB\n",
+					    NAME, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(c.staging_buffers, 3);
+	ck_assert_uint_eq(c.staging_chunk, 64u << 10);
+	ck_assert_int_eq(c.poll_us, 0);
+	ck_assert_uint_eq(c.shm_max_bytes, 1ull << 30);
+	config_shm_path(&c, path, sizeof(path));
+	ck_assert_str_eq(path, "/tmp/x.shm");
+	ck_assert_int_eq(config_load_string(&c, "[gpud]\nshm_socket = off\n", NAME, err, sizeof(err)),
+			 0);
+	config_shm_path(&c, path, sizeof(path));
+	ck_assert_str_eq(path, "");
+	config_free(&c);
+
+	expect_load_error("[gpud]\nstaging_buffers = 1\n", 2, err, sizeof(err));
+	assert_has(err, "staging_buffers");
+	assert_has(err, "from 2 to 1024");
+	expect_load_error("[gpud]\nstaging_chunk = 4KiB\n", 2, err, sizeof(err));
+	assert_has(err, "from 64KiB to 1GiB");
+	expect_load_error("[gpud]\npoll_us = -5\n", 2, err, sizeof(err));
+	assert_has(err, "poll_us");
+	expect_load_error("[gpud]\nshm_socket = relative/path\n", 2, err, sizeof(err));
+	assert_has(err, "absolute path");
+	expect_load_error("[gpud]\nshm_max_bytes = many\n", 2, err, sizeof(err));
+	assert_has(err, "shm_max_bytes = 'many'");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -567,6 +617,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_listen_schemes);
 	tcase_add_test(tc, test_listen_http_in_file);
 	tcase_add_test(tc, test_pool_keys);
+	tcase_add_test(tc, test_transfer_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
