@@ -46,6 +46,7 @@ struct gpud_client {
 	uint64_t next_id;
 	gpud_server_info info;
 	int timeout_ms;
+	int keep; /* gpud_set_keep */
 	char shm_path[108]; /* "" when gpud offers no regions on this connection */
 	uint8_t key[GPUD_SHM_KEY_LEN];
 	region *regions;
@@ -102,6 +103,10 @@ const char *gpud_strerror(gpud_status s)
 		return "daemon shutting down";
 	case GPUD_EINTERNAL:
 		return "internal error in gpud";
+	case GPUD_EQUOTA:
+		return "over quota";
+	case GPUD_EACCESS:
+		return "not authenticated";
 	case GPUD_ECONNECT:
 		return "cannot connect to gpud";
 	case GPUD_ETRANSPORT:
@@ -208,7 +213,7 @@ static gpud_status take_reply(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Res
 	}
 	if (r->code != GPUD__STATUS__STATUS_OK) {
 		gpud_status st = (gpud_status)r->code;
-		if (r->code > GPUD__STATUS__STATUS_INTERNAL)
+		if (r->code > GPUD__STATUS__STATUS_UNAUTHENTICATED)
 			st = GPUD_EPROTO;
 		seterr(c, st, "%s", r->message && r->message[0] ? r->message : gpud_strerror(st));
 		gpud__response__free_unpacked(r, NULL);
@@ -296,6 +301,10 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	req.body_case = GPUD__REQUEST__BODY_HELLO;
 	req.hello = &hello;
 	hello.client = "libgpud-client " GPUD_VERSION;
+	/* tcp:// to a gpud with tokens: the tenant's bearer token. */
+	const char *tok = getenv("GPUD_TOKEN");
+	if (tok && tok[0])
+		hello.token = (char *)tok;
 	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
 	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_HELLO, "hello")) != GPUD_OK)
@@ -306,6 +315,7 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	c->info.protocol_version = h->protocol_version;
 	c->info.max_message_size = h->max_message_size;
 	c->info.connection = h->connection;
+	snprintf(c->info.tenant, sizeof(c->info.tenant), "%s", h->tenant ? h->tenant : "");
 	copy_devices(&c->info, h->devices, h->n_devices);
 	if (h->shm_socket && h->shm_socket[0] && h->session_key.len == GPUD_SHM_KEY_LEN &&
 	    strlen(h->shm_socket) < sizeof(c->shm_path) && !getenv("GPUD_NO_SHM")) {
@@ -336,6 +346,48 @@ void gpud_close(gpud_client *c)
 }
 
 /* --- host regions (proto/shm.h) ------------------------------------------------ */
+
+void gpud_set_keep(gpud_client *c, int keep)
+{
+	c->keep = keep != 0;
+}
+
+gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__ListRequest l = GPUD__LIST_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	*out = NULL;
+	*n = 0;
+	req.body_case = GPUD__REQUEST__BODY_LIST;
+	req.list = &l;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = expect_body(c, r, GPUD__RESPONSE__BODY_LIST, "list")) != GPUD_OK)
+		return st;
+	size_t k = r->list->n_buffers;
+	gpud_buffer_info *v = calloc(k ? k : 1, sizeof(*v));
+	if (v == NULL) {
+		gpud__response__free_unpacked(r, NULL);
+		return seterr(c, GPUD_ENOMEM, "list: out of memory");
+	}
+	for (size_t i = 0; i < k; i++) {
+		Gpud__BufferInfo *b = r->list->buffers[i];
+		v[i].handle = b->handle;
+		v[i].dtype = (gpud_dtype)b->dtype;
+		v[i].ndim = b->n_shape <= GPUD_MAX_DIMS ? (int)b->n_shape : 0;
+		if (v[i].ndim)
+			memcpy(v[i].shape, b->shape, (size_t)v[i].ndim * sizeof(uint64_t));
+		v[i].nbytes = gpud_shape_bytes(v[i].shape, v[i].ndim, gpud_dtype_size(v[i].dtype));
+		v[i].kept = b->kept;
+	}
+	gpud__response__free_unpacked(r, NULL);
+	*out = v;
+	*n = k;
+	return GPUD_OK;
+}
 
 int gpud_has_shm(const gpud_client *c)
 {
@@ -420,7 +472,7 @@ static gpud_status region_make(gpud_client *c, size_t size, int pin, region *out
 	}
 	rep.message[sizeof(rep.message) - 1] = '\0';
 	if (rep.status != 0) {
-		st = seterr(c, rep.status > GPUD__STATUS__STATUS_INTERNAL ? GPUD_EPROTO
+		st = seterr(c, rep.status > GPUD__STATUS__STATUS_UNAUTHENTICATED ? GPUD_EPROTO
 									 : (gpud_status)rep.status,
 			    "gpud refused the host region: %s", rep.message);
 		goto out;
@@ -578,6 +630,7 @@ gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_
 	a.n_shape = (size_t)ndim;
 	a.shape = (uint64_t *)shape;
 	a.with_data = inline_data;
+	a.keep = c->keep;
 	if (rg) {
 		from.region = rg->id;
 		from.offset = roff;
@@ -858,6 +911,7 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	a.n_shape = (size_t)meta->ndim;
 	a.shape = (uint64_t *)meta->shape;
 	a.with_data = 1;
+	a.keep = c->keep;
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
 	req.version = GPUD_PROTOCOL_VERSION;
@@ -884,6 +938,7 @@ static gpud_status alloc_from_region(gpud_client *c, const gpud_array *arr, cons
 	a.n_shape = (size_t)arr->ndim;
 	a.shape = (uint64_t *)arr->shape;
 	a.from = &from;
+	a.keep = c->keep;
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
 	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)

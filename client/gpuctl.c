@@ -59,12 +59,18 @@ static void trace(const char *fmt, ...)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gpuctl [--url URL] [--timeout SECONDS] [-v] COMMAND ...\n"
+		"usage: gpuctl [--url URL] [--token TOKEN] [--timeout SECONDS] [-v] COMMAND ...\n"
 		"\n"
 		"commands:\n"
-		"  run KERNEL name=FILE.npy|name=SCALAR ... [-o FILE.npy | -o name=FILE.npy ...]\n"
+		"  run KERNEL name=FILE.npy|name=@HANDLE|name=SCALAR ... [-o FILE.npy | -o name=FILE.npy ...]\n"
 		"                         upload the arrays, run KERNEL, write its outputs\n"
 		"                         (without -o, print a summary of each output)\n"
+		"  upload FILE.npy [--keep]\n"
+		"                         upload an array and print its handle; --keep: it stays\n"
+		"                         (the tenant's) until 'gpuctl free'\n"
+		"  download HANDLE -o FILE.npy\n"
+		"  free HANDLE...         free buffers\n"
+		"  ls                     list this tenant's kept buffers\n"
 		"  kernels                list the daemon's kernels and their arguments\n"
 		"  status [--wait SECONDS]\n"
 		"                         show the daemon's state; --wait retries until it answers\n"
@@ -72,7 +78,8 @@ static void usage(FILE *f)
 		"\n"
 		"-v prints the time each step took to stderr.\n"
 		"Scalars: true/false, integers, decimals. The URL defaults to $GPUD_URL, then\n"
-		GPUD_DEFAULT_URL ".\n");
+		GPUD_DEFAULT_URL ". --token (or $GPUD_TOKEN) is the bearer token tcp://\n"
+		"connections present to a gpud with a tokens_file.\n");
 }
 
 static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -187,6 +194,106 @@ static void print_summary(const gpud_output *o, const gpud_array *a)
 		}
 	}
 	printf("%s]\n", n > 6 ? ", ..." : "");
+}
+
+/* A handle as gpuctl prints it: 16 hex digits (0x optional). */
+static gpud_handle parse_handle(const char *what, const char *text)
+{
+	char *end;
+	errno = 0;
+	unsigned long long h = strtoull(text, &end, 16);
+	if (errno || end == text || *end != '\0' || h == 0)
+		die(EXIT_USAGE, "%s: '%s' is not a handle (16 hex digits, as upload printed)", what,
+		    text);
+	return (gpud_handle)h;
+}
+
+/* upload FILE.npy [--keep]: prints the new buffer's handle. */
+static int cmd_upload(int argc, char **argv)
+{
+	const char *file = NULL;
+	int keep = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--keep"))
+			keep = 1;
+		else if (file == NULL && argv[i][0] != '-')
+			file = argv[i];
+		else
+			die(EXIT_USAGE, "upload: unexpected argument '%s'", argv[i]);
+	}
+	if (file == NULL)
+		die(EXIT_USAGE, "upload: expected FILE.npy [--keep]");
+	gpud_client *c = connect_or_die();
+	gpud_set_keep(c, keep);
+	gpud_handle h;
+	gpud_array meta;
+	if (gpud_alloc_npy(c, file, &h, &meta) != GPUD_OK)
+		die(1, "%s: %s", file, gpud_errmsg(c));
+	if (!keep)
+		fprintf(stderr, "gpuctl: note: without --keep the buffer goes when gpuctl exits\n");
+	printf("%016llx\n", (unsigned long long)h);
+	gpud_close(c);
+	return 0;
+}
+
+/* download HANDLE -o FILE.npy */
+static int cmd_download(int argc, char **argv)
+{
+	const char *out = NULL, *hs = NULL;
+	for (int i = 0; i < argc; i++) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
+			out = argv[++i];
+		else if (hs == NULL && argv[i][0] != '-')
+			hs = argv[i];
+		else
+			die(EXIT_USAGE, "download: unexpected argument '%s'", argv[i]);
+	}
+	if (hs == NULL || out == NULL)
+		die(EXIT_USAGE, "download: expected HANDLE -o FILE.npy");
+	gpud_handle h = parse_handle("download", hs[0] == '@' ? hs + 1 : hs);
+	gpud_client *c = connect_or_die();
+	if (gpud_download_npy(c, h, out) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	gpud_close(c);
+	return 0;
+}
+
+/* free HANDLE... */
+static int cmd_free(int argc, char **argv)
+{
+	gpud_handle hs[64];
+	if (argc == 0 || argc > 64)
+		die(EXIT_USAGE, "free: expected 1 to 64 handles");
+	for (int i = 0; i < argc; i++)
+		hs[i] = parse_handle("free", argv[i][0] == '@' ? argv[i] + 1 : argv[i]);
+	gpud_client *c = connect_or_die();
+	if (gpud_free(c, hs, (size_t)argc) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	gpud_close(c);
+	return 0;
+}
+
+/* ls: the tenant's kept buffers. */
+static int cmd_ls(int argc, char **argv)
+{
+	if (argc > 0)
+		die(EXIT_USAGE, "ls: unexpected argument '%s'", argv[0]);
+	gpud_client *c = connect_or_die();
+	gpud_buffer_info *v;
+	size_t n;
+	if (gpud_list(c, &v, &n) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	printf("%zu kept buffers of tenant %s\n", n, gpud_server(c)->tenant);
+	for (size_t i = 0; i < n; i++) {
+		char shape[128], by[32];
+		gpud_shape_format(shape, sizeof(shape), v[i].shape, v[i].ndim);
+		human_bytes(v[i].nbytes, by, sizeof(by));
+		printf("%016llx  %-8s %-20s %s\n", (unsigned long long)v[i].handle,
+		       gpud_dtype_name(v[i].dtype), shape, by);
+	}
+	free(v);
+	gpud_close(c);
+	return 0;
 }
 
 /* Inputs up to this many bytes in all go with the run itself. */
@@ -333,12 +440,14 @@ static int cmd_run(int argc, char **argv)
 	/* Scalars are checked before anything is sent; files as they are read. */
 	for (int i = 0; i < nargs; i++) {
 		cli_arg *ca = &args[i];
-		if (looks_like_file(ca->text)) {
+		if (ca->text[0] == '@') {
+			ca->arg = gpud_arg_buffer(ca->name, parse_handle(ca->name, ca->text + 1));
+		} else if (looks_like_file(ca->text)) {
 			ca->is_file = 1;
 		} else if (parse_scalar(ca->name, ca->text, &ca->arg) != 0) {
 			die(1,
-			    "argument '%s': cannot parse '%s': expected a number, true/false, or a "
-			    ".npy file",
+			    "argument '%s': cannot parse '%s': expected a number, true/false, a "
+			    ".npy file or @HANDLE",
 			    ca->name, ca->text);
 		}
 	}
@@ -640,6 +749,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"url", required_argument, NULL, 'u'},
 		{"timeout", required_argument, NULL, 't'},
+		{"token", required_argument, NULL, 'T'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
@@ -649,8 +759,11 @@ int main(int argc, char **argv)
 
 	t_start = now_s();
 	/* Options before the command only; the command parses the rest. */
-	while ((opt = getopt_long(argc, argv, "+u:t:vVh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+u:t:T:vVh", opts, NULL)) != -1) {
 		switch (opt) {
+		case 'T': /* the library reads GPUD_TOKEN at hello */
+			setenv("GPUD_TOKEN", optarg, 1);
+			break;
 		case 'u':
 			url = optarg;
 			break;
@@ -691,5 +804,16 @@ int main(int argc, char **argv)
 		return cmd_status(rest, rargv);
 	if (!strcmp(cmd, "demo"))
 		return cmd_demo(rest, rargv);
-	die(EXIT_USAGE, "unknown command '%s' (expected run, kernels, status or demo)", cmd);
+	if (!strcmp(cmd, "upload"))
+		return cmd_upload(rest, rargv);
+	if (!strcmp(cmd, "download"))
+		return cmd_download(rest, rargv);
+	if (!strcmp(cmd, "free"))
+		return cmd_free(rest, rargv);
+	if (!strcmp(cmd, "ls"))
+		return cmd_ls(rest, rargv);
+	die(EXIT_USAGE,
+	    "unknown command '%s' (expected run, upload, download, free, ls, kernels, status or "
+	    "demo)",
+	    cmd);
 }

@@ -35,10 +35,11 @@ static gpud_handle new_handle(buffer_table *t)
 	}
 }
 
-int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
+int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
 		  const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen)
 {
 	size_t esize = gpud_dtype_size(dt);
+	gpud_tenant *tn = s->tenant;
 	gpud_buffer *b;
 	int rv;
 
@@ -58,6 +59,22 @@ int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
 			 ndim, esize, gpud_dtype_name(dt));
 		return GPUD__STATUS__STATUS_TOO_LARGE;
 	}
+	if (tn && tn->quota.device_bytes &&
+	    (nbytes > tn->quota.device_bytes || tn->bytes > tn->quota.device_bytes - nbytes)) {
+		snprintf(err, errlen,
+			 "over the device_bytes quota of tenant %s: %zu bytes asked, %llu of %llu "
+			 "in use",
+			 tn->name, nbytes, (unsigned long long)tn->bytes,
+			 (unsigned long long)tn->quota.device_bytes);
+		return GPUD__STATUS__STATUS_QUOTA;
+	}
+	if (keep && tn && tn->quota.kept_buffers && tn->nkept >= tn->quota.kept_buffers) {
+		snprintf(err, errlen,
+			 "over the kept_buffers quota of tenant %s: it keeps %llu of %llu buffers",
+			 tn->name, (unsigned long long)tn->nkept,
+			 (unsigned long long)tn->quota.kept_buffers);
+		return GPUD__STATUS__STATUS_QUOTA;
+	}
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
 		snprintf(err, errlen, "out of host memory for a buffer record");
 		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
@@ -75,11 +92,22 @@ int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
 	b->handle = new_handle(t);
 	b->refs = 1;
 	b->live = 1;
-	b->owner = s;
+	b->tenant = tn;
 	HASH_ADD(hh, t->by_handle, handle, sizeof(b->handle), b);
-	DL_APPEND2(s->buffers, b, sprev, snext);
-	s->nbuffers++;
-	s->bytes += nbytes;
+	if (keep && tn) {
+		b->kept = 1;
+		DL_APPEND2(tn->kept, b, sprev, snext);
+		tn->nkept++;
+	} else {
+		b->owner = s;
+		DL_APPEND2(s->buffers, b, sprev, snext);
+		s->nbuffers++;
+		s->bytes += nbytes;
+	}
+	if (tn) {
+		tn->bytes += nbytes;
+		tn->nbuffers++;
+	}
 	t->count++;
 	t->bytes += nbytes;
 	if (t->bytes > t->high_water)
@@ -88,11 +116,25 @@ int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
 	return 0;
 }
 
-gpud_buffer *buffers_get(buffer_table *t, gpud_handle h)
+gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q)
+{
+	gpud_tenant *tn;
+	HASH_FIND_STR(t->tenants, name, tn);
+	if (tn)
+		return tn;
+	if ((tn = calloc(1, sizeof(*tn))) == NULL)
+		return NULL;
+	snprintf(tn->name, sizeof(tn->name), "%s", name);
+	tn->quota = *q;
+	HASH_ADD_STR(t->tenants, name, tn);
+	return tn;
+}
+
+gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h)
 {
 	gpud_buffer *b;
 	HASH_FIND(hh, t->by_handle, &h, sizeof(h), b);
-	return b;
+	return b && b->tenant == tn ? b : NULL;
 }
 
 void buffer_ref(gpud_buffer *b)
@@ -120,6 +162,13 @@ void buffers_release(buffer_table *t, gpud_buffer *b)
 		b->owner->nbuffers--;
 		b->owner->bytes -= b->nbytes;
 		b->owner = NULL;
+	} else if (b->kept && b->tenant) {
+		DL_DELETE2(b->tenant->kept, b, sprev, snext);
+		b->tenant->nkept--;
+	}
+	if (b->tenant) {
+		b->tenant->bytes -= b->nbytes;
+		b->tenant->nbuffers--;
 	}
 	t->count--;
 	buffer_unref(t, b);
@@ -170,5 +219,13 @@ void buffers_fini(buffer_table *t)
 	HASH_ITER(hh, t->sessions, s, tmp)
 	{
 		sessions_close(t, s->pipe_id);
+	}
+	gpud_tenant *tn, *ttmp;
+	HASH_ITER(hh, t->tenants, tn, ttmp)
+	{
+		while (tn->kept)
+			buffers_release(t, tn->kept);
+		HASH_DELETE(hh, t->tenants, tn);
+		free(tn);
 	}
 }

@@ -21,6 +21,7 @@
 #include "daemon/backend.h"
 
 typedef struct gpud_session gpud_session;
+typedef struct gpud_tenant gpud_tenant;
 struct host_region;
 
 typedef struct gpud_buffer {
@@ -31,7 +32,9 @@ typedef struct gpud_buffer {
 	size_t count;  /* elements */
 	size_t nbytes;
 	void *mem;     /* backend memory */
-	gpud_session *owner;
+	gpud_session *owner;  /* NULL when kept (then the tenant's) */
+	gpud_tenant *tenant;
+	int kept;
 	int refs;
 	int live;      /* reachable by handle */
 	UT_hash_handle hh;
@@ -39,6 +42,21 @@ typedef struct gpud_buffer {
 } gpud_buffer;
 
 #define SESSION_KEY_LEN 16
+
+/*
+ * A tenant: who a connection is (an ipc:// peer's user, a tcp:// token's
+ * name). Handles are scoped to it; its quota bounds what its connections
+ * hold and do together. Tenants live as long as gpud.
+ */
+struct gpud_tenant {
+	char name[GPUD_TENANT_NAME];
+	tenant_quota quota;
+	uint64_t bytes, nbuffers; /* all its buffers */
+	uint64_t nkept;
+	uint32_t in_flight;
+	gpud_buffer *kept; /* its kept buffers */
+	UT_hash_handle hh;
+};
 
 struct gpud_session {
 	uint32_t pipe_id;
@@ -51,6 +69,7 @@ struct gpud_session {
 	int64_t peer_uid;       /* ipc://: the peer's uid; -1 otherwise */
 	char peer[64];          /* for status and logs */
 	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
+	gpud_tenant *tenant; /* set by a successful hello */
 	struct host_region *regions; /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
 	UT_hash_handle hh;
@@ -63,6 +82,7 @@ typedef struct buffer_table {
 	void *hook_arg;
 	gpud_buffer *by_handle;
 	gpud_session *sessions;
+	gpud_tenant *tenants;
 	size_t count;
 	uint64_t bytes, high_water;
 } buffer_table;
@@ -72,13 +92,17 @@ void buffers_init(buffer_table *t, gpud_backend *backend);
 void buffers_fini(buffer_table *t);
 
 /*
- * Allocates a buffer owned by s. Returns 0, or a Gpud__Status with err set
- * (bad shape, size overflow, backend out of memory).
+ * Allocates a buffer owned by s (or, with keep, by s's tenant). Returns 0,
+ * or a Gpud__Status with err set (bad shape, size overflow, over the
+ * tenant's quota, backend out of memory).
  */
-int buffers_alloc(buffer_table *t, gpud_session *s, gpud_dtype dt, int ndim,
+int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
 		  const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen);
-/* A live buffer by handle, or NULL. */
-gpud_buffer *buffers_get(buffer_table *t, gpud_handle h);
+/* A live buffer of tenant tn by handle, or NULL: another tenant's handle is
+ * not found, like one that never existed. */
+gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h);
+/* The tenant called name, created with quota q if new; NULL if out of memory. */
+gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q);
 /* Takes the buffer out of the table; memory goes when the last ref drops. */
 void buffers_release(buffer_table *t, gpud_buffer *b);
 

@@ -37,6 +37,41 @@ void config_defaults(gpud_config *c)
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
 	c->poll_us = 1000;
+	c->quota = (tenant_quota){.device_bytes = 0, .kept_buffers = 1024,
+				  .requests_in_flight = 64, .message_size = 0};
+	c->socket_mode = -1;
+}
+
+tenant_quota config_quota(const gpud_config *c, const char *name)
+{
+	for (int i = 0; i < c->ntenants; i++)
+		if (strcmp(c->tenants[i].name, name) == 0)
+			return c->tenants[i].quota;
+	return c->quota;
+}
+
+/* A key of [quota] or [tenant NAME]. */
+static int quota_set(tenant_quota *q, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	uint64_t *f = !strcmp(key, "device_bytes")	    ? &q->device_bytes
+		      : !strcmp(key, "kept_buffers")	    ? &q->kept_buffers
+		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
+		      : !strcmp(key, "message_size")	    ? &q->message_size
+							    : NULL;
+	if (f == NULL) {
+		snprintf(err, errlen,
+			 "unknown quota key '%s' (device_bytes, kept_buffers, requests_in_flight, "
+			 "message_size)",
+			 key);
+		return -1;
+	}
+	if (config_parse_size(value, f) != 0) {
+		snprintf(err, errlen, "%s = '%s': expected a number or a size (0: no limit)", key,
+			 value);
+		return -1;
+	}
+	return 0;
 }
 
 void config_shm_path(const gpud_config *c, char *out, size_t outlen)
@@ -234,6 +269,35 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		snprintf(c->shm_socket, sizeof(c->shm_socket), "%s", value);
 		return 0;
 	}
+	if (strcmp(key, "tokens_file") == 0) {
+		if (strlen(value) >= sizeof(c->tokens_file)) {
+			snprintf(err, errlen, "tokens_file: a path shorter than %zu bytes",
+				 sizeof(c->tokens_file));
+			return -1;
+		}
+		snprintf(c->tokens_file, sizeof(c->tokens_file), "%s", value);
+		return 0;
+	}
+	if (strcmp(key, "socket_mode") == 0) {
+		char *end;
+		long m = strtol(value, &end, 8);
+		if (end == value || *end != '\0' || m < 0 || m > 0777) {
+			snprintf(err, errlen, "socket_mode = '%s': expected an octal mode, e.g. 0660",
+				 value);
+			return -1;
+		}
+		c->socket_mode = (int)m;
+		return 0;
+	}
+	if (strcmp(key, "socket_group") == 0) {
+		if (strlen(value) >= sizeof(c->socket_group)) {
+			snprintf(err, errlen, "socket_group: a name shorter than %zu bytes",
+				 sizeof(c->socket_group));
+			return -1;
+		}
+		snprintf(c->socket_group, sizeof(c->socket_group), "%s", value);
+		return 0;
+	}
 	if (strcmp(key, "shm_max_bytes") == 0) {
 		if (config_parse_size(value, &c->shm_max_bytes) != 0) {
 			snprintf(err, errlen, "shm_max_bytes = '%s': expected a size, e.g. 64GiB", value);
@@ -298,8 +362,40 @@ static int on_ini_pair(void *user, const char *section, const char *name, const 
 
 	if (ctx->failed)
 		return 0;
+	gpud_config *c = ctx->c;
+	if (strcmp(section, "quota") == 0) {
+		if (quota_set(&c->quota, name, value, ctx->err, ctx->errlen) != 0)
+			ctx->failed = 1;
+		return !ctx->failed;
+	}
+	if (strncmp(section, "tenant ", 7) == 0 && section[7] != '\0') {
+		const char *tn = section + 7;
+		int i;
+		for (i = 0; i < c->ntenants && strcmp(c->tenants[i].name, tn) != 0; i++)
+			;
+		if (i == c->ntenants) {
+			if (c->ntenants == GPUD_MAX_TENANT_RULES ||
+			    strlen(tn) >= GPUD_TENANT_NAME) {
+				snprintf(ctx->err, ctx->errlen,
+					 "[tenant %s]: at most %d tenant sections, names under %d "
+					 "characters",
+					 tn, GPUD_MAX_TENANT_RULES, GPUD_TENANT_NAME);
+				ctx->failed = 1;
+				return 0;
+			}
+			/* Starts from [quota] as read so far: put [quota] first. */
+			snprintf(c->tenants[i].name, sizeof(c->tenants[i].name), "%s", tn);
+			c->tenants[i].quota = c->quota;
+			c->ntenants++;
+		}
+		if (quota_set(&c->tenants[i].quota, name, value, ctx->err, ctx->errlen) != 0)
+			ctx->failed = 1;
+		return !ctx->failed;
+	}
 	if (section[0] != '\0' && strcmp(section, "gpud") != 0) {
-		snprintf(ctx->err, ctx->errlen, "unknown section [%s] (expected [gpud])", section);
+		snprintf(ctx->err, ctx->errlen,
+			 "unknown section [%s] (expected [gpud], [quota] or [tenant NAME])",
+			 section);
 		ctx->failed = 1;
 		return 0;
 	}

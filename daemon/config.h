@@ -11,6 +11,22 @@
 #define GPUD_MAX_LISTEN 16
 #define GPUD_DEFAULT_URL "ipc:///run/gpud/gpud.sock"
 
+#define GPUD_MAX_TENANT_RULES 64
+#define GPUD_TENANT_NAME 64
+
+/* What one tenant may hold and do at once; 0 means no limit. */
+typedef struct tenant_quota {
+	uint64_t device_bytes;   /* bytes of buffers, connection-owned and kept */
+	uint64_t kept_buffers;   /* buffers created with keep */
+	uint64_t requests_in_flight;
+	uint64_t message_size;   /* payload bytes of one request (also max_message_size) */
+} tenant_quota;
+
+typedef struct tenant_rule {
+	char name[GPUD_TENANT_NAME];
+	tenant_quota quota;
+} tenant_rule;
+
 typedef struct gpud_config {
 	char *listen[GPUD_MAX_LISTEN];
 	int nlisten;
@@ -34,7 +50,18 @@ typedef struct gpud_config {
 	uint64_t staging_chunk;
 	/* cuda backend: microseconds the loop polls a young job's completion */
 	int poll_us;
+	/* tenants: [quota] defaults, [tenant NAME] overrides, tcp:// tokens */
+	tenant_quota quota;
+	tenant_rule tenants[GPUD_MAX_TENANT_RULES];
+	int ntenants;
+	char tokens_file[256];
+	/* ipc:// socket files (and the region socket): mode and group */
+	int socket_mode; /* -1: as created (umask) */
+	char socket_group[64];
 } gpud_config;
+
+/* The quota of tenant name: its [tenant NAME] section over [quota]. */
+tenant_quota config_quota(const gpud_config *c, const char *name);
 
 /* The region socket for cfg: "" when none (off, or no ipc:// listener). */
 void config_shm_path(const gpud_config *c, char *out, size_t outlen);

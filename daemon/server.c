@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <nng/nng.h>
@@ -152,7 +155,7 @@ static void on_wake(uv_async_t *h)
 			/* Sessions are the connections: a removal nng reports for a pipe
 			 * that never got here finds none and counts nothing. */
 			gpud_session *sess = sessions_get(&s->buffers, ev->pipe_id, 1);
-			if (sess) {
+			if (sess && sess->peer[0] == '\0') {
 				sess->peer_uid = ev->peer_uid;
 				snprintf(sess->peer, sizeof(sess->peer), "%s", ev->peer);
 			}
@@ -167,6 +170,26 @@ static void on_wake(uv_async_t *h)
 		if (heap)
 			free(ev);
 		ev = next;
+	}
+}
+
+/* Who is on the other end: the uid over ipc://, the address over tcp://. */
+static void pipe_peer(nng_pipe p, int64_t *peer_uid, char *peer, size_t len)
+{
+	uint64_t uid;
+	nng_sockaddr sa;
+	*peer_uid = -1;
+	peer[0] = '\0';
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
+		*peer_uid = (int64_t)uid;
+		snprintf(peer, len, "uid %" PRIu64, uid);
+	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET) {
+		const uint8_t *a = (const uint8_t *)&sa.s_in.sa_addr;
+		snprintf(peer, len, "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
+			 (unsigned)ntohs(sa.s_in.sa_port));
+	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 &&
+		   sa.s_family == NNG_AF_INET6) {
+		snprintf(peer, len, "[ipv6]:%u", (unsigned)ntohs(sa.s_in6.sa_port));
 	}
 }
 
@@ -189,27 +212,8 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 	ev->pipe_id = (uint32_t)nng_pipe_id(p);
 	ev->heap = 1;
 	ev->peer_uid = -1;
-	if (what == NNG_PIPE_EV_ADD_POST) {
-		/* Who is on the other end: the uid over ipc://, the address over tcp://. */
-		uint64_t uid;
-		nng_sockaddr sa;
-		if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
-			ev->peer_uid = (int64_t)uid;
-			snprintf(ev->peer, sizeof(ev->peer), "uid %" PRIu64, uid);
-		} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 &&
-			   (sa.s_family == NNG_AF_INET || sa.s_family == NNG_AF_INET6)) {
-			char host[48];
-			if (sa.s_family == NNG_AF_INET) {
-				const uint8_t *a = (const uint8_t *)&sa.s_in.sa_addr;
-				snprintf(host, sizeof(host), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
-				snprintf(ev->peer, sizeof(ev->peer), "%s:%u", host,
-					 (unsigned)ntohs(sa.s_in.sa_port));
-			} else {
-				snprintf(ev->peer, sizeof(ev->peer), "[ipv6]:%u",
-					 (unsigned)ntohs(sa.s_in6.sa_port));
-			}
-		}
-	}
+	if (what == NNG_PIPE_EV_ADD_POST)
+		pipe_peer(p, &ev->peer_uid, ev->peer, sizeof(ev->peer));
 	post_event(s, ev);
 }
 
@@ -283,6 +287,9 @@ static void request_cleanup(gpud_request *r)
 	if (r->session && sessions_get(&s->buffers, r->pipe_id, 0) == r->session)
 		r->session->in_flight--;
 	r->session = NULL;
+	if (r->tenant) /* tenants live as long as gpud */
+		r->tenant->in_flight--;
+	r->tenant = NULL;
 	r->ncreated = 0;
 	if (r->reply) {
 		nng_msg_free(r->reply);
@@ -409,6 +416,7 @@ static void handle_request(server_ctx *c)
 	r->t0_ns = now_ns();
 	r->nheld = r->ncreated = r->ntemps = r->pending = 0;
 	r->session = NULL;
+	r->tenant = NULL;
 	r->nregions = 0;
 	s->requests++;
 	s->in_flight++;
@@ -453,15 +461,52 @@ static void handle_request(server_ctx *c)
 		return;
 	}
 	r->session = sessions_get(&s->buffers, r->pipe_id, 0);
-	if (r->session == NULL && pipe_alive(p))
+	if (r->session == NULL && pipe_alive(p)) {
+		/* The request overtook its pipe's add event: learn the peer here. */
 		r->session = sessions_get(&s->buffers, r->pipe_id, 1);
+		if (r->session)
+			pipe_peer(p, &r->session->peer_uid, r->session->peer,
+				  sizeof(r->session->peer));
+	}
 	if (r->session == NULL) {
 		/* The connection is gone (or memory is): nobody will read a reply. */
 		request_fail(r, GPUD__STATUS__STATUS_INTERNAL, "connection closed");
 		return;
 	}
+	Gpud__Request__BodyCase verb = r->req->body_case;
+	if (r->session->tenant == NULL && verb != GPUD__REQUEST__BODY_HELLO &&
+	    verb != GPUD__REQUEST__BODY_STATUS && verb != GPUD__REQUEST__BODY__NOT_SET) {
+		request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+			     "send hello first: only hello and status are served before it (the "
+			     "client library does this on connect)");
+		return;
+	}
+	gpud_tenant *tn = r->session->tenant;
+	if (tn && tn->quota.message_size && r->payload_len > tn->quota.message_size) {
+		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
+			     "over the message_size quota of tenant %s: a %zu-byte payload, the "
+			     "limit is %llu",
+			     tn->name, r->payload_len, (unsigned long long)tn->quota.message_size);
+		return;
+	}
+	/* hello and status are always served (and not counted): a tenant at its
+	 * limit can still see why. */
+	int counted = verb != GPUD__REQUEST__BODY_HELLO && verb != GPUD__REQUEST__BODY_STATUS;
+	if (tn && counted && tn->quota.requests_in_flight &&
+	    tn->in_flight >= tn->quota.requests_in_flight) {
+		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
+			     "over the requests_in_flight quota of tenant %s: %u in flight, the "
+			     "limit is %llu",
+			     tn->name, tn->in_flight,
+			     (unsigned long long)tn->quota.requests_in_flight);
+		return;
+	}
 	r->session->requests++;
 	r->session->in_flight++;
+	if (tn && counted) {
+		r->tenant = tn;
+		tn->in_flight++;
+	}
 	verbs_dispatch(r);
 }
 
@@ -529,6 +574,8 @@ static void teardown(gpud_server *s)
 	log_info("stopped after %llu requests", (unsigned long long)s->requests);
 	free(s->fatal);
 	s->fatal = NULL;
+	free(s->tokens);
+	s->tokens = NULL;
 }
 
 void server_shutdown(gpud_server *s)
@@ -568,6 +615,85 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 	s->exit_code = 1;
 	log_error("backend failed: %s; failing all requests and exiting for a restart", msg);
 	server_shutdown(s);
+}
+
+/*
+ * tokens_file: one "TENANT TOKEN" per line; '#' starts a comment. A file
+ * others can read gets a warning: anyone who reads it is every tenant.
+ */
+static int load_tokens(gpud_server *s, char *err, size_t errlen)
+{
+	const char *path = s->cfg->tokens_file;
+	char line[512];
+	int lineno = 0;
+	struct stat st;
+
+	if (path[0] == '\0')
+		return 0;
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "tokens_file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		log_warn("tokens_file %s is readable by group or others (mode %03o); chmod 600",
+			 path, (unsigned)(st.st_mode & 0777));
+	while (fgets(line, sizeof(line), f)) {
+		char tenant[GPUD_TENANT_NAME + 1], token[129], extra[2];
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		int n = sscanf(line, "%64s %128s %1s", tenant, token, extra);
+		if (n <= 0)
+			continue;
+		if (n != 2 || strlen(tenant) >= GPUD_TENANT_NAME || strlen(token) < 16 ||
+		    strlen(token) >= 128) {
+			snprintf(err, errlen,
+				 "tokens_file %s:%d: expected 'TENANT TOKEN' (a name under %d "
+				 "characters, a token of 16 to 127)",
+				 path, lineno, GPUD_TENANT_NAME);
+			fclose(f);
+			return -1;
+		}
+		struct gpud_token *nt = realloc(s->tokens, (size_t)(s->ntokens + 1) * sizeof(*nt));
+		if (nt == NULL) {
+			snprintf(err, errlen, "tokens_file: out of memory");
+			fclose(f);
+			return -1;
+		}
+		s->tokens = nt;
+		snprintf(nt[s->ntokens].tenant, sizeof(nt->tenant), "%s", tenant);
+		snprintf(nt[s->ntokens].token, sizeof(nt->token), "%s", token);
+		s->ntokens++;
+	}
+	fclose(f);
+	log_info("tokens_file %s: %d tokens", path, s->ntokens);
+	return 0;
+}
+
+/* socket_mode and socket_group on a socket file gpud made. */
+static int socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen)
+{
+	if (cfg->socket_mode >= 0 && chmod(path, (mode_t)cfg->socket_mode) != 0) {
+		snprintf(err, errlen, "socket_mode %04o on %s: %s", (unsigned)cfg->socket_mode, path,
+			 strerror(errno));
+		return -1;
+	}
+	if (cfg->socket_group[0]) {
+		struct group gr, *res = NULL;
+		char buf[4096];
+		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 || res == NULL) {
+			snprintf(err, errlen, "socket_group '%s': no such group", cfg->socket_group);
+			return -1;
+		}
+		if (chown(path, (uid_t)-1, gr.gr_gid) != 0) {
+			snprintf(err, errlen, "socket_group %s on %s: %s", cfg->socket_group, path,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void on_session_close(void *arg, gpud_session *sess)
@@ -643,10 +769,24 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		log_info("listening on %s", cfg->listen[i]);
 	}
 
+	if (load_tokens(s, err, errlen) != 0)
+		return -1;
+	for (int i = 0; i < cfg->nlisten; i++)
+		if (strncmp(cfg->listen[i], "tcp", 3) == 0 && s->ntokens == 0)
+			log_warn("%s: no tokens_file, so every tcp:// client is tenant 'anonymous' "
+				 "and they share one another's buffers",
+				 cfg->listen[i]);
+	for (int i = 0; i < s->nlisteners; i++)
+		if (strncmp(cfg->listen[i], "ipc://", 6) == 0 &&
+		    socket_access(cfg, cfg->listen[i] + 6, err, errlen) != 0)
+			return -1;
 	char shm[sizeof(cfg->shm_socket)];
 	config_shm_path(cfg, shm, sizeof(shm));
 	if (regions_start(&s->regions, loop, &s->backend, &s->buffers, shm, cfg->shm_max_bytes, err,
 			  errlen) != 0)
+		return -1;
+
+	if (s->regions.fd >= 0 && socket_access(cfg, shm, err, errlen) != 0)
 		return -1;
 
 	s->nctx = cfg->contexts;

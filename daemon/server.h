@@ -37,6 +37,7 @@ typedef struct gpud_request {
 	size_t payload_len;
 	uint32_t pipe_id;
 	gpud_session *session;
+	gpud_tenant *tenant; /* counted in its in_flight until the reply */
 	uint64_t t0_ns;
 	/* Buffers this request holds a reference on, dropped at reply. */
 	gpud_buffer *held[KERNEL_MAX_PARAMS + 1];
@@ -88,6 +89,13 @@ struct gpud_server {
 	int stopping;
 	int stopped_ctxs;
 	int exit_code;
+
+	/* tcp:// bearer tokens (tokens_file): tenant name and token */
+	struct gpud_token {
+		char tenant[GPUD_TENANT_NAME];
+		char token[128];
+	} *tokens;
+	int ntokens;
 
 	uint64_t started_ns;
 	uint64_t requests, errors;

@@ -5,6 +5,7 @@
  * wrong, with expected and got, because clients show them verbatim.
  */
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,12 @@ static void buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info)
 	info->dtype = (Gpud__DType)b->dtype;
 	info->n_shape = (size_t)b->ndim;
 	info->shape = (uint64_t *)b->shape;
+	info->kept = b->kept;
 }
 
 static gpud_buffer *lookup(gpud_request *r, const char *verb, uint64_t h)
 {
-	gpud_buffer *b = buffers_get(&r->srv->buffers, h);
+	gpud_buffer *b = buffers_get(&r->srv->buffers, r->session->tenant, h);
 	if (b == NULL)
 		request_fail(r, ST_NOT_FOUND, "%s: unknown handle %016" PRIx64, verb, h);
 	return b;
@@ -97,6 +99,63 @@ static int fill_devices(gpud_server *s, backend_device *devs, Gpud__Device *pb, 
 	return n;
 }
 
+/* Constant-time comparison of two NUL-terminated secrets. */
+static int secret_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+	for (size_t i = 0; i < la && i < lb; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/*
+ * Who this connection is: over ipc:// the peer's user (by name, else
+ * "uid:N"); over tcp:// the tenant whose token hello presents (tokens_file),
+ * or "anonymous" when gpud has no tokens. 0, or -1 after replying.
+ */
+static int assign_tenant(gpud_request *r)
+{
+	gpud_server *s = r->srv;
+	gpud_session *sess = r->session;
+	char name[GPUD_TENANT_NAME];
+
+	if (sess->tenant)
+		return 0; /* fixed by the first hello */
+	if (sess->peer_uid >= 0) {
+		struct passwd pw, *res = NULL;
+		char buf[1024];
+		if (getpwuid_r((uid_t)sess->peer_uid, &pw, buf, sizeof(buf), &res) == 0 && res &&
+		    strlen(pw.pw_name) < sizeof(name))
+			snprintf(name, sizeof(name), "%s", pw.pw_name);
+		else
+			snprintf(name, sizeof(name), "uid:%lld", (long long)sess->peer_uid);
+	} else if (s->ntokens > 0) {
+		const char *tok = r->req->hello->token ? r->req->hello->token : "";
+		int found = -1;
+		for (int i = 0; i < s->ntokens; i++) /* no early exit: same time for all */
+			if (secret_equal(s->tokens[i].token, tok) && found < 0)
+				found = i;
+		if (found < 0 || tok[0] == '\0') {
+			request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+				     "hello: %s token; connections over tcp:// must present one from "
+				     "gpud's tokens_file (gpuctl --token, GPUD_TOKEN)",
+				     tok[0] ? "unknown" : "no");
+			return -1;
+		}
+		snprintf(name, sizeof(name), "%s", s->tokens[found].tenant);
+	} else {
+		snprintf(name, sizeof(name), "anonymous");
+	}
+	tenant_quota q = config_quota(s->cfg, name);
+	if ((sess->tenant = tenants_get(&s->buffers, name, &q)) == NULL) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "hello: out of memory");
+		return -1;
+	}
+	log_info("connection %u (%s) is tenant %s", sess->pipe_id, sess->peer, name);
+	return 0;
+}
+
 static void verb_hello(gpud_request *r)
 {
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
@@ -104,8 +163,11 @@ static void verb_hello(gpud_request *r)
 	backend_device devs[8];
 	Gpud__Device pb[8], *ptrs[8];
 
+	if (assign_tenant(r) != 0)
+		return;
 	hello.server_version = GPUD_VERSION;
 	hello.protocol_version = GPUD_PROTOCOL_VERSION;
+	hello.tenant = r->session->tenant->name;
 	hello.backend = (char *)r->srv->backend.ops->name;
 	hello.max_message_size = r->srv->cfg->max_message_size;
 	hello.connection = r->pipe_id;
@@ -194,6 +256,7 @@ static void verb_status(gpud_request *r)
 			gpud__session__init(&sess[i]);
 			sess[i].id = g->pipe_id;
 			sess[i].peer = g->peer;
+			sess[i].tenant = g->tenant ? g->tenant->name : "";
 			sess[i].buffers = g->nbuffers;
 			sess[i].bytes = g->bytes;
 			sess[i].requests = g->requests;
@@ -352,8 +415,8 @@ static void verb_alloc(gpud_request *r)
 			     r->payload_len);
 		return;
 	}
-	rv = buffers_alloc(&r->srv->buffers, r->session, (gpud_dtype)a->dtype, (int)a->n_shape,
-			   a->shape, &b, err, sizeof(err));
+	rv = buffers_alloc(&r->srv->buffers, r->session, a->keep, (gpud_dtype)a->dtype,
+			   (int)a->n_shape, a->shape, &b, err, sizeof(err));
 	if (rv != 0) {
 		request_fail(r, rv, "alloc: %s array of shape %s: %s",
 			     gpud_dtype_name((gpud_dtype)a->dtype), shape, err);
@@ -551,13 +614,40 @@ static void verb_free(gpud_request *r)
 		if (lookup(r, "free", f->handles[i]) == NULL)
 			return;
 	for (size_t i = 0; i < f->n_handles; i++) {
-		gpud_buffer *b = buffers_get(&r->srv->buffers, f->handles[i]);
+		gpud_buffer *b = buffers_get(&r->srv->buffers, r->session->tenant, f->handles[i]);
 		if (b) /* a handle listed twice is gone the second time */
 			buffers_release(&r->srv->buffers, b);
 	}
 	resp.body_case = GPUD__RESPONSE__BODY_FREE;
 	resp.free = &fr;
 	request_reply(r, &resp, NULL, 0);
+}
+
+/* The tenant's kept buffers. */
+static void verb_list(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__ListResponse lr = GPUD__LIST_RESPONSE__INIT;
+	gpud_tenant *tn = r->session->tenant;
+	size_t n = tn->nkept, i = 0;
+	Gpud__BufferInfo *infos = calloc(n ? n : 1, sizeof(*infos));
+	Gpud__BufferInfo **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+
+	if (infos == NULL || ptrs == NULL) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "list: out of memory");
+	} else {
+		for (gpud_buffer *b = tn->kept; b && i < n; b = b->snext, i++) {
+			buffer_info(b, &infos[i]);
+			ptrs[i] = &infos[i];
+		}
+		lr.n_buffers = i;
+		lr.buffers = ptrs;
+		resp.body_case = GPUD__RESPONSE__BODY_LIST;
+		resp.list = &lr;
+		request_reply(r, &resp, NULL, 0);
+	}
+	free(infos);
+	free(ptrs);
 }
 
 /* Forgets host regions; all or nothing, like free. */
@@ -753,7 +843,7 @@ static int inline_array(gpud_request *r, const kernel_def *k, const kernel_param
 		up->src = r->payload + *cursor;
 		*cursor += want;
 	}
-	int rv = buffers_alloc(&r->srv->buffers, r->session, (gpud_dtype)ia->dtype,
+	int rv = buffers_alloc(&r->srv->buffers, r->session, 0, (gpud_dtype)ia->dtype,
 			       (int)ia->n_shape, ia->shape, &b, err, errlen);
 	if (rv != 0) {
 		request_fail(r, rv, "%s: argument '%s': %s", k->name, p->name, err);
@@ -810,7 +900,7 @@ static void verb_run(gpud_request *r)
 		}
 		const kernel_param *p = &k->params[idx];
 		if (arg->value_case == GPUD__ARGUMENT__VALUE_BUFFER) {
-			gpud_buffer *b = buffers_get(&r->srv->buffers, arg->buffer);
+			gpud_buffer *b = buffers_get(&r->srv->buffers, r->session->tenant, arg->buffer);
 			if (b == NULL) {
 				request_fail(r, ST_NOT_FOUND, "%s: argument '%s': unknown handle %016" PRIx64,
 					     k->name, arg->name, arg->buffer);
@@ -895,8 +985,8 @@ static void verb_run(gpud_request *r)
 			continue;
 		}
 		gpud_buffer *b;
-		rv = buffers_alloc(&r->srv->buffers, r->session, v->expect.dtype, v->expect.ndim,
-				   v->expect.shape, &b, err, sizeof(err));
+		rv = buffers_alloc(&r->srv->buffers, r->session, 0, v->expect.dtype,
+				   v->expect.ndim, v->expect.shape, &b, err, sizeof(err));
 		if (rv != 0) {
 			request_fail(r, rv, "%s: output '%s': %s", k->name, k->params[i].name, err);
 			return;
@@ -1006,6 +1096,7 @@ static const verb verbs[] = {
 	{GPUD__REQUEST__BODY_STATUS, "status", verb_status},
 	{GPUD__REQUEST__BODY_SYNC, "sync", verb_sync},
 	{GPUD__REQUEST__BODY_UNMAP, "unmap", verb_unmap},
+	{GPUD__REQUEST__BODY_LIST, "list", verb_list},
 };
 
 void verbs_dispatch(gpud_request *r)

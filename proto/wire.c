@@ -85,6 +85,10 @@ const char *wire_status_name(Gpud__Status s)
 		return "PROTOCOL";
 	case GPUD__STATUS__STATUS_BACKEND:
 		return "BACKEND";
+	case GPUD__STATUS__STATUS_QUOTA:
+		return "QUOTA";
+	case GPUD__STATUS__STATUS_UNAUTHENTICATED:
+		return "UNAUTHENTICATED";
 	case GPUD__STATUS__STATUS_SHUTTING_DOWN:
 		return "SHUTTING_DOWN";
 	case GPUD__STATUS__STATUS_INTERNAL:

@@ -192,13 +192,22 @@ static const char *expected_backend(void)
 	return backend_env;
 }
 
+static const char *gpud_config_text; /* written to DIR/gpud.conf and passed, if set */
+
 static void start_gpud(const char *const *extra)
 {
 	const char *argv[32];
 	int n = 0;
+	char confpath[700];
 
 	snprintf(dir, sizeof(dir), "%s/t-XXXXXX", base_dir);
 	ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
+	/* Other users reach the socket only through traversable directories. */
+	chmod(base_dir, 0755);
+	chmod(dir, 0755);
+	snprintf(confpath, sizeof(confpath), "%s/gpud.conf", dir);
+	if (gpud_config_text)
+		write_text(confpath, gpud_config_text);
 	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
 	snprintf(logpath, sizeof(logpath), "%s/gpud.log", dir);
 	gpud_reaped = 0;
@@ -211,6 +220,10 @@ static void start_gpud(const char *const *extra)
 	argv[n++] = backend_env;
 	argv[n++] = "--log-level";
 	argv[n++] = "debug";
+	if (gpud_config_text) {
+		argv[n++] = "--config";
+		argv[n++] = confpath;
+	}
 	for (int i = 0; extra && extra[i] && n < 31; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
@@ -879,6 +892,25 @@ static int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p
 	return -1;
 }
 
+/* A plain hello on s (tenant assigned; nothing checked beyond OK). */
+static void raw_say_hello(nng_socket s)
+{
+	pb empty = {.n = 0};
+	pb hdr = pb_request(WIRE_VERSION, 1, 10, &empty);
+	size_t len;
+	uint8_t *buf = frame(&hdr, NULL, 0, &len);
+	nng_msg *m;
+	raw_reply r;
+	ck_assert_int_eq(nng_msg_alloc(&m, 0), 0);
+	ck_assert_int_eq(nng_msg_append(m, buf, len), 0);
+	free(buf);
+	ck_assert_int_eq(nng_sendmsg(s, m, 0), 0);
+	ck_assert_int_eq(nng_recvmsg(s, &m, 0), 0);
+	ck_assert_int_eq(parse_reply(nng_msg_body(m), nng_msg_len(m), &r), 0);
+	ck_assert_msg(r.code == ST_OK, "raw hello: %" PRIu64 " %s", r.code, r.message);
+	nng_msg_free(m);
+}
+
 static nng_socket raw_open(int timeout_ms)
 {
 	nng_socket s;
@@ -902,6 +934,8 @@ static int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r)
 	nng_socket s = raw_open(timeout_ms);
 	nng_msg *m;
 	int rv;
+
+	raw_say_hello(s); /* only hello and status are served before it */
 
 	memset(r, 0, sizeof(*r));
 	ck_assert_int_eq(nng_msg_alloc(&m, 0), 0);
@@ -2699,6 +2733,412 @@ START_TEST(test_many_clients_at_once)
 END_TEST
 
 /* ========================================================================================= */
+/* tenants                                                                                   */
+/* ========================================================================================= */
+
+static char tcp_url[64], tokens_path[700];
+#define TOKEN_ALICE "alice-0123456789abcdef"
+#define TOKEN_BOB "bob-fedcba9876543210xx"
+
+static void setup_tenants(void)
+{
+	/* quota: 1 MiB of device memory, 2 kept buffers, 1 request in flight;
+	 * bob: 3 kept buffers and 64 KiB messages */
+	static char conf[2048];
+	static const char *extra[] = {"--listen", tcp_url, NULL};
+	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+	snprintf(tokens_path, sizeof(tokens_path), "%s/tokens-%d", base_dir, (int)getpid());
+	write_text(tokens_path, "# tenant token\nalice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
+	chmod(tokens_path, 0600);
+	snprintf(conf, sizeof(conf),
+		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\n"
+		 "[quota]\ndevice_bytes = 1MiB\nkept_buffers = 2\nrequests_in_flight = 1\n"
+		 "[tenant bob]\nkept_buffers = 3\nmessage_size = 64KiB\n",
+		 tokens_path);
+	gpud_config_text = conf;
+	start_gpud(extra);
+	gpud_config_text = NULL;
+}
+
+static gpud_client *connect_as(const char *u, const char *token, gpud_status want)
+{
+	gpud_client *c;
+	if (token)
+		setenv("GPUD_TOKEN", token, 1);
+	else
+		unsetenv("GPUD_TOKEN");
+	gpud_status st = gpud_connect(u, &c);
+	unsetenv("GPUD_TOKEN");
+	ck_assert_msg(st == want, "connect %s with %s: %s: %s", u, token ? token : "no token",
+		      gpud_strerror(st), gpud_errmsg(c));
+	if (st != GPUD_OK) {
+		gpud_close(c);
+		return NULL;
+	}
+	gpud_set_timeout(c, 30000);
+	return c;
+}
+
+/* gpuctl over tcp:// with --token: upload, ls, free; without: refused. */
+static void gpuctl_token_checks(void)
+{
+	char px[700];
+	double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	path_in_dir(px, sizeof(px), "tok.npy");
+	save_vec(px, GPUD_F64, v, 8);
+	ctl_result *r = CTL_AT(tcp_url, "upload", px);
+	ck_assert_msg(r->code == 1 && strstr(r->err, "no token"), "gpuctl without a token: %d %s",
+		      r->code, r->err);
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "upload", px, "--keep");
+	assert_ctl_ok(r);
+	char handle[32];
+	ck_assert_int_eq(sscanf(r->out, "%31s", handle), 1);
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "ls");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, handle) && strstr(r->out, "tenant bob"), "ls: %s", r->out);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "ls");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, handle) == NULL, "alice's ls shows bob's buffer: %s", r->out);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", handle);
+	ck_assert_msg(r->code == 1 && strstr(r->err, "unknown handle"), "alice frees bob's: %s",
+		      r->err);
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "free", handle);
+	assert_ctl_ok(r);
+}
+
+START_TEST(test_tcp_tokens_and_isolation)
+{
+	gpud_client *none = NULL, *alice, *bob, *alice2;
+	uint64_t n = 16;
+	double v[16], got[16];
+	for (int i = 0; i < 16; i++)
+		v[i] = i * 1.5;
+
+	/* no token, a wrong one: refused at hello, named */
+	gpud_status st = gpud_connect(tcp_url, &none);
+	ck_assert_int_eq(st, GPUD_EACCESS);
+	ck_assert_msg(strstr(gpud_errmsg(none), "no token"), "%s", gpud_errmsg(none));
+	gpud_close(none);
+	setenv("GPUD_TOKEN", "alice-0123456789abcdeX", 1);
+	st = gpud_connect(tcp_url, &none);
+	unsetenv("GPUD_TOKEN");
+	ck_assert_int_eq(st, GPUD_EACCESS);
+	ck_assert_msg(strstr(gpud_errmsg(none), "unknown token"), "%s", gpud_errmsg(none));
+	gpud_close(none);
+
+	alice = connect_as(tcp_url, TOKEN_ALICE, GPUD_OK);
+	bob = connect_as(tcp_url, TOKEN_BOB, GPUD_OK);
+	ck_assert_str_eq(gpud_server(alice)->tenant, "alice");
+	ck_assert_str_eq(gpud_server(bob)->tenant, "bob");
+	ck_assert(!gpud_has_shm(alice)); /* host regions need ipc:// */
+	ck_assert_ptr_null(gpud_host_alloc(alice, 4096));
+	ck_assert_msg(strstr(gpud_errmsg(alice), "ipc://") != NULL, "%s", gpud_errmsg(alice));
+
+	gpud_handle ha, hb, made_up = 0x0123456789abcdefull;
+	LIB_OK(alice, gpud_alloc(alice, GPUD_F64, 1, &n, v, &ha));
+	LIB_OK(bob, gpud_alloc(bob, GPUD_F64, 1, &n, v, &hb));
+	/* bob names alice's handle: the same answer as one that never existed */
+	char msg_theirs[512], msg_none[512];
+	LIB_FAIL(bob, gpud_download_range(bob, ha, 0, got, sizeof(got)), GPUD_ENOTFOUND,
+		 "unknown handle");
+	snprintf(msg_theirs, sizeof(msg_theirs), "%s", gpud_errmsg(bob));
+	LIB_FAIL(bob, gpud_download_range(bob, made_up, 0, got, sizeof(got)), GPUD_ENOTFOUND,
+		 "unknown handle");
+	snprintf(msg_none, sizeof(msg_none), "%s", gpud_errmsg(bob));
+	ck_assert_uint_eq(strlen(msg_theirs), strlen(msg_none)); /* but for the digits */
+	LIB_FAIL(bob, gpud_free(bob, &ha, 1), GPUD_ENOTFOUND, "unknown handle");
+	LIB_FAIL(bob, gpud_upload(bob, ha, 0, v, 8), GPUD_ENOTFOUND, "unknown handle");
+	gpud_arg args[] = {gpud_arg_buffer("x", ha), gpud_arg_buffer("y", hb),
+			   gpud_arg_buffer("freqs", hb)};
+	LIB_FAIL(bob, gpud_run(bob, "lombscargle", args, 3, NULL, 0, NULL, NULL), GPUD_ENOTFOUND,
+		 "unknown handle");
+	/* alice's data untouched; another connection of alice's sees it */
+	alice2 = connect_as(tcp_url, TOKEN_ALICE, GPUD_OK);
+	LIB_OK(alice2, gpud_download_range(alice2, ha, 0, got, sizeof(got)));
+	ck_assert(memcmp(got, v, sizeof(v)) == 0);
+
+	/* bob's message_size quota (64 KiB) holds, named with the numbers */
+	uint64_t big = 20000;
+	double *bv = calloc(big, sizeof(double));
+	gpud_handle hbig;
+	LIB_OK(bob, gpud_alloc(bob, GPUD_F64, 1, &big, NULL, &hbig));
+	LIB_FAIL(bob, gpud_upload(bob, hbig, 0, bv, big * sizeof(double)), GPUD_EQUOTA,
+		 "message_size quota of tenant bob");
+	free(bv);
+	gpuctl_token_checks();
+	gpud_close(alice);
+	gpud_close(alice2);
+	gpud_close(bob);
+}
+END_TEST
+
+START_TEST(test_hello_first)
+{
+	nng_socket s = raw_open(10000);
+	pb alloc = {.n = 0}, shape = {.n = 0}, empty = {.n = 0};
+	pb_uint(&alloc, 1, 2);
+	pb_varint(&shape, 4);
+	pb_sub(&alloc, 2, &shape);
+	pb hdr = pb_request(WIRE_VERSION, 3, 11, &alloc);
+	size_t len;
+	uint8_t *m = frame(&hdr, NULL, 0, &len);
+	raw_reply r;
+	raw_call_on(s, m, len, &r);
+	ck_assert_msg(r.code == 12 && strstr(r.message, "send hello first"), "%" PRIu64 " %s",
+		      r.code, r.message);
+	free(m);
+	hdr = pb_request(WIRE_VERSION, 4, 17, &empty); /* status is served */
+	m = frame(&hdr, NULL, 0, &len);
+	raw_call_on(s, m, len, &r);
+	ck_assert_uint_eq(r.code, ST_OK);
+	free(m);
+	raw_say_hello(s);
+	m = frame(&(pb){0}, NULL, 0, &len);
+	free(m);
+	hdr = pb_request(WIRE_VERSION, 5, 11, &alloc);
+	m = frame(&hdr, NULL, 0, &len);
+	raw_call_on(s, m, len, &r);
+	ck_assert_msg(r.code == ST_OK, "alloc after hello: %s", r.message);
+	free(m);
+	nng_close(s);
+}
+END_TEST
+
+/* This program as another user (see main): alloc, print "tenant handle", then
+ * try the handle read from stdin and print the status and message. */
+static int as_uid_main(long uid, const char *u)
+{
+	gpud_client *c;
+	if (setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) {
+		printf("setuid %ld: %s\n", uid, strerror(errno));
+		return 2;
+	}
+	if (gpud_connect(u, &c) != GPUD_OK) {
+		printf("connect: %s\n", gpud_errmsg(c));
+		return 1;
+	}
+	uint64_t n = 4;
+	double v[4] = {1, 2, 3, 4}, got[4];
+	gpud_handle h;
+	if (gpud_alloc(c, GPUD_F64, 1, &n, v, &h) != GPUD_OK) {
+		printf("alloc: %s\n", gpud_errmsg(c));
+		return 1;
+	}
+	printf("%s %016llx\n", gpud_server(c)->tenant, (unsigned long long)h);
+	fflush(stdout);
+	char line[64];
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		return 1;
+	gpud_status st = gpud_download_range(c, strtoull(line, NULL, 16), 0, got, sizeof(got));
+	printf("%d %s\n", (int)st, st ? gpud_errmsg(c) : "read");
+	fflush(stdout);
+	gpud_close(c);
+	return 0;
+}
+
+START_TEST(test_two_uids_over_ipc)
+{
+	if (getuid() != 0) {
+		printf("two uids: skipped (needs root to setuid; CI runs as root)\n");
+		return;
+	}
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(self_path, self_path, "--as-uid", "65534", url, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	FILE *fo = fdopen(out[0], "r"), *fi = fdopen(in[1], "w");
+	char line[1024], tenant[64];
+	unsigned long long theirs;
+	ck_assert_msg(fgets(line, sizeof(line), fo) != NULL, "the uid-65534 client said nothing");
+	ck_assert_msg(sscanf(line, "%63s %llx", tenant, &theirs) == 2, "uid 65534: %s", line);
+
+	gpud_client *c = lib_connect();
+	ck_assert_str_eq(gpud_server(c)->tenant, "root");
+	ck_assert_str_ne(tenant, "root");
+	uint64_t n = 4;
+	double v[4] = {9, 8, 7, 6}, got[4];
+	gpud_handle mine;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &mine));
+	/* root names the other user's handle: not found */
+	LIB_FAIL(c, gpud_download_range(c, theirs, 0, got, sizeof(got)), GPUD_ENOTFOUND,
+		 "unknown handle");
+	/* the other user names root's */
+	fprintf(fi, "%016llx\n", (unsigned long long)mine);
+	fflush(fi);
+	ck_assert(fgets(line, sizeof(line), fo) != NULL);
+	ck_assert_msg(strncmp(line, "2 ", 2) == 0 && strstr(line, "unknown handle"),
+		      "uid 65534 reading root's handle: %s", line);
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fclose(fo);
+	fclose(fi);
+	/* status lists both tenants' connections while they lasted; root's data intact */
+	LIB_OK(c, gpud_download_range(c, mine, 0, got, sizeof(got)));
+	ck_assert(memcmp(got, v, sizeof(v)) == 0);
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_kept_buffers_and_quotas)
+{
+	char px[700], py[700], pf[700], po[700], ax[720], ay[720], af[720], err[512];
+	const size_t nx = 30, nf = 50;
+	double x[30], y[30], f[50], ref[50];
+
+	/* gpuctl upload --keep: outlives gpuctl; run with @HANDLE; download; free */
+	gen_ls(31, nx, nf, x, y, f);
+	ls_ref(x, y, nx, f, nf, 0, 0, ref);
+	path_in_dir(px, sizeof(px), "kx.npy");
+	path_in_dir(py, sizeof(py), "ky.npy");
+	path_in_dir(pf, sizeof(pf), "kf.npy");
+	path_in_dir(po, sizeof(po), "ko.npy");
+	save_vec(px, GPUD_F64, x, nx);
+	save_vec(py, GPUD_F64, y, nx);
+	save_vec(pf, GPUD_F64, f, nf);
+	ctl_result *r = CTL("upload", px, "--keep");
+	assert_ctl_ok(r);
+	char hx[40];
+	ck_assert_int_eq(sscanf(r->out, "%31s", hx + 1), 1);
+	hx[0] = '@';
+	r = CTL("upload", py); /* not kept: gone when that gpuctl exits */
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->err, "without --keep"), "%s", r->err);
+	r = CTL("ls");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "1 kept buffers") && strstr(r->out, hx + 1), "ls: %s", r->out);
+	snprintf(ax, sizeof(ax), "x=%s", hx);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	snprintf(af, sizeof(af), "freqs=%s", pf);
+	r = CTL("run", "lombscargle", ax, ay, af, "-o", po);
+	assert_ctl_ok(r);
+	gpud_array a;
+	ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
+	assert_matches(a.data, GPUD_F64, ref, nf, "run with x=@HANDLE");
+	gpud_array_free(&a);
+	r = CTL("download", hx + 1, "-o", po);
+	assert_ctl_ok(r);
+	ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(a.nbytes == sizeof(x) && memcmp(a.data, x, sizeof(x)) == 0);
+	gpud_array_free(&a);
+	CTL_FAIL(2, "not a handle", "free", "zz");
+
+	gpud_client *c = lib_connect();
+	gpud_daemon_status st = lib_status(c);
+	ck_assert_uint_eq(st.buffers, 1); /* only the kept one */
+
+	/* kept_buffers = 2 (one in use): a second is fine, a third is over */
+	uint64_t n = 4;
+	double v[4] = {1, 2, 3, 4};
+	gpud_handle k2, k3, h1, h2;
+	gpud_set_keep(c, 1);
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &k2));
+	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &k3), GPUD_EQUOTA,
+		 "kept_buffers quota of tenant");
+	ck_assert_msg(strstr(gpud_errmsg(c), "keeps 2 of 2"), "%s", gpud_errmsg(c));
+	gpud_set_keep(c, 0);
+	/* device_bytes = 1 MiB: 600 KiB fits, another 600 KiB does not */
+	uint64_t m = 600 * 1024 / 8;
+	double *big = malloc(m * sizeof(double));
+	for (uint64_t i = 0; i < m; i++)
+		big[i] = (double)i;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &m, big, &h1));
+	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &m, NULL, &h2), GPUD_EQUOTA,
+		 "device_bytes quota of tenant");
+	ck_assert_msg(strstr(gpud_errmsg(c), "614400 bytes asked") && strstr(gpud_errmsg(c), "1048576"),
+		      "%s", gpud_errmsg(c));
+	/* nothing of the tenant's was touched */
+	double *back = malloc(m * sizeof(double));
+	LIB_OK(c, gpud_download_range(c, h1, 0, back, m * sizeof(double)));
+	ck_assert(memcmp(back, big, m * sizeof(double)) == 0);
+	free(back);
+	free(big);
+	LIB_OK(c, gpud_free(c, &h1, 1));
+	r = CTL("free", hx + 1);
+	assert_ctl_ok(r);
+	LIB_OK(c, gpud_free(c, &k2, 1));
+	r = CTL("ls");
+	ck_assert_msg(strstr(r->out, "0 kept buffers"), "ls: %s", r->out);
+	gpud_close(c);
+}
+END_TEST
+
+/* requests_in_flight = 1: a second request of the tenant while one runs is refused. */
+static void *slow_run(void *arg)
+{
+	ls_result *res = arg;
+	const size_t nx = 3000, nf = 60000;
+	float *x = malloc(nx * 4), *y = malloc(nx * 4), *f = malloc(nf * 4);
+	for (size_t i = 0; i < nx; i++) {
+		x[i] = (float)i * 0.01f;
+		y[i] = (float)((i * 7) % 13) - 6.0f + 0.5f;
+	}
+	for (size_t i = 0; i < nf; i++)
+		f[i] = 0.01f + (float)i * 1e-4f;
+	gpud_client *c;
+	res->st = gpud_connect(url, &c);
+	if (res->st == GPUD_OK) {
+		gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {nx}, .data = x, .nbytes = nx * 4},
+			   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {nx}, .data = y, .nbytes = nx * 4},
+			   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {nf}, .data = f, .nbytes = nf * 4};
+		gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+				   gpud_arg_array("freqs", &af)};
+		gpud_result out;
+		size_t no;
+		res->st = gpud_call(c, "lombscargle", args, 3, &out, 1, &no, &res->info);
+		if (res->st == GPUD_OK)
+			gpud_array_free(&out.array);
+		else
+			snprintf(res->msg, sizeof(res->msg), "%s", gpud_errmsg(c));
+	}
+	gpud_close(c);
+	free(x);
+	free(y);
+	free(f);
+	return NULL;
+}
+
+START_TEST(test_requests_in_flight_quota)
+{
+	ls_result res;
+	memset(&res, 0, sizeof(res));
+	gpud_client *c = lib_connect();
+	pthread_t th;
+	pthread_create(&th, NULL, slow_run, &res);
+	gpud_status st = GPUD_OK;
+	double deadline = now_s() + 10;
+	/* status is always served; an alloc of the same tenant is over the quota */
+	while (now_s() < deadline) {
+		gpud_daemon_status ds = lib_status(c);
+		if (ds.in_flight >= 2) { /* the run and this status */
+			uint64_t n = 4;
+			gpud_handle h;
+			st = gpud_alloc(c, GPUD_F64, 1, &n, NULL, &h);
+			break;
+		}
+		sleep_ms(5);
+	}
+	ck_assert_msg(st == GPUD_EQUOTA && strstr(gpud_errmsg(c), "requests_in_flight quota"),
+		      "an alloc while the tenant's run is in flight: %s: %s", gpud_strerror(st),
+		      gpud_errmsg(c));
+	pthread_join(th, NULL);
+	ck_assert_msg(res.st == GPUD_OK, "the slow run: %s", res.msg);
+	gpud_close(c);
+}
+END_TEST
+
+/* ========================================================================================= */
 
 static Suite *e2e_suite(void)
 {
@@ -2755,6 +3195,16 @@ static Suite *e2e_suite(void)
 	tcase_add_test(tc, test_sigterm_drains_inflight_run);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("tenants");
+	tcase_add_checked_fixture(tc, setup_tenants, gpud_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_tcp_tokens_and_isolation);
+	tcase_add_test(tc, test_hello_first);
+	tcase_add_test(tc, test_two_uids_over_ipc);
+	tcase_add_test(tc, test_kept_buffers_and_quotas);
+	tcase_add_test(tc, test_requests_in_flight_quota);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("concurrency");
 	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
 	tcase_set_timeout(tc, 60);
@@ -2780,6 +3230,8 @@ int main(int argc, char **argv)
 
 	if (argc == 5 && !strcmp(argv[1], "--raw-send"))
 		return raw_send_main(argv[2], argv[3], atoi(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "--as-uid"))
+		return as_uid_main(atol(argv[2]), argv[3]);
 	ssize_t sl = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 	if (sl <= 0) {
 		fprintf(stderr, "test_e2e: readlink /proc/self/exe: %s\n", strerror(errno));

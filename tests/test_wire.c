@@ -901,11 +901,13 @@ START_TEST(test_status_names)
 		{GPUD__STATUS__STATUS_BACKEND, "BACKEND"},
 		{GPUD__STATUS__STATUS_SHUTTING_DOWN, "SHUTTING_DOWN"},
 		{GPUD__STATUS__STATUS_INTERNAL, "INTERNAL"},
+		{GPUD__STATUS__STATUS_QUOTA, "QUOTA"},
+		{GPUD__STATUS__STATUS_UNAUTHENTICATED, "UNAUTHENTICATED"},
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		ck_assert_str_eq(wire_status_name(names[i].s), names[i].name);
-	ck_assert_str_eq(wire_status_name((Gpud__Status)11), "UNKNOWN_STATUS");
+	ck_assert_str_eq(wire_status_name((Gpud__Status)13), "UNKNOWN_STATUS");
 	ck_assert_str_eq(wire_status_name((Gpud__Status)-1), "UNKNOWN_STATUS");
 	/* and every code of the schema has its name there, less "STATUS_" */
 	ck_assert_uint_eq(gpud__status__descriptor.n_values,

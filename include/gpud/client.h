@@ -65,6 +65,8 @@ typedef enum gpud_status {
 	GPUD_EBACKEND = 8,        /* the backend failed (e.g. a CUDA error) */
 	GPUD_ESHUTDOWN = 9,       /* the daemon is stopping */
 	GPUD_EINTERNAL = 10,      /* a bug in gpud */
+	GPUD_EQUOTA = 11,         /* over one of the tenant's quotas */
+	GPUD_EACCESS = 12,        /* not authenticated (no hello, a bad token) */
 	/* Raised by the client library itself. */
 	GPUD_ECONNECT = 100,   /* cannot reach the daemon */
 	GPUD_ETRANSPORT = 101, /* send or receive failed (the daemon went away?) */
@@ -91,6 +93,7 @@ typedef struct gpud_server_info {
 	char backend[16];
 	uint64_t max_message_size; /* largest payload of one request, bytes */
 	unsigned connection;       /* this connection's id in gpud (status sessions) */
+	char tenant[64];           /* who gpud takes this client for (quotas, handles) */
 	int ndevices;
 	gpud_device_info devices[GPUD_MAX_DEVICES];
 } gpud_server_info;
@@ -197,6 +200,27 @@ GPUD_API gpud_status gpud_sync(gpud_client *c);
 
 /* Frees n buffers; if any handle is unknown, none is freed. */
 GPUD_API gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n);
+
+/*
+ * keep 1: buffers that later gpud_alloc / gpud_alloc_npy calls make are kept:
+ * they belong to the tenant (this client's user over ipc://, its token's
+ * name over tcp://), outlive the connection and count against the tenant's
+ * kept_buffers quota until gpud_free. keep 0 (the default): they go when
+ * the connection closes.
+ */
+GPUD_API void gpud_set_keep(gpud_client *c, int keep);
+
+typedef struct gpud_buffer_info {
+	gpud_handle handle;
+	gpud_dtype dtype;
+	int ndim;
+	uint64_t shape[GPUD_MAX_DIMS];
+	size_t nbytes;
+	int kept;
+} gpud_buffer_info;
+
+/* The tenant's kept buffers; *out is malloc'd (free()), *n of them. */
+GPUD_API gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n);
 
 /* --- host memory shared with gpud ---------------------------------------------
  *
