@@ -585,6 +585,50 @@ START_TEST(test_transfer_keys)
 }
 END_TEST
 
+
+START_TEST(test_quota_sections)
+{
+	gpud_config c;
+	char err[512] = "";
+
+	config_defaults(&c);
+	tenant_quota d = config_quota(&c, "anyone");
+	ck_assert_uint_eq(d.device_bytes, 0);
+	ck_assert_uint_eq(d.kept_buffers, 1024);
+	ck_assert_uint_eq(d.requests_in_flight, 64);
+	ck_assert_int_eq(config_load_string(&c,
+					    "[gpud]\ntokens_file = /etc/gpud/tokens\n"
+					    "socket_mode = 0660\nsocket_group = gpu\n"
+					    "[quota]\ndevice_bytes = 2GiB\nkept_buffers = 10\n"
+					    "[tenant alice]\ndevice_bytes = 40GiB\n"
+					    "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n",
+					    NAME, err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(c.tokens_file, "/etc/gpud/tokens");
+	ck_assert_int_eq(c.socket_mode, 0660);
+	ck_assert_str_eq(c.socket_group, "gpu");
+	tenant_quota a = config_quota(&c, "alice"), b = config_quota(&c, "bob"),
+		     o = config_quota(&c, "carol");
+	ck_assert_uint_eq(a.device_bytes, 40ull << 30);
+	ck_assert_uint_eq(a.kept_buffers, 10); /* from [quota], read before */
+	ck_assert_uint_eq(b.device_bytes, 2ull << 30);
+	ck_assert_uint_eq(b.requests_in_flight, 2);
+	ck_assert_uint_eq(b.message_size, 1u << 20);
+	ck_assert_uint_eq(o.device_bytes, 2ull << 30);
+	ck_assert_uint_eq(o.requests_in_flight, 64);
+	config_free(&c);
+
+	expect_load_error("[quota]\ndevice_byte = 1\n", 2, err, sizeof(err));
+	assert_has(err, "unknown quota key 'device_byte'");
+	expect_load_error("[tenant x]\nkept_buffers = many\n", 2, err, sizeof(err));
+	assert_has(err, "kept_buffers = 'many'");
+	expect_load_error("[gpud]\nsocket_mode = 999\n", 2, err, sizeof(err));
+	assert_has(err, "octal");
+	expect_load_error("[tenants]\nx = 1\n", 2, err, sizeof(err));
+	assert_has(err, "[tenant NAME]");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -618,6 +662,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_listen_http_in_file);
 	tcase_add_test(tc, test_pool_keys);
 	tcase_add_test(tc, test_transfer_keys);
+	tcase_add_test(tc, test_quota_sections);
 	suite_add_tcase(s, tc);
 	return s;
 }
