@@ -21,6 +21,7 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/tls/tls.h>
 
 #include <gpud/client.h>
 
@@ -262,6 +263,57 @@ static void copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n)
 	}
 }
 
+/*
+ * tls+tcp://: the server's certificate is checked against $GPUD_TLS_CA (a PEM
+ * file) and the URL's host name ($GPUD_TLS_SERVER_NAME overrides). Returns an
+ * nng error, or -1 with the message set.
+ */
+static int dial_tls(gpud_client *c, const char *url)
+{
+	const char *ca = getenv("GPUD_TLS_CA"), *name = getenv("GPUD_TLS_SERVER_NAME");
+	char host[256] = "";
+	nng_tls_config *tc = NULL;
+	nng_dialer d;
+	int rv;
+
+	if (ca == NULL || ca[0] == '\0') {
+		c->open = 0;
+		nng_close(c->sock);
+		seterr(c, GPUD_ECONNECT,
+		       "%s: set GPUD_TLS_CA to the PEM file of the CA that signed gpud's "
+		       "certificate",
+		       url);
+		return -1;
+	}
+	if (name == NULL || name[0] == '\0') {
+		/* tls+tcp://HOST:PORT */
+		const char *h = url + strlen("tls+tcp://");
+		const char *colon = strrchr(h, ':');
+		size_t n = colon ? (size_t)(colon - h) : strlen(h);
+		snprintf(host, sizeof(host), "%.*s", (int)(n < sizeof(host) ? n : sizeof(host) - 1), h);
+		name = host;
+	}
+	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0)
+		return rv;
+	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_CLIENT)) == 0 &&
+	    (rv = nng_tls_config_auth_mode(tc, NNG_TLS_AUTH_MODE_REQUIRED)) == 0 &&
+	    (rv = nng_tls_config_server_name(tc, name)) == 0 &&
+	    (rv = nng_tls_config_ca_file(tc, ca)) != 0) {
+		nng_tls_config_free(tc);
+		c->open = 0;
+		nng_close(c->sock);
+		seterr(c, GPUD_ECONNECT, "GPUD_TLS_CA %s: %s", ca, nng_strerror(rv));
+		return -1;
+	}
+	if (rv == 0)
+		rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, tc);
+	if (tc)
+		nng_tls_config_free(tc);
+	if (rv == 0)
+		rv = nng_dialer_start(d, 0);
+	return rv;
+}
+
 gpud_status gpud_connect(const char *url, gpud_client **out)
 {
 	gpud_client *c = calloc(1, sizeof(*c));
@@ -287,7 +339,13 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	/* Requests are not idempotent (alloc, run): never resend one by itself. */
 	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
-	if ((rv = nng_dial(c->sock, url, NULL, 0)) != 0) {
+	if (strncmp(url, "tls+", 4) == 0)
+		rv = dial_tls(c, url);
+	else
+		rv = nng_dial(c->sock, url, NULL, 0);
+	if (rv == -1)
+		return GPUD_ECONNECT; /* dial_tls said why */
+	if (rv != 0) {
 		c->open = 0;
 		nng_close(c->sock);
 		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)

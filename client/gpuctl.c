@@ -78,8 +78,9 @@ static void usage(FILE *f)
 		"\n"
 		"-v prints the time each step took to stderr.\n"
 		"Scalars: true/false, integers, decimals. The URL defaults to $GPUD_URL, then\n"
-		GPUD_DEFAULT_URL ". --token (or $GPUD_TOKEN) is the bearer token tcp://\n"
-		"connections present to a gpud with a tokens_file.\n");
+		GPUD_DEFAULT_URL ". --token (or $GPUD_TOKEN) is the bearer token tcp:// and\n"
+		"tls+tcp:// connections present to a gpud with a tokens_file; tls+tcp:// checks\n"
+		"gpud's certificate against $GPUD_TLS_CA ($GPUD_TLS_SERVER_NAME: the name).\n");
 }
 
 static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));

@@ -153,8 +153,12 @@ int config_parse_size(const char *s, uint64_t *out)
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 {
 	if (strncmp(url, "ipc://", 6) != 0 && strncmp(url, "tcp://", 6) != 0 &&
-	    strncmp(url, "tcp4://", 7) != 0 && strncmp(url, "tcp6://", 7) != 0) {
-		snprintf(err, errlen, "listen URL '%s': expected ipc://PATH or tcp://HOST:PORT", url);
+	    strncmp(url, "tcp4://", 7) != 0 && strncmp(url, "tcp6://", 7) != 0 &&
+	    strncmp(url, "tls+tcp://", 10) != 0) {
+		snprintf(err, errlen,
+			 "listen URL '%s': expected ipc://PATH, tcp://HOST:PORT or "
+			 "tls+tcp://HOST:PORT",
+			 url);
 		return -1;
 	}
 	if (c->nlisten == GPUD_MAX_LISTEN) {
@@ -276,6 +280,19 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 			return -1;
 		}
 		snprintf(c->tokens_file, sizeof(c->tokens_file), "%s", value);
+		return 0;
+	}
+	char *tls = !strcmp(key, "tls_cert") ? c->tls_cert
+		    : !strcmp(key, "tls_key") ? c->tls_key
+		    : !strcmp(key, "tls_ca")  ? c->tls_ca
+					      : NULL;
+	if (tls) {
+		if (strlen(value) >= sizeof(c->tls_cert)) {
+			snprintf(err, errlen, "%s: a path shorter than %zu bytes", key,
+				 sizeof(c->tls_cert));
+			return -1;
+		}
+		snprintf(tls, sizeof(c->tls_cert), "%s", value);
 		return 0;
 	}
 	if (strcmp(key, "socket_mode") == 0) {

@@ -55,6 +55,9 @@ typedef struct gpud_config {
 	tenant_rule tenants[GPUD_MAX_TENANT_RULES];
 	int ntenants;
 	char tokens_file[256];
+	/* tls+tcp:// listeners: the server's certificate chain and key (PEM),
+	 * and optionally a CA that client certificates are checked against */
+	char tls_cert[256], tls_key[256], tls_ca[256];
 	/* ipc:// socket files (and the region socket): mode and group */
 	int socket_mode; /* -1: as created (umask) */
 	char socket_group[64];

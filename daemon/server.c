@@ -20,6 +20,7 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <nng/supplemental/tls/tls.h>
 #include <arpa/inet.h>
 
 #include "daemon/log.h"
@@ -617,6 +618,75 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 	server_shutdown(s);
 }
 
+/* A whole (small) file into a NUL-terminated string; NULL with err on failure. */
+static char *read_file(const char *what, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0;
+	if (f == NULL) {
+		snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+		return NULL;
+	}
+	if ((buf = malloc(1 << 20)) != NULL)
+		n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	if (buf == NULL || n == 0) {
+		snprintf(err, errlen, "%s %s: empty or unreadable", what, path);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * A tls+tcp:// listener: nng's TLS (mbedtls) with the certificate and key
+ * from tls_cert / tls_key; with tls_ca, client certificates are asked for
+ * and, when given, checked against it. Tenants come from tokens, as on tcp://.
+ */
+static int tls_setup(gpud_server *s, nng_listener l, const char *url, char *err, size_t errlen)
+{
+	const gpud_config *cfg = s->cfg;
+	nng_tls_config *tc = NULL;
+	char *cert = NULL, *key = NULL;
+	int rv;
+
+	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
+		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config", url);
+		return -1;
+	}
+	if ((cert = read_file("tls_cert", cfg->tls_cert, err, errlen)) == NULL ||
+	    (key = read_file("tls_key", cfg->tls_key, err, errlen)) == NULL)
+		goto fail;
+	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_SERVER)) != 0 ||
+	    (rv = nng_tls_config_own_cert(tc, cert, key, NULL)) != 0) {
+		snprintf(err, errlen, "%s: tls_cert %s / tls_key %s: %s", url, cfg->tls_cert,
+			 cfg->tls_key, nng_strerror(rv));
+		goto fail;
+	}
+	if (cfg->tls_ca[0] &&
+	    ((rv = nng_tls_config_ca_file(tc, cfg->tls_ca)) != 0 ||
+	     (rv = nng_tls_config_auth_mode(tc, NNG_TLS_AUTH_MODE_OPTIONAL)) != 0)) {
+		snprintf(err, errlen, "%s: tls_ca %s: %s", url, cfg->tls_ca, nng_strerror(rv));
+		goto fail;
+	}
+	if ((rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, tc)) != 0) {
+		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
+		goto fail;
+	}
+	nng_tls_config_free(tc); /* the listener holds its own reference */
+	free(cert);
+	free(key);
+	return 0;
+fail:
+	if (tc)
+		nng_tls_config_free(tc);
+	free(cert);
+	free(key);
+	return -1;
+}
+
 /*
  * tokens_file: one "TENANT TOKEN" per line; '#' starts a comment. A file
  * others can read gets a warning: anyone who reads it is every tenant.
@@ -758,6 +828,9 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		if (rv == 0)
 			rv = nng_listener_set_size(s->listeners[i], NNG_OPT_RECVMAXSZ,
 						   request_cap(cfg));
+		if (rv == 0 && strncmp(cfg->listen[i], "tls+", 4) == 0 &&
+		    tls_setup(s, s->listeners[i], cfg->listen[i], err, errlen) != 0)
+			return -1;
 		if (rv == 0)
 			rv = nng_listener_start(s->listeners[i], 0);
 		if (rv != 0) {
@@ -772,7 +845,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	if (load_tokens(s, err, errlen) != 0)
 		return -1;
 	for (int i = 0; i < cfg->nlisten; i++)
-		if (strncmp(cfg->listen[i], "tcp", 3) == 0 && s->ntokens == 0)
+		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 || strncmp(cfg->listen[i], "tls+", 4) == 0) &&
+		    s->ntokens == 0)
 			log_warn("%s: no tokens_file, so every tcp:// client is tenant 'anonymous' "
 				 "and they share one another's buffers",
 				 cfg->listen[i]);

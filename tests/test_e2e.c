@@ -2736,7 +2736,41 @@ END_TEST
 /* tenants                                                                                   */
 /* ========================================================================================= */
 
-static char tcp_url[64], tokens_path[700];
+
+/* A self-signed certificate (CN=localhost, IP 127.0.0.1, EC P-256, valid to
+ * 2126) for the tls+tcp:// tests, and another that did not sign it. */
+static const char test_tls_cert[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBmzCCAUGgAwIBAgIUQhUT6joIZ6dzgyinZmSomb6UF6cwCgYIKoZIzj0EAwIw\n"
+	"FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMTA3MjE1OVoYDzIxMjYxMDI4\n"
+	"MDcyMTU5WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO\n"
+	"PQMBBwNCAAR/j/lQzRcfoJFasTISDyVdwZZVuhIWvs8XIHYjSFt+B6YeQurgw8Y/\n"
+	"vpN7tF2pYPfGiT/Hl5QXKuf3Teex6VtNo28wbTAdBgNVHQ4EFgQU5KhkAZKLCxkQ\n"
+	"q/OTOK9ShP1SXT0wHwYDVR0jBBgwFoAU5KhkAZKLCxkQq/OTOK9ShP1SXT0wDwYD\n"
+	"VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI\n"
+	"zj0EAwIDSAAwRQIgQjpjO8JHfC9AguRJ3ADw4UfhZpMBQDc8hEs3vIxdXIACIQCn\n"
+	"ViXNkSNa+JGFtY6+1pUvIrPjguoywDpnRegSApE07w==\n"
+	"-----END CERTIFICATE-----\n";
+static const char test_tls_key[] =
+	"-----BEGIN PRIVATE KEY-----\n"
+	"MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgtWLULh1ok4h1Eas+\n"
+	"fVFGjWUJ0udkGgMd/8fTM4HMoeyhRANCAAR/j/lQzRcfoJFasTISDyVdwZZVuhIW\n"
+	"vs8XIHYjSFt+B6YeQurgw8Y/vpN7tF2pYPfGiT/Hl5QXKuf3Teex6VtN\n"
+	"-----END PRIVATE KEY-----\n";
+static const char other_tls_cert[] =
+	"-----BEGIN CERTIFICATE-----\n"
+	"MIIBmzCCAUGgAwIBAgIUa6Zpxjbm+KN3h2BnoFSTNstPtBQwCgYIKoZIzj0EAwIw\n"
+	"FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMTA3MjIyM1oYDzIxMjYxMDI4\n"
+	"MDcyMjIzWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO\n"
+	"PQMBBwNCAASD7m6mCuUGi5OxqQ2Q+8I06xjaWfGGI6qZvI/9ZtDmFQdDZk3SVLCH\n"
+	"22bRyM1S729DszO92d1Gm12dcwJs96xko28wbTAdBgNVHQ4EFgQURCD3ndQpkXsb\n"
+	"I/pDnz3wIH0kRfswHwYDVR0jBBgwFoAURCD3ndQpkXsbI/pDnz3wIH0kRfswDwYD\n"
+	"VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI\n"
+	"zj0EAwIDSAAwRQIgZ3C8A3Wwu0lE++4yTvflcwMMKhbmZUt8xrpZ90jTzKACIQDo\n"
+	"okCpW4r9QcXO6TjQe72OFiPi621dcIOnomghAAlHVg==\n"
+	"-----END CERTIFICATE-----\n";
+
+static char tcp_url[64], tls_url[64], tokens_path[700], cert_path[700], other_path[700];
 #define TOKEN_ALICE "alice-0123456789abcdef"
 #define TOKEN_BOB "bob-fedcba9876543210xx"
 
@@ -2744,17 +2778,27 @@ static void setup_tenants(void)
 {
 	/* quota: 1 MiB of device memory, 2 kept buffers, 1 request in flight;
 	 * bob: 3 kept buffers and 64 KiB messages */
-	static char conf[2048];
-	static const char *extra[] = {"--listen", tcp_url, NULL};
+	static char conf[4096];
+	static const char *extra[] = {"--listen", tcp_url, "--listen", tls_url, NULL};
+	static char key_path[700];
 	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d",
+		 40000 + (int)(getpid() % 20000));
+	snprintf(cert_path, sizeof(cert_path), "%s/cert-%d.pem", base_dir, (int)getpid());
+	snprintf(key_path, sizeof(key_path), "%s/key-%d.pem", base_dir, (int)getpid());
+	snprintf(other_path, sizeof(other_path), "%s/other-%d.pem", base_dir, (int)getpid());
+	write_text(cert_path, test_tls_cert);
+	write_text(key_path, test_tls_key);
+	chmod(key_path, 0600);
+	write_text(other_path, other_tls_cert);
 	snprintf(tokens_path, sizeof(tokens_path), "%s/tokens-%d", base_dir, (int)getpid());
 	write_text(tokens_path, "# tenant token\nalice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
 	chmod(tokens_path, 0600);
 	snprintf(conf, sizeof(conf),
-		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\n"
+		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\ntls_cert = %s\ntls_key = %s\n"
 		 "[quota]\ndevice_bytes = 1MiB\nkept_buffers = 2\nrequests_in_flight = 1\n"
 		 "[tenant bob]\nkept_buffers = 3\nmessage_size = 64KiB\n",
-		 tokens_path);
+		 tokens_path, cert_path, key_path);
 	gpud_config_text = conf;
 	start_gpud(extra);
 	gpud_config_text = NULL;
@@ -2869,6 +2913,49 @@ START_TEST(test_tcp_tokens_and_isolation)
 	gpud_close(alice);
 	gpud_close(alice2);
 	gpud_close(bob);
+}
+END_TEST
+
+
+START_TEST(test_tls_with_tokens)
+{
+	gpud_client *c;
+	uint64_t n = 8;
+	double v[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8];
+
+	/* no CA to check gpud against: refused before connecting, with the fix */
+	unsetenv("GPUD_TLS_CA");
+	gpud_status st = gpud_connect(tls_url, &c);
+	ck_assert_int_eq(st, GPUD_ECONNECT);
+	ck_assert_msg(strstr(gpud_errmsg(c), "GPUD_TLS_CA"), "%s", gpud_errmsg(c));
+	gpud_close(c);
+	/* a CA that did not sign gpud's certificate: the handshake fails */
+	setenv("GPUD_TLS_CA", other_path, 1);
+	setenv("GPUD_TLS_SERVER_NAME", "localhost", 1);
+	setenv("GPUD_TOKEN", TOKEN_ALICE, 1);
+	st = gpud_connect(tls_url, &c);
+	ck_assert_msg(st != GPUD_OK, "connected over TLS with the wrong CA");
+	printf("tls with the wrong CA: %s\n", gpud_errmsg(c));
+	gpud_close(c);
+	/* the right CA and a token: tenant alice, over an encrypted connection
+	 * (mbedtls matches DNS names, so the name to check is given) */
+	setenv("GPUD_TLS_CA", cert_path, 1);
+	setenv("GPUD_TLS_SERVER_NAME", "localhost", 1);
+	st = gpud_connect(tls_url, &c);
+	unsetenv("GPUD_TOKEN");
+	ck_assert_msg(st == GPUD_OK, "tls connect: %s", gpud_errmsg(c));
+	ck_assert_str_eq(gpud_server(c)->tenant, "alice");
+	gpud_handle h;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, v, &h));
+	LIB_OK(c, gpud_download_range(c, h, 0, got, sizeof(got)));
+	ck_assert(memcmp(got, v, sizeof(v)) == 0);
+	gpud_close(c);
+	/* and without a token the hello is refused, as on tcp:// */
+	st = gpud_connect(tls_url, &c);
+	ck_assert_int_eq(st, GPUD_EACCESS);
+	gpud_close(c);
+	unsetenv("GPUD_TLS_CA");
+	unsetenv("GPUD_TLS_SERVER_NAME");
 }
 END_TEST
 
@@ -3323,6 +3410,7 @@ static Suite *e2e_suite(void)
 	tcase_add_checked_fixture(tc, setup_tenants, gpud_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_tcp_tokens_and_isolation);
+	tcase_add_test(tc, test_tls_with_tokens);
 	tcase_add_test(tc, test_hello_first);
 	tcase_add_test(tc, test_two_uids_over_ipc);
 	tcase_add_test(tc, test_kept_buffers_and_quotas);
