@@ -272,8 +272,8 @@ END_TEST
 static const struct {
 	const char *key, *value, *expected;
 } bad[] = {
-	{"listen", "http://example.com:80", "expected ipc://PATH or tcp://HOST:PORT"},
-	{"listen", "ipc:/tmp/one-slash", "expected ipc://PATH or tcp://HOST:PORT"},
+	{"listen", "http://example.com:80", "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"},
+	{"listen", "ipc:/tmp/one-slash", "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"},
 	{"backend", "gpu", "expected auto, cpu or cuda"},
 	{"backend", "CPU", "expected auto, cpu or cuda"},
 	{"log_level", "verbose", "expected error, warn, info or debug"},
@@ -464,7 +464,8 @@ END_TEST
 START_TEST(test_listen_schemes)
 {
 	static const char *const good[] = {"ipc:///run/gpud/gpud.sock", "tcp://127.0.0.1:7100",
-					   "tcp4://0.0.0.0:7100", "tcp6://[::]:7100"};
+					   "tcp4://0.0.0.0:7100", "tcp6://[::]:7100",
+					   "tls+tcp://0.0.0.0:7101"};
 	static const char *const refused[] = {"http://localhost:80", "ws://h:1", "inproc://x",
 					      "ipc:/x", "tcp:/h:1", "", "/run/gpud.sock"};
 	char err[512];
@@ -481,9 +482,9 @@ START_TEST(test_listen_schemes)
 		ck_assert_msg(config_add_listen(&c, refused[i], err, sizeof(err)) == -1,
 			      "'%s' was accepted", refused[i]);
 		assert_has(err, refused[i]);
-		assert_has(err, "expected ipc://PATH or tcp://HOST:PORT");
+		assert_has(err, "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT");
 	}
-	ck_assert_int_eq(c.nlisten, 4);
+	ck_assert_int_eq(c.nlisten, 5);
 	config_free(&c);
 }
 END_TEST
@@ -494,8 +495,8 @@ START_TEST(test_listen_http_in_file)
 
 	expect_load_error("[gpud]\nlisten = ipc:///tmp/ok.sock\nlisten = http://localhost:8080\n",
 			  3, err, sizeof(err));
-	ck_assert_str_eq(err, NAME ":3: listen URL 'http://localhost:8080': expected ipc://PATH "
-			      "or tcp://HOST:PORT");
+	ck_assert_str_eq(err, NAME ":3: listen URL 'http://localhost:8080': expected ipc://PATH, "
+			      "tcp://HOST:PORT or tls+tcp://HOST:PORT");
 }
 END_TEST
 
