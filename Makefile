@@ -93,7 +93,7 @@ UNIT     := $(BUILD)/tests/unit
 E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
-.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu \
+.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
@@ -159,7 +159,7 @@ test-valgrind: $(E2E) $(GPUD) $(GPUCTL)
 	CK_FORK=no GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) \
 	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	  $(E2E)
-test: test-unit test-e2e test-scipy test-asan test-valgrind
+test: test-unit test-e2e test-scipy test-asan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 GPU_TEST   := $(BUILD)/tests/gpu
@@ -195,6 +195,30 @@ bench-pool: gpu-programs
 	$(POOL_BENCH)
 bench-transfer: gpu-programs
 	$(TRANSFER) $(GPUD) $(GPUCTL)
+
+# --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
+# `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it
+# for FUZZ_SECONDS from a fresh seed corpus (tests/fuzz_corpus.c).
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := $(BUILD)/fuzz
+FUZZ_SRC     := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
+                daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
+                kernels/table.c kernels/lombscargle.c
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
+	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run
+FUZZ_BIN    := $(BUILD)/tests/fuzz_request
+CORPUS_BIN  := $(BUILD)/tests/fuzz_corpus
+$(FUZZ_BIN): $(BUILD)/tests/fuzz_request.o $(call obj,$(FUZZ_SRC)) $(PROTO_OBJ)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(SYSLIBS)
+$(CORPUS_BIN): $(BUILD)/tests/fuzz_corpus.o $(PROTO_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(BUILD)/tests/fuzz_request.o $(BUILD)/tests/fuzz_corpus.o: | $(GEN)/gpud.pb-c.h
+fuzz-run: $(FUZZ_BIN) $(CORPUS_BIN)
+	rm -rf $(BUILD)/corpus && mkdir -p $(BUILD)/corpus
+	$(CORPUS_BIN) $(BUILD)/corpus
+	$(FUZZ_BIN) $(BUILD)/corpus -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	  -rss_limit_mb=2048 -print_final_stats=1
 
 demo: $(GPUD) $(GPUCTL)
 	scripts/demo.sh $(GPUD) $(GPUCTL)

@@ -51,6 +51,12 @@ struct server_ctx {
 	int stopping;
 	server_event ev;
 	gpud_request req;
+	/* server_inject: a request that came from a test, not from nng */
+	int injected;
+	uint32_t inject_pipe;
+	int64_t inject_uid;
+	void (*inject_cb)(void *arg, nng_msg *reply);
+	void *inject_arg;
 };
 
 uint64_t now_ns(void)
@@ -336,6 +342,12 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 			  (double)(now_ns() - r->t0_ns) / 1e3);
 	request_cleanup(r);
 	s->in_flight--;
+	if (c->injected) {
+		c->inject_cb(c->inject_arg, m);
+		pthread_mutex_destroy(&c->mtx);
+		free(c);
+		return;
+	}
 	pthread_mutex_lock(&c->mtx);
 	c->state = CTX_SEND;
 	nng_aio_set_msg(c->aio, m);
@@ -369,6 +381,13 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 			/* Nothing can be sent; the client's request times out. */
 			request_cleanup(r);
 			r->srv->in_flight--;
+			if (r->sc->injected) {
+				server_ctx *ic = r->sc;
+				ic->inject_cb(ic->inject_arg, NULL);
+				pthread_mutex_destroy(&ic->mtx);
+				free(ic);
+				return;
+			}
 			pthread_mutex_lock(&r->sc->mtx);
 			r->sc->state = CTX_SEND;
 			pthread_mutex_unlock(&r->sc->mtx);
@@ -423,7 +442,7 @@ static void handle_request(server_ctx *c)
 	s->in_flight++;
 	s->last_request_ns = r->t0_ns;
 	nng_pipe p = nng_msg_get_pipe(r->msg);
-	r->pipe_id = (uint32_t)nng_pipe_id(p);
+	r->pipe_id = c->injected ? c->inject_pipe : (uint32_t)nng_pipe_id(p);
 
 	if (wire_split(r->msg, &hdr, &hlen, &r->payload, &r->payload_len, err, sizeof(err)) != 0) {
 		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL, "malformed message: %s", err);
@@ -462,12 +481,16 @@ static void handle_request(server_ctx *c)
 		return;
 	}
 	r->session = sessions_get(&s->buffers, r->pipe_id, 0);
-	if (r->session == NULL && pipe_alive(p)) {
+	if (r->session == NULL && (c->injected || pipe_alive(p))) {
 		/* The request overtook its pipe's add event: learn the peer here. */
 		r->session = sessions_get(&s->buffers, r->pipe_id, 1);
-		if (r->session)
+		if (r->session && c->injected) {
+			r->session->peer_uid = c->inject_uid;
+			snprintf(r->session->peer, sizeof(r->session->peer), "injected");
+		} else if (r->session) {
 			pipe_peer(p, &r->session->peer_uid, r->session->peer,
 				  sizeof(r->session->peer));
+		}
 	}
 	if (r->session == NULL) {
 		/* The connection is gone (or memory is): nobody will read a reply. */
@@ -509,6 +532,34 @@ static void handle_request(server_ctx *c)
 		tn->in_flight++;
 	}
 	verbs_dispatch(r);
+}
+
+/* --- requests from tests (the fuzzer) ---------------------------------------- */
+
+int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m,
+		  void (*cb)(void *arg, nng_msg *reply), void *arg)
+{
+	server_ctx *c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		nng_msg_free(m);
+		return -1;
+	}
+	c->srv = s;
+	pthread_mutex_init(&c->mtx, NULL);
+	c->state = CTX_BUSY;
+	c->injected = 1;
+	c->inject_pipe = pipe_id;
+	c->inject_uid = peer_uid;
+	c->inject_cb = cb;
+	c->inject_arg = arg;
+	c->req.msg = m;
+	handle_request(c);
+	return 0;
+}
+
+void server_inject_close(gpud_server *s, uint32_t pipe_id)
+{
+	sessions_close(&s->buffers, pipe_id);
 }
 
 /* --- start and shutdown ----------------------------------------------------- */

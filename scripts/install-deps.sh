@@ -12,6 +12,7 @@ packages=(
 	uthash-dev                         # handle and session tables
 	check libsubunit-dev               # unit and end-to-end tests
 	valgrind                           # client library under valgrind
+	clang libclang-rt-14-dev           # libFuzzer target (make fuzz)
 	python3-numpy python3-scipy        # scipy agreement check
 )
 if [ "$(id -u)" -ne 0 ]; then

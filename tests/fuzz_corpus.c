@@ -1,0 +1,205 @@
+/*
+ * tests/fuzz_corpus.c — writes the fuzzer's seed corpus: one file per kind
+ * of request, good and bad, so the fuzzer starts from messages that reach
+ * every verb's checks. Several messages in one file are separated by the
+ * marker tests/fuzz_request.c splits at.
+ *
+ *   fuzz_corpus DIR
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/wire.h"
+
+static const char *dir;
+static unsigned char file[1 << 20];
+static size_t flen;
+
+static void add(Gpud__Request *req, const void *payload, size_t plen)
+{
+	nng_msg *m;
+	req->version = GPUD_PROTOCOL_VERSION;
+	req->id = 7;
+	if (wire_pack(&m, &req->base, payload, plen, NULL) != 0)
+		exit(1);
+	if (flen)
+		memcpy(file + flen, "\xffGPM", 4), flen += 4;
+	memcpy(file + flen, nng_msg_body(m), nng_msg_len(m));
+	flen += nng_msg_len(m);
+	nng_msg_free(m);
+}
+
+static void save(const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (f == NULL || fwrite(file, 1, flen, f) != flen || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+	flen = 0;
+}
+
+static Gpud__Request alloc_req(Gpud__AllocRequest *a, Gpud__DType dt, uint64_t *shape, size_t nd,
+			       int with_data, int keep)
+{
+	Gpud__Request r = GPUD__REQUEST__INIT;
+	gpud__alloc_request__init(a);
+	a->dtype = dt;
+	a->shape = shape;
+	a->n_shape = nd;
+	a->with_data = with_data;
+	a->keep = keep;
+	r.body_case = GPUD__REQUEST__BODY_ALLOC;
+	r.alloc = a;
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: fuzz_corpus DIR\n");
+		return 2;
+	}
+	dir = argv[1];
+	Gpud__Request r;
+	Gpud__AllocRequest a;
+	float data[4] = {1, 2, 3, 4};
+	uint64_t four = 4, huge[2] = {1ull << 40, 1ull << 40}, nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+	/* simple verbs */
+	Gpud__StatusRequest st = GPUD__STATUS_REQUEST__INIT;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_STATUS;
+	r.status = &st;
+	add(&r, NULL, 0);
+	save("status");
+	Gpud__KernelsRequest kr = GPUD__KERNELS_REQUEST__INIT;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_KERNELS;
+	r.kernels = &kr;
+	add(&r, NULL, 0);
+	Gpud__ListRequest lr = GPUD__LIST_REQUEST__INIT;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_LIST;
+	r.list = &lr;
+	add(&r, NULL, 0);
+	Gpud__SyncRequest sy = GPUD__SYNC_REQUEST__INIT;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_SYNC;
+	r.sync = &sy;
+	add(&r, NULL, 0);
+	save("kernels-list-sync");
+
+	/* allocs: good, kept, 9-d, huge, short payload, int64 */
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F32, &four, 1, 1, 0);
+	add(&r, data, sizeof(data));
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F32, &four, 1, 1, 1);
+	add(&r, data, sizeof(data));
+	save("alloc");
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F64, nine, 9, 0, 0);
+	add(&r, NULL, 0);
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F64, huge, 2, 0, 0);
+	add(&r, NULL, 0);
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_I64, &four, 1, 1, 0);
+	add(&r, data, 5);
+	r = alloc_req(&a, (Gpud__DType)99, &four, 1, 0, 0);
+	add(&r, NULL, 0);
+	save("alloc-bad");
+
+	/* upload, download, free of a made-up handle; with host refs */
+	Gpud__UploadRequest up = GPUD__UPLOAD_REQUEST__INIT;
+	Gpud__HostRef ref = GPUD__HOST_REF__INIT;
+	up.handle = 0x1234;
+	up.offset = 8;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_UPLOAD;
+	r.upload = &up;
+	add(&r, data, 8);
+	ref.region = 5;
+	ref.offset = 1ull << 62;
+	up.from = &ref;
+	up.length = 1ull << 62;
+	add(&r, NULL, 0);
+	Gpud__DownloadRequest dn = GPUD__DOWNLOAD_REQUEST__INIT;
+	dn.handle = 0x1234;
+	dn.length = UINT64_MAX;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+	r.download = &dn;
+	add(&r, NULL, 0);
+	uint64_t hs[3] = {1, 2, 0x1234};
+	Gpud__FreeRequest fr = GPUD__FREE_REQUEST__INIT;
+	fr.handles = hs;
+	fr.n_handles = 3;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_FREE;
+	r.free = &fr;
+	add(&r, NULL, 0);
+	Gpud__UnmapRequest um = GPUD__UNMAP_REQUEST__INIT;
+	um.regions = hs;
+	um.n_regions = 2;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_UNMAP;
+	r.unmap = &um;
+	add(&r, NULL, 0);
+	save("copies-bad");
+
+	/* a one-trip lombscargle with inline arrays, and bad scalars */
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument args[5], *ap[5];
+	Gpud__InlineArray ia[3];
+	Gpud__Scalar sc[2];
+	const char *names[3] = {"x", "y", "freqs"};
+	float arrays[12] = {0.1f, 0.7f, 1.3f, 2.2f, 1, -1, 0.5f, 2, 0.2f, 0.9f, 1.7f, 3.1f};
+	for (int i = 0; i < 3; i++) {
+		gpud__argument__init(&args[i]);
+		gpud__inline_array__init(&ia[i]);
+		ia[i].dtype = GPUD__DTYPE__DTYPE_F32;
+		ia[i].shape = &four;
+		ia[i].n_shape = 1;
+		args[i].name = (char *)names[i];
+		args[i].value_case = GPUD__ARGUMENT__VALUE_ARRAY;
+		args[i].array = &ia[i];
+		ap[i] = &args[i];
+	}
+	run.kernel = "lombscargle";
+	run.args = ap;
+	run.n_args = 3;
+	run.return_outputs = 1;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_RUN;
+	r.run = &run;
+	add(&r, arrays, sizeof(arrays));
+	save("run-inline");
+	gpud__argument__init(&args[3]);
+	gpud__scalar__init(&sc[0]);
+	args[3].name = "precenter";
+	args[3].value_case = GPUD__ARGUMENT__VALUE_SCALAR;
+	sc[0].value_case = GPUD__SCALAR__VALUE_F64;
+	sc[0].f64 = NAN;
+	args[3].scalar = &sc[0];
+	ap[3] = &args[3];
+	gpud__argument__init(&args[4]);
+	gpud__scalar__init(&sc[1]);
+	args[4].name = "normalize";
+	args[4].value_case = GPUD__ARGUMENT__VALUE_SCALAR;
+	sc[1].value_case = GPUD__SCALAR__VALUE_I64;
+	sc[1].i64 = INT64_MIN;
+	args[4].scalar = &sc[1];
+	ap[4] = &args[4];
+	run.n_args = 5;
+	add(&r, arrays, sizeof(arrays) - 4);
+	run.kernel = "no_such_kernel";
+	add(&r, arrays, sizeof(arrays));
+	save("run-bad");
+
+	/* not even a message */
+	memcpy(file, "\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9);
+	flen = 9;
+	save("garbage");
+	return 0;
+}
