@@ -55,6 +55,12 @@ struct gpud_tenant {
 	uint64_t nkept;
 	uint32_t in_flight;
 	gpud_buffer *kept; /* its kept buffers */
+	/* runs waiting for a backend slot (daemon/verbs.c), and its place in
+	 * the round-robin ring of tenants with waiting runs */
+	struct gpud_request *qhead, *qtail;
+	uint32_t queued;
+	struct gpud_tenant *ring_next;
+	int in_ring;
 	UT_hash_handle hh;
 };
 

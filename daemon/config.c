@@ -238,6 +238,12 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		c->streams = (int)v;
 		return 0;
 	}
+	if (strcmp(key, "run_slots") == 0) {
+		if (parse_int(key, value, 0, 4096, &v, err, errlen))
+			return -1;
+		c->run_slots = (int)v;
+		return 0;
+	}
 	if (strcmp(key, "poll_us") == 0) {
 		if (parse_int(key, value, 0, 1000000, &v, err, errlen))
 			return -1;

@@ -50,6 +50,9 @@ typedef struct gpud_config {
 	uint64_t staging_chunk;
 	/* cuda backend: microseconds the loop polls a young job's completion */
 	int poll_us;
+	/* kernel runs in the backend at once (0: streams on cuda, 1 on cpu);
+	 * more wait, tenants served round-robin */
+	int run_slots;
 	/* tenants: [quota] defaults, [tenant NAME] overrides, tcp:// tokens */
 	tenant_quota quota;
 	tenant_rule tenants[GPUD_MAX_TENANT_RULES];

@@ -281,6 +281,8 @@ static void request_cleanup(gpud_request *r)
 {
 	gpud_server *s = r->srv;
 
+	if (r->has_slot)
+		sched_release(r);
 	/* Inline arrays and returned outputs: gone with the request. */
 	for (int i = 0; i < r->ntemps; i++)
 		buffers_release(&s->buffers, r->temps[i]);
@@ -435,6 +437,8 @@ static void handle_request(server_ctx *c)
 	r->sc = c;
 	r->t0_ns = now_ns();
 	r->nheld = r->ncreated = r->ntemps = r->pending = 0;
+	r->has_slot = 0;
+	r->qnext = NULL;
 	r->session = NULL;
 	r->tenant = NULL;
 	r->nregions = 0;
@@ -913,6 +917,10 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 
 	if (s->regions.fd >= 0 && socket_access(cfg, shm, err, errlen) != 0)
 		return -1;
+
+	s->run_slots = cfg->run_slots > 0 ? cfg->run_slots
+		       : strcmp(s->backend.ops->name, "cuda") == 0 ? cfg->streams
+								   : 1;
 
 	s->nctx = cfg->contexts;
 	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));

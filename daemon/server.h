@@ -60,6 +60,8 @@ typedef struct gpud_request {
 	int pending;
 	int pending_status;
 	char pending_msg[512];
+	struct gpud_request *qnext; /* its tenant's queue of runs (scheduler) */
+	int has_slot;               /* holds a backend run slot */
 } gpud_request;
 
 struct gpud_server {
@@ -96,6 +98,11 @@ struct gpud_server {
 		char token[128];
 	} *tokens;
 	int ntokens;
+
+	/* runs in the backend at once (run_slots), and the tenants waiting for
+	 * a slot, served round-robin: one tenant's flood queues behind itself */
+	int run_slots, runs_busy;
+	gpud_tenant *ring_head, *ring_tail;
 
 	uint64_t started_ns;
 	uint64_t requests, errors;
@@ -138,5 +145,7 @@ void request_hold_region(gpud_request *r, host_region *hr);
 
 /* daemon/verbs.c */
 void verbs_dispatch(gpud_request *r);
+/* A run gives its backend slot back; the next waiting tenant's run starts. */
+void sched_release(gpud_request *r);
 
 #endif

@@ -704,6 +704,8 @@ static void run_done(void *arg, int status, const char *msg)
 {
 	gpud_request *r = arg;
 	const kernel_def *k = r->kernel;
+	if (r->has_slot)
+		sched_release(r); /* the kernel is done; outputs may still be copied */
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__RunResponse rr = GPUD__RUN_RESPONSE__INIT;
 	Gpud__Output outs[KERNEL_MAX_PARAMS], *optrs[KERNEL_MAX_PARAMS];
@@ -1046,14 +1048,82 @@ static void inline_done(void *arg, int status, const char *msg)
 	run_launch(r);
 }
 
-static void run_launch(gpud_request *r)
+/*
+ * The run scheduler. At most run_slots kernel runs are in the backend at
+ * once; further runs wait in their tenant's queue, and as slots free the
+ * tenants with waiting runs are served in turn, one run each. A tenant that
+ * floods gpud thus queues behind itself: another tenant's run waits for the
+ * runs in the backend and at most one of each other waiting tenant.
+ */
+static void backend_run(gpud_request *r)
 {
 	char err[768];
 	gpud_backend *be = &r->srv->backend;
 	int rv = be->ops->run(be, r->pipe_id, r->kernel, &r->kargs, &r->kernel_us, run_done, r, err,
 			      sizeof(err));
 	if (rv != 0)
-		request_fail(r, rv, "run %s: %s", r->kernel->name, err);
+		request_fail(r, rv, "run %s: %s", r->kernel->name, err); /* releases the slot */
+}
+
+static void run_launch(gpud_request *r)
+{
+	gpud_server *s = r->srv;
+	gpud_tenant *tn = r->tenant;
+
+	if (tn == NULL || s->runs_busy < s->run_slots) {
+		s->runs_busy++;
+		r->has_slot = 1;
+		backend_run(r);
+		return;
+	}
+	r->qnext = NULL;
+	if (tn->qtail)
+		tn->qtail->qnext = r;
+	else
+		tn->qhead = r;
+	tn->qtail = r;
+	tn->queued++;
+	if (!tn->in_ring) {
+		tn->in_ring = 1;
+		tn->ring_next = NULL;
+		if (s->ring_tail)
+			s->ring_tail->ring_next = tn;
+		else
+			s->ring_head = tn;
+		s->ring_tail = tn;
+	}
+}
+
+void sched_release(gpud_request *r)
+{
+	gpud_server *s = r->srv;
+
+	r->has_slot = 0;
+	s->runs_busy--;
+	while (s->runs_busy < s->run_slots && s->ring_head) {
+		gpud_tenant *tn = s->ring_head;
+		gpud_request *next = tn->qhead;
+		s->ring_head = tn->ring_next;
+		if (s->ring_head == NULL)
+			s->ring_tail = NULL;
+		tn->qhead = next->qnext;
+		if (tn->qhead == NULL)
+			tn->qtail = NULL;
+		tn->queued--;
+		if (tn->qhead) { /* back of the ring */
+			tn->ring_next = NULL;
+			if (s->ring_tail)
+				s->ring_tail->ring_next = tn;
+			else
+				s->ring_head = tn;
+			s->ring_tail = tn;
+		} else {
+			tn->in_ring = 0;
+		}
+		s->runs_busy++;
+		next->has_slot = 1;
+		backend_run(next);
+	}
 }
 
 /* --- sync ------------------------------------------------------------------- */
