@@ -108,6 +108,11 @@ int main(int argc, char **argv)
 	add(&r, data, 5);
 	r = alloc_req(&a, (Gpud__DType)99, &four, 1, 0, 0);
 	add(&r, NULL, 0);
+	uint64_t zero = 0, overflow[3] = {1ull << 31, 1ull << 31, 1ull << 31};
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F32, &zero, 1, 1, 0); /* a zero-length array */
+	add(&r, NULL, 0);
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F64, overflow, 3, 0, 0); /* 2^93 x 8 bytes */
+	add(&r, NULL, 0);
 	save("alloc-bad");
 
 	/* upload, download, free of a made-up handle; with host refs */

@@ -546,6 +546,7 @@ START_TEST(test_transfer_keys)
 	ck_assert_int_eq(c.staging_buffers, 8);
 	ck_assert_uint_eq(c.staging_chunk, 4ull << 20);
 	ck_assert_int_eq(c.poll_us, 1000);
+	ck_assert_int_eq(c.run_slots, 0);
 	ck_assert_uint_eq(c.shm_max_bytes, 64ull << 30);
 	/* The region socket sits next to the first ipc:// socket. */
 	ck_assert_int_eq(config_add_listen(&c, "tcp://127.0.0.1:7878", err, sizeof(err)), 0);
@@ -557,12 +558,14 @@ START_TEST(test_transfer_keys)
 	ck_assert_str_eq(path, "/run/gpud/a.sock.shm");
 	ck_assert_int_eq(config_load_string(&c,
 					    "[gpud]\nstaging_buffers = 3\nstaging_chunk = 64KiB\n"
-					    "poll_us = 0\nshm_socket = /tmp/x.shm\nshm_max_bytes = 1GiB\n",
+					    "poll_us = 0\nshm_socket = /tmp/x.shm\nshm_max_bytes = 1GiB\n"
+					    "run_slots = 3\n",
 					    NAME, err, sizeof(err)),
 			 0);
 	ck_assert_int_eq(c.staging_buffers, 3);
 	ck_assert_uint_eq(c.staging_chunk, 64u << 10);
 	ck_assert_int_eq(c.poll_us, 0);
+	ck_assert_int_eq(c.run_slots, 3);
 	ck_assert_uint_eq(c.shm_max_bytes, 1ull << 30);
 	config_shm_path(&c, path, sizeof(path));
 	ck_assert_str_eq(path, "/tmp/x.shm");
@@ -577,6 +580,8 @@ START_TEST(test_transfer_keys)
 	assert_has(err, "from 2 to 1024");
 	expect_load_error("[gpud]\nstaging_chunk = 4KiB\n", 2, err, sizeof(err));
 	assert_has(err, "from 64KiB to 1GiB");
+	expect_load_error("[gpud]\nrun_slots = -1\n", 2, err, sizeof(err));
+	assert_has(err, "run_slots");
 	expect_load_error("[gpud]\npoll_us = -5\n", 2, err, sizeof(err));
 	assert_has(err, "poll_us");
 	expect_load_error("[gpud]\nshm_socket = relative/path\n", 2, err, sizeof(err));
