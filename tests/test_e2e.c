@@ -604,6 +604,23 @@ static void save_vec(const char *path, gpud_dtype dt, const double *v, size_t n)
 
 /* --- libgpud-client helpers ---------------------------------------------------------------- */
 
+/* x, y and freqs as float64 .npy files PREFIXx.npy, PREFIXy.npy, PREFIXf.npy in the test's
+ * directory; their paths (700 bytes each) in px, py, pf. */
+static void save_ls_inputs(const char *prefix, const double *x, const double *y, size_t nx,
+			   const double *f, size_t nf, char *px, char *py, char *pf)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "%sx.npy", prefix);
+	path_in_dir(px, 700, name);
+	snprintf(name, sizeof(name), "%sy.npy", prefix);
+	path_in_dir(py, 700, name);
+	snprintf(name, sizeof(name), "%sf.npy", prefix);
+	path_in_dir(pf, 700, name);
+	save_vec(px, GPUD_F64, x, nx);
+	save_vec(py, GPUD_F64, y, nx);
+	save_vec(pf, GPUD_F64, f, nf);
+}
+
 static gpud_client *lib_connect(void)
 {
 	gpud_client *c;
@@ -892,23 +909,15 @@ static int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p
 	return -1;
 }
 
+static raw_reply raw_body_on(nng_socket s, uint64_t id, unsigned field, const pb *body,
+			     const void *payload, size_t plen);
+
 /* A plain hello on s (tenant assigned; nothing checked beyond OK). */
 static void raw_say_hello(nng_socket s)
 {
 	pb empty = {.n = 0};
-	pb hdr = pb_request(WIRE_VERSION, 1, 10, &empty);
-	size_t len;
-	uint8_t *buf = frame(&hdr, NULL, 0, &len);
-	nng_msg *m;
-	raw_reply r;
-	ck_assert_int_eq(nng_msg_alloc(&m, 0), 0);
-	ck_assert_int_eq(nng_msg_append(m, buf, len), 0);
-	free(buf);
-	ck_assert_int_eq(nng_sendmsg(s, m, 0), 0);
-	ck_assert_int_eq(nng_recvmsg(s, &m, 0), 0);
-	ck_assert_int_eq(parse_reply(nng_msg_body(m), nng_msg_len(m), &r), 0);
+	raw_reply r = raw_body_on(s, 1, 10, &empty, NULL, 0);
 	ck_assert_msg(r.code == ST_OK, "raw hello: %" PRIu64 " %s", r.code, r.message);
-	nng_msg_free(m);
 }
 
 static nng_socket raw_open(int timeout_ms)
@@ -968,6 +977,19 @@ static void raw_call_on(nng_socket s, const void *msg, size_t len, raw_reply *r)
 	ck_assert_msg(parse_reply(nng_msg_body(m), nng_msg_len(m), r) == 0,
 		      "the reply is not a framed Response");
 	nng_msg_free(m);
+}
+
+/* Request{version, id, <field> = body} + payload on s; the reply. */
+static raw_reply raw_body_on(nng_socket s, uint64_t id, unsigned field, const pb *body,
+			     const void *payload, size_t plen)
+{
+	pb hdr = pb_request(WIRE_VERSION, id, field, body);
+	size_t len;
+	uint8_t *m = frame(&hdr, payload, plen, &len);
+	raw_reply r;
+	raw_call_on(s, m, len, &r);
+	free(m);
+	return r;
 }
 
 /*
@@ -1810,12 +1832,7 @@ static t_shm_reply shm_try(const char *path, const uint8_t *key, uint64_t size, 
 static void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16])
 {
 	pb empty = {.n = 0};
-	pb hdr = pb_request(WIRE_VERSION, 1, 10, &empty);
-	size_t len;
-	uint8_t *m = frame(&hdr, NULL, 0, &len);
-	raw_reply r;
-	raw_call_on(s, m, len, &r);
-	free(m);
+	raw_reply r = raw_body_on(s, 1, 10, &empty, NULL, 0);
 	ck_assert_uint_eq(r.code, ST_OK);
 	const uint8_t *p;
 	size_t n;
@@ -1837,13 +1854,7 @@ static raw_reply raw_upload_from(nng_socket s, uint64_t handle, uint64_t region,
 	pb_uint(&ref, 2, roff);
 	pb_sub(&up, 3, &ref);
 	pb_uint(&up, 4, length);
-	pb hdr = pb_request(WIRE_VERSION, 5, 12, &up);
-	size_t len;
-	uint8_t *m = frame(&hdr, NULL, 0, &len);
-	raw_reply r;
-	raw_call_on(s, m, len, &r);
-	free(m);
-	return r;
+	return raw_body_on(s, 5, 12, &up, NULL, 0);
 }
 
 static uint64_t raw_alloc_f64(nng_socket s, uint64_t n)
@@ -1852,12 +1863,7 @@ static uint64_t raw_alloc_f64(nng_socket s, uint64_t n)
 	pb_uint(&alloc, 1, 2);
 	pb_varint(&shape, n);
 	pb_sub(&alloc, 2, &shape);
-	pb hdr = pb_request(WIRE_VERSION, 3, 11, &alloc);
-	size_t len;
-	uint8_t *m = frame(&hdr, NULL, 0, &len);
-	raw_reply r;
-	raw_call_on(s, m, len, &r);
-	free(m);
+	raw_reply r = raw_body_on(s, 3, 11, &alloc, NULL, 0);
 	ck_assert_uint_eq(r.code, ST_OK);
 	const uint8_t *p;
 	size_t bn;
@@ -1928,11 +1934,7 @@ START_TEST(test_host_region_refusals)
 	/* unmap; then the region is unknown to a as well */
 	pb um = {.n = 0};
 	pb_uint(&um, 1, ok.region);
-	pb hdr = pb_request(WIRE_VERSION, 6, 19, &um);
-	size_t len;
-	uint8_t *m = frame(&hdr, NULL, 0, &len);
-	raw_call_on(a, m, len, &r);
-	free(m);
+	r = raw_body_on(a, 6, 19, &um, NULL, 0);
 	ck_assert_msg(r.code == ST_OK, "unmap: %s", r.message);
 	r = raw_upload_from(a, ha, ok.region, 0, 8);
 	ck_assert_msg(r.code == ST_NOT_FOUND, "upload from an unmapped region: %s", r.message);
@@ -2468,13 +2470,8 @@ START_TEST(test_gpuctl_over_message_limit)
 	ck_assert_ptr_nonnull(ref);
 	gen_ls(4242, nx, nf, x, y, f);
 	ls_ref(x, y, nx, f, nf, 1, 0, ref);
-	path_in_dir(px, sizeof(px), "bx.npy");
-	path_in_dir(py, sizeof(py), "by.npy");
-	path_in_dir(pf, sizeof(pf), "bf.npy");
+	save_ls_inputs("b", x, y, nx, f, nf, px, py, pf);
 	path_in_dir(po, sizeof(po), "bo.npy");
-	save_vec(px, GPUD_F64, x, nx);
-	save_vec(py, GPUD_F64, y, nx);
-	save_vec(pf, GPUD_F64, f, nf);
 	snprintf(ax, sizeof(ax), "x=%s", px);
 	snprintf(ay, sizeof(ay), "y=%s", py);
 	snprintf(afr, sizeof(afr), "freqs=%s", pf);
@@ -2966,27 +2963,14 @@ START_TEST(test_hello_first)
 	pb_uint(&alloc, 1, 2);
 	pb_varint(&shape, 4);
 	pb_sub(&alloc, 2, &shape);
-	pb hdr = pb_request(WIRE_VERSION, 3, 11, &alloc);
-	size_t len;
-	uint8_t *m = frame(&hdr, NULL, 0, &len);
-	raw_reply r;
-	raw_call_on(s, m, len, &r);
+	raw_reply r = raw_body_on(s, 3, 11, &alloc, NULL, 0);
 	ck_assert_msg(r.code == 12 && strstr(r.message, "send hello first"), "%" PRIu64 " %s",
 		      r.code, r.message);
-	free(m);
-	hdr = pb_request(WIRE_VERSION, 4, 17, &empty); /* status is served */
-	m = frame(&hdr, NULL, 0, &len);
-	raw_call_on(s, m, len, &r);
+	r = raw_body_on(s, 4, 17, &empty, NULL, 0); /* status is served */
 	ck_assert_uint_eq(r.code, ST_OK);
-	free(m);
 	raw_say_hello(s);
-	m = frame(&(pb){0}, NULL, 0, &len);
-	free(m);
-	hdr = pb_request(WIRE_VERSION, 5, 11, &alloc);
-	m = frame(&hdr, NULL, 0, &len);
-	raw_call_on(s, m, len, &r);
+	r = raw_body_on(s, 5, 11, &alloc, NULL, 0);
 	ck_assert_msg(r.code == ST_OK, "alloc after hello: %s", r.message);
-	free(m);
 	nng_close(s);
 }
 END_TEST
@@ -3087,13 +3071,8 @@ START_TEST(test_kept_buffers_and_quotas)
 	/* gpuctl upload --keep: outlives gpuctl; run with @HANDLE; download; free */
 	gen_ls(31, nx, nf, x, y, f);
 	ls_ref(x, y, nx, f, nf, 0, 0, ref);
-	path_in_dir(px, sizeof(px), "kx.npy");
-	path_in_dir(py, sizeof(py), "ky.npy");
-	path_in_dir(pf, sizeof(pf), "kf.npy");
+	save_ls_inputs("k", x, y, nx, f, nf, px, py, pf);
 	path_in_dir(po, sizeof(po), "ko.npy");
-	save_vec(px, GPUD_F64, x, nx);
-	save_vec(py, GPUD_F64, y, nx);
-	save_vec(pf, GPUD_F64, f, nf);
 	ctl_result *r = CTL("upload", px, "--keep");
 	assert_ctl_ok(r);
 	char hx[40];
