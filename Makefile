@@ -59,7 +59,7 @@ PROTO_SRC := proto/wire.c
 CLIENT_SRC := client/client.c client/npy.c
 DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
               daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
-              kernels/table.c kernels/lombscargle.c
+              kernels/table.c kernels/lombscargle.c kernels/custom.c
 DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -88,7 +88,7 @@ LIB_SO  := $(BUILD)/libgpud-client.so.0
 LIB_PC  := $(BUILD)/gpud-client.pc
 
 UNIT_SRC := tests/unit_main.c tests/test_npy.c tests/test_config.c tests/test_wire.c \
-            tests/test_lombscargle.c tests/test_kernel_table.c
+            tests/test_lombscargle.c tests/test_kernel_table.c tests/test_custom.c
 UNIT     := $(BUILD)/tests/unit
 E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
@@ -208,7 +208,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := $(BUILD)/fuzz
 FUZZ_SRC     := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
                 daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
-                kernels/table.c kernels/lombscargle.c
+                kernels/table.c kernels/lombscargle.c kernels/custom.c
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run

@@ -1540,6 +1540,53 @@ out:
 	return st;
 }
 
+gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__RegisterRequest q = GPUD__REGISTER_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (spec == NULL || spec->name == NULL || spec->source == NULL)
+		return seterr(c, GPUD_EARG, "gpud_register: name and source are required");
+	q.name = (char *)spec->name;
+	q.kind = spec->elementwise ? GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE
+				   : GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	q.source = (char *)spec->source;
+	q.entry = (char *)(spec->entry ? spec->entry : "");
+	q.signature = (char *)(spec->signature ? spec->signature : "");
+	q.in_params = (char *)(spec->in_params ? spec->in_params : "");
+	q.out_params = (char *)(spec->out_params ? spec->out_params : "");
+	q.block = spec->block;
+	q.blocks_per_sm = spec->blocks_per_sm;
+	q.fast_math = spec->fast_math;
+	q.max_registers = spec->max_registers;
+	req.body_case = GPUD__REQUEST__BODY_REGISTER;
+	req.register_ = &q;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	st = expect_body(c, r, GPUD__RESPONSE__BODY_REGISTER, "register");
+	if (st == GPUD_OK)
+		gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
+gpud_status gpud_unregister(gpud_client *c, const char *name)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__UnregisterRequest q = GPUD__UNREGISTER_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	q.name = (char *)(name ? name : "");
+	req.body_case = GPUD__REQUEST__BODY_UNREGISTER;
+	req.unregister = &q;
+	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
 void gpud_kernel_list_free(gpud_kernel_list *l)
 {
 	if (l == NULL)

@@ -71,6 +71,10 @@ static void usage(FILE *f)
 		"  download HANDLE -o FILE.npy\n"
 		"  free HANDLE...         free buffers\n"
 		"  ls                     list this tenant's kept buffers\n"
+		"  kernel add NAME --source FILE.cu --entry ENTRY --sig 'x:in f32[], y:out f32[], a:f32'\n"
+		"  kernel add NAME --elementwise 'float32 x, float32 a' 'float32 z' 'z = a * x'\n"
+		"         [--block N] [--blocks-per-sm K] [--fast-math] [--max-registers R]\n"
+		"  kernel rm NAME         register or remove this tenant's own kernel\n"
 		"  kernels                list the daemon's kernels and their arguments\n"
 		"  status [--wait SECONDS]\n"
 		"                         show the daemon's state; --wait retries until it answers\n"
@@ -293,6 +297,91 @@ static int cmd_ls(int argc, char **argv)
 		       gpud_dtype_name(v[i].dtype), shape, by);
 	}
 	free(v);
+	gpud_close(c);
+	return 0;
+}
+
+static unsigned parse_uint_opt(const char *opt, const char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n > 1u << 20)
+		die(EXIT_USAGE, "%s: expected a number, got '%s'", opt, v);
+	return (unsigned)n;
+}
+
+/* kernel add NAME (--source F --entry E --sig S | --elementwise IN OUT BODY) [...] | rm NAME */
+static int cmd_kernel(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[0], "rm")) {
+		if (argc != 2)
+			die(EXIT_USAGE, "kernel rm: expected one NAME");
+		gpud_client *c = connect_or_die();
+		if (gpud_unregister(c, argv[1]) != GPUD_OK)
+			die(1, "%s", gpud_errmsg(c));
+		gpud_close(c);
+		return 0;
+	}
+	if (argc < 2 || strcmp(argv[0], "add") != 0)
+		die(EXIT_USAGE,
+		    "kernel: expected 'add NAME --source FILE.cu --entry ENTRY --sig SIG', 'add NAME "
+		    "--elementwise IN OUT BODY' or 'rm NAME'");
+	gpud_kernel_spec spec;
+	memset(&spec, 0, sizeof(spec));
+	spec.name = argv[1];
+	const char *file = NULL;
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i];
+		int more = argc - i - 1;
+		if (!strcmp(o, "--source") && more >= 1)
+			file = argv[++i];
+		else if (!strcmp(o, "--entry") && more >= 1)
+			spec.entry = argv[++i];
+		else if (!strcmp(o, "--sig") && more >= 1)
+			spec.signature = argv[++i];
+		else if (!strcmp(o, "--elementwise") && more >= 3) {
+			spec.elementwise = 1;
+			spec.in_params = argv[++i];
+			spec.out_params = argv[++i];
+			spec.source = argv[++i];
+		} else if (!strcmp(o, "--block") && more >= 1)
+			spec.block = parse_uint_opt(o, argv[++i]);
+		else if (!strcmp(o, "--blocks-per-sm") && more >= 1)
+			spec.blocks_per_sm = parse_uint_opt(o, argv[++i]);
+		else if (!strcmp(o, "--max-registers") && more >= 1)
+			spec.max_registers = parse_uint_opt(o, argv[++i]);
+		else if (!strcmp(o, "--fast-math"))
+			spec.fast_math = 1;
+		else
+			die(EXIT_USAGE, "kernel add: unexpected or incomplete option '%s'", o);
+	}
+	char *text = NULL;
+	if (!spec.elementwise) {
+		if (file == NULL || spec.entry == NULL || spec.signature == NULL)
+			die(EXIT_USAGE, "kernel add %s: a raw kernel needs --source FILE.cu, --entry "
+					"ENTRY and --sig SIGNATURE (or --elementwise IN OUT BODY)",
+			    spec.name);
+		FILE *f = fopen(file, "r");
+		if (f == NULL)
+			die(1, "--source %s: %s", file, strerror(errno));
+		text = malloc(1 << 20);
+		size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+		int big = text && !feof(f);
+		fclose(f);
+		if (text == NULL || big)
+			die(1, "--source %s: larger than 1 MiB", file);
+		text[n] = '\0';
+		spec.source = text;
+	} else if (file) {
+		die(EXIT_USAGE, "kernel add %s: --source is for raw kernels, not --elementwise",
+		    spec.name);
+	}
+	gpud_client *c = connect_or_die();
+	if (gpud_register(c, &spec) != GPUD_OK)
+		die(1, "%s", gpud_errmsg(c));
+	printf("registered %s (tenant %s)\n", spec.name, gpud_server(c)->tenant);
+	free(text);
 	gpud_close(c);
 	return 0;
 }
@@ -813,8 +902,10 @@ int main(int argc, char **argv)
 		return cmd_free(rest, rargv);
 	if (!strcmp(cmd, "ls"))
 		return cmd_ls(rest, rargv);
+	if (!strcmp(cmd, "kernel"))
+		return cmd_kernel(rest, rargv);
 	die(EXIT_USAGE,
-	    "unknown command '%s' (expected run, upload, download, free, ls, kernels, status or "
-	    "demo)",
+	    "unknown command '%s' (expected run, upload, download, free, ls, kernel, kernels, "
+	    "status or demo)",
 	    cmd);
 }

@@ -152,6 +152,12 @@ static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const k
 		   double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
+	if (k->cpu_items == NULL || k->cpu_run == NULL) {
+		snprintf(err, errlen,
+			 "custom kernels need the cuda backend (this gpud runs the cpu backend; the "
+			 "arguments were checked and are fine)");
+		return GPUD__STATUS__STATUS_UNSUPPORTED;
+	}
 	size_t items = k->cpu_items(a);
 	size_t nchunks = (size_t)cb->threads * 4;
 

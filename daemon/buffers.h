@@ -23,6 +23,7 @@
 typedef struct gpud_session gpud_session;
 typedef struct gpud_tenant gpud_tenant;
 struct host_region;
+struct custom_entry;
 
 typedef struct gpud_buffer {
 	gpud_handle handle;
@@ -61,6 +62,7 @@ struct gpud_tenant {
 	uint32_t queued;
 	struct gpud_tenant *ring_next;
 	int in_ring;
+	struct custom_entry *customs; /* its registered kernels (daemon/verbs.c) */
 	UT_hash_handle hh;
 };
 

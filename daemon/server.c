@@ -283,6 +283,10 @@ static void request_cleanup(gpud_request *r)
 
 	if (r->has_slot)
 		sched_release(r);
+	if (r->custom) {
+		custom_unref(r->custom);
+		r->custom = NULL;
+	}
 	/* Inline arrays and returned outputs: gone with the request. */
 	for (int i = 0; i < r->ntemps; i++)
 		buffers_release(&s->buffers, r->temps[i]);
@@ -439,6 +443,7 @@ static void handle_request(server_ctx *c)
 	r->nheld = r->ncreated = r->ntemps = r->pending = 0;
 	r->has_slot = 0;
 	r->qnext = NULL;
+	r->custom = NULL;
 	r->session = NULL;
 	r->tenant = NULL;
 	r->nregions = 0;
@@ -620,6 +625,7 @@ static void teardown(gpud_server *s)
 	pthread_mutex_unlock(&s->qlock);
 	regions_stop(&s->regions);
 	regions_fini(&s->regions);
+	customs_fini(&s->buffers);
 	buffers_fini(&s->buffers);
 	backend_close(&s->backend);
 	close_handle((uv_handle_t *)&s->wake);

@@ -21,8 +21,16 @@
 #include "daemon/buffers.h"
 #include "daemon/config.h"
 #include "daemon/regions.h"
+#include "kernels/custom.h"
 #include "kernels/kernel.h"
 #include "proto/wire.h"
+
+/* A tenant's registered kernel; runs hold a reference while in flight. */
+typedef struct custom_entry {
+	custom_kernel k;
+	int refs;
+	UT_hash_handle hh;
+} custom_entry;
 
 typedef struct gpud_server gpud_server;
 typedef struct server_ctx server_ctx;
@@ -61,6 +69,7 @@ typedef struct gpud_request {
 	int pending_status;
 	char pending_msg[512];
 	struct gpud_request *qnext; /* its tenant's queue of runs (scheduler) */
+	custom_entry *custom;       /* a custom kernel this run holds */
 	int has_slot;               /* holds a backend run slot */
 } gpud_request;
 
@@ -147,5 +156,8 @@ void request_hold_region(gpud_request *r, host_region *hr);
 void verbs_dispatch(gpud_request *r);
 /* A run gives its backend slot back; the next waiting tenant's run starts. */
 void sched_release(gpud_request *r);
+void custom_unref(custom_entry *e);
+/* Every custom kernel of every tenant (shutdown). */
+void customs_fini(buffer_table *t);
 
 #endif

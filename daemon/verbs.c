@@ -280,17 +280,30 @@ static void verb_kernels(gpud_request *r)
 {
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__KernelsResponse kr = GPUD__KERNELS_RESPONSE__INIT;
-	size_t nk, total = 0;
-	const kernel_def *const *ks = kernel_list(&nk);
-
+	size_t nb, nk, total = 0;
+	const kernel_def *const *builtins = kernel_list(&nb);
+	gpud_tenant *tn = r->session->tenant;
+	nk = nb + (tn ? HASH_COUNT(tn->customs) : 0);
+	const kernel_def **ks = calloc(nk ? nk : 1, sizeof(*ks));
+	if (ks == NULL) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "kernels: out of memory");
+		return;
+	}
+	for (size_t i = 0; i < nb; i++)
+		ks[i] = builtins[i];
+	if (tn) {
+		size_t i = nb;
+		for (custom_entry *e = tn->customs; e; e = e->hh.next)
+			ks[i++] = &e->k.def;
+	}
 	for (size_t i = 0; i < nk; i++)
 		total += (size_t)ks[i]->nparams;
-	Gpud__KernelInfo *infos = calloc(nk, sizeof(*infos));
-	Gpud__KernelInfo **iptrs = calloc(nk, sizeof(*iptrs));
-	Gpud__Param *params = calloc(total, sizeof(*params));
-	Gpud__Param **pptrs = calloc(total, sizeof(*pptrs));
-	Gpud__DType *dts = calloc(total * 4, sizeof(*dts));
-	char (*types)[96] = calloc(total, sizeof(*types));
+	Gpud__KernelInfo *infos = calloc(nk ? nk : 1, sizeof(*infos));
+	Gpud__KernelInfo **iptrs = calloc(nk ? nk : 1, sizeof(*iptrs));
+	Gpud__Param *params = calloc(total ? total : 1, sizeof(*params));
+	Gpud__Param **pptrs = calloc(total ? total : 1, sizeof(*pptrs));
+	Gpud__DType *dts = calloc(total ? total * 4 : 1, sizeof(*dts));
+	char (*types)[96] = calloc(total ? total : 1, sizeof(*types));
 	if (!infos || !iptrs || !params || !pptrs || !dts || !types) {
 		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "kernels: out of memory");
 		goto out;
@@ -340,6 +353,7 @@ static void verb_kernels(gpud_request *r)
 	resp.kernels = &kr;
 	request_reply(r, &resp, NULL, 0);
 out:
+	free(ks);
 	free(infos);
 	free(iptrs);
 	free(params);
@@ -865,6 +879,15 @@ static void verb_run(gpud_request *r)
 	int rv;
 
 	const kernel_def *k = kernel_find(rq->kernel);
+	custom_entry *ce = NULL;
+	if (k == NULL && r->session->tenant) {
+		HASH_FIND_STR(r->session->tenant->customs, rq->kernel, ce);
+		if (ce) {
+			ce->refs++; /* until the reply: an unregister meanwhile cannot free it */
+			r->custom = ce;
+			k = &ce->k.def;
+		}
+	}
 	if (k == NULL) {
 		size_t nk;
 		const kernel_def *const *ks = kernel_list(&nk);
@@ -873,6 +896,10 @@ static void verb_run(gpud_request *r)
 		for (size_t i = 0; i < nk; i++)
 			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
 					      "%s%s", i ? ", " : "", ks[i]->name);
+		for (custom_entry *e = r->session->tenant ? r->session->tenant->customs : NULL; e;
+		     e = e->hh.next)
+			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
+					      ", %s", e->k.name);
 		request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)", rq->kernel,
 			     names);
 		return;
@@ -1126,6 +1153,142 @@ void sched_release(gpud_request *r)
 	}
 }
 
+/* --- custom kernels --------------------------------------------------------------- */
+
+void custom_unref(custom_entry *e)
+{
+	if (--e->refs > 0)
+		return;
+	custom_free(&e->k);
+	free(e);
+}
+
+void customs_fini(buffer_table *t)
+{
+	for (gpud_tenant *tn = t->tenants; tn; tn = tn->hh.next) {
+		custom_entry *e, *tmp;
+		HASH_ITER(hh, tn->customs, e, tmp)
+		{
+			HASH_DELETE(hh, tn->customs, e);
+			custom_unref(e);
+		}
+	}
+}
+
+#define CUSTOM_MAX_PER_TENANT 256
+
+/*
+ * A tenant's own kernel: checked (name, signature, source), then compiled
+ * by the backend. Built-in names cannot be taken; a tenant's names are its
+ * own (another tenant may register the same name).
+ */
+static void verb_register(gpud_request *r)
+{
+	Gpud__RegisterRequest *q = r->req->register_;
+	gpud_tenant *tn = r->session->tenant;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__RegisterResponse rr = GPUD__REGISTER_RESPONSE__INIT;
+	custom_entry *e, *old;
+	char err[768];
+	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	const char *name = q->name ? q->name : "";
+
+	if (kernel_find(name) != NULL) {
+		request_fail(r, ST_INVALID, "register: '%s' is a built-in kernel; pick another name",
+			     name);
+		return;
+	}
+	if (HASH_COUNT(tn->customs) >= CUSTOM_MAX_PER_TENANT) {
+		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
+			     "register: tenant %s has %d kernels registered, the most one tenant may "
+			     "have; remove some (gpuctl kernel rm)",
+			     tn->name, CUSTOM_MAX_PER_TENANT);
+		return;
+	}
+	HASH_FIND_STR(tn->customs, name, old);
+	if (old != NULL) {
+		request_fail(r, ST_INVALID,
+			     "register: kernel '%s' is registered already; remove it first (gpuctl "
+			     "kernel rm %s)",
+			     name, name);
+		return;
+	}
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "register: out of memory");
+		return;
+	}
+	custom_kernel *k = &e->k;
+	k->block = q->block;
+	k->blocks_per_sm = q->blocks_per_sm ? q->blocks_per_sm : (raw ? 0 : 4);
+	k->fast_math = q->fast_math;
+	k->max_registers = q->max_registers;
+	int rv = raw ? custom_parse_signature(q->signature ? q->signature : "", k->params,
+					      KERNEL_MAX_PARAMS, &k->nparams, err, sizeof(err))
+		     : custom_parse_ew_params(q->in_params ? q->in_params : "", KPARAM_IN,
+					      k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
+					      sizeof(err));
+	const char *what = raw ? "signature" : "input parameters";
+	if (rv == 0 && !raw) {
+		what = "output parameters";
+		rv = custom_parse_ew_params(q->out_params ? q->out_params : "", KPARAM_OUT,
+					    k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
+					    sizeof(err));
+	}
+	if (rv != 0) {
+		request_fail(r, ST_INVALID, "register %s: %s: %s", name, what, err);
+		free(e);
+		return;
+	}
+	if (custom_build(k, name, raw ? CUSTOM_RAW : CUSTOM_ELEMENTWISE, q->source, q->entry, err,
+			 sizeof(err)) != 0) {
+		request_fail(r, ST_INVALID, "register: %s", err);
+		custom_free(k);
+		free(e);
+		return;
+	}
+	/* The cpu backend runs no custom kernel; it still checks and keeps them,
+	 * so clients learn of mistakes anywhere. A backend that could compile
+	 * them but cannot yet says so. */
+	gpud_backend *be = &r->srv->backend;
+	if (strcmp(be->ops->name, "cpu") != 0) {
+		request_fail(r, GPUD__STATUS__STATUS_UNSUPPORTED,
+			     "register %s: compiling custom kernels for the %s backend (NVRTC) is not "
+			     "built in this gpud yet",
+			     name, be->ops->name);
+		custom_free(k);
+		free(e);
+		return;
+	}
+	e->refs = 1;
+	HASH_ADD_STR(tn->customs, k.name, e);
+	log_info("tenant %s registered %s kernel %s", tn->name, raw ? "raw" : "elementwise", name);
+	rr.log = "";
+	resp.body_case = GPUD__RESPONSE__BODY_REGISTER;
+	resp.register_ = &rr;
+	request_reply(r, &resp, NULL, 0);
+}
+
+static void verb_unregister(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__UnregisterResponse ur = GPUD__UNREGISTER_RESPONSE__INIT;
+	gpud_tenant *tn = r->session->tenant;
+	const char *name = r->req->unregister->name ? r->req->unregister->name : "";
+	custom_entry *e;
+
+	HASH_FIND_STR(tn->customs, name, e);
+	if (e == NULL) {
+		request_fail(r, ST_UNKNOWN_KERNEL, "unregister: no kernel '%s' of tenant %s%s", name,
+			     tn->name, kernel_find(name) ? " (built-in kernels stay)" : "");
+		return;
+	}
+	HASH_DELETE(hh, tn->customs, e);
+	custom_unref(e); /* runs in flight keep it until they are answered */
+	resp.body_case = GPUD__RESPONSE__BODY_UNREGISTER;
+	resp.unregister = &ur;
+	request_reply(r, &resp, NULL, 0);
+}
+
 /* --- sync ------------------------------------------------------------------- */
 
 static void sync_done(void *arg, int status, const char *msg)
@@ -1167,6 +1330,8 @@ static const verb verbs[] = {
 	{GPUD__REQUEST__BODY_SYNC, "sync", verb_sync},
 	{GPUD__REQUEST__BODY_UNMAP, "unmap", verb_unmap},
 	{GPUD__REQUEST__BODY_LIST, "list", verb_list},
+	{GPUD__REQUEST__BODY_REGISTER, "register", verb_register},
+	{GPUD__REQUEST__BODY_UNREGISTER, "unregister", verb_unregister},
 };
 
 void verbs_dispatch(gpud_request *r)

@@ -36,6 +36,7 @@ typedef struct kernel_param {
 	kscalar_type stype;        /* scalars */
 	const char *default_value; /* scalars: text of the default, NULL if required */
 	const char *doc;
+	int broadcast;             /* an input array that also takes a scalar (stype) */
 } kernel_param;
 
 /* A bound buffer: where the backend keeps it, and what it holds. */
@@ -49,6 +50,7 @@ typedef struct kernel_array {
 
 typedef struct kernel_value {
 	int present; /* given by the client (or, for scalars, defaulted) */
+	int scalar;  /* a broadcast input given a scalar (in s, not arr) */
 	kernel_array arr;
 	kernel_array expect; /* outputs: what check says the output must be */
 	union {

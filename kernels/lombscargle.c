@@ -16,15 +16,18 @@
 #include "kernels/lombscargle.h"
 
 static const kernel_param params[] = {
-	[LS_X] = {"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "sample times"},
-	[LS_Y] = {"y", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "measurement values, same length as x"},
-	[LS_FREQS] = {"freqs", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "angular frequencies"},
-	[LS_PGRAM] = {"pgram", KPARAM_OUT, KDT_FLOAT, 1, 0, NULL,
-		      "periodogram, same dtype and length as freqs"},
-	[LS_PRECENTER] = {"precenter", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "false",
-			  "subtract mean(y) before computing"},
-	[LS_NORMALIZE] = {"normalize", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "false",
-			  "multiply by 2 / dot(y, y)"},
+	[LS_X] = {.name = "x", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 1,
+		  .doc = "sample times"},
+	[LS_Y] = {.name = "y", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 1,
+		  .doc = "measurement values, same length as x"},
+	[LS_FREQS] = {.name = "freqs", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 1,
+		      .doc = "angular frequencies"},
+	[LS_PGRAM] = {.name = "pgram", .role = KPARAM_OUT, .dtypes = KDT_FLOAT, .ndim = 1,
+		      .doc = "periodogram, same dtype and length as freqs"},
+	[LS_PRECENTER] = {.name = "precenter", .role = KPARAM_SCALAR, .stype = KSCALAR_BOOL,
+			  .default_value = "false", .doc = "subtract mean(y) before computing"},
+	[LS_NORMALIZE] = {.name = "normalize", .role = KPARAM_SCALAR, .stype = KSCALAR_BOOL,
+			  .default_value = "false", .doc = "multiply by 2 / dot(y, y)"},
 };
 
 static int ls_check(kernel_args *a, char *err, size_t errlen)

@@ -76,7 +76,9 @@ void kernel_param_describe(const kernel_param *p, char *buf, size_t len)
 		return;
 	}
 	dtype_mask_describe(p->dtypes, types, sizeof(types));
-	if (p->ndim >= 0)
+	if (p->broadcast)
+		snprintf(buf, len, "%s array or scalar", types);
+	else if (p->ndim >= 0)
 		snprintf(buf, len, "%s %d-d array%s", types, p->ndim,
 			 p->role == KPARAM_OUT ? " (output)" : "");
 	else
@@ -148,12 +150,13 @@ int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given
 	static const char *given_names[] = {"bool", "int64", "float64"};
 	char want[96];
 
-	if (p->role != KPARAM_SCALAR) {
+	if (p->role != KPARAM_SCALAR && !(p->role == KPARAM_IN && p->broadcast)) {
 		kernel_param_describe(p, want, sizeof(want));
 		snprintf(err, errlen, "%s: argument '%s' must be a buffer (%s), got a %s scalar",
 			 k->name, p->name, want, given_names[kind]);
 		return -1;
 	}
+	out->scalar = p->role != KPARAM_SCALAR;
 	if (kind == KGIVEN_F64 && !isfinite(d)) {
 		snprintf(err, errlen, "%s: argument '%s' must be a finite %s, got %g", k->name,
 			 p->name, kernel_scalar_type_name(p->stype), d);

@@ -202,6 +202,48 @@ int main(int argc, char **argv)
 	add(&r, arrays, sizeof(arrays));
 	save("run-bad");
 
+	/* custom kernels: an elementwise one, a raw one, a broken signature, unregister */
+	Gpud__RegisterRequest rg = GPUD__REGISTER_REQUEST__INIT;
+	rg.name = "saxpy_trig";
+	rg.kind = GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE;
+	rg.in_params = "float32 x, float32 y, float32 a";
+	rg.out_params = "float32 z";
+	rg.source = "z = exp(a * sin(x) + cos(y))";
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_REGISTER;
+	r.register_ = &rg;
+	add(&r, NULL, 0);
+	run.kernel = "saxpy_trig";
+	run.n_args = 3;
+	names[2] = "a";
+	args[2].name = "a";
+	Gpud__RunRequest *keep_run = &run;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_RUN;
+	r.run = keep_run;
+	add(&r, arrays, sizeof(arrays));
+	Gpud__RegisterRequest raw = GPUD__REGISTER_REQUEST__INIT;
+	raw.name = "scale";
+	raw.kind = GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	raw.signature = "x:in f32[], y:out f32[], s:f32, n:i32";
+	raw.entry = "scale";
+	raw.source = "extern \"C\" __global__ void scale(const float *x, float *y, float s, int n) {}";
+	raw.blocks_per_sm = 2;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_REGISTER;
+	r.register_ = &raw;
+	add(&r, NULL, 0);
+	raw.name = "broken";
+	raw.signature = "x:in f33[], ,";
+	add(&r, NULL, 0);
+	Gpud__UnregisterRequest ug = GPUD__UNREGISTER_REQUEST__INIT;
+	ug.name = "saxpy_trig";
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_UNREGISTER;
+	r.unregister = &ug;
+	add(&r, NULL, 0);
+	save("custom");
+
 	/* not even a message */
 	memcpy(file, "\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9);
 	flen = 9;

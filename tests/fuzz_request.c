@@ -113,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (tn->kept)
 			buffers_release(&srv.buffers, tn->kept);
 	}
+	customs_fini(&srv.buffers); /* and kernels it registered */
 	/* Work handed to threads (a free, a copy) finishes before the next input. */
 	while (uv_run(&loop, UV_RUN_NOWAIT) != 0 && srv.in_flight > 0)
 		;

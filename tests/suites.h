@@ -9,5 +9,6 @@ Suite *config_suite(void);
 Suite *wire_suite(void);
 Suite *lombscargle_suite(void);
 Suite *kernel_table_suite(void);
+Suite *custom_suite(void);
 
 #endif

@@ -2956,6 +2956,91 @@ START_TEST(test_tls_with_tokens)
 }
 END_TEST
 
+/* Custom kernels on the cpu backend: registered and checked, not run. */
+START_TEST(test_custom_kernels_registered)
+{
+	const char *ew_in = "float32 x, float32 y, float32 a", *ew_out = "float32 z",
+		   *body = "z = exp(a * sin(x) + cos(y))";
+	ctl_result *r = CTL("kernel", "add", "saxpy_trig", "--elementwise", ew_in, ew_out, body);
+	if (strcmp(expected_backend(), "cpu") != 0) {
+		/* the cuda backend does not compile them yet: a clear refusal */
+		ck_assert_msg(r->code == 1 && strstr(r->err, "NVRTC"), "%d %s", r->code, r->err);
+		return;
+	}
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "registered saxpy_trig"), "%s", r->out);
+	r = CTL("kernels");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "saxpy_trig") && strstr(r->out, "float32 array or scalar"),
+		      "kernels: %s", r->out);
+
+	float x[4] = {0.1f, 0.2f, 0.3f, 0.4f}, y[5] = {1, 2, 3, 4, 5};
+	char px[700], py[700], py5[700], px64[700], ax[720], ay[720], ay5[720], ax64[720];
+	uint64_t s4 = 4, s5 = 5;
+	path_in_dir(px, sizeof(px), "cx.npy");
+	path_in_dir(py, sizeof(py), "cy.npy");
+	path_in_dir(py5, sizeof(py5), "cy5.npy");
+	path_in_dir(px64, sizeof(px64), "cx64.npy");
+	save_npy(px, GPUD_F32, 1, &s4, x);
+	save_npy(py, GPUD_F32, 1, &s4, y);
+	save_npy(py5, GPUD_F32, 1, &s5, y);
+	double x64[4] = {0.1, 0.2, 0.3, 0.4};
+	save_npy(px64, GPUD_F64, 1, &s4, x64);
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	snprintf(ay5, sizeof(ay5), "y=%s", py5);
+	snprintf(ax64, sizeof(ax64), "x=%s", px64);
+	/* checked like a built-in, then the cpu backend says it cannot run it */
+	CTL_FAIL(1, "custom kernels need the cuda backend", "run", "saxpy_trig", ax, ay, "a=0.5");
+	CTL_FAIL(1, "'y' has 5 elements but 'x' has 4", "run", "saxpy_trig", ax, ay5, "a=0.5");
+	CTL_FAIL(1, "'x'", "run", "saxpy_trig", ax64, ay, "a=0.5");
+	CTL_FAIL(1, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
+	CTL_FAIL(1, "is a built-in kernel", "kernel", "add", "lombscargle", "--elementwise", ew_in,
+		 ew_out, body);
+	CTL_FAIL(1, "registered already", "kernel", "add", "saxpy_trig", "--elementwise", ew_in,
+		 ew_out, body);
+	CTL_FAIL(1, "declares no output", "kernel", "add", "noout", "--elementwise", ew_in, "",
+		 body);
+
+	/* raw: the signature and source are checked */
+	char src[700];
+	path_in_dir(src, sizeof(src), "scale.cu");
+	write_text(src, "extern \"C\" __global__ void scale(const float *x, float *y, float s, "
+			"int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = "
+			"s * x[i]; }\n");
+	CTL_FAIL(1, "unknown type 'f33'", "kernel", "add", "scale", "--source", src, "--entry",
+		 "scale", "--sig", "x:in f33[], y:out f32[]");
+	CTL_FAIL(1, "has no 'scal'", "kernel", "add", "scale", "--source", src, "--entry",
+		 "scal", "--sig", "x:in f32[], y:out f32[], s:f32, n:i32");
+	CTL_FAIL(2, "needs --source FILE.cu", "kernel", "add", "scale", "--entry", "scale");
+	r = CTL("kernel", "add", "scale", "--source", src, "--entry", "scale", "--sig",
+		"x:in f32[], y:out f32[], s:f32, n:i32", "--blocks-per-sm", "2");
+	assert_ctl_ok(r);
+	CTL_FAIL(1, "output 'y' must be passed as a buffer", "run", "scale", ax, "s=2", "n=4");
+
+	/* another tenant sees none of it, and has a namespace of its own */
+	gpud_client *bob = connect_as(tcp_url, TOKEN_BOB, GPUD_OK);
+	gpud_kernel_list *kl;
+	LIB_OK(bob, gpud_kernels(bob, &kl));
+	for (size_t i = 0; i < kl->count; i++)
+		ck_assert_msg(strcmp(kl->kernels[i].name, "saxpy_trig") != 0,
+			      "bob sees the other tenant's kernel");
+	gpud_kernel_list_free(kl);
+	LIB_FAIL(bob, gpud_run(bob, "saxpy_trig", NULL, 0, NULL, 0, NULL, NULL),
+		 GPUD_EUNKNOWN_KERNEL, "unknown kernel 'saxpy_trig'");
+	gpud_kernel_spec spec = {.name = "saxpy_trig", .elementwise = 1, .source = "z = x",
+				 .in_params = "float64 x", .out_params = "float64 z"};
+	LIB_OK(bob, gpud_register(bob, &spec));
+	gpud_close(bob);
+
+	r = CTL("kernel", "rm", "saxpy_trig");
+	assert_ctl_ok(r);
+	CTL_FAIL(1, "unknown kernel 'saxpy_trig'", "run", "saxpy_trig", ax, ay, "a=0.5");
+	CTL_FAIL(1, "no kernel 'saxpy_trig'", "kernel", "rm", "saxpy_trig");
+	assert_daemon_alive("custom kernel registrations");
+}
+END_TEST
+
 START_TEST(test_hello_first)
 {
 	nng_socket s = raw_open(10000);
@@ -3399,6 +3484,7 @@ static Suite *e2e_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_tcp_tokens_and_isolation);
 	tcase_add_test(tc, test_tls_with_tokens);
+	tcase_add_test(tc, test_custom_kernels_registered);
 	tcase_add_test(tc, test_hello_first);
 	tcase_add_test(tc, test_two_uids_over_ipc);
 	tcase_add_test(tc, test_kept_buffers_and_quotas);

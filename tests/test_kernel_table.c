@@ -39,8 +39,8 @@ static const kernel_def tkernel = {
 };
 
 static const kernel_param badparams[] = {
-	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input"},
-	{"bad", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "maybe", "a default that does not parse"},
+	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input", 0},
+	{"bad", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "maybe", "a default that does not parse", 0},
 };
 
 static const kernel_def badkernel = {

@@ -379,6 +379,29 @@ GPUD_API gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_ar
 			       size_t nargs, gpud_result *outs, size_t cap, size_t *nouts,
 			       gpud_run_info *info);
 
+/* A custom kernel to register (see kernels/custom.h for the syntax). */
+typedef struct gpud_kernel_spec {
+	const char *name;
+	int elementwise;       /* 0: raw CUDA C with a signature */
+	const char *source;    /* raw: the CUDA C; elementwise: the body, "z = x + y" */
+	const char *entry;     /* raw: the extern "C" __global__ function */
+	const char *signature; /* raw: "x:in f32[], out:out f32[], a:f32" */
+	const char *in_params, *out_params; /* elementwise: "float32 x, float32 y", "float32 z" */
+	unsigned block;         /* threads per block, 0: 256 */
+	unsigned blocks_per_sm; /* grid-stride launch with SMs x this blocks; raw 0: _grid and
+				   _block are run arguments */
+	int fast_math;
+	unsigned max_registers;
+} gpud_kernel_spec;
+
+/*
+ * Registers a kernel for this client's tenant: checked, compiled by gpud,
+ * then run by name with gpud_run / gpud_call like a built-in. The compiler's
+ * log comes back in gpud_errmsg on failure.
+ */
+GPUD_API gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec);
+GPUD_API gpud_status gpud_unregister(gpud_client *c, const char *name);
+
 /* Lists the daemon's kernels; free with gpud_kernel_list_free. */
 GPUD_API gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out);
 GPUD_API void gpud_kernel_list_free(gpud_kernel_list *l);
