@@ -63,7 +63,7 @@ DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
 DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-DAEMON_SRC += daemon/backend_cuda.c kernels/cuda_table.c
+DAEMON_SRC += daemon/backend_cuda.c daemon/nvrtc.c kernels/cuda_table.c
 DAEMON_CU  += kernels/lombscargle_cuda.cu daemon/pool.cu
 # cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc

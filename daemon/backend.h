@@ -21,6 +21,7 @@
 #include "kernels/kernel.h"
 
 typedef struct gpud_backend gpud_backend;
+struct custom_kernel;
 typedef void (*backend_done_fn)(void *arg, int status, const char *msg);
 
 typedef struct backend_device {
@@ -94,6 +95,18 @@ typedef struct backend_ops {
 	 */
 	int (*host_register)(gpud_backend *b, void *p, size_t len, char *err, size_t errlen);
 	void (*host_unregister)(gpud_backend *b, void *p);
+	/*
+	 * Custom kernels (kernels/custom.h). NULL where the backend runs none
+	 * (cpu). compile: build k's code, or load it from the cache directory
+	 * (may be ""), on a worker; done on the loop, with the compiler's log as
+	 * the message on failure. compile_now: the same on this thread (at start,
+	 * before gpud serves). release: give the code back (after the last run).
+	 */
+	int (*compile)(gpud_backend *b, struct custom_kernel *k, const char *cache_dir,
+		       backend_done_fn done, void *arg, char *err, size_t errlen);
+	int (*compile_now)(gpud_backend *b, struct custom_kernel *k, const char *cache_dir,
+			   char *err, size_t errlen);
+	void (*release)(gpud_backend *b, struct custom_kernel *k);
 } backend_ops;
 
 struct gpud_backend {

@@ -279,6 +279,19 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		snprintf(c->shm_socket, sizeof(c->shm_socket), "%s", value);
 		return 0;
 	}
+	if (strcmp(key, "kernel_cache") == 0) {
+		if (strlen(value) >= sizeof(c->kernel_cache) || (value[0] && value[0] != '/')) {
+			snprintf(err, errlen,
+				 "kernel_cache = '%s': expected an absolute directory shorter than "
+				 "%zu bytes (or nothing)",
+				 value, sizeof(c->kernel_cache));
+			return -1;
+		}
+		snprintf(c->kernel_cache, sizeof(c->kernel_cache), "%s", value);
+		snprintf(c->kernel_cache_dir, sizeof(c->kernel_cache_dir), "%s%s", value,
+			 value[0] ? "/cubin" : "");
+		return 0;
+	}
 	if (strcmp(key, "tokens_file") == 0) {
 		if (strlen(value) >= sizeof(c->tokens_file)) {
 			snprintf(err, errlen, "tokens_file: a path shorter than %zu bytes",

@@ -50,6 +50,9 @@ typedef struct gpud_config {
 	uint64_t staging_chunk;
 	/* cuda backend: microseconds the loop polls a young job's completion */
 	int poll_us;
+	/* custom kernels: registrations and compiled code kept here ("": none) */
+	char kernel_cache[512];
+	char kernel_cache_dir[600]; /* kernel_cache/cubin, derived */
 	/* kernel runs in the backend at once (0: streams on cuda, 1 on cpu);
 	 * more wait, tenants served round-robin */
 	int run_slots;

@@ -924,6 +924,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	if (s->regions.fd >= 0 && socket_access(cfg, shm, err, errlen) != 0)
 		return -1;
 
+	customs_load(s);
 	s->run_slots = cfg->run_slots > 0 ? cfg->run_slots
 		       : strcmp(s->backend.ops->name, "cuda") == 0 ? cfg->streams
 								   : 1;

@@ -29,6 +29,7 @@
 typedef struct custom_entry {
 	custom_kernel k;
 	int refs;
+	gpud_backend *backend; /* holds its compiled code */
 	UT_hash_handle hh;
 } custom_entry;
 
@@ -159,5 +160,7 @@ void sched_release(gpud_request *r);
 void custom_unref(custom_entry *e);
 /* Every custom kernel of every tenant (shutdown). */
 void customs_fini(buffer_table *t);
+/* The registrations kept in kernel_cache, at start. */
+void customs_load(gpud_server *s);
 
 #endif

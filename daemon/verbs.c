@@ -5,7 +5,10 @@
  * wrong, with expected and got, because clients show them verbatim.
  */
 #include <inttypes.h>
+#include <dirent.h>
 #include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1159,6 +1162,8 @@ void custom_unref(custom_entry *e)
 {
 	if (--e->refs > 0)
 		return;
+	if (e->backend && e->backend->ops->release)
+		e->backend->ops->release(e->backend, &e->k);
 	custom_free(&e->k);
 	free(e);
 }
@@ -1177,27 +1182,169 @@ void customs_fini(buffer_table *t)
 
 #define CUSTOM_MAX_PER_TENANT 256
 
+/* What `gpuctl kernels` says of a custom kernel: kind, and how its code came. */
+static void custom_describe(custom_entry *e)
+{
+	custom_kernel *k = &e->k;
+	char how[96] = "";
+	if (k->fn)
+		snprintf(how, sizeof(how), "; %s, %d registers",
+			 k->cached ? "loaded from the compile cache" : "compiled", k->registers);
+	snprintf(k->doc, sizeof(k->doc), "custom %s kernel%s%s",
+		 k->kind == CUSTOM_RAW ? "raw" : "elementwise",
+		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)" : "",
+		 how);
+}
+
+/*
+ * A custom kernel from a registration: name, parameters and source checked
+ * (not compiled). NULL with err and *status set.
+ */
+static custom_entry *custom_from_request(const Gpud__RegisterRequest *q, int *status, char *err,
+					 size_t errlen)
+{
+	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	const char *name = q->name ? q->name : "";
+	char perr[512];
+	custom_entry *e;
+
+	*status = ST_INVALID;
+	if (kernel_find(name) != NULL) {
+		snprintf(err, errlen, "register: '%s' is a built-in kernel; pick another name", name);
+		return NULL;
+	}
+	if ((e = calloc(1, sizeof(*e))) == NULL) {
+		*status = GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+		snprintf(err, errlen, "register: out of memory");
+		return NULL;
+	}
+	custom_kernel *k = &e->k;
+	k->block = q->block;
+	k->blocks_per_sm = q->blocks_per_sm ? q->blocks_per_sm : (raw ? 0 : 4);
+	k->fast_math = q->fast_math;
+	k->max_registers = q->max_registers;
+	int rv = raw ? custom_parse_signature(q->signature ? q->signature : "", k->params,
+					      KERNEL_MAX_PARAMS, &k->nparams, perr, sizeof(perr))
+		     : custom_parse_ew_params(q->in_params ? q->in_params : "", KPARAM_IN,
+					      k->params, KERNEL_MAX_PARAMS, &k->nparams, perr,
+					      sizeof(perr));
+	const char *what = raw ? "signature" : "input parameters";
+	if (rv == 0 && !raw) {
+		what = "output parameters";
+		rv = custom_parse_ew_params(q->out_params ? q->out_params : "", KPARAM_OUT,
+					    k->params, KERNEL_MAX_PARAMS, &k->nparams, perr,
+					    sizeof(perr));
+	}
+	if (rv != 0) {
+		snprintf(err, errlen, "register %s: %s: %s", name, what, perr);
+		free(e);
+		return NULL;
+	}
+	if (custom_build(k, name, raw ? CUSTOM_RAW : CUSTOM_ELEMENTWISE, q->source, q->entry, perr,
+			 sizeof(perr)) != 0) {
+		snprintf(err, errlen, "register: %s", perr);
+		custom_free(k);
+		free(e);
+		return NULL;
+	}
+	e->refs = 1;
+	return e;
+}
+
+/* The registration file of a tenant's kernel: DIR/tenants/TENANT/NAME.reg. */
+static int reg_path(const gpud_config *cfg, const char *tenant, const char *name, char *out,
+		    size_t len)
+{
+	if (!cfg->kernel_cache[0] || tenant[0] == '.' || strchr(tenant, '/'))
+		return -1; /* nothing kept on disk */
+	snprintf(out, len, "%s/tenants/%s/%s.reg", cfg->kernel_cache, tenant, name);
+	return 0;
+}
+
+static void reg_save(gpud_server *s, gpud_tenant *tn, const Gpud__RegisterRequest *q)
+{
+	char path[1024], dir[1024], tmp[1100];
+	if (reg_path(s->cfg, tn->name, q->name, path, sizeof(path)) != 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s/tenants/%s", s->cfg->kernel_cache, tn->name);
+	char *slash = dir;
+	while ((slash = strchr(slash + 1, '/')) != NULL) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+		*slash = '/';
+	}
+	mkdir(dir, 0700);
+	size_t n = gpud__register_request__get_packed_size(q);
+	uint8_t *buf = malloc(n ? n : 1);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = buf ? fopen(tmp, "wb") : NULL;
+	if (f == NULL || fwrite(buf, 1, gpud__register_request__pack(q, buf), f) != n ||
+	    fclose(f) != 0 || rename(tmp, path) != 0) {
+		log_warn("cannot keep the registration of %s/%s in %s", tn->name, q->name, path);
+		if (f)
+			unlink(tmp);
+	}
+	free(buf);
+}
+
+/* The request is answered once the backend has compiled the kernel. */
+static void register_done(void *arg, int status, const char *msg)
+{
+	gpud_request *r = arg;
+	gpud_tenant *tn = r->tenant; /* the session may have closed meanwhile; tenants stay */
+	custom_entry *e = r->custom, *old;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__RegisterResponse rr = GPUD__REGISTER_RESPONSE__INIT;
+
+	r->custom = NULL; /* kept or freed here, not by the request's clean-up */
+	if (status != 0) {
+		/* The compiler's log verbatim: it names lines of the source. */
+		size_t n = strlen(msg ? msg : "") + 256;
+		char *m = malloc(n);
+		if (m)
+			snprintf(m, n, "register %s: does not compile:\n%s", e->k.name,
+				 msg ? msg : "");
+		resp.code = (Gpud__Status)status;
+		resp.message = m ? m : "register: does not compile";
+		request_reply(r, &resp, NULL, 0);
+		free(m);
+		custom_unref(e);
+		return;
+	}
+	HASH_FIND_STR(tn->customs, e->k.name, old);
+	if (old != NULL) { /* registered meanwhile by another connection */
+		request_fail(r, ST_INVALID, "register: kernel '%s' is registered already", e->k.name);
+		custom_unref(e);
+		return;
+	}
+	custom_describe(e);
+	HASH_ADD_STR(tn->customs, k.name, e);
+	reg_save(r->srv, tn, r->req->register_);
+	log_info("tenant %s registered kernel %s (%s, %.1f ms)", tn->name, e->k.name,
+		 e->k.cached ? "from the cache" : "compiled", e->k.compile_ms);
+	rr.compile_ms = e->k.compile_ms;
+	rr.cached = e->k.cached;
+	rr.log = "";
+	resp.body_case = GPUD__RESPONSE__BODY_REGISTER;
+	resp.register_ = &rr;
+	request_reply(r, &resp, NULL, 0);
+}
+
 /*
  * A tenant's own kernel: checked (name, signature, source), then compiled
- * by the backend. Built-in names cannot be taken; a tenant's names are its
- * own (another tenant may register the same name).
+ * by the backend (a worker; the cache first). Built-in names cannot be
+ * taken; a tenant's names are its own (another tenant may use the same).
+ * The cpu backend runs no custom kernel but checks and keeps them.
  */
 static void verb_register(gpud_request *r)
 {
 	Gpud__RegisterRequest *q = r->req->register_;
 	gpud_tenant *tn = r->session->tenant;
-	Gpud__Response resp = GPUD__RESPONSE__INIT;
-	Gpud__RegisterResponse rr = GPUD__REGISTER_RESPONSE__INIT;
+	const char *name = q->name ? q->name : "";
 	custom_entry *e, *old;
 	char err[768];
-	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
-	const char *name = q->name ? q->name : "";
+	int status;
 
-	if (kernel_find(name) != NULL) {
-		request_fail(r, ST_INVALID, "register: '%s' is a built-in kernel; pick another name",
-			     name);
-		return;
-	}
 	if (HASH_COUNT(tn->customs) >= CUSTOM_MAX_PER_TENANT) {
 		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
 			     "register: tenant %s has %d kernels registered, the most one tenant may "
@@ -1213,59 +1360,88 @@ static void verb_register(gpud_request *r)
 			     name, name);
 		return;
 	}
-	if ((e = calloc(1, sizeof(*e))) == NULL) {
-		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "register: out of memory");
+	if ((e = custom_from_request(q, &status, err, sizeof(err))) == NULL) {
+		request_fail(r, status, "%s", err);
 		return;
 	}
-	custom_kernel *k = &e->k;
-	k->block = q->block;
-	k->blocks_per_sm = q->blocks_per_sm ? q->blocks_per_sm : (raw ? 0 : 4);
-	k->fast_math = q->fast_math;
-	k->max_registers = q->max_registers;
-	int rv = raw ? custom_parse_signature(q->signature ? q->signature : "", k->params,
-					      KERNEL_MAX_PARAMS, &k->nparams, err, sizeof(err))
-		     : custom_parse_ew_params(q->in_params ? q->in_params : "", KPARAM_IN,
-					      k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
-					      sizeof(err));
-	const char *what = raw ? "signature" : "input parameters";
-	if (rv == 0 && !raw) {
-		what = "output parameters";
-		rv = custom_parse_ew_params(q->out_params ? q->out_params : "", KPARAM_OUT,
-					    k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
-					    sizeof(err));
-	}
-	if (rv != 0) {
-		request_fail(r, ST_INVALID, "register %s: %s: %s", name, what, err);
-		free(e);
-		return;
-	}
-	if (custom_build(k, name, raw ? CUSTOM_RAW : CUSTOM_ELEMENTWISE, q->source, q->entry, err,
-			 sizeof(err)) != 0) {
-		request_fail(r, ST_INVALID, "register: %s", err);
-		custom_free(k);
-		free(e);
-		return;
-	}
-	/* The cpu backend runs no custom kernel; it still checks and keeps them,
-	 * so clients learn of mistakes anywhere. A backend that could compile
-	 * them but cannot yet says so. */
 	gpud_backend *be = &r->srv->backend;
-	if (strcmp(be->ops->name, "cpu") != 0) {
-		request_fail(r, GPUD__STATUS__STATUS_UNSUPPORTED,
-			     "register %s: compiling custom kernels for the %s backend (NVRTC) is not "
-			     "built in this gpud yet",
-			     name, be->ops->name);
-		custom_free(k);
-		free(e);
+	e->backend = be;
+	r->custom = e;
+	if (be->ops->compile == NULL) {
+		register_done(r, 0, NULL);
 		return;
 	}
-	e->refs = 1;
-	HASH_ADD_STR(tn->customs, k.name, e);
-	log_info("tenant %s registered %s kernel %s", tn->name, raw ? "raw" : "elementwise", name);
-	rr.log = "";
-	resp.body_case = GPUD__RESPONSE__BODY_REGISTER;
-	resp.register_ = &rr;
-	request_reply(r, &resp, NULL, 0);
+	int rv = be->ops->compile(be, &e->k, r->srv->cfg->kernel_cache_dir, register_done, r, err,
+				  sizeof(err));
+	if (rv != 0) {
+		r->custom = NULL;
+		custom_unref(e);
+		request_fail(r, rv, "register %s: %s", name, err);
+	}
+}
+
+/* At start: every registration kept on disk, compiled (or loaded from the
+ * cache) before gpud serves. */
+void customs_load(gpud_server *s)
+{
+	char dir[1024];
+	if (!s->cfg->kernel_cache[0])
+		return;
+	snprintf(dir, sizeof(dir), "%s/tenants", s->cfg->kernel_cache);
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return;
+	int loaded = 0, failed = 0;
+	for (struct dirent *t; (t = readdir(d)) != NULL;) {
+		if (t->d_name[0] == '.')
+			continue;
+		char tdir[1400];
+		snprintf(tdir, sizeof(tdir), "%s/%s", dir, t->d_name);
+		DIR *td = opendir(tdir);
+		if (td == NULL)
+			continue;
+		for (struct dirent *f; (f = readdir(td)) != NULL;) {
+			size_t n = strlen(f->d_name);
+			if (n < 5 || strcmp(f->d_name + n - 4, ".reg") != 0)
+				continue;
+			char path[1700], err[16384];
+			snprintf(path, sizeof(path), "%s/%s", tdir, f->d_name);
+			FILE *fp = fopen(path, "rb");
+			uint8_t buf[1 << 16];
+			size_t len = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
+			if (fp)
+				fclose(fp);
+			Gpud__RegisterRequest *q = gpud__register_request__unpack(NULL, len, buf);
+			int status;
+			custom_entry *e = q ? custom_from_request(q, &status, err, sizeof(err)) : NULL;
+			gpud_backend *be = &s->backend;
+			tenant_quota quota = config_quota(s->cfg, t->d_name);
+			gpud_tenant *tn = tenants_get(&s->buffers, t->d_name, &quota);
+			custom_entry *old = NULL;
+			if (e && tn)
+				HASH_FIND_STR(tn->customs, e->k.name, old);
+			if (e && tn && !old &&
+			    (be->ops->compile_now == NULL ||
+			     be->ops->compile_now(be, &e->k, s->cfg->kernel_cache_dir, err,
+						  sizeof(err)) == 0)) {
+				e->backend = be;
+				custom_describe(e);
+				HASH_ADD_STR(tn->customs, k.name, e);
+				loaded++;
+			} else {
+				log_warn("kernel registration %s not loaded: %.300s", path,
+					 q == NULL ? "unreadable" : e ? err : err);
+				if (e)
+					custom_unref(e);
+				failed++;
+			}
+			if (q)
+				gpud__register_request__free_unpacked(q, NULL);
+		}
+		closedir(td);
+	}
+	closedir(d);
+	log_info("custom kernels: %d loaded from %s, %d not", loaded, s->cfg->kernel_cache, failed);
 }
 
 static void verb_unregister(gpud_request *r)
@@ -1283,6 +1459,9 @@ static void verb_unregister(gpud_request *r)
 		return;
 	}
 	HASH_DELETE(hh, tn->customs, e);
+	char path[1024];
+	if (reg_path(r->srv->cfg, tn->name, name, path, sizeof(path)) == 0)
+		unlink(path);
 	custom_unref(e); /* runs in flight keep it until they are answered */
 	resp.body_case = GPUD__RESPONSE__BODY_UNREGISTER;
 	resp.unregister = &ur;

@@ -51,6 +51,11 @@ typedef struct custom_kernel {
 	kernel_def def;
 	kernel_param kparams[KERNEL_MAX_PARAMS];
 	char doc[256];
+	/* the backend's compiled code (cuda: a cudaLibrary_t and cudaKernel_t) */
+	void *lib, *fn;
+	double compile_ms;
+	int cached; /* loaded from the compile cache, not compiled */
+	int registers;
 } custom_kernel;
 
 /* "f32" / "float32" ... -> dtype; 0 if not a dtype. */

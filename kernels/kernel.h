@@ -82,6 +82,8 @@ typedef struct kernel_def {
 	/* cpu backend: independent work items, and the function running [lo, hi). */
 	size_t (*cpu_items)(const kernel_args *a);
 	void (*cpu_run)(const kernel_args *a, size_t lo, size_t hi);
+	/* a user's kernel (struct custom_kernel, kernels/custom.h); NULL for built-ins */
+	const void *custom;
 } kernel_def;
 
 /* --- the table (kernels/table.c) --- */

@@ -105,7 +105,7 @@ START_TEST(test_elementwise_source)
 	custom_kernel k;
 	build_saxpy_trig(&k);
 	ck_assert_str_eq(k.entry, "gpud_ew_saxpy_trig");
-	assert_has(k.source, "extern \"C\" __global__ void gpud_ew_saxpy_trig(long long _n");
+	assert_has(k.source, "extern \"C\" __global__ void __launch_bounds__(256) gpud_ew_saxpy_trig(long long _n");
 	assert_has(k.source, "const float *__restrict__ _x_p, float _x_v, int _x_a");
 	assert_has(k.source, "float *__restrict__ _z_p");
 	assert_has(k.source, "const float a = _a_a ? _a_p[_i] : _a_v;");
