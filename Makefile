@@ -94,7 +94,7 @@ E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness demo deps install format
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -175,6 +175,9 @@ TRANSFER   := $(BUILD)/bench/transfer
 $(TRANSFER): $(BUILD)/bench/transfer.o $(KERNEL_REF) \
 	     $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+CUSTOM_BENCH := $(BUILD)/bench/custom_kernels
+$(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 FAIRNESS   := $(BUILD)/bench/fairness
 $(FAIRNESS): $(BUILD)/bench/fairness.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
@@ -186,7 +189,8 @@ $(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
 $(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o $(BUILD)/bench/transfer.o: \
 	| $(GEN)/gpud.pb-c.h
 
-gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS)
+gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
+	      $(CUSTOM_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -200,6 +204,8 @@ bench-transfer: gpu-programs
 	$(TRANSFER) $(GPUD) $(GPUCTL)
 bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
+bench-custom: gpu-programs
+	$(CUSTOM_BENCH) $(GPUD) $(GPUCTL)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it

@@ -1561,6 +1561,7 @@ gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
 	q.blocks_per_sm = spec->blocks_per_sm;
 	q.fast_math = spec->fast_math;
 	q.max_registers = spec->max_registers;
+	q.shared = spec->shared;
 	req.body_case = GPUD__REQUEST__BODY_REGISTER;
 	req.register_ = &q;
 	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -1571,7 +1572,7 @@ gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
 	return st;
 }
 
-gpud_status gpud_unregister(gpud_client *c, const char *name)
+static gpud_status unregister(gpud_client *c, const char *name, int shared)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__UnregisterRequest q = GPUD__UNREGISTER_REQUEST__INIT;
@@ -1579,12 +1580,23 @@ gpud_status gpud_unregister(gpud_client *c, const char *name)
 	gpud_status st;
 
 	q.name = (char *)(name ? name : "");
+	q.shared = shared;
 	req.body_case = GPUD__REQUEST__BODY_UNREGISTER;
 	req.unregister = &q;
 	if ((st = call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
+}
+
+gpud_status gpud_unregister(gpud_client *c, const char *name)
+{
+	return unregister(c, name, 0);
+}
+
+gpud_status gpud_unregister_shared(gpud_client *c, const char *name)
+{
+	return unregister(c, name, 1);
 }
 
 void gpud_kernel_list_free(gpud_kernel_list *l)

@@ -73,8 +73,10 @@ static void usage(FILE *f)
 		"  ls                     list this tenant's kept buffers\n"
 		"  kernel add NAME --source FILE.cu --entry ENTRY --sig 'x:in f32[], y:out f32[], a:f32'\n"
 		"  kernel add NAME --elementwise 'float32 x, float32 a' 'float32 z' 'z = a * x'\n"
-		"         [--block N] [--blocks-per-sm K] [--fast-math] [--max-registers R]\n"
-		"  kernel rm NAME         register or remove this tenant's own kernel\n"
+		"         [--block N] [--blocks-per-sm K] [--fast-math] [--max-registers R] [--shared]\n"
+		"  kernel rm NAME [--shared]\n"
+		"                         register or remove this tenant's own kernel (--shared:\n"
+		"                         one for every tenant; admin_tenants only)\n"
 		"  kernels                list the daemon's kernels and their arguments\n"
 		"  status [--wait SECONDS]\n"
 		"                         show the daemon's state; --wait retries until it answers\n"
@@ -315,10 +317,12 @@ static unsigned parse_uint_opt(const char *opt, const char *v)
 static int cmd_kernel(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[0], "rm")) {
-		if (argc != 2)
-			die(EXIT_USAGE, "kernel rm: expected one NAME");
+		int shared = argc == 3 && !strcmp(argv[2], "--shared");
+		if (argc != 2 && !shared)
+			die(EXIT_USAGE, "kernel rm: expected NAME [--shared]");
 		gpud_client *c = connect_or_die();
-		if (gpud_unregister(c, argv[1]) != GPUD_OK)
+		if ((shared ? gpud_unregister_shared(c, argv[1]) : gpud_unregister(c, argv[1])) !=
+		    GPUD_OK)
 			die(1, "%s", gpud_errmsg(c));
 		gpud_close(c);
 		return 0;
@@ -353,6 +357,8 @@ static int cmd_kernel(int argc, char **argv)
 			spec.max_registers = parse_uint_opt(o, argv[++i]);
 		else if (!strcmp(o, "--fast-math"))
 			spec.fast_math = 1;
+		else if (!strcmp(o, "--shared"))
+			spec.shared = 1;
 		else
 			die(EXIT_USAGE, "kernel add: unexpected or incomplete option '%s'", o);
 	}
@@ -380,7 +386,8 @@ static int cmd_kernel(int argc, char **argv)
 	gpud_client *c = connect_or_die();
 	if (gpud_register(c, &spec) != GPUD_OK)
 		die(1, "%s", gpud_errmsg(c));
-	printf("registered %s (tenant %s)\n", spec.name, gpud_server(c)->tenant);
+	printf("registered %s (%s%s)\n", spec.name, spec.shared ? "shared, by " : "tenant ",
+	       gpud_server(c)->tenant);
 	free(text);
 	gpud_close(c);
 	return 0;

@@ -1162,8 +1162,14 @@ static int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache
 		return -1;
 	if (k->fast_math)
 		opts[nopts++] = strcpy(opt1, "--use_fast_math");
-	if (k->max_registers) {
-		snprintf(opt2, sizeof(opt2), "--maxrregcount=%u", k->max_registers);
+	/* Launch bounds from the block size: elementwise code carries
+	 * __launch_bounds__(block); a raw kernel's registers are capped so that a
+	 * block of that size always fits an SM's register file. */
+	unsigned maxreg = k->max_registers;
+	if (maxreg == 0 && k->kind == CUSTOM_RAW && k->block > 256)
+		maxreg = (unsigned)(cb->prop.regsPerBlock / (int)k->block);
+	if (maxreg) {
+		snprintf(opt2, sizeof(opt2), "--maxrregcount=%u", maxreg);
 		opts[nopts++] = opt2;
 	}
 	size_t klen = strlen(k->source) + 512;

@@ -91,6 +91,7 @@ typedef struct buffer_table {
 	gpud_buffer *by_handle;
 	gpud_session *sessions;
 	gpud_tenant *tenants;
+	struct custom_entry *shared; /* kernels for every tenant (admin_tenants) */
 	size_t count;
 	uint64_t bytes, high_water;
 } buffer_table;

@@ -42,6 +42,19 @@ void config_defaults(gpud_config *c)
 	c->socket_mode = -1;
 }
 
+int config_is_admin(const gpud_config *c, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = c->admin_tenants; *p;) {
+		p += strspn(p, " ,");
+		size_t len = strcspn(p, " ,");
+		if (len == n && n > 0 && strncmp(p, name, n) == 0)
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
 tenant_quota config_quota(const gpud_config *c, const char *name)
 {
 	for (int i = 0; i < c->ntenants; i++)
@@ -277,6 +290,15 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 			return -1;
 		}
 		snprintf(c->shm_socket, sizeof(c->shm_socket), "%s", value);
+		return 0;
+	}
+	if (strcmp(key, "admin_tenants") == 0) {
+		if (strlen(value) >= sizeof(c->admin_tenants)) {
+			snprintf(err, errlen, "admin_tenants: at most %zu characters",
+				 sizeof(c->admin_tenants) - 1);
+			return -1;
+		}
+		snprintf(c->admin_tenants, sizeof(c->admin_tenants), "%s", value);
 		return 0;
 	}
 	if (strcmp(key, "kernel_cache") == 0) {

@@ -50,6 +50,8 @@ typedef struct gpud_config {
 	uint64_t staging_chunk;
 	/* cuda backend: microseconds the loop polls a young job's completion */
 	int poll_us;
+	/* tenants that may register kernels shared with every tenant */
+	char admin_tenants[512];
 	/* custom kernels: registrations and compiled code kept here ("": none) */
 	char kernel_cache[512];
 	char kernel_cache_dir[600]; /* kernel_cache/cubin, derived */
@@ -69,6 +71,8 @@ typedef struct gpud_config {
 	char socket_group[64];
 } gpud_config;
 
+/* 1 if name is listed in admin_tenants. */
+int config_is_admin(const gpud_config *c, const char *name);
 /* The quota of tenant name: its [tenant NAME] section over [quota]. */
 tenant_quota config_quota(const gpud_config *c, const char *name);
 

@@ -30,6 +30,7 @@ typedef struct custom_entry {
 	custom_kernel k;
 	int refs;
 	gpud_backend *backend; /* holds its compiled code */
+	int shared;            /* for every tenant */
 	UT_hash_handle hh;
 } custom_entry;
 

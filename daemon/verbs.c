@@ -286,7 +286,7 @@ static void verb_kernels(gpud_request *r)
 	size_t nb, nk, total = 0;
 	const kernel_def *const *builtins = kernel_list(&nb);
 	gpud_tenant *tn = r->session->tenant;
-	nk = nb + (tn ? HASH_COUNT(tn->customs) : 0);
+	nk = nb + (tn ? HASH_COUNT(tn->customs) : 0) + HASH_COUNT(r->srv->buffers.shared);
 	const kernel_def **ks = calloc(nk ? nk : 1, sizeof(*ks));
 	if (ks == NULL) {
 		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "kernels: out of memory");
@@ -294,11 +294,18 @@ static void verb_kernels(gpud_request *r)
 	}
 	for (size_t i = 0; i < nb; i++)
 		ks[i] = builtins[i];
-	if (tn) {
-		size_t i = nb;
+	size_t ki = nb;
+	if (tn)
 		for (custom_entry *e = tn->customs; e; e = e->hh.next)
-			ks[i++] = &e->k.def;
+			ks[ki++] = &e->k.def;
+	for (custom_entry *e = r->srv->buffers.shared; e; e = e->hh.next) {
+		custom_entry *mine = NULL;
+		if (tn)
+			HASH_FIND_STR(tn->customs, e->k.name, mine);
+		if (mine == NULL) /* a tenant's own kernel of that name comes first */
+			ks[ki++] = &e->k.def;
 	}
+	nk = ki;
 	for (size_t i = 0; i < nk; i++)
 		total += (size_t)ks[i]->nparams;
 	Gpud__KernelInfo *infos = calloc(nk ? nk : 1, sizeof(*infos));
@@ -885,6 +892,8 @@ static void verb_run(gpud_request *r)
 	custom_entry *ce = NULL;
 	if (k == NULL && r->session->tenant) {
 		HASH_FIND_STR(r->session->tenant->customs, rq->kernel, ce);
+		if (ce == NULL)
+			HASH_FIND_STR(r->srv->buffers.shared, rq->kernel, ce);
 		if (ce) {
 			ce->refs++; /* until the reply: an unregister meanwhile cannot free it */
 			r->custom = ce;
@@ -1168,16 +1177,21 @@ void custom_unref(custom_entry *e)
 	free(e);
 }
 
+static void customs_clear(custom_entry **table)
+{
+	custom_entry *e, *tmp;
+	HASH_ITER(hh, *table, e, tmp)
+	{
+		HASH_DELETE(hh, *table, e);
+		custom_unref(e);
+	}
+}
+
 void customs_fini(buffer_table *t)
 {
-	for (gpud_tenant *tn = t->tenants; tn; tn = tn->hh.next) {
-		custom_entry *e, *tmp;
-		HASH_ITER(hh, tn->customs, e, tmp)
-		{
-			HASH_DELETE(hh, tn->customs, e);
-			custom_unref(e);
-		}
-	}
+	for (gpud_tenant *tn = t->tenants; tn; tn = tn->hh.next)
+		customs_clear(&tn->customs);
+	customs_clear(&t->shared);
 }
 
 #define CUSTOM_MAX_PER_TENANT 256
@@ -1190,7 +1204,7 @@ static void custom_describe(custom_entry *e)
 	if (k->fn)
 		snprintf(how, sizeof(how), "; %s, %d registers",
 			 k->cached ? "loaded from the compile cache" : "compiled", k->registers);
-	snprintf(k->doc, sizeof(k->doc), "custom %s kernel%s%s",
+	snprintf(k->doc, sizeof(k->doc), "%s %s kernel%s%s", e->shared ? "shared" : "custom",
 		 k->kind == CUSTOM_RAW ? "raw" : "elementwise",
 		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)" : "",
 		 how);
@@ -1251,22 +1265,48 @@ static custom_entry *custom_from_request(const Gpud__RegisterRequest *q, int *st
 	return e;
 }
 
-/* The registration file of a tenant's kernel: DIR/tenants/TENANT/NAME.reg. */
-static int reg_path(const gpud_config *cfg, const char *tenant, const char *name, char *out,
+/* Where a registration lives: a tenant's table, or the shared one (with its
+ * directory under kernel_cache: tenants/TENANT or shared). */
+typedef struct reg_home {
+	custom_entry **table;
+	char rel[GPUD_TENANT_NAME + 16];
+	const char *who; /* for messages */
+} reg_home;
+
+static reg_home home_of(gpud_server *s, gpud_tenant *tn, int shared)
+{
+	reg_home h;
+	if (shared) {
+		h.table = &s->buffers.shared;
+		snprintf(h.rel, sizeof(h.rel), "shared");
+		h.who = "the shared kernels";
+	} else {
+		h.table = &tn->customs;
+		snprintf(h.rel, sizeof(h.rel), "tenants/%s", tn->name);
+		h.who = tn->name;
+	}
+	return h;
+}
+
+/* The registration file of a kernel: KERNEL_CACHE/REL/NAME.reg. */
+static int reg_path(const gpud_config *cfg, const char *rel, const char *name, char *out,
 		    size_t len)
 {
-	if (!cfg->kernel_cache[0] || tenant[0] == '.' || strchr(tenant, '/'))
+	const char *last = strrchr(rel, '/');
+	last = last ? last + 1 : rel;
+	if (!cfg->kernel_cache[0] || last[0] == '.' || strstr(rel, "..") ||
+	    (strncmp(rel, "tenants/", 8) == 0 && strchr(rel + 8, '/')))
 		return -1; /* nothing kept on disk */
-	snprintf(out, len, "%s/tenants/%s/%s.reg", cfg->kernel_cache, tenant, name);
+	snprintf(out, len, "%s/%s/%s.reg", cfg->kernel_cache, rel, name);
 	return 0;
 }
 
-static void reg_save(gpud_server *s, gpud_tenant *tn, const Gpud__RegisterRequest *q)
+static void reg_save(gpud_server *s, const char *rel, const Gpud__RegisterRequest *q)
 {
 	char path[1024], dir[1024], tmp[1100];
-	if (reg_path(s->cfg, tn->name, q->name, path, sizeof(path)) != 0)
+	if (reg_path(s->cfg, rel, q->name, path, sizeof(path)) != 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s/tenants/%s", s->cfg->kernel_cache, tn->name);
+	snprintf(dir, sizeof(dir), "%s/%s", s->cfg->kernel_cache, rel);
 	char *slash = dir;
 	while ((slash = strchr(slash + 1, '/')) != NULL) {
 		*slash = '\0';
@@ -1280,7 +1320,7 @@ static void reg_save(gpud_server *s, gpud_tenant *tn, const Gpud__RegisterReques
 	FILE *f = buf ? fopen(tmp, "wb") : NULL;
 	if (f == NULL || fwrite(buf, 1, gpud__register_request__pack(q, buf), f) != n ||
 	    fclose(f) != 0 || rename(tmp, path) != 0) {
-		log_warn("cannot keep the registration of %s/%s in %s", tn->name, q->name, path);
+		log_warn("cannot keep the registration of %s in %s", q->name, path);
 		if (f)
 			unlink(tmp);
 	}
@@ -1311,15 +1351,17 @@ static void register_done(void *arg, int status, const char *msg)
 		custom_unref(e);
 		return;
 	}
-	HASH_FIND_STR(tn->customs, e->k.name, old);
+	reg_home home = home_of(r->srv, tn, r->req->register_->shared);
+	HASH_FIND_STR(*home.table, e->k.name, old);
 	if (old != NULL) { /* registered meanwhile by another connection */
 		request_fail(r, ST_INVALID, "register: kernel '%s' is registered already", e->k.name);
 		custom_unref(e);
 		return;
 	}
+	e->shared = r->req->register_->shared;
 	custom_describe(e);
-	HASH_ADD_STR(tn->customs, k.name, e);
-	reg_save(r->srv, tn, r->req->register_);
+	HASH_ADD_STR(*home.table, k.name, e);
+	reg_save(r->srv, home.rel, r->req->register_);
 	log_info("tenant %s registered kernel %s (%s, %.1f ms)", tn->name, e->k.name,
 		 e->k.cached ? "from the cache" : "compiled", e->k.compile_ms);
 	rr.compile_ms = e->k.compile_ms;
@@ -1345,14 +1387,30 @@ static void verb_register(gpud_request *r)
 	char err[768];
 	int status;
 
-	if (HASH_COUNT(tn->customs) >= CUSTOM_MAX_PER_TENANT) {
-		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
-			     "register: tenant %s has %d kernels registered, the most one tenant may "
-			     "have; remove some (gpuctl kernel rm)",
-			     tn->name, CUSTOM_MAX_PER_TENANT);
+	if (q->shared && !config_is_admin(r->srv->cfg, tn->name)) {
+		request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+			     "register %s: shared kernels are for administrators; tenant %s is not "
+			     "in admin_tenants",
+			     name, tn->name);
 		return;
 	}
-	HASH_FIND_STR(tn->customs, name, old);
+	reg_home home = home_of(r->srv, tn, q->shared);
+	if (HASH_COUNT(*home.table) >= CUSTOM_MAX_PER_TENANT) {
+		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
+			     "register: %s have %d kernels registered, the most allowed; remove some "
+			     "(gpuctl kernel rm)",
+			     home.who, CUSTOM_MAX_PER_TENANT);
+		return;
+	}
+	if (!q->shared) {
+		HASH_FIND_STR(r->srv->buffers.shared, name, old);
+		if (old != NULL) {
+			request_fail(r, ST_INVALID,
+				     "register: '%s' is a shared kernel; pick another name", name);
+			return;
+		}
+	}
+	HASH_FIND_STR(*home.table, name, old);
 	if (old != NULL) {
 		request_fail(r, ST_INVALID,
 			     "register: kernel '%s' is registered already; remove it first (gpuctl "
@@ -1387,13 +1445,14 @@ void customs_load(gpud_server *s)
 	char dir[1024];
 	if (!s->cfg->kernel_cache[0])
 		return;
-	snprintf(dir, sizeof(dir), "%s/tenants", s->cfg->kernel_cache);
+	int loaded = 0, failed = 0;
+	for (int shared = 1; shared >= 0; shared--) {
+	snprintf(dir, sizeof(dir), "%s/%s", s->cfg->kernel_cache, shared ? "" : "tenants");
 	DIR *d = opendir(dir);
 	if (d == NULL)
-		return;
-	int loaded = 0, failed = 0;
+		continue;
 	for (struct dirent *t; (t = readdir(d)) != NULL;) {
-		if (t->d_name[0] == '.')
+		if (t->d_name[0] == '.' || (shared && strcmp(t->d_name, "shared") != 0))
 			continue;
 		char tdir[1400];
 		snprintf(tdir, sizeof(tdir), "%s/%s", dir, t->d_name);
@@ -1416,17 +1475,19 @@ void customs_load(gpud_server *s)
 			custom_entry *e = q ? custom_from_request(q, &status, err, sizeof(err)) : NULL;
 			gpud_backend *be = &s->backend;
 			tenant_quota quota = config_quota(s->cfg, t->d_name);
-			gpud_tenant *tn = tenants_get(&s->buffers, t->d_name, &quota);
+			gpud_tenant *tn = shared ? NULL : tenants_get(&s->buffers, t->d_name, &quota);
+			custom_entry **table = shared ? &s->buffers.shared : tn ? &tn->customs : NULL;
 			custom_entry *old = NULL;
-			if (e && tn)
-				HASH_FIND_STR(tn->customs, e->k.name, old);
-			if (e && tn && !old &&
+			if (e && table)
+				HASH_FIND_STR(*table, e->k.name, old);
+			if (e && table && !old &&
 			    (be->ops->compile_now == NULL ||
 			     be->ops->compile_now(be, &e->k, s->cfg->kernel_cache_dir, err,
 						  sizeof(err)) == 0)) {
 				e->backend = be;
+				e->shared = shared;
 				custom_describe(e);
-				HASH_ADD_STR(tn->customs, k.name, e);
+				HASH_ADD_STR(*table, k.name, e);
 				loaded++;
 			} else {
 				log_warn("kernel registration %s not loaded: %.300s", path,
@@ -1441,6 +1502,7 @@ void customs_load(gpud_server *s)
 		closedir(td);
 	}
 	closedir(d);
+	}
 	log_info("custom kernels: %d loaded from %s, %d not", loaded, s->cfg->kernel_cache, failed);
 }
 
@@ -1450,17 +1512,27 @@ static void verb_unregister(gpud_request *r)
 	Gpud__UnregisterResponse ur = GPUD__UNREGISTER_RESPONSE__INIT;
 	gpud_tenant *tn = r->session->tenant;
 	const char *name = r->req->unregister->name ? r->req->unregister->name : "";
+	int shared = r->req->unregister->shared;
 	custom_entry *e;
 
-	HASH_FIND_STR(tn->customs, name, e);
-	if (e == NULL) {
-		request_fail(r, ST_UNKNOWN_KERNEL, "unregister: no kernel '%s' of tenant %s%s", name,
-			     tn->name, kernel_find(name) ? " (built-in kernels stay)" : "");
+	if (shared && !config_is_admin(r->srv->cfg, tn->name)) {
+		request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+			     "unregister %s: shared kernels are for administrators; tenant %s is not "
+			     "in admin_tenants",
+			     name, tn->name);
 		return;
 	}
-	HASH_DELETE(hh, tn->customs, e);
+	reg_home home = home_of(r->srv, tn, shared);
+	HASH_FIND_STR(*home.table, name, e);
+	if (e == NULL) {
+		request_fail(r, ST_UNKNOWN_KERNEL, "unregister: no kernel '%s' among %s%s", name,
+			     shared ? "the shared kernels" : tn->name,
+			     kernel_find(name) ? " (built-in kernels stay)" : "");
+		return;
+	}
+	HASH_DELETE(hh, *home.table, e);
 	char path[1024];
-	if (reg_path(r->srv->cfg, tn->name, name, path, sizeof(path)) == 0)
+	if (reg_path(r->srv->cfg, home.rel, name, path, sizeof(path)) == 0)
 		unlink(path);
 	custom_unref(e); /* runs in flight keep it until they are answered */
 	resp.body_case = GPUD__RESPONSE__BODY_UNREGISTER;

@@ -624,6 +624,18 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(o.requests_in_flight, 64);
 	config_free(&c);
 
+	ck_assert_int_eq(config_load_string(&c,
+					    "[gpud]\nkernel_cache = /var/cache/gpud\n"
+					    "admin_tenants = root, alice\n",
+					    NAME, err, sizeof(err)),
+			 0);
+	ck_assert_str_eq(c.kernel_cache_dir, "/var/cache/gpud/cubin");
+	ck_assert(config_is_admin(&c, "alice") && config_is_admin(&c, "root"));
+	ck_assert(!config_is_admin(&c, "ali") && !config_is_admin(&c, "bob") &&
+		  !config_is_admin(&c, ""));
+	config_free(&c);
+	expect_load_error("[gpud]\nkernel_cache = relative\n", 2, err, sizeof(err));
+	assert_has(err, "absolute directory");
 	expect_load_error("[quota]\ndevice_byte = 1\n", 2, err, sizeof(err));
 	assert_has(err, "unknown quota key 'device_byte'");
 	expect_load_error("[tenant x]\nkept_buffers = many\n", 2, err, sizeof(err));

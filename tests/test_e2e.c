@@ -2793,6 +2793,7 @@ static void setup_tenants(void)
 	chmod(tokens_path, 0600);
 	snprintf(conf, sizeof(conf),
 		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\ntls_cert = %s\ntls_key = %s\n"
+		 "admin_tenants = alice\n"
 		 "[quota]\ndevice_bytes = 1MiB\nkept_buffers = 2\nrequests_in_flight = 1\n"
 		 "[tenant bob]\nkept_buffers = 3\nmessage_size = 64KiB\n",
 		 tokens_path, cert_path, key_path);
@@ -3039,6 +3040,45 @@ START_TEST(test_custom_kernels_registered)
 	CTL_FAIL(1, "unknown kernel 'saxpy_trig'", "run", "saxpy_trig", ax, ay, "a=0.5");
 	CTL_FAIL(1, "no kernel 'saxpy_trig'", "kernel", "rm", "saxpy_trig");
 	assert_daemon_alive("custom kernel registrations");
+}
+END_TEST
+
+/* Kernels an administrator shares with every tenant. */
+START_TEST(test_shared_kernels)
+{
+	gpud_client *alice = connect_as(tcp_url, TOKEN_ALICE, GPUD_OK),
+		    *bob = connect_as(tcp_url, TOKEN_BOB, GPUD_OK);
+	gpud_kernel_spec spec = {.name = "double_it", .elementwise = 1, .source = "y = 2 * x",
+				 .in_params = "float64 x", .out_params = "float64 y", .shared = 1};
+	LIB_FAIL(bob, gpud_register(bob, &spec), GPUD_EACCESS, "not in admin_tenants");
+	LIB_OK(alice, gpud_register(alice, &spec));
+	/* bob sees it, runs it (checked; the cpu backend then declines), cannot take its name */
+	gpud_kernel_list *kl;
+	LIB_OK(bob, gpud_kernels(bob, &kl));
+	int seen = 0;
+	for (size_t i = 0; i < kl->count; i++)
+		if (!strcmp(kl->kernels[i].name, "double_it"))
+			seen = strstr(kl->kernels[i].doc, "shared") != NULL;
+	gpud_kernel_list_free(kl);
+	ck_assert_msg(seen, "bob does not see the shared kernel");
+	double v[3] = {1, 2, 3};
+	gpud_array a = {.dtype = GPUD_F64, .ndim = 1, .shape = {3}, .data = v, .nbytes = 24};
+	gpud_arg args[] = {gpud_arg_array("x", &a)};
+	gpud_result out;
+	size_t no;
+	if (!strcmp(expected_backend(), "cpu"))
+		LIB_FAIL(bob, gpud_call(bob, "double_it", args, 1, &out, 1, &no, NULL),
+			 GPUD_EUNSUPPORTED, "need the cuda backend");
+	gpud_kernel_spec mine = spec;
+	mine.shared = 0;
+	LIB_FAIL(bob, gpud_register(bob, &mine), GPUD_EINVAL, "is a shared kernel");
+	LIB_FAIL(bob, gpud_unregister_shared(bob, "double_it"), GPUD_EACCESS, "admin_tenants");
+	LIB_FAIL(bob, gpud_unregister(bob, "double_it"), GPUD_EUNKNOWN_KERNEL, "no kernel");
+	LIB_OK(alice, gpud_unregister_shared(alice, "double_it"));
+	LIB_FAIL(bob, gpud_call(bob, "double_it", args, 1, &out, 1, &no, NULL),
+		 GPUD_EUNKNOWN_KERNEL, "unknown kernel 'double_it'");
+	gpud_close(alice);
+	gpud_close(bob);
 }
 END_TEST
 
@@ -3486,6 +3526,7 @@ static Suite *e2e_suite(void)
 	tcase_add_test(tc, test_tcp_tokens_and_isolation);
 	tcase_add_test(tc, test_tls_with_tokens);
 	tcase_add_test(tc, test_custom_kernels_registered);
+	tcase_add_test(tc, test_shared_kernels);
 	tcase_add_test(tc, test_hello_first);
 	tcase_add_test(tc, test_two_uids_over_ipc);
 	tcase_add_test(tc, test_kept_buffers_and_quotas);

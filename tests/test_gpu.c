@@ -778,6 +778,48 @@ START_TEST(custom_kernels_against_cpu)
 }
 END_TEST
 
+/*
+ * A custom kernel that faults: its client gets the CUDA error, every other
+ * request after it the same, and gpud exits 1 for its supervisor to start a
+ * fresh one (one context serves every tenant; README says so).
+ */
+START_TEST(custom_kernel_fault_ends_the_context)
+{
+	start_gpud();
+	gpud_client *c, *other;
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	ck_assert(connect_timeout(&other) == GPUD_OK);
+	gpud_kernel_spec bad = {
+		.name = "crash",
+		.source = "extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
+			  "\tp[threadIdx.x] = y[0];\n}\n",
+		.entry = "crash",
+		.signature = "y:out f32[]",
+		.blocks_per_sm = 1};
+	ck_assert_msg(gpud_register(c, &bad) == GPUD_OK, "%s", gpud_errmsg(c));
+	gpud_handle y = poisoned(c, GPUD_F32, 32);
+	gpud_arg args[] = {gpud_arg_buffer("y", y)};
+	gpud_output o;
+	size_t no;
+	gpud_status st = gpud_run(c, "crash", args, 1, &o, 1, &no, NULL);
+	printf("a faulting kernel: %s: %s\n", gpud_strerror(st), gpud_errmsg(c));
+	ck_assert_int_eq(st, GPUD_EBACKEND);
+	ck_assert_msg(strstr(gpud_errmsg(c), "cuda") || strstr(gpud_errmsg(c), "CUDA") ||
+			      strstr(gpud_errmsg(c), "illegal"),
+		      "%s", gpud_errmsg(c));
+	int wst = -1;
+	for (int i = 0; i < 200 && waitpid(gpud_pid, &wst, WNOHANG) == 0; i++)
+		usleep(50000);
+	ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 1,
+		      "gpud should exit 1 after losing its context (status %d)", wst);
+	gpud_close(c);
+	gpud_close(other);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sockdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
 	if (getrandom(&rng_state, sizeof(rng_state), 0) != sizeof(rng_state))
@@ -800,6 +842,7 @@ int main(void)
 	tc = tcase_create("custom kernels");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, custom_kernels_against_cpu);
+	tcase_add_test(tc, custom_kernel_fault_ends_the_context);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

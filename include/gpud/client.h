@@ -392,6 +392,7 @@ typedef struct gpud_kernel_spec {
 				   _block are run arguments */
 	int fast_math;
 	unsigned max_registers;
+	int shared; /* for every tenant: administrators only (admin_tenants) */
 } gpud_kernel_spec;
 
 /*
@@ -401,6 +402,8 @@ typedef struct gpud_kernel_spec {
  */
 GPUD_API gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec);
 GPUD_API gpud_status gpud_unregister(gpud_client *c, const char *name);
+/* Removes a shared kernel (administrators only). */
+GPUD_API gpud_status gpud_unregister_shared(gpud_client *c, const char *name);
 
 /* Lists the daemon's kernels; free with gpud_kernel_list_free. */
 GPUD_API gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out);

@@ -1,0 +1,270 @@
+/*
+ * bench/custom_kernels.c — what a user's own kernel costs through gpud, and
+ * the same kernels through CuPy in fresh Python processes, in one run.
+ *
+ *   custom_kernels GPUD GPUCTL [PYTHON] [REPS]
+ *
+ * For saxpy_trig (elementwise: z = exp(a*sin(x) + cos(y)), float32) and a
+ * raw scale kernel, each measured from a fresh process (fork, exec, wait):
+ *   - `gpuctl kernel add` against a gpud with an empty compile cache
+ *     (compile on register);
+ *   - the first `gpuctl run` after it;
+ *   - the first `gpuctl run` after a gpud restart (code from the disk cache);
+ *   - CuPy ElementwiseKernel / RawKernel first call in a fresh Python process,
+ *     with an empty CuPy cache and with a warm one.
+ * Medians over REPS (default 5) repetitions; n = 4096 elements.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpud/npy.h>
+
+static char dir[64], url[160], cache[128], conf[160], logp[160];
+static const char *gpud_bin, *gpuctl_bin, *python;
+static pid_t gpud_pid;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* fork + exec + wait, stdout to /dev/null; wall milliseconds; exits on failure. */
+static double timed(char *const argv[], int may_fail)
+{
+	fflush(stdout);
+	double t0 = now_ms();
+	pid_t p = fork();
+	if (p == 0) {
+		if (freopen("/dev/null", "w", stdout) == NULL)
+			_exit(127);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	double t = now_ms() - t0;
+	if (!may_fail && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+		fprintf(stderr, "custom_kernels: %s %s failed (status %d)\n", argv[0],
+			argv[1] ? argv[1] : "", st);
+		exit(1);
+	}
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
+}
+
+static void start_gpud(void)
+{
+	gpud_pid = fork();
+	if (gpud_pid == 0) {
+		if (freopen(logp, "a", stderr) == NULL)
+			_exit(127);
+		execl(gpud_bin, gpud_bin, "--listen", url, "--backend", "cuda", "--config", conf,
+		      (char *)NULL);
+		_exit(127);
+	}
+	char *st[] = {(char *)gpuctl_bin, "--url", url, "status", "--wait", "30", NULL};
+	timed(st, 0);
+}
+
+static void stop_gpud(void)
+{
+	int st;
+	kill(gpud_pid, SIGTERM);
+	waitpid(gpud_pid, &st, 0);
+}
+
+static void save(const char *name, int n, float scale)
+{
+	char path[256], err[256];
+	gpud_array a = {.dtype = GPUD_F32, .ndim = 1, .shape = {(uint64_t)n}, .nbytes = (size_t)n * 4};
+	a.data = malloc(a.nbytes);
+	for (int i = 0; i < n; i++)
+		((float *)a.data)[i] = scale * (float)((i * 37) % 1000) / 1000.0f - 0.5f * scale;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (gpud_npy_save(path, &a, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		exit(1);
+	}
+	gpud_array_free(&a);
+}
+
+static const char scale_src[] =
+	"extern \"C\" __global__ void scale(const float *x, float *y, float s, long long n)\n"
+	"{\n"
+	"\tfor (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
+	"\t     i += (long long)gridDim.x * blockDim.x)\n"
+	"\t\ty[i] = s * x[i];\n"
+	"}\n";
+
+static const char cupy_ew[] =
+	"import time, sys; t0 = time.perf_counter()\n"
+	"import cupy as cp\n"
+	"k = cp.ElementwiseKernel('float32 x, float32 y, float32 a', 'float32 z',\n"
+	"                         'z = exp(a * sin(x) + cos(y))', 'saxpy_trig')\n"
+	"n = 4096\n"
+	"x = cp.linspace(-1, 1, n, dtype=cp.float32); y = cp.linspace(0, 2, n, dtype=cp.float32)\n"
+	"z = k(x, y, cp.float32(0.5)); z.get()\n";
+
+static const char cupy_raw[] =
+	"import time, sys\n"
+	"import cupy as cp\n"
+	"src = open(sys.argv[1]).read()\n"
+	"k = cp.RawKernel(src, 'scale')\n"
+	"n = 4096\n"
+	"x = cp.linspace(-1, 1, n, dtype=cp.float32); y = cp.empty_like(x)\n"
+	"k((132 * 2,), (256,), (x, y, cp.float32(2.5), cp.int64(n))); y.get()\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: custom_kernels GPUD GPUCTL [PYTHON] [REPS]\n");
+		return 2;
+	}
+	gpud_bin = argv[1];
+	gpuctl_bin = argv[2];
+	python = argc > 3 ? argv[3] : "python3";
+	int reps = argc > 4 ? atoi(argv[4]) : 5;
+	snprintf(dir, sizeof(dir), "/tmp/gpud-custom-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
+	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
+	snprintf(cache, sizeof(cache), "%s/kcache", dir);
+	snprintf(conf, sizeof(conf), "%s/gpud.conf", dir);
+	FILE *f = fopen(conf, "w");
+	fprintf(f, "[gpud]\nkernel_cache = %s\n", cache);
+	fclose(f);
+	char srcp[128], ewp[128], rawp[128];
+	snprintf(srcp, sizeof(srcp), "%s/scale.cu", dir);
+	snprintf(ewp, sizeof(ewp), "%s/ew.py", dir);
+	snprintf(rawp, sizeof(rawp), "%s/raw.py", dir);
+	f = fopen(srcp, "w");
+	fputs(scale_src, f);
+	fclose(f);
+	f = fopen(ewp, "w");
+	fputs(cupy_ew, f);
+	fclose(f);
+	f = fopen(rawp, "w");
+	fputs(cupy_raw, f);
+	fclose(f);
+	save("x.npy", 4096, 2.0f);
+	save("y.npy", 4096, 4.0f);
+	char x[160], y[160], o[160];
+	snprintf(x, sizeof(x), "x=%s/x.npy", dir);
+	snprintf(y, sizeof(y), "y=%s/y.npy", dir);
+	snprintf(o, sizeof(o), "%s/out.npy", dir);
+
+	enum { ADD, FIRST, RESTART, NK = 2 };
+	double t[NK][3][64];
+	char *add[NK][20] = {
+		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "saxpy_trig", "--elementwise",
+		 "float32 x, float32 y, float32 a", "float32 z", "z = exp(a * sin(x) + cos(y))", NULL},
+		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "scale", "--source", srcp,
+		 "--entry", "scale", "--sig", "x:in f32[], y:out f32[], s:f32, n:i64",
+		 "--blocks-per-sm", "2", NULL}};
+	char *run[NK][12] = {
+		{(char *)gpuctl_bin, "--url", url, "run", "saxpy_trig", x, y, "a=0.5", "-o", o, NULL},
+		{(char *)gpuctl_bin, "--url", url, "run", "scale", x, "s=2.5", "n=4096", NULL, NULL,
+		 NULL}};
+	/* scale's output must be passed: a kept buffer made once per gpud */
+	for (int r = 0; r < reps; r++) {
+		char rm[256];
+		snprintf(rm, sizeof(rm), "rm -rf %s", cache);
+		if (system(rm) != 0)
+			return 1;
+		start_gpud();
+		for (int k = 0; k < NK; k++) {
+			t[k][ADD][r] = timed(add[k], 0);
+			if (k == 1) {
+				/* y for scale: upload --keep prints the handle */
+				char cmd[512], h[64] = "";
+				snprintf(cmd, sizeof(cmd), "%s --url %s upload %s/x.npy --keep 2>/dev/null",
+					 gpuctl_bin, url, dir);
+				FILE *p = popen(cmd, "r");
+				if (p == NULL || fscanf(p, "%63s", h) != 1)
+					return 1;
+				pclose(p);
+				static char yh[80];
+				snprintf(yh, sizeof(yh), "y=@%s", h);
+				run[1][8] = yh;
+			}
+			t[k][FIRST][r] = timed(run[k], 0);
+		}
+		stop_gpud();
+		start_gpud(); /* the registrations and their code come back from the cache */
+		for (int k = 0; k < NK; k++) {
+			if (k == 1) {
+				char cmd[512], h[64] = "";
+				snprintf(cmd, sizeof(cmd), "%s --url %s upload %s/x.npy --keep 2>/dev/null",
+					 gpuctl_bin, url, dir);
+				FILE *p = popen(cmd, "r");
+				if (p == NULL || fscanf(p, "%63s", h) != 1)
+					return 1;
+				pclose(p);
+				static char yh2[80];
+				snprintf(yh2, sizeof(yh2), "y=@%s", h);
+				run[1][8] = yh2;
+			}
+			t[k][RESTART][r] = timed(run[k], 0);
+		}
+		stop_gpud();
+	}
+	/* CuPy, fresh processes: an empty kernel cache, then a warm one */
+	double cp_t[NK][2][64];
+	int have_cupy = 1;
+	for (int r = 0; r < reps && have_cupy; r++) {
+		char cdir[128], env[160], rm[200];
+		snprintf(cdir, sizeof(cdir), "%s/cupy-%d", dir, r);
+		snprintf(env, sizeof(env), "CUPY_CACHE_DIR=%s", cdir);
+		putenv(env);
+		for (int k = 0; k < NK; k++) {
+			char *py[] = {(char *)python, k ? rawp : ewp, srcp, NULL};
+			cp_t[k][0][r] = timed(py, 1);
+			cp_t[k][1][r] = timed(py, 1);
+			if (cp_t[k][0][r] < 0 || cp_t[k][1][r] < 0)
+				have_cupy = 0;
+		}
+		snprintf(rm, sizeof(rm), "rm -rf %s", cdir);
+		if (system(rm) != 0)
+			return 1;
+	}
+	const char *names[NK] = {"saxpy_trig (elementwise)", "scale (raw)"};
+	printf("custom kernels, n = 4096 float32; medians of %d fresh processes each "
+	       "(ms, fork to exit)\n\n",
+	       reps);
+	printf("   %-26s %12s %12s %14s %14s %14s\n", "kernel", "gpuctl add", "first run",
+	       "run after", "CuPy first", "CuPy first");
+	printf("   %-26s %12s %12s %14s %14s %14s\n", "", "(compiles)", "after add",
+	       "gpud restart", "(cold cache)", "(warm cache)");
+	for (int k = 0; k < NK; k++) {
+		printf("   %-26s %12.2f %12.2f %14.2f", names[k], median(t[k][ADD], reps),
+		       median(t[k][FIRST], reps), median(t[k][RESTART], reps));
+		if (have_cupy)
+			printf(" %14.1f %14.1f\n", median(cp_t[k][0], reps), median(cp_t[k][1], reps));
+		else
+			printf(" %14s %14s\n", "n/a", "n/a");
+	}
+	printf("\n   CuPy: python3 -c 'import cupy; ...' start to result, its compile cache in a "
+	       "fresh directory, then again\n");
+	char rm[100];
+	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+	return system(rm) == 0 ? 0 : 1;
+}
