@@ -59,12 +59,12 @@ PROTO_SRC := proto/wire.c
 CLIENT_SRC := client/client.c client/npy.c
 DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
               daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
-              kernels/table.c kernels/lombscargle.c kernels/custom.c
+              kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c
 DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 DAEMON_SRC += daemon/backend_cuda.c daemon/nvrtc.c kernels/cuda_table.c
-DAEMON_CU  += kernels/lombscargle_cuda.cu daemon/pool.cu
+DAEMON_CU  += kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu daemon/pool.cu
 # cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc
 LINK       := $(CXX)
@@ -88,7 +88,8 @@ LIB_SO  := $(BUILD)/libgpud-client.so.0
 LIB_PC  := $(BUILD)/gpud-client.pc
 
 UNIT_SRC := tests/unit_main.c tests/test_npy.c tests/test_config.c tests/test_wire.c \
-            tests/test_lombscargle.c tests/test_kernel_table.c tests/test_custom.c
+            tests/test_lombscargle.c tests/test_kernel_table.c tests/test_custom.c \
+            tests/test_elementwise.c
 UNIT     := $(BUILD)/tests/unit
 E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
@@ -165,15 +166,15 @@ test: test-unit test-e2e test-scipy test-asan test-valgrind fuzz
 GPU_TEST   := $(BUILD)/tests/gpu
 STANDALONE := $(BUILD)/bench/standalone_lombscargle
 FIRST      := $(BUILD)/bench/first_result
-KERNEL_REF := $(call obj,kernels/table.c kernels/lombscargle.c)
+KERNEL_REF := $(call obj,kernels/table.c kernels/lombscargle.c kernels/elementwise.c)
 $(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) \
-	       $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
+	       $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 TRANSFER   := $(BUILD)/bench/transfer
 $(TRANSFER): $(BUILD)/bench/transfer.o $(KERNEL_REF) \
-	     $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu) $(LIB_A)
+	     $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 CUSTOM_BENCH := $(BUILD)/bench/custom_kernels
 $(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(LIB_A)
@@ -214,7 +215,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := $(BUILD)/fuzz
 FUZZ_SRC     := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
                 daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
-                kernels/table.c kernels/lombscargle.c kernels/custom.c
+                kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run

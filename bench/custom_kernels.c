@@ -118,7 +118,7 @@ static const char cupy_ew[] =
 	"import time, sys; t0 = time.perf_counter()\n"
 	"import cupy as cp\n"
 	"k = cp.ElementwiseKernel('float32 x, float32 y, float32 a', 'float32 z',\n"
-	"                         'z = exp(a * sin(x) + cos(y))', 'saxpy_trig')\n"
+	"                         'z = exp(a * sin(x) + cos(y))', 'my_saxpy_trig')\n"
 	"n = 4096\n"
 	"x = cp.linspace(-1, 1, n, dtype=cp.float32); y = cp.linspace(0, 2, n, dtype=cp.float32)\n"
 	"z = k(x, y, cp.float32(0.5)); z.get()\n";
@@ -175,13 +175,13 @@ int main(int argc, char **argv)
 	enum { ADD, FIRST, RESTART, NK = 2 };
 	double t[NK][3][64];
 	char *add[NK][20] = {
-		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "saxpy_trig", "--elementwise",
+		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "my_saxpy_trig", "--elementwise",
 		 "float32 x, float32 y, float32 a", "float32 z", "z = exp(a * sin(x) + cos(y))", NULL},
 		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "scale", "--source", srcp,
 		 "--entry", "scale", "--sig", "x:in f32[], y:out f32[], s:f32, n:i64",
 		 "--blocks-per-sm", "2", NULL}};
 	char *run[NK][12] = {
-		{(char *)gpuctl_bin, "--url", url, "run", "saxpy_trig", x, y, "a=0.5", "-o", o, NULL},
+		{(char *)gpuctl_bin, "--url", url, "run", "my_saxpy_trig", x, y, "a=0.5", "-o", o, NULL},
 		{(char *)gpuctl_bin, "--url", url, "run", "scale", x, "s=2.5", "n=4096", NULL, NULL,
 		 NULL}};
 	/* scale's output must be passed: a kept buffer made once per gpud */
@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 		if (system(rm) != 0)
 			return 1;
 	}
-	const char *names[NK] = {"saxpy_trig (elementwise)", "scale (raw)"};
+	const char *names[NK] = {"my_saxpy_trig (elementwise)", "scale (raw)"};
 	printf("custom kernels, n = 4096 float32; medians of %d fresh processes each "
 	       "(ms, fork to exit)\n\n",
 	       reps);

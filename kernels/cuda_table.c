@@ -3,10 +3,14 @@
 
 #include "kernels/cuda_kernels.h"
 
-extern const cuda_kernel cuda_kernel_lombscargle;
+extern const cuda_kernel cuda_kernel_lombscargle, cuda_kernel_add, cuda_kernel_sub,
+	cuda_kernel_mul, cuda_kernel_div, cuda_kernel_axpy, cuda_kernel_saxpy_trig,
+	cuda_kernel_rel_diff, cuda_kernel_sum_of_squares;
 
 static const cuda_kernel *const table[] = {
-	&cuda_kernel_lombscargle,
+	&cuda_kernel_lombscargle, &cuda_kernel_add,	   &cuda_kernel_sub,
+	&cuda_kernel_mul,	  &cuda_kernel_div,	   &cuda_kernel_axpy,
+	&cuda_kernel_saxpy_trig,  &cuda_kernel_rel_diff, &cuda_kernel_sum_of_squares,
 };
 
 const cuda_kernel *cuda_kernel_find(const char *name)

@@ -8,12 +8,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "kernels/elementwise.h"
 #include "kernels/kernel.h"
 
 extern const kernel_def kernel_lombscargle;
 
 static const kernel_def *const table[] = {
-	&kernel_lombscargle,
+	&kernel_lombscargle, &kernel_add,	 &kernel_sub,	    &kernel_mul,
+	&kernel_div,	     &kernel_axpy,	 &kernel_saxpy_trig, &kernel_rel_diff,
+	&kernel_sum_of_squares,
 };
 
 const kernel_def *kernel_find(const char *name)

@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 
 	/* custom kernels: an elementwise one, a raw one, a broken signature, unregister */
 	Gpud__RegisterRequest rg = GPUD__REGISTER_REQUEST__INIT;
-	rg.name = "saxpy_trig";
+	rg.name = "my_saxpy_trig";
 	rg.kind = GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE;
 	rg.in_params = "float32 x, float32 y, float32 a";
 	rg.out_params = "float32 z";
@@ -213,7 +213,7 @@ int main(int argc, char **argv)
 	r.body_case = GPUD__REQUEST__BODY_REGISTER;
 	r.register_ = &rg;
 	add(&r, NULL, 0);
-	run.kernel = "saxpy_trig";
+	run.kernel = "my_saxpy_trig";
 	run.n_args = 3;
 	names[2] = "a";
 	args[2].name = "a";
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
 	raw.signature = "x:in f33[], ,";
 	add(&r, NULL, 0);
 	Gpud__UnregisterRequest ug = GPUD__UNREGISTER_REQUEST__INIT;
-	ug.name = "saxpy_trig";
+	ug.name = "my_saxpy_trig";
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
 	r.body_case = GPUD__REQUEST__BODY_UNREGISTER;
 	r.unregister = &ug;

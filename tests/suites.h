@@ -10,5 +10,6 @@ Suite *wire_suite(void);
 Suite *lombscargle_suite(void);
 Suite *kernel_table_suite(void);
 Suite *custom_suite(void);
+Suite *elementwise_suite(void);
 
 #endif

@@ -2189,6 +2189,37 @@ START_TEST(test_gpuctl_run_writes_output)
 }
 END_TEST
 
+/* The library's elementwise kernels through gpuctl: arrays and a broadcast scalar. */
+START_TEST(test_gpuctl_elementwise)
+{
+	char px[700], py[700], po[700], ax[720], ay[720], err[512];
+	double x[5] = {1, -2, 3.5, 0.25, 8}, y[5] = {0.5, 4, -1, 2, 3};
+	path_in_dir(px, sizeof(px), "ex.npy");
+	path_in_dir(py, sizeof(py), "ey.npy");
+	path_in_dir(po, sizeof(po), "ez.npy");
+	save_vec(px, GPUD_F64, x, 5);
+	save_vec(py, GPUD_F64, y, 5);
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	assert_ctl_ok(CTL("run", "axpy", ax, ay, "a=-2", "-o", po));
+	gpud_array z;
+	ck_assert_msg(gpud_npy_load(po, &z, err, sizeof(err)) == 0, "%s", err);
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(((double *)z.data)[i] == -2 * x[i] + y[i], "axpy[%d]", i);
+	gpud_array_free(&z);
+	assert_ctl_ok(CTL("run", "sub", ax, "y=0.5", "-o", po));
+	ck_assert_msg(gpud_npy_load(po, &z, err, sizeof(err)) == 0, "%s", err);
+	for (int i = 0; i < 5; i++)
+		ck_assert(((double *)z.data)[i] == x[i] - 0.5);
+	gpud_array_free(&z);
+	CTL_FAIL(1, "x or y must be an array", "run", "mul", "x=1", "y=2");
+	CTL_FAIL(1, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
+	ctl_result *r = CTL("kernels");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "sum_of_squares") && strstr(r->out, "rel_diff"), "%s", r->out);
+}
+END_TEST
+
 START_TEST(test_gpuctl_kernels_and_status)
 {
 	ctl_result *r = CTL("kernels");
@@ -2962,18 +2993,18 @@ START_TEST(test_custom_kernels_registered)
 {
 	const char *ew_in = "float32 x, float32 y, float32 a", *ew_out = "float32 z",
 		   *body = "z = exp(a * sin(x) + cos(y))";
-	ctl_result *r = CTL("kernel", "add", "saxpy_trig", "--elementwise", ew_in, ew_out, body);
+	ctl_result *r = CTL("kernel", "add", "my_saxpy_trig", "--elementwise", ew_in, ew_out, body);
 	if (strcmp(expected_backend(), "cpu") != 0) {
 		/* compiled and run on the GPU: make test-gpu covers that */
 		assert_ctl_ok(r);
-		assert_ctl_ok(CTL("kernel", "rm", "saxpy_trig"));
+		assert_ctl_ok(CTL("kernel", "rm", "my_saxpy_trig"));
 		return;
 	}
 	assert_ctl_ok(r);
-	ck_assert_msg(strstr(r->out, "registered saxpy_trig"), "%s", r->out);
+	ck_assert_msg(strstr(r->out, "registered my_saxpy_trig"), "%s", r->out);
 	r = CTL("kernels");
 	assert_ctl_ok(r);
-	ck_assert_msg(strstr(r->out, "saxpy_trig") && strstr(r->out, "float32 array or scalar"),
+	ck_assert_msg(strstr(r->out, "my_saxpy_trig") && strstr(r->out, "float32 array or scalar"),
 		      "kernels: %s", r->out);
 
 	float x[4] = {0.1f, 0.2f, 0.3f, 0.4f}, y[5] = {1, 2, 3, 4, 5};
@@ -2993,13 +3024,13 @@ START_TEST(test_custom_kernels_registered)
 	snprintf(ay5, sizeof(ay5), "y=%s", py5);
 	snprintf(ax64, sizeof(ax64), "x=%s", px64);
 	/* checked like a built-in, then the cpu backend says it cannot run it */
-	CTL_FAIL(1, "custom kernels need the cuda backend", "run", "saxpy_trig", ax, ay, "a=0.5");
-	CTL_FAIL(1, "'y' has 5 elements but 'x' has 4", "run", "saxpy_trig", ax, ay5, "a=0.5");
-	CTL_FAIL(1, "'x'", "run", "saxpy_trig", ax64, ay, "a=0.5");
-	CTL_FAIL(1, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
+	CTL_FAIL(1, "custom kernels need the cuda backend", "run", "my_saxpy_trig", ax, ay, "a=0.5");
+	CTL_FAIL(1, "'y' has 5 elements but 'x' has 4", "run", "my_saxpy_trig", ax, ay5, "a=0.5");
+	CTL_FAIL(1, "'x'", "run", "my_saxpy_trig", ax64, ay, "a=0.5");
+	CTL_FAIL(1, "missing argument 'a'", "run", "my_saxpy_trig", ax, ay);
 	CTL_FAIL(1, "is a built-in kernel", "kernel", "add", "lombscargle", "--elementwise", ew_in,
 		 ew_out, body);
-	CTL_FAIL(1, "registered already", "kernel", "add", "saxpy_trig", "--elementwise", ew_in,
+	CTL_FAIL(1, "registered already", "kernel", "add", "my_saxpy_trig", "--elementwise", ew_in,
 		 ew_out, body);
 	CTL_FAIL(1, "declares no output", "kernel", "add", "noout", "--elementwise", ew_in, "",
 		 body);
@@ -3025,20 +3056,20 @@ START_TEST(test_custom_kernels_registered)
 	gpud_kernel_list *kl;
 	LIB_OK(bob, gpud_kernels(bob, &kl));
 	for (size_t i = 0; i < kl->count; i++)
-		ck_assert_msg(strcmp(kl->kernels[i].name, "saxpy_trig") != 0,
+		ck_assert_msg(strcmp(kl->kernels[i].name, "my_saxpy_trig") != 0,
 			      "bob sees the other tenant's kernel");
 	gpud_kernel_list_free(kl);
-	LIB_FAIL(bob, gpud_run(bob, "saxpy_trig", NULL, 0, NULL, 0, NULL, NULL),
-		 GPUD_EUNKNOWN_KERNEL, "unknown kernel 'saxpy_trig'");
-	gpud_kernel_spec spec = {.name = "saxpy_trig", .elementwise = 1, .source = "z = x",
+	LIB_FAIL(bob, gpud_run(bob, "my_saxpy_trig", NULL, 0, NULL, 0, NULL, NULL),
+		 GPUD_EUNKNOWN_KERNEL, "unknown kernel 'my_saxpy_trig'");
+	gpud_kernel_spec spec = {.name = "my_saxpy_trig", .elementwise = 1, .source = "z = x",
 				 .in_params = "float64 x", .out_params = "float64 z"};
 	LIB_OK(bob, gpud_register(bob, &spec));
 	gpud_close(bob);
 
-	r = CTL("kernel", "rm", "saxpy_trig");
+	r = CTL("kernel", "rm", "my_saxpy_trig");
 	assert_ctl_ok(r);
-	CTL_FAIL(1, "unknown kernel 'saxpy_trig'", "run", "saxpy_trig", ax, ay, "a=0.5");
-	CTL_FAIL(1, "no kernel 'saxpy_trig'", "kernel", "rm", "saxpy_trig");
+	CTL_FAIL(1, "unknown kernel 'my_saxpy_trig'", "run", "my_saxpy_trig", ax, ay, "a=0.5");
+	CTL_FAIL(1, "no kernel 'my_saxpy_trig'", "kernel", "rm", "my_saxpy_trig");
 	assert_daemon_alive("custom kernel registrations");
 }
 END_TEST
@@ -3502,6 +3533,7 @@ static Suite *e2e_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_gpuctl_run_writes_output);
 	tcase_add_test(tc, test_gpuctl_kernels_and_status);
+	tcase_add_test(tc, test_gpuctl_elementwise);
 	tcase_add_test(tc, test_gpuctl_dead_url);
 	tcase_add_test(tc, test_gpuctl_errors);
 	suite_add_tcase(s, tc);

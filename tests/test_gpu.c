@@ -23,6 +23,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/elementwise.h"
 #include "kernels/kernel.h"
 #include "kernels/lombscargle.h"
 
@@ -159,7 +160,7 @@ static double get(gpud_dtype dt, const void *p, size_t i)
 
 static int is_poison(gpud_dtype dt, const void *p, size_t i)
 {
-	if (dt == GPUD_F32) {
+	if (gpud_dtype_size(dt) == 4) {
 		uint32_t u;
 		memcpy(&u, (const char *)p + 4 * i, 4);
 		return u == POISON32;
@@ -172,7 +173,7 @@ static int is_poison(gpud_dtype dt, const void *p, size_t i)
 static void poison(gpud_dtype dt, void *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (dt == GPUD_F32) {
+		if (gpud_dtype_size(dt) == 4) { /* float32 NaN; for int32 an unlikely value */
 			uint32_t u = POISON32;
 			memcpy((char *)p + 4 * i, &u, 4);
 		} else {
@@ -305,6 +306,166 @@ static void test_lombscargle(gpud_client *c)
 			}
 }
 
+
+static gpud_handle poisoned(gpud_client *c, gpud_dtype dt, uint64_t n);
+
+/* --- the elementwise kernels ------------------------------------------------------------ */
+
+static double get_any(gpud_dtype dt, const void *p, size_t i)
+{
+	switch (dt) {
+	case GPUD_F32:
+		return ((const float *)p)[i];
+	case GPUD_F64:
+		return ((const double *)p)[i];
+	case GPUD_I32:
+		return ((const int32_t *)p)[i];
+	default:
+		return (double)((const int64_t *)p)[i];
+	}
+}
+
+/* n random elements of dt in [lo, hi) (integers: whole numbers, some large). */
+static void *random_of(gpud_dtype dt, size_t n, double lo, double hi)
+{
+	void *p = malloc(n * gpud_dtype_size(dt) + 8);
+	for (size_t i = 0; i < n; i++) {
+		double v = uniform(lo, hi);
+		switch (dt) {
+		case GPUD_F32:
+			((float *)p)[i] = (float)v;
+			break;
+		case GPUD_F64:
+			((double *)p)[i] = v;
+			break;
+		case GPUD_I32: /* wide enough that sums and products wrap */
+			((int32_t *)p)[i] = (int32_t)(uint32_t)rnd();
+			break;
+		default:
+			((int64_t *)p)[i] = (int64_t)rnd();
+			break;
+		}
+	}
+	return p;
+}
+
+/* z of op for x, y (arrays, or scalars xs/ys when the array is NULL) through gpud vs
+ * the kernel's CPU reference, with z poisoned first. */
+static void ew_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, int xscalar,
+		    int yscalar)
+{
+	const kernel_def *k = kernel_find(name);
+	int op = ew_op_of(k);
+	int ints = dt == GPUD_I32 || dt == GPUD_I64;
+	double lo = op == EW_DIV || op == EW_REL_DIFF ? 0.5 : -3, hi = 3;
+	void *x = random_of(dt, n, lo, hi), *y = random_of(dt, n, lo, hi);
+	double xs = ints ? 7 : 1.25, ys = ints ? -3 : 0.875, av = 0.75;
+	uint64_t shape = n;
+	gpud_handle hx = 0, hy = 0, hz = poisoned(c, dt, n);
+	gpud_arg args[4];
+	int na = 0;
+	if (!xscalar)
+		ck_assert(gpud_alloc(c, dt, 1, &shape, x, &hx) == GPUD_OK);
+	if (!yscalar)
+		ck_assert(gpud_alloc(c, dt, 1, &shape, y, &hy) == GPUD_OK);
+	args[na++] = xscalar ? gpud_arg_f64("x", xs) : gpud_arg_buffer("x", hx);
+	args[na++] = yscalar ? gpud_arg_f64("y", ys) : gpud_arg_buffer("y", hy);
+	args[na++] = gpud_arg_buffer("z", hz);
+	if (op == EW_AXPY || op == EW_SAXPY_TRIG)
+		args[na++] = gpud_arg_f64("a", av);
+	gpud_output o;
+	size_t no;
+	ck_assert_msg(gpud_run(c, name, args, (size_t)na, &o, 1, &no, NULL) == GPUD_OK, "%s: %s",
+		      name, gpud_errmsg(c));
+	void *z = malloc(n * gpud_dtype_size(dt) + 8);
+	ck_assert(gpud_download_range(c, hz, 0, z, n * gpud_dtype_size(dt)) == GPUD_OK);
+
+	/* the CPU reference of the same kernel, on the same inputs */
+	kernel_args a;
+	memset(&a, 0, sizeof(a));
+	a.kernel = k;
+	a.dtype = dt;
+	void *ref = malloc(n * gpud_dtype_size(dt) + 8);
+	void *in[2] = {x, y};
+	double sv[2] = {xs, ys};
+	int sc[2] = {xscalar, yscalar};
+	for (int i = 0; i < 2; i++) {
+		a.v[i].present = 1;
+		a.v[i].scalar = sc[i];
+		a.v[i].s.f64 = sv[i];
+		a.v[i].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n,
+					    .data = in[i]};
+	}
+	a.v[EW_Z].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = ref};
+	a.v[EW_A].s.f64 = av;
+	k->cpu_run(&a, 0, n);
+	double tol = dt == GPUD_F32 ? 2e-6 : 1e-13, worst = 0;
+	size_t unwritten = 0, bad = n;
+	for (size_t i = 0; i < n; i++) {
+		if (!ints && is_poison(dt, z, i)) {
+			unwritten++;
+			continue;
+		}
+		double g = get_any(dt, z, i), r = get_any(dt, ref, i);
+		if (ints) {
+			if (memcmp((char *)z + i * gpud_dtype_size(dt), (char *)ref + i * gpud_dtype_size(dt),
+				   gpud_dtype_size(dt)) != 0 && bad == n)
+				bad = i;
+			continue;
+		}
+		double e = fabs(g - r) / (fabs(r) > 1 ? fabs(r) : 1);
+		if (!(e <= worst))
+			worst = e;
+	}
+	ck_assert_msg(unwritten == 0, "%s %s n=%zu: %zu elements unwritten", name,
+		      gpud_dtype_name(dt), n, unwritten);
+	ck_assert_msg(bad == n, "%s %s n=%zu: element %zu differs from the CPU reference", name,
+		      gpud_dtype_name(dt), n, bad);
+	ck_assert_msg(worst <= tol, "%s %s n=%zu (x%s y%s): max rel err %.3g > %.1g", name,
+		      gpud_dtype_name(dt), n, xscalar ? " scalar" : "", yscalar ? " scalar" : "", worst,
+		      tol);
+	if (n > 1000)
+		printf("%-15s %-8s n=%-8zu x%s y%s max err/ref %.2e unwritten=0\n", name,
+		       gpud_dtype_name(dt), n, xscalar ? "=scalar" : "[] ", yscalar ? "=scalar" : "[] ",
+		       worst);
+	gpud_handle fr[3] = {hz};
+	size_t nfr = 1;
+	if (!xscalar)
+		fr[nfr++] = hx;
+	if (!yscalar)
+		fr[nfr++] = hy;
+	ck_assert(gpud_free(c, fr, nfr) == GPUD_OK);
+	free(x);
+	free(y);
+	free(z);
+	free(ref);
+}
+
+static void test_ew(gpud_client *c, const char *name)
+{
+	const kernel_def *k = kernel_find(name);
+	static const size_t ns[] = {1, 1000, (1u << 20) + 3};
+	for (int dt = GPUD_F32; dt <= GPUD_I64; dt++) {
+		if (!(k->params[EW_X].dtypes & KDT(dt)))
+			continue;
+		for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+			ew_case(c, name, (gpud_dtype)dt, ns[i], 0, 0);
+		ew_case(c, name, (gpud_dtype)dt, 4099, 1, 0);
+		ew_case(c, name, (gpud_dtype)dt, 4099, 0, 1);
+	}
+}
+
+#define EW_TEST(nm) \
+	static void test_ew_##nm(gpud_client *c) { test_ew(c, #nm); }
+EW_TEST(add)
+EW_TEST(sub)
+EW_TEST(mul)
+EW_TEST(div)
+EW_TEST(axpy)
+EW_TEST(saxpy_trig)
+EW_TEST(rel_diff)
+EW_TEST(sum_of_squares)
+
 /* --- every kernel has a GPU test ---------------------------------------------------- */
 
 static const struct {
@@ -312,6 +473,14 @@ static const struct {
 	void (*run)(gpud_client *c);
 } gpu_tests[] = {
 	{"lombscargle", test_lombscargle},
+	{"add", test_ew_add},
+	{"sub", test_ew_sub},
+	{"mul", test_ew_mul},
+	{"div", test_ew_div},
+	{"axpy", test_ew_axpy},
+	{"saxpy_trig", test_ew_saxpy_trig},
+	{"rel_diff", test_ew_rel_diff},
+	{"sum_of_squares", test_ew_sum_of_squares},
 };
 
 START_TEST(every_kernel_against_reference)
@@ -645,7 +814,7 @@ START_TEST(custom_kernels_against_cpu)
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 
 	/* elementwise float32: z = exp(a * sin(x) + cos(y)), a broadcast */
-	gpud_kernel_spec st = ew_spec("saxpy_trig", "float32 x, float32 y, float32 a", "float32 z",
+	gpud_kernel_spec st = ew_spec("my_saxpy_trig", "float32 x, float32 y, float32 a", "float32 z",
 				      "z = exp(a * sin(x) + cos(y))");
 	ck_assert_msg(gpud_register(c, &st) == GPUD_OK, "%s", gpud_errmsg(c));
 	uint64_t n = (1u << 20) + 7;
@@ -658,7 +827,7 @@ START_TEST(custom_kernels_against_cpu)
 			   gpud_arg_buffer("z", hz)};
 	gpud_output o;
 	size_t no;
-	ck_assert_msg(gpud_run(c, "saxpy_trig", args, 4, &o, 1, &no, NULL) == GPUD_OK, "%s",
+	ck_assert_msg(gpud_run(c, "my_saxpy_trig", args, 4, &o, 1, &no, NULL) == GPUD_OK, "%s",
 		      gpud_errmsg(c));
 	ck_assert(gpud_download_range(c, hz, 0, z, n * 4) == GPUD_OK);
 	double worst = 0;
@@ -673,7 +842,7 @@ START_TEST(custom_kernels_against_cpu)
 		if (!(e <= worst))
 			worst = e;
 	}
-	printf("custom saxpy_trig f32, n=%llu: max rel err %.2e, unwritten %zu\n",
+	printf("custom my_saxpy_trig f32, n=%llu: max rel err %.2e, unwritten %zu\n",
 	       (unsigned long long)n, worst, unwritten);
 	ck_assert_uint_eq(unwritten, 0);
 	ck_assert_msg(worst < 1e-5, "saxpy_trig max relative error %g", worst);
@@ -746,25 +915,25 @@ START_TEST(custom_kernels_against_cpu)
 	ck_assert(gpud_kernels(c, &kl) == GPUD_OK);
 	int found = 0;
 	for (size_t i = 0; i < kl->count; i++)
-		if (!strcmp(kl->kernels[i].name, "saxpy_trig")) {
+		if (!strcmp(kl->kernels[i].name, "my_saxpy_trig")) {
 			found = 1;
 			ck_assert_msg(strstr(kl->kernels[i].doc, "loaded from the compile cache"),
 				      "after a restart: %s", kl->kernels[i].doc);
 		}
 	gpud_kernel_list_free(kl);
-	ck_assert_msg(found, "saxpy_trig did not survive the restart");
+	ck_assert_msg(found, "my_saxpy_trig did not survive the restart");
 	gpud_array a32 = {.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .data = x, .nbytes = n * 4},
 		   b32 = {.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .data = y, .nbytes = n * 4};
 	gpud_arg after[] = {gpud_arg_array("x", &a32), gpud_arg_array("y", &b32),
 			    gpud_arg_f64("a", 0.7)};
-	ck_assert_msg(gpud_call(c, "saxpy_trig", after, 3, &res, 1, &no, NULL) == GPUD_OK, "%s",
+	ck_assert_msg(gpud_call(c, "my_saxpy_trig", after, 3, &res, 1, &no, NULL) == GPUD_OK, "%s",
 		      gpud_errmsg(c));
 	for (uint64_t i = 0; i < n; i += 997) {
 		double ref = exp(0.7 * sin((double)x[i]) + cos((double)y[i]));
 		ck_assert(fabs(((float *)res.array.data)[i] - ref) <= 1e-5 * fabs(ref));
 	}
 	gpud_array_free(&res.array);
-	ck_assert(gpud_unregister(c, "saxpy_trig") == GPUD_OK);
+	ck_assert(gpud_unregister(c, "my_saxpy_trig") == GPUD_OK);
 	gpud_close(c);
 	stop_gpud();
 	char cmd[200];
