@@ -10,6 +10,7 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/kernel.h"
+#include "kernels/reduce.h"
 
 extern const kernel_def kernel_lombscargle;
 
@@ -17,6 +18,8 @@ static const kernel_def *const table[] = {
 	&kernel_lombscargle, &kernel_add,	 &kernel_sub,	    &kernel_mul,
 	&kernel_div,	     &kernel_axpy,	 &kernel_saxpy_trig, &kernel_rel_diff,
 	&kernel_sum_of_squares,
+	&kernel_sum,	     &kernel_asum,	 &kernel_min,	    &kernel_max,
+	&kernel_mean,	     &kernel_dot,
 };
 
 const kernel_def *kernel_find(const char *name)

@@ -11,5 +11,6 @@ Suite *lombscargle_suite(void);
 Suite *kernel_table_suite(void);
 Suite *custom_suite(void);
 Suite *elementwise_suite(void);
+Suite *reduce_suite(void);
 
 #endif

@@ -2213,6 +2213,16 @@ START_TEST(test_gpuctl_elementwise)
 		ck_assert(((double *)z.data)[i] == x[i] - 0.5);
 	gpud_array_free(&z);
 	CTL_FAIL(1, "x or y must be an array", "run", "mul", "x=1", "y=2");
+	/* reductions give a 0-d array */
+	assert_ctl_ok(CTL("run", "dot", ax, ay, "-o", po));
+	ck_assert_msg(gpud_npy_load(po, &z, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(z.ndim, 0);
+	double want = 0;
+	for (int i = 0; i < 5; i++)
+		want += x[i] * y[i];
+	ck_assert_msg(((double *)z.data)[0] == want, "dot = %g, want %g", ((double *)z.data)[0], want);
+	gpud_array_free(&z);
+	CTL_FAIL(1, "argument 'y' must be a buffer", "run", "dot", ax, "y=1");
 	CTL_FAIL(1, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
 	ctl_result *r = CTL("kernels");
 	assert_ctl_ok(r);
