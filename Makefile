@@ -97,7 +97,7 @@ E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom demo deps install format
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom bench-kernels demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -190,13 +190,16 @@ $(FAIRNESS): $(BUILD)/bench/fairness.o $(LIB_A)
 POOL_BENCH := $(BUILD)/bench/pool_alloc
 $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(call obj,daemon/pool.cu)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
+KBENCH     := $(BUILD)/bench/kernels
+$(KBENCH): $(BUILD)/bench/kernels.o $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o $(BUILD)/bench/transfer.o: \
 	| $(GEN)/gpud.pb-c.h
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH)
+	      $(CUSTOM_BENCH) $(KBENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -212,6 +215,8 @@ bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
 bench-custom: gpu-programs
 	$(CUSTOM_BENCH) $(GPUD) $(GPUCTL)
+bench-kernels: gpu-programs
+	$(KBENCH) $(GPUD)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it

@@ -122,19 +122,27 @@ static void red_run(const kernel_args *a, size_t lo, size_t hi)
 	switch (op) {
 	case RED_SUM:
 	case RED_MEAN:
-		for (size_t i = 0; i < n; i++)
-			r += fget(x, i);
+	case RED_ASUM:
+	case RED_DOT: {
+		/* Neumaier's compensated sum: within 2^-52 |S| + O(n 2^-106) sum|x| */
+		const kernel_array *y = op == RED_DOT ? &a->v[1].arr : NULL;
+		double c = 0;
+		for (size_t i = 0; i < n; i++) {
+			double v = fget(x, i);
+			if (op == RED_ASUM)
+				v = fabs(v);
+			else if (y != NULL)
+				v *= fget(y, i);
+			double t = r + v;
+			c += fabs(r) >= fabs(v) ? (r - t) + v : (v - t) + r;
+			r = t;
+		}
+		if (r - r == 0) /* not when an infinity or NaN was summed */
+			r += c;
 		if (op == RED_MEAN)
 			r /= (double)n;
 		break;
-	case RED_ASUM:
-		for (size_t i = 0; i < n; i++)
-			r += fabs(fget(x, i));
-		break;
-	case RED_DOT:
-		for (size_t i = 0; i < n; i++)
-			r += fget(x, i) * fget(&a->v[1].arr, i);
-		break;
+	}
 	default: /* min, max: NaN wins, as in numpy */
 		r = fget(x, 0);
 		for (size_t i = 1; i < n && r == r; i++) {

@@ -58,6 +58,19 @@ START_TEST(test_values)
 	float f[3] = {16777216.0f, 1.0f, 1.0f}, fo;
 	ck_assert_int_eq(red("sum", GPUD_F32, 3, f, NULL, &fo, &odt, err, sizeof(err)), 0);
 	ck_assert(fo == 16777218.0f && odt == GPUD_F32); /* naive float32: 16777216 */
+	/* compensated: naive float64 summation gives 0 here, and 2 for asum */
+	double xc[4] = {1e16, 1, -1e16, 0.5};
+	ck_assert_int_eq(red("sum", GPUD_F64, 4, xc, NULL, &d, &odt, err, sizeof(err)), 0);
+	ck_assert_msg(d == 1.5, "%.17g", d);
+	ck_assert_int_eq(red("mean", GPUD_F64, 4, xc, NULL, &d, &odt, err, sizeof(err)), 0);
+	ck_assert(d == 0.375);
+	double yc[4] = {1, 3, 1, 2};
+	ck_assert_int_eq(red("dot", GPUD_F64, 4, xc, yc, &d, &odt, err, sizeof(err)), 0);
+	ck_assert_msg(d == 4, "%.17g", d);
+	/* an infinity is summed to infinity, not to NaN by the compensation */
+	double xi_[3] = {1, INFINITY, 2};
+	ck_assert_int_eq(red("sum", GPUD_F64, 3, xi_, NULL, &d, &odt, err, sizeof(err)), 0);
+	ck_assert(isinf(d) && d > 0);
 	/* NaN wins min and max */
 	double xn[3] = {1, NAN, -5};
 	ck_assert_int_eq(red("min", GPUD_F64, 3, xn, NULL, &d, &odt, err, sizeof(err)), 0);

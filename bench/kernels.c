@@ -1,0 +1,430 @@
+/*
+ * bench/kernels.c — the kernel library against the hardware's roofline, in
+ * one run on one device.
+ *
+ *   kernels GPUD [REPS] [LOG2N]
+ *
+ * Starts its own gpud (cuda backend) on an ipc:// socket, then measures:
+ *  - in this process: the device-to-device copy bandwidth (cudaMemcpyAsync of
+ *    N float32 = 1 GiB at LOG2N = 28; bytes moved = read + written), and
+ *    cuBLAS's sgemm/dgemm rate at 8192 x 8192 (libcublas loaded with dlopen,
+ *    the default math mode: no TF32; and TF32 tensor-op math for the tf32 row);
+ *  - in gpud: each kernel of the library at N float32 elements (matmul at
+ *    8192 x 8192), REPS runs after two warm-up runs, the kernel's time as gpud
+ *    measures it (CUDA events around the launch: RunResponse.kernel_us).
+ * Inputs are random, uploaded once from a host region. Prints one row per
+ * kernel: median time, bytes moved (what the kernel must read and write at
+ * least), the rate, and the fraction of the copy bandwidth; for matmul the
+ * FLOP rate and gpud's time over cuBLAS's in-process time.
+ * Kernels this gpud does not have are listed as absent.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <gpud/client.h>
+
+#define CK(call)                                                                         \
+	do {                                                                             \
+		cudaError_t e_ = (call);                                                 \
+		if (e_ != cudaSuccess) {                                                 \
+			fprintf(stderr, "kernels: %s: %s\n", #call, cudaGetErrorString(e_)); \
+			exit(1);                                                         \
+		}                                                                        \
+	} while (0)
+
+#define MM 8192 /* matmul size */
+
+static int reps = 10;
+static gpud_client *c;
+static char url[128];
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --- in-process baselines --------------------------------------------------------- */
+
+/* Median ms of reps device-to-device copies of bytes. */
+static double copy_ms(size_t bytes)
+{
+	void *a, *b;
+	cudaEvent_t e0, e1;
+	double t[64];
+	CK(cudaMalloc(&a, bytes));
+	CK(cudaMalloc(&b, bytes));
+	CK(cudaMemset(a, 1, bytes));
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	for (int r = -2; r < reps; r++) {
+		CK(cudaEventRecord(e0, 0));
+		CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
+		CK(cudaEventRecord(e1, 0));
+		CK(cudaEventSynchronize(e1));
+		float ms;
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		if (r >= 0)
+			t[r] = ms;
+	}
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+	return median(t, reps);
+}
+
+/* cuBLAS, loaded as gpud loads it (dlopen), so the bench needs no link to it. */
+static struct {
+	__typeof__(&cublasCreate_v2) create;
+	__typeof__(&cublasDestroy_v2) destroy;
+	__typeof__(&cublasSetMathMode) math_mode;
+	__typeof__(&cublasSgemm_v2) sgemm;
+	__typeof__(&cublasDgemm_v2) dgemm;
+} blas;
+
+static int load_cublas(void)
+{
+	static const char *names[] = {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13",
+				      "/usr/local/cuda-13.0/lib64/libcublas.so.13", "libcublas.so"};
+	void *h = NULL;
+	const char *env = getenv("GPUD_CUBLAS");
+	if (env != NULL)
+		h = dlopen(env, RTLD_NOW);
+	for (size_t i = 0; h == NULL && i < sizeof(names) / sizeof(names[0]); i++)
+		h = dlopen(names[i], RTLD_NOW);
+	if (h == NULL) {
+		fprintf(stderr, "kernels: cannot load cuBLAS: %s\n", dlerror());
+		return -1;
+	}
+	*(void **)&blas.create = dlsym(h, "cublasCreate_v2");
+	*(void **)&blas.destroy = dlsym(h, "cublasDestroy_v2");
+	*(void **)&blas.math_mode = dlsym(h, "cublasSetMathMode");
+	*(void **)&blas.sgemm = dlsym(h, "cublasSgemm_v2");
+	*(void **)&blas.dgemm = dlsym(h, "cublasDgemm_v2");
+	return blas.create && blas.destroy && blas.math_mode && blas.sgemm && blas.dgemm ? 0 : -1;
+}
+
+/* Median ms of an MM x MM x MM gemm in this process; f64 or f32 (tf32 math if asked). */
+static double gemm_ms(int f64, int tf32)
+{
+	size_t es = f64 ? 8 : 4, bytes = (size_t)MM * MM * es;
+	void *a, *b, *cc;
+	cublasHandle_t h;
+	cudaEvent_t e0, e1;
+	double t[64];
+	CK(cudaMalloc(&a, bytes));
+	CK(cudaMalloc(&b, bytes));
+	CK(cudaMalloc(&cc, bytes));
+	CK(cudaMemset(a, 0x3c, bytes)); /* finite, non-zero values in either dtype */
+	CK(cudaMemset(b, 0x3c, bytes));
+	if (blas.create(&h) != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "kernels: cublasCreate failed\n");
+		exit(1);
+	}
+	blas.math_mode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+	CK(cudaEventCreate(&e0));
+	CK(cudaEventCreate(&e1));
+	const float one = 1, zero = 0;
+	const double oned = 1, zerod = 0;
+	for (int r = -2; r < reps; r++) {
+		CK(cudaEventRecord(e0, 0));
+		cublasStatus_t s =
+			f64 ? blas.dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM, &oned, b, MM, a, MM,
+					 &zerod, cc, MM)
+			    : blas.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM, &one, b, MM, a, MM,
+					 &zero, cc, MM);
+		if (s != CUBLAS_STATUS_SUCCESS) {
+			fprintf(stderr, "kernels: gemm failed (%d)\n", (int)s);
+			exit(1);
+		}
+		CK(cudaEventRecord(e1, 0));
+		CK(cudaEventSynchronize(e1));
+		float ms;
+		CK(cudaEventElapsedTime(&ms, e0, e1));
+		if (r >= 0)
+			t[r] = ms;
+	}
+	blas.destroy(h);
+	CK(cudaEventDestroy(e0));
+	CK(cudaEventDestroy(e1));
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+	CK(cudaFree(cc));
+	return median(t, reps);
+}
+
+/* --- gpud ----------------------------------------------------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static double urand(void) /* [0, 1) */
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) * 0x1p-53;
+}
+
+/* A buffer of n random dtype values in [lo, hi) in gpud, uploaded from a host region. */
+static gpud_handle upload_random(gpud_dtype dt, int ndim, const uint64_t *shape, double lo,
+				 double hi)
+{
+	size_t n = 1;
+	for (int i = 0; i < ndim; i++)
+		n *= shape[i];
+	size_t bytes = n * gpud_dtype_size(dt);
+	void *p = gpud_host_alloc(c, bytes);
+	if (p == NULL) {
+		fprintf(stderr, "kernels: gpud_host_alloc(%zu): %s\n", bytes, gpud_errmsg(c));
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		double v = lo + (hi - lo) * urand();
+		if (dt == GPUD_F32)
+			((float *)p)[i] = (float)v;
+		else
+			((double *)p)[i] = v;
+	}
+	gpud_handle h;
+	if (gpud_alloc(c, dt, ndim, shape, p, &h) != GPUD_OK) {
+		fprintf(stderr, "kernels: upload: %s\n", gpud_errmsg(c));
+		exit(1);
+	}
+	gpud_host_free(c, p);
+	return h;
+}
+
+static int has_kernel(const gpud_kernel_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->count; i++)
+		if (!strcmp(l->kernels[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* Median kernel_us and elapsed_us of reps runs (after two warm-ups); outputs freed. */
+static int time_runs(const char *name, const gpud_arg *args, size_t nargs, double *kern_ms,
+		     double *req_ms)
+{
+	double tk[64], tr[64];
+	for (int r = -2; r < reps; r++) {
+		gpud_output o[2];
+		size_t no = 0;
+		gpud_run_info info;
+		if (gpud_run(c, name, args, nargs, o, 2, &no, &info) != GPUD_OK) {
+			fprintf(stderr, "kernels: %s: %s\n", name, gpud_errmsg(c));
+			return -1;
+		}
+		gpud_handle hs[2];
+		for (size_t i = 0; i < no; i++)
+			hs[i] = o[i].handle;
+		if (no > 0 && gpud_free(c, hs, no) != GPUD_OK)
+			return -1;
+		if (r >= 0) {
+			tk[r] = info.kernel_us / 1e3;
+			tr[r] = info.elapsed_us / 1e3;
+		}
+	}
+	*kern_ms = median(tk, reps);
+	*req_ms = median(tr, reps);
+	return 0;
+}
+
+typedef struct bench_case {
+	const char *kernel;
+	const char *what;  /* arguments, for the table */
+	double bytes_per;  /* bytes each element must move (read + written) */
+	int args;          /* which argument set, below */
+} bench_case;
+
+enum { A_X, A_XY, A_AXY, A_HIST, A_RANDOM };
+
+static const bench_case cases[] = {
+	{"add", "x, y", 12, A_XY},
+	{"sub", "x, y", 12, A_XY},
+	{"mul", "x, y", 12, A_XY},
+	{"div", "x, y", 12, A_XY},
+	{"axpy", "a, x, y", 12, A_AXY},
+	{"saxpy_trig", "a, x, y", 12, A_AXY},
+	{"rel_diff", "x, y", 12, A_XY},
+	{"sum_of_squares", "x, y", 12, A_XY},
+	{"sum", "x", 4, A_X},
+	{"asum", "x", 4, A_X},
+	{"min", "x", 4, A_X},
+	{"max", "x", 4, A_X},
+	{"mean", "x", 4, A_X},
+	{"dot", "x, y", 8, A_XY},
+	{"histogram", "x, 1000 bins", 4, A_HIST},
+	{"uniform", "n, seed", 4, A_RANDOM},
+	{"normal", "n, seed", 4, A_RANDOM},
+};
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: kernels GPUD [REPS] [LOG2N]\n");
+		return 2;
+	}
+	if (argc > 2)
+		reps = atoi(argv[2]);
+	int log2n = argc > 3 ? atoi(argv[3]) : 28;
+	if (reps < 1 || reps > 64 || log2n < 10 || log2n > 31) {
+		fprintf(stderr, "kernels: REPS 1..64, LOG2N 10..31\n");
+		return 2;
+	}
+	size_t n = (size_t)1 << log2n;
+
+	char dir[64] = "/tmp/gpud-kbench-XXXXXX", logp[128];
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
+	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
+	fflush(stdout);
+	pid_t gp = fork();
+	if (gp == 0) {
+		if (freopen(logp, "w", stderr) == NULL)
+			_exit(127);
+		execl(argv[1], argv[1], "--listen", url, "--backend", "cuda", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 600; i++) {
+		if (gpud_connect(url, &c) == GPUD_OK)
+			break;
+		gpud_close(c);
+		c = NULL;
+		usleep(50000);
+	}
+	if (c == NULL) {
+		fprintf(stderr, "kernels: gpud did not start (see %s)\n", logp);
+		return 1;
+	}
+	gpud_set_timeout(c, 600000);
+	printf("device: %s; gpud %s, backend %s; %d runs per row (medians), n = 2^%d float32\n\n",
+	       gpud_server(c)->devices[0].name, gpud_server(c)->version, gpud_server(c)->backend,
+	       reps, log2n);
+
+	CK(cudaSetDevice(0));
+	size_t copy_bytes = n * 4;
+	double cms = copy_ms(copy_bytes);
+	double copy_gbs = 2.0 * (double)copy_bytes / (cms * 1e-3) / 1e9;
+	printf("device-to-device copy, %zu MiB in this process: %.3f ms, %.0f GB/s moved (read + "
+	       "write)\n\n",
+	       copy_bytes >> 20, cms, copy_gbs);
+
+	gpud_kernel_list *kl = NULL;
+	if (gpud_kernels(c, &kl) != GPUD_OK) {
+		fprintf(stderr, "kernels: %s\n", gpud_errmsg(c));
+		return 1;
+	}
+	uint64_t shape = n;
+	gpud_handle hx = upload_random(GPUD_F32, 1, &shape, -1, 1);
+	gpud_handle hy = upload_random(GPUD_F32, 1, &shape, 0.5, 2);
+
+	printf("| kernel | arguments | kernel ms | request ms | bytes moved | GB/s | of copy "
+	       "bandwidth |\n|---|---|---|---|---|---|---|\n");
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const bench_case *bc = &cases[i];
+		if (!has_kernel(kl, bc->kernel)) {
+			printf("| %s | %s | absent from this gpud | | | | |\n", bc->kernel, bc->what);
+			continue;
+		}
+		gpud_arg args[6];
+		size_t na = 0;
+		switch (bc->args) {
+		case A_X:
+			args[na++] = gpud_arg_buffer("x", hx);
+			break;
+		case A_AXY:
+			args[na++] = gpud_arg_f64("a", 0.5);
+			/* fall through */
+		case A_XY:
+			args[na++] = gpud_arg_buffer("x", hx);
+			args[na++] = gpud_arg_buffer("y", hy);
+			break;
+		case A_HIST:
+			args[na++] = gpud_arg_buffer("x", hx);
+			args[na++] = gpud_arg_i64("bins", 1000);
+			args[na++] = gpud_arg_f64("range_min", -1);
+			args[na++] = gpud_arg_f64("range_max", 1);
+			break;
+		case A_RANDOM:
+			args[na++] = gpud_arg_i64("n", (int64_t)n);
+			args[na++] = gpud_arg_i64("seed", 42);
+			/* DTYPE-ARG */
+			break;
+		}
+		double kms, rms;
+		if (time_runs(bc->kernel, args, na, &kms, &rms) != 0) {
+			failed = 1;
+			continue;
+		}
+		double bytes = bc->bytes_per * (double)n, gbs = bytes / (kms * 1e-3) / 1e9;
+		printf("| %s | %s | %.3f | %.3f | %.2f GiB | %.0f | %.0f%% |\n", bc->kernel, bc->what,
+		       kms, rms, bytes / (1 << 30), gbs, 100 * gbs / copy_gbs);
+		fflush(stdout);
+	}
+	gpud_handle fr[2] = {hx, hy};
+	gpud_free(c, fr, 2);
+
+	/* matmul against cuBLAS in this process */
+	printf("\n| matmul %dx%d | gpud kernel ms | cuBLAS in-process ms | gpud / cuBLAS | "
+	       "TFLOP/s (gpud) |\n|---|---|---|---|---|\n",
+	       MM, MM);
+	if (!has_kernel(kl, "matmul")) {
+		printf("| (absent from this gpud) | | | | |\n");
+	} else if (load_cublas() != 0) {
+		failed = 1;
+	} else {
+		static const struct {
+			const char *label;
+			int f64, tf32;
+		} mm[] = {{"float32", 0, 0}, {"float32, tf32=true", 0, 1}, {"float64", 1, 0}};
+		for (size_t i = 0; i < sizeof(mm) / sizeof(mm[0]); i++) {
+			gpud_dtype dt = mm[i].f64 ? GPUD_F64 : GPUD_F32;
+			uint64_t sh[2] = {MM, MM};
+			gpud_handle ha = upload_random(dt, 2, sh, -1, 1),
+				    hb = upload_random(dt, 2, sh, -1, 1);
+			gpud_arg args[3] = {gpud_arg_buffer("a", ha), gpud_arg_buffer("b", hb),
+					    gpud_arg_bool("tf32", mm[i].tf32)};
+			double kms, rms;
+			if (time_runs("matmul", args, 3, &kms, &rms) != 0) {
+				failed = 1;
+				continue;
+			}
+			gpud_handle f2[2] = {ha, hb};
+			gpud_free(c, f2, 2);
+			double base = gemm_ms(mm[i].f64, mm[i].tf32);
+			printf("| %s | %.3f | %.3f | %.3f | %.1f |\n", mm[i].label, kms, base,
+			       kms / base, 2.0 * MM * MM * (double)MM / (kms * 1e-3) / 1e12);
+			fflush(stdout);
+		}
+	}
+	gpud_kernel_list_free(kl);
+	gpud_close(c);
+	kill(gp, SIGTERM);
+	int st;
+	waitpid(gp, &st, 0);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return failed;
+}
