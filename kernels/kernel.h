@@ -88,6 +88,13 @@ typedef struct kernel_def {
 	/* cpu backend: independent work items, and the function running [lo, hi). */
 	size_t (*cpu_items)(const kernel_args *a);
 	void (*cpu_run)(const kernel_args *a, size_t lo, size_t hi);
+	/*
+	 * cpu backend, optional: 0 when cpu_run can work in this process, else -1
+	 * with why in err (a library it loads at run time is missing). The cpu
+	 * backend asks at start (loading the library there, not on a run) and
+	 * before each run.
+	 */
+	int (*cpu_available)(char *err, size_t errlen);
 	/* a user's kernel (struct custom_kernel, kernels/custom.h); NULL for built-ins */
 	const void *custom;
 } kernel_def;

@@ -10,6 +10,8 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/kernel.h"
+#include "kernels/matmul.h"
+#include "kernels/random.h"
 #include "kernels/reduce.h"
 
 extern const kernel_def kernel_lombscargle;
@@ -19,7 +21,8 @@ static const kernel_def *const table[] = {
 	&kernel_div,	     &kernel_axpy,	 &kernel_saxpy_trig, &kernel_rel_diff,
 	&kernel_sum_of_squares,
 	&kernel_sum,	     &kernel_asum,	 &kernel_min,	    &kernel_max,
-	&kernel_mean,	     &kernel_dot,
+	&kernel_mean,	     &kernel_dot,	 &kernel_matmul,     &kernel_uniform,
+	&kernel_normal,
 };
 
 const kernel_def *kernel_find(const char *name)
