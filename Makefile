@@ -97,7 +97,8 @@ E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom demo deps install format
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
+        bench-matmul demo deps install format
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -182,6 +183,9 @@ $(TRANSFER): $(BUILD)/bench/transfer.o $(KERNEL_REF) $(KERNEL_CU) $(LIB_A)
 CUSTOM_BENCH := $(BUILD)/bench/custom_kernels
 $(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+MATMUL_BENCH := $(BUILD)/bench/matmul
+$(MATMUL_BENCH): $(BUILD)/bench/matmul.o $(call obj,kernels/libs.c) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 FAIRNESS   := $(BUILD)/bench/fairness
 $(FAIRNESS): $(BUILD)/bench/fairness.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
@@ -190,11 +194,12 @@ $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(call obj,daemon/pool.cu)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
-$(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o $(BUILD)/bench/transfer.o: \
+$(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o $(BUILD)/bench/transfer.o \
+	$(BUILD)/bench/matmul.o: \
 	| $(GEN)/gpud.pb-c.h
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH)
+	      $(CUSTOM_BENCH) $(MATMUL_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -210,6 +215,8 @@ bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
 bench-custom: gpu-programs
 	$(CUSTOM_BENCH) $(GPUD) $(GPUCTL)
+bench-matmul: gpu-programs
+	$(MATMUL_BENCH) $(GPUD)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it
