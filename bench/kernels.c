@@ -7,8 +7,8 @@
  * Starts its own gpud (cuda backend) on an ipc:// socket, then measures:
  *  - in this process: the device-to-device copy bandwidth (cudaMemcpyAsync of
  *    N float32 = 1 GiB at LOG2N = 28; bytes moved = read + written), and
- *    cuBLAS's sgemm/dgemm rate at 8192 x 8192 (libcublas loaded with dlopen,
- *    the default math mode: no TF32; and TF32 tensor-op math for the tf32 row);
+ *    cuBLAS at 8192 x 8192 (libcublas loaded with dlopen; cublasGemmEx with
+ *    the compute type gpud uses: 32F, 32F_FAST_TF32 for the tf32 row, 64F);
  *  - in gpud: each kernel of the library at N float32 elements (matmul at
  *    8192 x 8192), REPS runs after two warm-up runs, the kernel's time as gpud
  *    measures it (CUDA events around the launch: RunResponse.kernel_us).
@@ -94,9 +94,7 @@ static double copy_ms(size_t bytes)
 static struct {
 	__typeof__(&cublasCreate_v2) create;
 	__typeof__(&cublasDestroy_v2) destroy;
-	__typeof__(&cublasSetMathMode) math_mode;
-	__typeof__(&cublasSgemm_v2) sgemm;
-	__typeof__(&cublasDgemm_v2) dgemm;
+	__typeof__(&cublasGemmEx) gemm;
 } blas;
 
 static int load_cublas(void)
@@ -115,13 +113,14 @@ static int load_cublas(void)
 	}
 	*(void **)&blas.create = dlsym(h, "cublasCreate_v2");
 	*(void **)&blas.destroy = dlsym(h, "cublasDestroy_v2");
-	*(void **)&blas.math_mode = dlsym(h, "cublasSetMathMode");
-	*(void **)&blas.sgemm = dlsym(h, "cublasSgemm_v2");
-	*(void **)&blas.dgemm = dlsym(h, "cublasDgemm_v2");
-	return blas.create && blas.destroy && blas.math_mode && blas.sgemm && blas.dgemm ? 0 : -1;
+	*(void **)&blas.gemm = dlsym(h, "cublasGemmEx");
+	return blas.create && blas.destroy && blas.gemm ? 0 : -1;
 }
 
-/* Median ms of an MM x MM x MM gemm in this process; f64 or f32 (tf32 math if asked). */
+/*
+ * Median ms of an MM x MM x MM cublasGemmEx in this process, the call gpud
+ * makes: f64, or f32 computed in f32 or (tf32) with TF32 tensor cores.
+ */
 static double gemm_ms(int f64, int tf32)
 {
 	size_t es = f64 ? 8 : 4, bytes = (size_t)MM * MM * es;
@@ -138,18 +137,20 @@ static double gemm_ms(int f64, int tf32)
 		fprintf(stderr, "kernels: cublasCreate failed\n");
 		exit(1);
 	}
-	blas.math_mode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
 	CK(cudaEventCreate(&e0));
 	CK(cudaEventCreate(&e1));
 	const float one = 1, zero = 0;
 	const double oned = 1, zerod = 0;
 	for (int r = -2; r < reps; r++) {
 		CK(cudaEventRecord(e0, 0));
-		cublasStatus_t s =
-			f64 ? blas.dgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM, &oned, b, MM, a, MM,
-					 &zerod, cc, MM)
-			    : blas.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM, &one, b, MM, a, MM,
-					 &zero, cc, MM);
+		cudaDataType_t ty = f64 ? CUDA_R_64F : CUDA_R_32F;
+		cublasComputeType_t ct = f64    ? CUBLAS_COMPUTE_64F
+					 : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+						: CUBLAS_COMPUTE_32F;
+		cublasStatus_t s = blas.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM,
+					     f64 ? (const void *)&oned : (const void *)&one, b, ty,
+					     MM, a, ty, MM, f64 ? (const void *)&zerod : (const void *)&zero,
+					     cc, ty, MM, ct, CUBLAS_GEMM_DEFAULT);
 		if (s != CUBLAS_STATUS_SUCCESS) {
 			fprintf(stderr, "kernels: gemm failed (%d)\n", (int)s);
 			exit(1);
@@ -368,7 +369,7 @@ int main(int argc, char **argv)
 		case A_RANDOM:
 			args[na++] = gpud_arg_i64("n", (int64_t)n);
 			args[na++] = gpud_arg_i64("seed", 42);
-			/* DTYPE-ARG */
+			args[na++] = gpud_arg_dtype("dtype", GPUD_F32);
 			break;
 		}
 		double kms, rms;
@@ -385,11 +386,11 @@ int main(int argc, char **argv)
 	gpud_free(c, fr, 2);
 
 	/* matmul against cuBLAS in this process */
-	printf("\n| matmul %dx%d | gpud kernel ms | cuBLAS in-process ms | gpud / cuBLAS | "
-	       "TFLOP/s (gpud) |\n|---|---|---|---|---|\n",
+	printf("\n| matmul %dx%d | gpud kernel ms | request ms | cuBLAS in-process ms | gpud / "
+	       "cuBLAS | TFLOP/s (gpud) |\n|---|---|---|---|---|---|\n",
 	       MM, MM);
 	if (!has_kernel(kl, "matmul")) {
-		printf("| (absent from this gpud) | | | | |\n");
+		printf("| (absent from this gpud) | | | | | |\n");
 	} else if (load_cublas() != 0) {
 		failed = 1;
 	} else {
@@ -405,15 +406,16 @@ int main(int argc, char **argv)
 			gpud_arg args[3] = {gpud_arg_buffer("a", ha), gpud_arg_buffer("b", hb),
 					    gpud_arg_bool("tf32", mm[i].tf32)};
 			double kms, rms;
-			if (time_runs("matmul", args, 3, &kms, &rms) != 0) {
+			/* tf32 is refused for float64 */
+			if (time_runs("matmul", args, mm[i].f64 ? 2 : 3, &kms, &rms) != 0) {
 				failed = 1;
 				continue;
 			}
 			gpud_handle f2[2] = {ha, hb};
 			gpud_free(c, f2, 2);
 			double base = gemm_ms(mm[i].f64, mm[i].tf32);
-			printf("| %s | %.3f | %.3f | %.3f | %.1f |\n", mm[i].label, kms, base,
-			       kms / base, 2.0 * MM * MM * (double)MM / (kms * 1e-3) / 1e12);
+			printf("| %s | %.3f | %.3f | %.3f | %.3f | %.1f |\n", mm[i].label, kms, rms,
+			       base, kms / base, 2.0 * MM * MM * (double)MM / (kms * 1e-3) / 1e12);
 			fflush(stdout);
 		}
 	}

@@ -1370,6 +1370,13 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 			sc->value_case = GPUD__SCALAR__VALUE_B;
 			sc->b = args[i].v.b;
 			break;
+		case GPUD_ARG_TEXT:
+			if (args[i].v.text == NULL)
+				return seterr(c, GPUD_EARG, "%s: argument '%s' has a NULL text", verb,
+					      a->name);
+			sc->value_case = GPUD__SCALAR__VALUE_TEXT;
+			sc->text = (char *)args[i].v.text;
+			break;
 		default:
 			return seterr(c, GPUD_EARG, "%s: argument '%s' has kind %d", verb, a->name,
 				      (int)args[i].kind);

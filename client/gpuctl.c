@@ -83,10 +83,11 @@ static void usage(FILE *f)
 		"  demo [--runs N]        lombscargle on the built-in benchmark signal\n"
 		"\n"
 		"-v prints the time each step took to stderr.\n"
-		"Scalars: true/false, integers, decimals. The URL defaults to $GPUD_URL, then\n"
-		GPUD_DEFAULT_URL ". --token (or $GPUD_TOKEN) is the bearer token tcp:// and\n"
-		"tls+tcp:// connections present to a gpud with a tokens_file; tls+tcp:// checks\n"
-		"gpud's certificate against $GPUD_TLS_CA ($GPUD_TLS_SERVER_NAME: the name).\n");
+		"Scalars: true/false, integers, decimals, or a name (dtype=float32).\n"
+		"The URL defaults to $GPUD_URL, then " GPUD_DEFAULT_URL ". --token (or\n"
+		"$GPUD_TOKEN) is the bearer token tcp:// and tls+tcp:// connections present to a\n"
+		"gpud with a tokens_file; tls+tcp:// checks gpud's certificate against\n"
+		"$GPUD_TLS_CA ($GPUD_TLS_SERVER_NAME: the name).\n");
 }
 
 static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -146,28 +147,32 @@ static int looks_like_file(const char *v)
 	       access(v, F_OK) == 0;
 }
 
-/* SCALAR: true/false, an integer, or a finite decimal. */
-static int parse_scalar(const char *name, const char *v, gpud_arg *out)
+/*
+ * SCALAR: true/false, an integer, or a finite decimal; anything else goes as
+ * text (a name such as dtype=float32), which gpud checks against the
+ * argument's type.
+ */
+static void parse_scalar(const char *name, const char *v, gpud_arg *out)
 {
 	char *end;
 
 	if (!strcasecmp(v, "true") || !strcasecmp(v, "false")) {
 		*out = gpud_arg_bool(name, !strcasecmp(v, "true"));
-		return 0;
+		return;
 	}
 	errno = 0;
 	long long i = strtoll(v, &end, 0);
 	if (end != v && *end == '\0' && errno == 0) {
 		*out = gpud_arg_i64(name, i);
-		return 0;
+		return;
 	}
 	errno = 0;
 	double d = strtod(v, &end);
 	if (end != v && *end == '\0' && errno == 0) {
 		*out = gpud_arg_f64(name, d);
-		return 0;
+		return;
 	}
-	return -1;
+	*out = gpud_arg_text(name, v);
 }
 
 static void print_summary(const gpud_output *o, const gpud_array *a)
@@ -534,18 +539,15 @@ static int cmd_run(int argc, char **argv)
 	if (kernel == NULL)
 		die(EXIT_USAGE, "run: missing KERNEL (see 'gpuctl kernels')");
 
-	/* Scalars are checked before anything is sent; files as they are read. */
+	/* Handles and scalars are parsed before anything is sent; files as they are read. */
 	for (int i = 0; i < nargs; i++) {
 		cli_arg *ca = &args[i];
 		if (ca->text[0] == '@') {
 			ca->arg = gpud_arg_buffer(ca->name, parse_handle(ca->name, ca->text + 1));
 		} else if (looks_like_file(ca->text)) {
 			ca->is_file = 1;
-		} else if (parse_scalar(ca->name, ca->text, &ca->arg) != 0) {
-			die(1,
-			    "argument '%s': cannot parse '%s': expected a number, true/false, a "
-			    ".npy file or @HANDLE",
-			    ca->name, ca->text);
+		} else {
+			parse_scalar(ca->name, ca->text, &ca->arg);
 		}
 	}
 

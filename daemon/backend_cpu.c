@@ -31,6 +31,15 @@ static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t e
 	cb->threads = cfg->cpu_threads;
 	b->impl = cb;
 	log_info("cpu backend: %d worker threads", cb->threads);
+	/* Kernels that load a library (kernels/libs.h) load it now, not on a run. */
+	size_t nk;
+	const kernel_def *const *ks = kernel_list(&nk);
+	char why[1024], last[1024] = "";
+	for (size_t i = 0; i < nk; i++) {
+		if (ks[i]->cpu_available && ks[i]->cpu_available(why, sizeof(why)) != 0 &&
+		    strcmp(why, last) != 0) /* kernels sharing a library say it once */
+			log_warn("%s", strcpy(last, why));
+	}
 	return 0;
 }
 
@@ -158,6 +167,8 @@ static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const k
 			 "arguments were checked and are fine)");
 		return GPUD__STATUS__STATUS_UNSUPPORTED;
 	}
+	if (k->cpu_available && k->cpu_available(err, errlen) != 0)
+		return GPUD__STATUS__STATUS_UNSUPPORTED;
 	size_t items = k->cpu_items(a);
 	size_t nchunks = (size_t)cb->threads * 4;
 

@@ -33,6 +33,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/custom.h"
 #include "kernels/cuda_kernels.h"
+#include "kernels/libs.h"
 #include "proto/wire.h"
 
 #define MAX_VARIANTS 32
@@ -41,6 +42,12 @@
 
 #define MAX_STAGING 1024
 
+/* A stream's handles of the libraries kernels call (kernels/libs.h). */
+typedef struct stream_libs {
+	void *blas;    /* cublasHandle_t, bound to the stream */
+	void *blas_ws; /* its workspace: device memory of its own */
+	void *rng;     /* curandGenerator_t, Philox4_32_10, bound to the stream */
+} stream_libs;
 
 typedef struct cuda_backend {
 	int device;
@@ -50,6 +57,11 @@ typedef struct cuda_backend {
 	gpud_pool *pool;
 	cudaStream_t streams[MAX_STREAMS];
 	int nstreams;
+	stream_libs libs[MAX_STREAMS];
+	size_t blas_ws_bytes;
+	char blas_why[768], rng_why[768]; /* why there are no handles */
+	pthread_t preload; /* loads cuBLAS and cuRAND while the context is made */
+	int preload_started;
 	cudaEvent_t free_events[MAX_EVENTS]; /* loop only */
 	int nfree_events;
 	uv_async_t done_async; /* completions from CUDA's callback thread */
@@ -136,6 +148,138 @@ static void *waiter_main(void *arg);
 static int custom_launch(struct cuda_backend *cb, const custom_kernel *k, const kernel_args *a,
 			 cudaStream_t stream, char *err, size_t errlen);
 
+/* --- library handles: one cuBLAS handle and one cuRAND generator per stream ---------------
+ *
+ * Made when the backend opens, never on a run: creating a handle, its
+ * workspace (cudaMalloc) and a generator can wait for the device. Each is
+ * bound to its stream once (cublasSetStream, then cublasSetWorkspace, since
+ * setting the stream resets the workspace; curandSetStream), so a run only
+ * enqueues work. A library that cannot be loaded leaves every stream without
+ * its handle: gpud serves the other kernels, and runs of those that need it
+ * answer why.
+ */
+
+/* dlopen of cuBLAS (hundreds of MB) overlaps the context's creation. */
+static void *libs_preload(void *arg)
+{
+	(void)arg;
+	libs_get_cublas(NULL, 0);
+	libs_get_curand(NULL, 0);
+	return NULL;
+}
+
+static void libs_close(cuda_backend *cb)
+{
+	const libs_cublas *bl = libs_get_cublas(NULL, 0);
+	const libs_curand *rn = libs_get_curand(NULL, 0);
+	for (int i = 0; i < cb->nstreams; i++) {
+		stream_libs *l = &cb->libs[i];
+		if (l->blas && bl)
+			bl->destroy((libs_cublas_handle)l->blas);
+		if (l->blas_ws)
+			cudaFree(l->blas_ws);
+		if (l->rng && rn)
+			rn->destroy((libs_curand_gen)l->rng);
+		memset(l, 0, sizeof(*l));
+	}
+}
+
+static void libs_open(cuda_backend *cb)
+{
+	const libs_cublas *bl = libs_get_cublas(cb->blas_why, sizeof(cb->blas_why));
+	const libs_curand *rn = libs_get_curand(cb->rng_why, sizeof(cb->rng_why));
+	int st = 0, i;
+	cudaError_t e;
+
+	/* cuBLAS's recommendation: 32 MiB of workspace on Hopper and later, 4 MiB before. */
+	cb->blas_ws_bytes = (size_t)(cb->prop.major >= 9 ? 32 : 4) << 20;
+	for (i = 0; bl && i < cb->nstreams; i++) {
+		stream_libs *l = &cb->libs[i];
+		libs_cublas_handle h = NULL;
+		const char *call = "cublasCreate";
+		if ((st = bl->create(&h)) == 0) {
+			l->blas = h;
+			if ((e = cudaMalloc(&l->blas_ws, cb->blas_ws_bytes)) != cudaSuccess) {
+				l->blas_ws = NULL;
+				cudaGetLastError();
+				snprintf(cb->blas_why, sizeof(cb->blas_why),
+					 "%s: its workspace of %zu MiB: cudaMalloc: %s", bl->describe,
+					 cb->blas_ws_bytes >> 20, cudaGetErrorString(e));
+				break;
+			}
+			if ((st = bl->set_stream(h, cb->streams[i])) != 0)
+				call = "cublasSetStream";
+			else if ((st = bl->set_workspace(h, l->blas_ws, cb->blas_ws_bytes)) != 0)
+				call = "cublasSetWorkspace";
+			else if ((st = bl->set_math_mode(h, LIBS_CUBLAS_DEFAULT_MATH)) != 0)
+				call = "cublasSetMathMode";
+		}
+		if (st != 0) {
+			snprintf(cb->blas_why, sizeof(cb->blas_why), "%s: %s: %s", bl->describe, call,
+				 bl->status_string(st));
+			break;
+		}
+	}
+	if (bl && i < cb->nstreams) {
+		bl = NULL; /* all streams or none */
+		for (int j = 0; j < cb->nstreams; j++) {
+			stream_libs *l = &cb->libs[j];
+			if (l->blas)
+				libs_get_cublas(NULL, 0)->destroy((libs_cublas_handle)l->blas);
+			if (l->blas_ws)
+				cudaFree(l->blas_ws);
+			l->blas = l->blas_ws = NULL;
+		}
+	}
+	for (i = 0; rn && i < cb->nstreams; i++) {
+		libs_curand_gen g = NULL;
+		const char *call = "curandCreateGenerator";
+		if ((st = rn->create(&g, LIBS_CURAND_RNG_PSEUDO_PHILOX4_32_10)) == 0) {
+			cb->libs[i].rng = g;
+			if ((st = rn->set_stream(g, cb->streams[i])) != 0)
+				call = "curandSetStream";
+			else if ((st = rn->set_ordering(g, LIBS_CURAND_ORDERING_PSEUDO_DEFAULT)) != 0)
+				call = "curandSetGeneratorOrdering";
+		}
+		if (st != 0) {
+			snprintf(cb->rng_why, sizeof(cb->rng_why), "%s: %s: %s", rn->describe, call,
+				 libs_curand_status(st));
+			break;
+		}
+	}
+	if (rn && i < cb->nstreams) {
+		rn = NULL;
+		for (int j = 0; j < cb->nstreams; j++) {
+			if (cb->libs[j].rng)
+				libs_get_curand(NULL, 0)->destroy((libs_curand_gen)cb->libs[j].rng);
+			cb->libs[j].rng = NULL;
+		}
+	}
+	if (bl)
+		log_info("cuda backend: %s: a handle and %zu MiB of workspace on each of %d streams",
+			 bl->describe, cb->blas_ws_bytes >> 20, cb->nstreams);
+	else
+		log_warn("matmul is unavailable on the cuda backend: %s", cb->blas_why);
+	if (rn)
+		log_info("cuda backend: %s: a Philox4_32_10 generator on each of %d streams",
+			 rn->describe, cb->nstreams);
+	else
+		log_warn("uniform and normal are unavailable on the cuda backend: %s", cb->rng_why);
+	cudaGetLastError();
+}
+
+/* The launch context of stream idx, with its library handles. */
+static cuda_launch_ctx stream_ctx(cuda_backend *cb, int idx)
+{
+	return (cuda_launch_ctx){.stream = cb->streams[idx],
+				 .sm_count = cb->prop.multiProcessorCount,
+				 .device = cb->device,
+				 .blas = cb->libs[idx].blas,
+				 .rng = cb->libs[idx].rng,
+				 .blas_why = cb->blas_why,
+				 .rng_why = cb->rng_why};
+}
+
 static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
 {
 	int count = 0;
@@ -161,6 +305,8 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	}
 	cb->device = cfg->device;
 	b->impl = cb;
+	if (pthread_create(&cb->preload, NULL, libs_preload, NULL) == 0)
+		cb->preload_started = 1;
 	/* Copies and runs wait for the GPU on libuv's pool; size it before first use. */
 	char threads[16];
 	snprintf(threads, sizeof(threads), "%d", cfg->cpu_threads < 4 ? 4 : cfg->cpu_threads);
@@ -203,6 +349,12 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		cb->stage_free[cb->nstage_free++] = i;
 	}
 
+	if (cb->preload_started) {
+		pthread_join(cb->preload, NULL);
+		cb->preload_started = 0;
+	}
+	libs_open(cb);
+
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
 			      .device = cb->device};
@@ -210,9 +362,14 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	const cuda_kernel *const *ks = cuda_kernel_list(&nk);
 	for (size_t i = 0; i < nk; i++) {
 		char kerr[512];
-		if (ks[i]->warmup(&lc, kerr, sizeof(kerr)) != 0) {
-			snprintf(err, errlen, "warm-up of kernel %s failed: %s", ks[i]->name, kerr);
-			goto fail;
+		/* Kernels calling a library warm up on every stream, with its handles. */
+		for (int s = 0; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
+			cuda_launch_ctx ls = ks[i]->per_stream ? stream_ctx(cb, s) : lc;
+			if (ks[i]->warmup(&ls, kerr, sizeof(kerr)) != 0) {
+				snprintf(err, errlen, "warm-up of kernel %s failed (stream %d): %s",
+					 ks[i]->name, s, kerr);
+				goto fail;
+			}
 		}
 		int n = ks[i]->attributes(cb->variants + cb->nvariants,
 					  MAX_VARIANTS - cb->nvariants, kerr, sizeof(kerr));
@@ -254,6 +411,9 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	return 0;
 fail:
 #undef OPEN_CHECK
+	if (cb->preload_started)
+		pthread_join(cb->preload, NULL);
+	libs_close(cb);
 	for (int i = 0; i < cb->nstage; i++) {
 		cudaFreeHost(cb->stage[i]);
 		if (cb->stage_ev[i])
@@ -295,6 +455,7 @@ static void cuda_close(gpud_backend *b)
 		}
 		for (int i = 0; i < cb->nfree_events; i++)
 			cudaEventDestroy(cb->free_events[i]);
+		libs_close(cb);
 		for (int i = 0; i < cb->nstreams; i++)
 			cudaStreamDestroy(cb->streams[i]);
 		pool_destroy(cb->pool);
@@ -1001,7 +1162,8 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 	}
 	if (atomic_load(&cb->lost))
 		return lost_error(cb, err, errlen);
-	cuda_job *j = job_new(b, JOB_RUN, queue_stream(cb, queue), done, arg);
+	int sidx = (int)(queue % (uint32_t)cb->nstreams);
+	cuda_job *j = job_new(b, JOB_RUN, cb->streams[sidx], done, arg);
 	if (j == NULL) {
 		snprintf(err, errlen, "cuda backend: out of memory");
 		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
@@ -1016,9 +1178,7 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 		free(j);
 		return rv;
 	}
-	cuda_launch_ctx lc = {.stream = j->stream,
-			      .sm_count = cb->prop.multiProcessorCount,
-			      .device = cb->device};
+	cuda_launch_ctx lc = stream_ctx(cb, sidx);
 	cudaError_t e = cudaEventRecord(j->ev[0], j->stream);
 	if (e != cudaSuccess)
 		rv = note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));

@@ -337,11 +337,16 @@ static void verb_kernels(gpud_request *r)
 							  : GPUD__PARAM__ROLE__ROLE_SCALAR;
 			q->dtypes = &dts[pi * 4];
 			if (p->role == KPARAM_SCALAR) {
-				/* Scalars: f64 and i64 as their dtypes; bool has none. */
+				/* Scalars: f64 and i64 as their dtypes; bool has none; a
+				 * dtype name lists the dtypes it may name. */
 				if (p->stype == KSCALAR_F64)
 					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_F64;
 				else if (p->stype == KSCALAR_I64)
 					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_I64;
+				else if (p->stype == KSCALAR_DTYPE)
+					for (int t = GPUD_F32; t <= GPUD_I64; t++)
+						if (p->dtypes & KDT(t))
+							q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
 				q->ndim = 0;
 			} else {
 				for (int t = GPUD_F32; t <= GPUD_I64; t++)
@@ -979,6 +984,13 @@ static void verb_run(gpud_request *r)
 			case GPUD__SCALAR__VALUE_F64:
 				kind = KGIVEN_F64;
 				break;
+			case GPUD__SCALAR__VALUE_TEXT:
+				if (kernel_bind_text(k, p, sc->text ? sc->text : "", &ka->v[idx], err,
+						     sizeof(err)) != 0) {
+					request_fail(r, ST_INVALID, "%s", err);
+					return;
+				}
+				continue;
 			default:
 				request_fail(r, ST_INVALID, "%s: argument '%s' has an empty scalar",
 					     k->name, arg->name);

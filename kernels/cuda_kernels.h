@@ -22,6 +22,14 @@ typedef struct cuda_launch_ctx {
 	void *stream; /* cudaStream_t */
 	int sm_count;
 	int device;
+	/*
+	 * Library handles bound to this stream (kernels/libs.h), made by the
+	 * backend when it opens; NULL where the library could not be loaded,
+	 * with the reason in *_why.
+	 */
+	void *blas; /* cublasHandle_t: its stream and own workspace set, default math */
+	void *rng;  /* curandGenerator_t: Philox4_32_10, its stream set */
+	const char *blas_why, *rng_why;
 } cuda_launch_ctx;
 
 typedef struct cuda_variant_attr {
@@ -44,6 +52,10 @@ typedef struct cuda_kernel {
 	int (*attributes)(cuda_variant_attr *out, int max, char *err, size_t errlen);
 	/* One small launch of every variant on real data; synchronous. 0 or -1 + err. */
 	int (*warmup)(const cuda_launch_ctx *ctx, char *err, size_t errlen);
+	/* 1: it uses ctx's library handles, so the warm-up runs on every stream
+	 * (each handle's first use, and whatever it sets up lazily, happens at
+	 * start, not on the loop). */
+	int per_stream;
 } cuda_kernel;
 
 const cuda_kernel *cuda_kernel_find(const char *name);

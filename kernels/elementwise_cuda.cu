@@ -257,7 +257,7 @@ out:
 	{                                                                                   \
 		return ew_warmup_op(OPC, &def, ctx, err, errlen);                            \
 	}                                                                                   \
-	extern "C" const cuda_kernel var = {nm, ew_launch, var##_attr, var##_warm}
+	extern "C" const cuda_kernel var = {nm, ew_launch, var##_attr, var##_warm, 0}
 
 EW_CUDA(cuda_kernel_add, EW_ADD, kernel_add, "add");
 EW_CUDA(cuda_kernel_sub, EW_SUB, kernel_sub, "sub");

@@ -26,12 +26,17 @@ extern "C" {
 #define KDT_FLOAT (KDT(GPUD_F32) | KDT(GPUD_F64))
 
 typedef enum kparam_role { KPARAM_IN, KPARAM_OUT, KPARAM_SCALAR } kparam_role;
-typedef enum kscalar_type { KSCALAR_BOOL, KSCALAR_I64, KSCALAR_F64 } kscalar_type;
+/*
+ * Scalar types. KSCALAR_DTYPE takes a dtype's name as text ("float32"), for
+ * kernels whose output dtype is chosen by the caller (uniform, normal); the
+ * param's `dtypes` mask says which it may name.
+ */
+typedef enum kscalar_type { KSCALAR_BOOL, KSCALAR_I64, KSCALAR_F64, KSCALAR_DTYPE } kscalar_type;
 
 typedef struct kernel_param {
 	const char *name;
 	kparam_role role;
-	unsigned dtypes;           /* buffers: KDT mask of accepted dtypes */
+	unsigned dtypes;           /* buffers: KDT mask of accepted dtypes; KSCALAR_DTYPE: nameable */
 	int ndim;                  /* buffers: required rank, -1 for any */
 	kscalar_type stype;        /* scalars */
 	const char *default_value; /* scalars: text of the default, NULL if required */
@@ -57,6 +62,7 @@ typedef struct kernel_value {
 		int b;
 		int64_t i64;
 		double f64;
+		gpud_dtype dtype; /* KSCALAR_DTYPE */
 	} s;
 } kernel_value;
 
@@ -82,6 +88,13 @@ typedef struct kernel_def {
 	/* cpu backend: independent work items, and the function running [lo, hi). */
 	size_t (*cpu_items)(const kernel_args *a);
 	void (*cpu_run)(const kernel_args *a, size_t lo, size_t hi);
+	/*
+	 * cpu backend, optional: 0 when cpu_run can work in this process, else -1
+	 * with why in err (a library it loads at run time is missing). The cpu
+	 * backend asks at start (loading the library there, not on a run) and
+	 * before each run.
+	 */
+	int (*cpu_available)(char *err, size_t errlen);
 	/* a user's kernel (struct custom_kernel, kernels/custom.h); NULL for built-ins */
 	const void *custom;
 } kernel_def;
@@ -117,6 +130,11 @@ int kernel_bind_array(const kernel_def *k, const kernel_param *p, const kernel_a
 typedef enum kscalar_given { KGIVEN_BOOL, KGIVEN_I64, KGIVEN_F64 } kscalar_given;
 int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given kind, int b,
 		       int64_t i, double d, kernel_value *out, char *err, size_t errlen);
+/* A text scalar: a dtype name, for KSCALAR_DTYPE parameters only. */
+int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *text,
+		     kernel_value *out, char *err, size_t errlen);
+/* numpy's name ("float32", "int64") to a dtype; GPUD_DTYPE_INVALID if it is none. */
+gpud_dtype kernel_dtype_parse(const char *name);
 
 /* Helpers for check functions. */
 int kernel_check_same_dtype(kernel_args *a, char *err, size_t errlen);

@@ -237,4 +237,5 @@ extern "C" const cuda_kernel cuda_kernel_lombscargle = {
 	ls_launch,
 	ls_attributes,
 	ls_warmup,
+	0,
 };

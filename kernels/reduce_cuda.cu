@@ -245,7 +245,7 @@ out:
 	{                                                                                  \
 		return red_warmup_of(&def, ctx, err, errlen);                               \
 	}                                                                                  \
-	extern "C" const cuda_kernel var = {nm, red_launch, red_attributes, var##_warm}
+	extern "C" const cuda_kernel var = {nm, red_launch, red_attributes, var##_warm, 0}
 
 RED_CUDA(cuda_kernel_sum, kernel_sum, "sum");
 RED_CUDA(cuda_kernel_asum, kernel_asum, "asum");

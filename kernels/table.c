@@ -10,6 +10,8 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/kernel.h"
+#include "kernels/matmul.h"
+#include "kernels/random.h"
 #include "kernels/reduce.h"
 
 extern const kernel_def kernel_lombscargle;
@@ -19,7 +21,8 @@ static const kernel_def *const table[] = {
 	&kernel_div,	     &kernel_axpy,	 &kernel_saxpy_trig, &kernel_rel_diff,
 	&kernel_sum_of_squares,
 	&kernel_sum,	     &kernel_asum,	 &kernel_min,	    &kernel_max,
-	&kernel_mean,	     &kernel_dot,
+	&kernel_mean,	     &kernel_dot,	 &kernel_matmul,     &kernel_uniform,
+	&kernel_normal,
 };
 
 const kernel_def *kernel_find(const char *name)
@@ -53,8 +56,18 @@ const char *kernel_scalar_type_name(kscalar_type t)
 		return "int64";
 	case KSCALAR_F64:
 		return "float64";
+	case KSCALAR_DTYPE:
+		return "dtype";
 	}
 	return "?";
+}
+
+gpud_dtype kernel_dtype_parse(const char *name)
+{
+	for (int t = GPUD_F32; t <= GPUD_I64; t++)
+		if (strcmp(name, gpud_dtype_name((gpud_dtype)t)) == 0)
+			return (gpud_dtype)t;
+	return GPUD_DTYPE_INVALID;
 }
 
 static void dtype_mask_describe(unsigned mask, char *buf, size_t len)
@@ -73,6 +86,14 @@ void kernel_param_describe(const kernel_param *p, char *buf, size_t len)
 {
 	char types[64];
 
+	if (p->role == KPARAM_SCALAR && p->stype == KSCALAR_DTYPE) {
+		dtype_mask_describe(p->dtypes, types, sizeof(types));
+		if (p->default_value)
+			snprintf(buf, len, "dtype name %s (default %s)", types, p->default_value);
+		else
+			snprintf(buf, len, "dtype name %s", types);
+		return;
+	}
 	if (p->role == KPARAM_SCALAR) {
 		if (p->default_value)
 			snprintf(buf, len, "%s scalar (default %s)", kernel_scalar_type_name(p->stype),
@@ -119,6 +140,9 @@ int kernel_scalar_parse(kscalar_type t, const char *text, kernel_value *out)
 	case KSCALAR_F64:
 		out->s.f64 = strtod(text, &end);
 		return (end == text || *end) ? -1 : 0;
+	case KSCALAR_DTYPE:
+		out->s.dtype = kernel_dtype_parse(text);
+		return out->s.dtype == GPUD_DTYPE_INVALID ? -1 : 0;
 	}
 	return -1;
 }
@@ -193,10 +217,25 @@ int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given
 		else
 			goto mismatch;
 		break;
+	case KSCALAR_DTYPE:
+		goto mismatch;
 	}
 	out->present = 1;
 	return 0;
 mismatch:
+	if (p->stype == KSCALAR_DTYPE) {
+		kernel_param_describe(p, want, sizeof(want));
+		if (kind == KGIVEN_BOOL)
+			snprintf(err, errlen, "%s: argument '%s' must be a %s, got bool %s", k->name,
+				 p->name, want, b ? "true" : "false");
+		else if (kind == KGIVEN_I64)
+			snprintf(err, errlen, "%s: argument '%s' must be a %s, got %lld", k->name,
+				 p->name, want, (long long)i);
+		else
+			snprintf(err, errlen, "%s: argument '%s' must be a %s, got %g", k->name,
+				 p->name, want, d);
+		return -1;
+	}
 	if (kind == KGIVEN_BOOL)
 		snprintf(err, errlen, "%s: argument '%s' must be %s, got bool %s", k->name, p->name,
 			 kernel_scalar_type_name(p->stype), b ? "true" : "false");
@@ -209,6 +248,35 @@ mismatch:
 			 kernel_scalar_type_name(p->stype),
 			 p->stype == KSCALAR_BOOL ? " (true, false, 1 or 0)" : "", d);
 	return -1;
+}
+
+int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *text,
+		     kernel_value *out, char *err, size_t errlen)
+{
+	char want[96];
+
+	kernel_param_describe(p, want, sizeof(want));
+	if (p->role != KPARAM_SCALAR) {
+		snprintf(err, errlen, "%s: argument '%s' must be %s, got the text '%.64s'", k->name,
+			 p->name, want, text);
+		return -1;
+	}
+	if (p->stype != KSCALAR_DTYPE) {
+		snprintf(err, errlen, "%s: argument '%s' must be %s%s; cannot parse '%.64s'",
+			 k->name, p->name, kernel_scalar_type_name(p->stype),
+			 p->stype == KSCALAR_BOOL ? " (true, false, 1 or 0)" : "", text);
+		return -1;
+	}
+	gpud_dtype dt = kernel_dtype_parse(text);
+	if (dt == GPUD_DTYPE_INVALID || !(p->dtypes & KDT(dt))) {
+		snprintf(err, errlen, "%s: argument '%s' must be a %s, got '%.64s'", k->name,
+			 p->name, want, text);
+		return -1;
+	}
+	out->s.dtype = dt;
+	out->scalar = 0;
+	out->present = 1;
+	return 0;
 }
 
 int kernel_args_finish(kernel_args *a, char *err, size_t errlen)

@@ -14,6 +14,7 @@ packages=(
 	valgrind                           # client library under valgrind
 	clang libclang-rt-14-dev           # libFuzzer target (make fuzz)
 	python3-numpy python3-scipy        # scipy agreement check
+	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2

@@ -202,6 +202,44 @@ int main(int argc, char **argv)
 	add(&r, arrays, sizeof(arrays));
 	save("run-bad");
 
+	/* uniform and normal: a dtype by name (a text scalar), a bad name, a text for a number */
+	{
+		Gpud__RunRequest rr = GPUD__RUN_REQUEST__INIT;
+		Gpud__Argument ra[3], *rap[3];
+		Gpud__Scalar rs[3];
+		const char *rn[3] = {"n", "seed", "dtype"};
+		for (int i = 0; i < 3; i++) {
+			gpud__argument__init(&ra[i]);
+			gpud__scalar__init(&rs[i]);
+			ra[i].name = (char *)rn[i];
+			ra[i].value_case = GPUD__ARGUMENT__VALUE_SCALAR;
+			ra[i].scalar = &rs[i];
+			rap[i] = &ra[i];
+		}
+		rs[0].value_case = GPUD__SCALAR__VALUE_I64;
+		rs[0].i64 = 5;
+		rs[1].value_case = GPUD__SCALAR__VALUE_I64;
+		rs[1].i64 = 42;
+		rs[2].value_case = GPUD__SCALAR__VALUE_TEXT;
+		rs[2].text = "float32";
+		rr.kernel = "uniform";
+		rr.args = rap;
+		rr.n_args = 3;
+		rr.return_outputs = 1;
+		r = (Gpud__Request)GPUD__REQUEST__INIT;
+		r.body_case = GPUD__REQUEST__BODY_RUN;
+		r.run = &rr;
+		add(&r, NULL, 0);
+		rr.kernel = "normal";
+		add(&r, NULL, 0);
+		rs[2].text = "float16";
+		add(&r, NULL, 0);
+		rs[0].value_case = GPUD__SCALAR__VALUE_TEXT;
+		rs[0].text = "five";
+		add(&r, NULL, 0);
+		save("run-random");
+	}
+
 	/* custom kernels: an elementwise one, a raw one, a broken signature, unregister */
 	Gpud__RegisterRequest rg = GPUD__REGISTER_REQUEST__INIT;
 	rg.name = "my_saxpy_trig";

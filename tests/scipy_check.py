@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""tests/scipy_check.py -- gpud's lombscargle against scipy.signal.lombscargle.
+"""tests/scipy_check.py -- gpud's lombscargle against scipy.signal.lombscargle, matmul
+against numpy.matmul, and uniform/normal against their distributions.
 
     /usr/bin/python3 tests/scipy_check.py --gpuctl PATH --url URL [--backend B] [--seed N]
 
@@ -28,6 +29,17 @@ gpud follows scipy <= 1.14. With scipy >= 1.15 (a new algorithm) the check
 applies normalize as 1.14 did and checks x of length 1 against the transcribed
 loop; everything else still comes from scipy.
 
+matmul: random a (m x k) and b (k x n) of several shapes (non-square, k = 1,
+m = 1, k = 0) in float64 and float32, against numpy.matmul of float64 copies;
+each element within (k + 2) eps (|a| @ |b|) with eps 2^-53 or 2^-24.
+
+uniform and normal (cuRAND's Philox4_32_10): n = 200001 numbers for a few
+seeds in both dtypes: the range ((0, 1], or (low, high]), mean and variance
+within 5 standard errors, the Kolmogorov-Smirnov statistic against the
+distribution (scipy.stats.kstest) below its 0.1% critical value 1.95/sqrt(n),
+the same seed giving the same numbers and another seed others. The seeds are
+fixed, so these cases are deterministic.
+
 Prints one line per case and, last, 'N passed, M failed'; exits 1 on any
 failure.
 """
@@ -45,6 +57,7 @@ try:
     import numpy as np
     import scipy
     import scipy.signal
+    import scipy.stats
 except ImportError as e:  # CI installs python3-scipy
     print(f"scipy_check: {sys.executable} cannot import numpy and scipy ({e}); "
           "install them (Debian: apt-get install python3-numpy python3-scipy)",
@@ -244,6 +257,106 @@ def compare(got, ref, dtype, nx, exact_nan):
     return ok, f"max|err|/max|ref| = {rel:.2e}"
 
 
+def gpuctl_run(gpuctl, url, work, kernel, args, inputs=None):
+    """Runs KERNEL with name=value args and name=array inputs (saved as .npy);
+    (output array, None) or (None, error text)."""
+    cmd = [gpuctl, "--url", url, "run", kernel]
+    for name, a in (inputs or {}).items():
+        path = os.path.join(work, f"{name}.npy")
+        np.save(path, a)
+        cmd.append(f"{name}={path}")
+    cmd += [f"{k}={v}" for k, v in args.items()]
+    po = os.path.join(work, "out.npy")
+    if os.path.exists(po):
+        os.unlink(po)
+    cmd += ["-o", po]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=600)
+    if p.returncode != 0:
+        return None, f"gpuctl exited {p.returncode}: {p.stderr.strip()}"
+    return np.load(po), None
+
+
+MATMUL_SHAPES = [(1, 1, 1), (3, 5, 2), (64, 1, 33), (1, 100, 1), (7, 0, 4), (129, 257, 65),
+                 (500, 400, 300)]
+
+
+def matmul_cases(gpuctl, url, work, rng):
+    """Yields (ok, line) for each matmul case."""
+    for m, k, n in MATMUL_SHAPES:
+        a, b = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
+        for dtype in DTYPES:
+            ad, bd = a.astype(dtype), b.astype(dtype)
+            got, err = gpuctl_run(gpuctl, url, work, "matmul", {}, {"a": ad, "b": bd})
+            name = f"matmul  {np.dtype(dtype).name:7} {m}x{k} @ {k}x{n}"
+            if err is not None:
+                yield False, f"{name}: {err}"
+                continue
+            ref = np.matmul(ad.astype(np.float64), bd.astype(np.float64))
+            if got.dtype != np.dtype(dtype) or got.shape != (m, n):
+                yield False, f"{name}: got {got.dtype} {got.shape}"
+                continue
+            eps = 2.0 ** -53 if dtype == np.float64 else 2.0 ** -24
+            bound = (k + 2) * eps * np.matmul(np.abs(ad.astype(np.float64)),
+                                              np.abs(bd.astype(np.float64)))
+            diff = np.abs(got.astype(np.float64) - ref)
+            worst = float(np.max(diff / np.maximum(bound, 1e-300))) if diff.size else 0.0
+            ok = bool(np.all(diff <= bound))
+            yield ok, f"{name}: max err/bound {worst:.3f} (bound (k+2) eps |a|@|b|)"
+
+
+RANDOM_N = 200001
+
+
+def random_cases(gpuctl, url, work):
+    """Yields (ok, line) for each uniform/normal case (fixed seeds)."""
+    n = RANDOM_N
+    crit = 1.95 / math.sqrt(n)
+    se = 1 / math.sqrt(n)
+    for kernel, extra, dist in (("uniform", {}, scipy.stats.uniform(0, 1)),
+                                ("uniform", {"low": -2, "high": 6}, scipy.stats.uniform(-2, 8)),
+                                ("normal", {}, scipy.stats.norm(0, 1)),
+                                ("normal", {"mean": 3, "stddev": 0.5}, scipy.stats.norm(3, 0.5))):
+        for dtype in ("float64", "float32"):
+            for seed in (1, 2024):
+                args = {"n": n, "seed": seed, "dtype": dtype, **extra}
+                name = (f"{kernel:7} {dtype:7} n={n} seed={seed} "
+                        + " ".join(f"{k}={v}" for k, v in extra.items()))
+                got, err = gpuctl_run(gpuctl, url, work, kernel, args)
+                if err is not None:
+                    yield False, f"{name}: {err}"
+                    continue
+                if got.dtype != np.dtype(dtype) or got.shape != (n,):
+                    yield False, f"{name}: got {got.dtype} {got.shape}"
+                    continue
+                x = got.astype(np.float64)
+                problems = []
+                if kernel == "uniform":
+                    lo, hi = extra.get("low", 0), extra.get("high", 1)
+                    if not (np.all(x > lo) and np.all(x <= hi)):
+                        problems.append(f"outside ({lo}, {hi}]: min {x.min()!r} max {x.max()!r}")
+                mean, std = dist.mean(), dist.std()
+                if abs(x.mean() - mean) > 5 * se * std:
+                    problems.append(f"mean {x.mean():.5f}, expected {mean:.5f}")
+                # the variance's standard error: sqrt((mu4 - var^2) / n)
+                kurt = -1.2 if kernel == "uniform" else 0.0
+                var_se = std ** 2 * math.sqrt((2 + kurt) / n)
+                if abs(x.var(ddof=1) - std ** 2) > 5 * var_se:
+                    problems.append(f"variance {x.var(ddof=1):.5f}, expected {std ** 2:.5f}")
+                ks = scipy.stats.kstest(x, dist.cdf).statistic
+                if ks >= crit:
+                    problems.append(f"KS {ks:.5f} >= {crit:.5f}")
+                again, err = gpuctl_run(gpuctl, url, work, kernel, args)
+                if err is not None or not np.array_equal(again, got):
+                    problems.append("the same seed gave other numbers")
+                other, err = gpuctl_run(gpuctl, url, work, kernel, {**args, "seed": seed + 1})
+                if err is not None or np.count_nonzero(other == got) > 5:
+                    problems.append("seed + 1 gave the same numbers")
+                yield not problems, f"{name}: " + ("; ".join(problems) if problems else
+                                                   f"mean {x.mean():+.5f} std {x.std():.5f} "
+                                                   f"KS {ks:.5f} (< {crit:.5f})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpuctl", required=True)
@@ -306,6 +419,14 @@ def main():
                                       f"nx={nx:<5} nf={nf:<6} precenter={precenter!s:5} "
                                       f"normalize={normalize!s:5} {dt:6.2f} s  {text}",
                                       flush=True)
+            for ok, text in matmul_cases(args.gpuctl, args.url, work, rng):
+                passed += ok
+                failed += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {text}", flush=True)
+            for ok, text in random_cases(args.gpuctl, args.url, work):
+                passed += ok
+                failed += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {text}", flush=True)
         finally:
             ref_of.close()
     print(f"scipy_check: {time.monotonic() - t0:.1f} s; tolerances: float64 "

@@ -2230,6 +2230,125 @@ START_TEST(test_gpuctl_elementwise)
 }
 END_TEST
 
+/* matmul, uniform and normal through gpuctl (CPU BLAS / cuBLAS, cuRAND), and bad arguments. */
+START_TEST(test_gpuctl_libraries)
+{
+	char pa[700], pbm[700], pc[700], aa[720], ab[720], err[512];
+	double a[6] = {0, 1, 2, 3, 4, 5}, b[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+	double want[8] = {20, 23, 26, 29, 56, 68, 80, 92};
+	uint64_t sa[2] = {2, 3}, sb[2] = {3, 4};
+	path_in_dir(pa, sizeof(pa), "ma.npy");
+	path_in_dir(pbm, sizeof(pbm), "mb.npy");
+	path_in_dir(pc, sizeof(pc), "mc.npy");
+	save_npy(pa, GPUD_F64, 2, sa, a);
+	save_npy(pbm, GPUD_F64, 2, sb, b);
+	snprintf(aa, sizeof(aa), "a=%s", pa);
+	snprintf(ab, sizeof(ab), "b=%s", pbm);
+	assert_ctl_ok(CTL("run", "matmul", aa, ab, "-o", pc));
+	gpud_array c;
+	ck_assert_msg(gpud_npy_load(pc, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.ndim, 2);
+	ck_assert(c.shape[0] == 2 && c.shape[1] == 4 && c.dtype == GPUD_F64);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(((double *)c.data)[i] == want[i], "c[%d] = %g", i, ((double *)c.data)[i]);
+	gpud_array_free(&c);
+	/* b . a: b has 3 columns, a 2 rows */
+	snprintf(aa, sizeof(aa), "a=%s", pbm);
+	snprintf(ab, sizeof(ab), "b=%s", pa);
+	CTL_FAIL(1, "matmul: b has 2 rows, expected 4 (a's columns)", "run", "matmul", aa, ab);
+	CTL_FAIL(1, "matmul: missing argument 'b'", "run", "matmul", aa);
+	snprintf(aa, sizeof(aa), "a=%s", pa);
+	snprintf(ab, sizeof(ab), "b=%s", pbm);
+	CTL_FAIL(1, "matmul: tf32 applies to float32 only; a and b are float64", "run", "matmul", aa,
+		 ab, "tf32=true");
+
+	/* uniform: cuRAND's numbers for seed 42, the same on both backends, bit for bit */
+	static const float u32_42[5] = {0x1.39d5ep-1, 0x1.dfd524p-2, 0x1.2bf50ap-4, 0x1.5d0adp-2,
+					0x1.499bb4p-7};
+	assert_ctl_ok(CTL("run", "uniform", "n=5", "seed=42", "dtype=float32", "-o", pc));
+	ck_assert_msg(gpud_npy_load(pc, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(c.ndim == 1 && c.shape[0] == 5 && c.dtype == GPUD_F32);
+	ck_assert_msg(memcmp(c.data, u32_42, sizeof(u32_42)) == 0, "uniform: %a %a ...",
+		      ((float *)c.data)[0], ((float *)c.data)[1]);
+	gpud_array_free(&c);
+	assert_ctl_ok(CTL("run", "uniform", "n=1000", "seed=3", "low=-1", "high=1", "-o", pc));
+	ck_assert_msg(gpud_npy_load(pc, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(c.dtype == GPUD_F64 && c.shape[0] == 1000);
+	for (int i = 0; i < 1000; i++)
+		ck_assert(((double *)c.data)[i] > -1 && ((double *)c.data)[i] <= 1);
+	gpud_array_free(&c);
+	/* normal, odd n: cuRAND's numbers (the device's Box-Muller may differ in the last bits) */
+	static const double n64_42[7] = {0x1.0938d6e3710a3p+0,	-0x1.54abf38e526c1p-1,
+					 0x1.b1706d3b4c821p-2,	-0x1.6f13555a03774p+0,
+					 -0x1.f9be3fcfaa932p+0, -0x1.f19db84702aa2p-2,
+					 0x1.08add93cd83fp-3};
+	assert_ctl_ok(CTL("run", "normal", "n=7", "seed=42", "-o", pc));
+	ck_assert_msg(gpud_npy_load(pc, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(c.ndim == 1 && c.shape[0] == 7 && c.dtype == GPUD_F64);
+	for (int i = 0; i < 7; i++)
+		ck_assert_msg(fabs(((double *)c.data)[i] - n64_42[i]) <= 1e-13 * fabs(n64_42[i]),
+			      "normal[%d] = %a, want %a", i, ((double *)c.data)[i], n64_42[i]);
+	gpud_array_free(&c);
+	CTL_FAIL(1, "normal: argument 'dtype' must be a dtype name float32|float64 (default "
+		    "float64), got 'float16'",
+		 "run", "normal", "n=7", "seed=1", "dtype=float16");
+	CTL_FAIL(1, "uniform: argument 'n' must be 0 or more, got -3", "run", "uniform", "n=-3",
+		 "seed=1");
+	CTL_FAIL(1, "normal: argument 'stddev' must be 0 or more, got -2", "run", "normal", "n=3",
+		 "seed=1", "stddev=-2");
+	CTL_FAIL(1, "uniform: missing argument 'seed' (int64 scalar)", "run", "uniform", "n=3");
+	CTL_FAIL(1, "uniform: argument 'seed' must be int64; cannot parse 'lucky'", "run",
+		 "uniform", "n=3", "seed=lucky");
+	ctl_result *r = CTL("kernels");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "dtype name float32|float64 (default float64)"), "%s", r->out);
+}
+END_TEST
+
+/* gpud whose libraries cannot be loaded: it serves the rest, and says why for these. */
+static void setup_no_libraries(void)
+{
+	setenv("GPUD_BLAS", "/nonexistent/libopenblas.so.0", 1);
+	setenv("GPUD_CUBLAS", "/nonexistent/libcublas.so.13", 1);
+	setenv("GPUD_CURAND", "/nonexistent/libcurand.so.10", 1);
+	start_gpud(NULL);
+	unsetenv("GPUD_BLAS");
+	unsetenv("GPUD_CUBLAS");
+	unsetenv("GPUD_CURAND");
+}
+
+START_TEST(test_libraries_missing)
+{
+	char pa[700], aa[720], ab[720];
+	double a[4] = {1, 2, 3, 4};
+	uint64_t sa[2] = {2, 2};
+	int cuda = strcmp(expected_backend(), "cuda") == 0;
+	path_in_dir(pa, sizeof(pa), "ma.npy");
+	save_npy(pa, GPUD_F64, 2, sa, a);
+	snprintf(aa, sizeof(aa), "a=%s", pa);
+	snprintf(ab, sizeof(ab), "b=%s", pa);
+	CTL_FAIL(1, cuda ? "matmul is unavailable on the cuda backend: cuBLAS could not be loaded"
+			 : "matmul is unavailable on the cpu backend: the CPU BLAS",
+		 "run", "matmul", aa, ab);
+	CTL_FAIL(1, cuda ? "$GPUD_CUBLAS (/nonexistent/libcublas.so.13)" : "$GPUD_BLAS "
+									  "(/nonexistent/libopenblas.so.0)",
+		 "run", "matmul", aa, ab);
+	CTL_FAIL(1, "cannot open shared object file", "run", "matmul", aa, ab);
+	CTL_FAIL(1, "unavailable on the", "run", "uniform", "n=4", "seed=1");
+	CTL_FAIL(1, "$GPUD_CURAND (/nonexistent/libcurand.so.10)", "run", "normal", "n=4", "seed=1");
+	/* the arguments are still checked first */
+	CTL_FAIL(1, "normal: argument 'n' must be 0 or more", "run", "normal", "n=-4", "seed=1");
+	/* everything else works */
+	snprintf(ab, sizeof(ab), "y=%s", pa);
+	snprintf(aa, sizeof(aa), "x=%s", pa);
+	assert_ctl_ok(CTL("run", "add", aa, ab));
+	static char log[65536];
+	read_text(logpath, log, sizeof(log));
+	ck_assert_msg(strstr(log, "matmul is unavailable") && strstr(log, "GPUD_CURAND"),
+		      "the log does not say what is unavailable:\n%s", log);
+}
+END_TEST
+
 START_TEST(test_gpuctl_kernels_and_status)
 {
 	ctl_result *r = CTL("kernels");
@@ -3544,8 +3663,14 @@ static Suite *e2e_suite(void)
 	tcase_add_test(tc, test_gpuctl_run_writes_output);
 	tcase_add_test(tc, test_gpuctl_kernels_and_status);
 	tcase_add_test(tc, test_gpuctl_elementwise);
+	tcase_add_test(tc, test_gpuctl_libraries);
 	tcase_add_test(tc, test_gpuctl_dead_url);
 	tcase_add_test(tc, test_gpuctl_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("no libraries");
+	tcase_add_checked_fixture(tc, setup_no_libraries, gpud_teardown);
+	tcase_add_test(tc, test_libraries_missing);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits");

@@ -25,6 +25,8 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/kernel.h"
+#include "kernels/matmul.h"
+#include "kernels/random.h"
 #include "kernels/reduce.h"
 #include "kernels/lombscargle.h"
 
@@ -562,6 +564,209 @@ RED_TEST(max)
 RED_TEST(mean)
 RED_TEST(dot)
 
+/* --- matmul (cuBLAS) ---------------------------------------------------------------------- */
+
+/*
+ * a (m x k) b (k x n) through gpud into a poisoned c, against a float64 triple
+ * loop here (the GPU machine has no CPU BLAS). Per element, with S = sum over l
+ * of |a_il b_lj|: float64 within (k + 2) 2^-53 S, float32 within (k + 2) 2^-24
+ * S, float32 with tf32 within 2^-9 S + (k + 2) 2^-24 S (TF32 keeps 10 bits of
+ * each input's mantissa: each product is off by up to about 2^-10 of itself).
+ */
+static void mm_case(gpud_client *c, gpud_dtype dt, int tf32, uint64_t m, uint64_t k, uint64_t n,
+		    int daemon_output)
+{
+	size_t es = gpud_dtype_size(dt);
+	void *a = random_of(dt, m * k, -1, 1), *b = random_of(dt, k * n, -1, 1);
+	void *got = malloc(m * n * es + 8);
+	uint64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
+	gpud_handle ha, hb, hc = 0;
+	ck_assert(gpud_alloc(c, dt, 2, sa, a, &ha) == GPUD_OK);
+	ck_assert(gpud_alloc(c, dt, 2, sb, b, &hb) == GPUD_OK);
+	gpud_arg args[4] = {gpud_arg_buffer("a", ha), gpud_arg_buffer("b", hb),
+			    gpud_arg_bool("tf32", tf32)};
+	size_t na = 3;
+	if (!daemon_output) {
+		void *p = malloc(m * n * es + 8);
+		poison(dt, p, m * n);
+		ck_assert(gpud_alloc(c, dt, 2, sc, p, &hc) == GPUD_OK);
+		free(p);
+		args[na++] = gpud_arg_buffer("c", hc);
+	}
+	gpud_output o;
+	size_t no;
+	gpud_run_info info;
+	ck_assert_msg(gpud_run(c, "matmul", args, na, &o, 1, &no, &info) == GPUD_OK,
+		      "matmul %s %llux%llux%llu: %s", gpud_dtype_name(dt), (unsigned long long)m,
+		      (unsigned long long)k, (unsigned long long)n, gpud_errmsg(c));
+	if (daemon_output)
+		hc = o.handle;
+	ck_assert(o.ndim == 2 && o.shape[0] == m && o.shape[1] == n && o.dtype == dt);
+	if (m * n > 0)
+		ck_assert(gpud_download_range(c, hc, 0, got, m * n * es) == GPUD_OK);
+	double eps = dt == GPUD_F32 ? 0x1p-24 : 0x1p-53, worst = 0;
+	size_t unwritten = 0;
+	/* a as float64, b transposed: the reference's inner loop reads both in order */
+	double *ad = malloc(m * k * sizeof(double) + 8), *bt = malloc(k * n * sizeof(double) + 8);
+	for (uint64_t i = 0; i < m * k; i++)
+		ad[i] = get(dt, a, i);
+	for (uint64_t l = 0; l < k; l++)
+		for (uint64_t j = 0; j < n; j++)
+			bt[j * k + l] = get(dt, b, l * n + j);
+	for (uint64_t i = 0; i < m; i++) {
+		for (uint64_t j = 0; j < n; j++) {
+			double s = 0, sabs = 0;
+			for (uint64_t l = 0; l < k; l++) {
+				double p = ad[i * k + l] * bt[j * k + l];
+				s += p;
+				sabs += fabs(p);
+			}
+			if (is_poison(dt, got, i * n + j)) {
+				unwritten++;
+				continue;
+			}
+			double tol = ((double)(k + 2) * eps + (tf32 ? 0x1p-9 : 0)) * sabs;
+			double e = fabs(get(dt, got, i * n + j) - s);
+			ck_assert_msg(e <= tol, "matmul %s%s %llux%llux%llu: c[%llu][%llu] = %.17g, "
+						"reference %.17g (tol %.3g)",
+				      gpud_dtype_name(dt), tf32 ? " tf32" : "", (unsigned long long)m,
+				      (unsigned long long)k, (unsigned long long)n,
+				      (unsigned long long)i, (unsigned long long)j,
+				      get(dt, got, i * n + j), s, tol);
+			if (sabs > 0 && e / sabs > worst)
+				worst = e / sabs;
+		}
+	}
+	ck_assert_msg(unwritten == 0, "matmul %s %llux%llux%llu: %zu elements unwritten",
+		      gpud_dtype_name(dt), (unsigned long long)m, (unsigned long long)k,
+		      (unsigned long long)n, unwritten);
+	if (m * n * k >= 1000000)
+		printf("matmul %-8s%s %5llux%5llux%5llu max |err|/sum|ab| %.2e kernel %.1f us\n",
+		       gpud_dtype_name(dt), tf32 ? " tf32" : "     ", (unsigned long long)m,
+		       (unsigned long long)k, (unsigned long long)n, worst, info.kernel_us);
+	gpud_handle fr[3] = {ha, hb, hc};
+	ck_assert(gpud_free(c, fr, 3) == GPUD_OK);
+	free(a);
+	free(b);
+	free(ad);
+	free(bt);
+	free(got);
+}
+
+static void test_matmul(gpud_client *c)
+{
+	static const uint64_t shapes[][3] = {
+		{1, 1, 1},   {1, 200, 7},    {7, 1, 9},	      {37, 53, 29},   {129, 3, 2},
+		{3, 1000, 5}, {255, 257, 263}, {640, 512, 768}, {1024, 1024, 1024}, {6, 0, 5},
+	};
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		const uint64_t *s = shapes[i];
+		mm_case(c, GPUD_F32, 0, s[0], s[1], s[2], 0);
+		mm_case(c, GPUD_F64, 0, s[0], s[1], s[2], 0);
+		mm_case(c, GPUD_F32, 1, s[0], s[1], s[2], 0);
+	}
+	mm_case(c, GPUD_F64, 0, 33, 17, 65, 1); /* c made by gpud */
+	mm_case(c, GPUD_F32, 0, 0, 4, 3, 1);	/* an empty c */
+}
+
+/* --- uniform, normal (cuRAND) --------------------------------------------------------------- */
+
+/*
+ * n numbers of name through gpud into a poisoned out, against the cpu
+ * backend's code linked in here (cuRAND's host generator: libcurand must load
+ * on this machine, $GPUD_CURAND). uniform must be equal bit for bit. normal:
+ * cuRAND's host Box-Muller uses the host's libm, the device its own log and
+ * sincos, so equality is not promised: float64 within 1e-13 and float32 within
+ * 2e-6 of max(1, |x|); how many are bitwise equal is printed.
+ */
+static void rnd_case(gpud_client *c, const char *name, gpud_dtype dt, uint64_t n, int64_t seed,
+		     double p1, double p2)
+{
+	const kernel_def *k = kernel_find(name);
+	int normal = k == &kernel_normal;
+	size_t es = gpud_dtype_size(dt);
+	gpud_handle h = poisoned(c, dt, n);
+	gpud_arg args[6] = {gpud_arg_i64("n", (int64_t)n), gpud_arg_i64("seed", seed),
+			    gpud_arg_dtype("dtype", dt), gpud_arg_buffer("out", h),
+			    gpud_arg_f64(normal ? "mean" : "low", p1),
+			    gpud_arg_f64(normal ? "stddev" : "high", p2)};
+	gpud_output o;
+	size_t no;
+	ck_assert_msg(gpud_run(c, name, args, 6, &o, 1, &no, NULL) == GPUD_OK, "%s: %s", name,
+		      gpud_errmsg(c));
+	void *got = malloc(n * es + 8), *ref = malloc(n * es + 8);
+	ck_assert(gpud_download_range(c, h, 0, got, n * es) == GPUD_OK);
+
+	kernel_args a;
+	memset(&a, 0, sizeof(a));
+	a.kernel = k;
+	a.dtype = dt;
+	a.v[RND_N].s.i64 = (int64_t)n;
+	a.v[RND_SEED].s.i64 = seed;
+	a.v[RND_DTYPE].s.dtype = dt;
+	a.v[RND_P1].s.f64 = p1;
+	a.v[RND_P2].s.f64 = p2;
+	a.v[RND_OUT].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n,
+					  .data = ref};
+	char err[1024];
+	ck_assert_msg(k->cpu_available(err, sizeof(err)) == 0, "the reference: %s", err);
+	k->cpu_run(&a, 0, 1);
+	size_t unwritten = 0, bitwise = 0;
+	double worst = 0, tol = dt == GPUD_F32 ? 2e-6 : 1e-13;
+	for (size_t i = 0; i < n; i++) {
+		if (is_poison(dt, got, i)) {
+			unwritten++;
+			continue;
+		}
+		if (memcmp((char *)got + i * es, (char *)ref + i * es, es) == 0) {
+			bitwise++;
+			continue;
+		}
+		double g = get(dt, got, i), r = get(dt, ref, i);
+		ck_assert_msg(normal, "uniform %s n=%llu seed %lld: [%zu] = %a, the host's %a",
+			      gpud_dtype_name(dt), (unsigned long long)n, (long long)seed, i, g, r);
+		double e = fabs(g - r) / (fabs(r) > 1 ? fabs(r) : 1);
+		ck_assert_msg(e <= tol, "normal %s n=%llu seed %lld: [%zu] = %.17g, the host's %.17g",
+			      gpud_dtype_name(dt), (unsigned long long)n, (long long)seed, i, g, r);
+		if (e > worst)
+			worst = e;
+	}
+	ck_assert_msg(unwritten == 0, "%s %s n=%llu: %zu elements unwritten", name,
+		      gpud_dtype_name(dt), (unsigned long long)n, unwritten);
+	if (n > 1000)
+		printf("%-7s %-8s n=%-8llu seed %-14lld bitwise equal to the host's %.4f%%, max "
+		       "err %.2e\n",
+		       name, gpud_dtype_name(dt), (unsigned long long)n, (long long)seed,
+		       100.0 * (double)bitwise / (double)n, worst);
+	ck_assert(gpud_free(c, &h, 1) == GPUD_OK);
+	free(got);
+	free(ref);
+}
+
+static void test_rnd(gpud_client *c, const char *name)
+{
+	static const uint64_t ns[] = {1, 2, 7, 1000, 4097, (1u << 20), (1u << 20) + 1};
+	static const int64_t seeds[] = {0, 42, (INT64_C(1) << 40) + 7};
+	int normal = !strcmp(name, "normal");
+	for (int dt = GPUD_F32; dt <= GPUD_F64; dt++)
+		for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+			for (size_t s = 0; s < sizeof(seeds) / sizeof(seeds[0]); s++)
+				rnd_case(c, name, (gpud_dtype)dt, ns[i], seeds[s], 0, 1);
+	/* low/high, mean/stddev */
+	rnd_case(c, name, GPUD_F32, 100001, 5, normal ? 3 : -2, normal ? 0.25 : 6);
+	rnd_case(c, name, GPUD_F64, 100001, 5, normal ? 3 : -2, normal ? 0.25 : 6);
+}
+
+static void test_uniform(gpud_client *c)
+{
+	test_rnd(c, "uniform");
+}
+
+static void test_normal(gpud_client *c)
+{
+	test_rnd(c, "normal");
+}
+
 /* --- every kernel has a GPU test ---------------------------------------------------- */
 
 static const struct {
@@ -583,6 +788,9 @@ static const struct {
 	{"max", test_red_max},
 	{"mean", test_red_mean},
 	{"dot", test_red_dot},
+	{"matmul", test_matmul},
+	{"uniform", test_uniform},
+	{"normal", test_normal},
 };
 
 START_TEST(every_kernel_against_reference)

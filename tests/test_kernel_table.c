@@ -594,6 +594,77 @@ START_TEST(test_finish_bad_default)
 }
 END_TEST
 
+/* --- dtype names (KSCALAR_DTYPE) ------------------------------------------------------ */
+
+static const kernel_param dparams[] = {
+	{"n", KPARAM_SCALAR, 0, 0, KSCALAR_I64, NULL, "a count", 0},
+	{"dtype", KPARAM_SCALAR, KDT_FLOAT, 0, KSCALAR_DTYPE, "float64", "out's dtype", 0},
+};
+
+static const kernel_def dkernel = {
+	.name = "dk",
+	.params = dparams,
+	.nparams = sizeof(dparams) / sizeof(dparams[0]),
+};
+
+START_TEST(test_bind_dtype)
+{
+	const kernel_def *k = &dkernel;
+	const kernel_param *p = &dparams[1];
+	kernel_value v;
+	char err[256], d[128];
+
+	ck_assert_str_eq(kernel_scalar_type_name(KSCALAR_DTYPE), "dtype");
+	kernel_param_describe(p, d, sizeof(d));
+	ck_assert_str_eq(d, "dtype name float32|float64 (default float64)");
+	ck_assert_int_eq(kernel_dtype_parse("float32"), GPUD_F32);
+	ck_assert_int_eq(kernel_dtype_parse("int64"), GPUD_I64);
+	ck_assert_int_eq(kernel_dtype_parse("Float32"), GPUD_DTYPE_INVALID);
+	ck_assert_int_eq(kernel_dtype_parse(""), GPUD_DTYPE_INVALID);
+	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_DTYPE, "float64", &v), 0);
+	ck_assert_int_eq(v.s.dtype, GPUD_F64);
+	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_DTYPE, "double", &v), -1);
+
+	memset(&v, 0, sizeof(v));
+	ck_assert_msg(kernel_bind_text(k, p, "float32", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.present, 1);
+	ck_assert_int_eq(v.s.dtype, GPUD_F32);
+	/* a dtype it may not name, a name that is no dtype, a number */
+	memset(&v, 0, sizeof(v));
+	ck_assert_int_eq(kernel_bind_text(k, p, "int32", &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "dk: argument 'dtype' must be a dtype name float32|float64 "
+			      "(default float64), got 'int32'");
+	ck_assert_int_eq(v.present, 0);
+	ck_assert_int_eq(kernel_bind_text(k, p, "float16", &v, err, sizeof(err)), -1);
+	assert_has(err, "got 'float16'");
+	ck_assert_int_eq(bind_s(k, p, KGIVEN_I64, 0, 32, 0, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "dk: argument 'dtype' must be a dtype name float32|float64 "
+			      "(default float64), got 32");
+	ck_assert_int_eq(v.present, 0);
+	ck_assert_int_eq(bind_s(k, p, KGIVEN_BOOL, 1, 0, 0, &v, err, sizeof(err)), -1);
+	assert_has(err, "got bool true");
+	/* text for other scalars and for arrays */
+	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_NORMALIZE], "maybe", &v, err,
+					  sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'normalize' must be bool (true, false, 1 or "
+			      "0); cannot parse 'maybe'");
+	ck_assert_int_eq(kernel_bind_text(k, &dparams[0], "many", &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "dk: argument 'n' must be int64; cannot parse 'many'");
+	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[0], "x.np", &v, err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'x' must be float32|float64 1-d array, got "
+			      "the text 'x.np'");
+	/* the default, when absent */
+	kernel_args a;
+	memset(&a, 0, sizeof(a));
+	a.kernel = k;
+	a.v[0].present = 1;
+	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[1].s.dtype, GPUD_F64);
+}
+END_TEST
+
 Suite *kernel_table_suite(void)
 {
 	Suite *s = suite_create("kernel_table");
@@ -616,6 +687,7 @@ Suite *kernel_table_suite(void)
 	tcase_add_test(tc, test_bind_i64);
 	tcase_add_test(tc, test_bind_not_finite);
 	tcase_add_test(tc, test_bind_scalar_for_buffer);
+	tcase_add_test(tc, test_bind_dtype);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("finish");

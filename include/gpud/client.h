@@ -257,6 +257,7 @@ typedef enum gpud_arg_kind {
 	GPUD_ARG_I64,
 	GPUD_ARG_BOOL,
 	GPUD_ARG_ARRAY, /* gpud_call only: host data sent with the request */
+	GPUD_ARG_TEXT,  /* a name: a dtype for kernels that choose their output's */
 } gpud_arg_kind;
 
 typedef struct gpud_arg {
@@ -268,6 +269,7 @@ typedef struct gpud_arg {
 		int64_t i64;
 		int b;
 		const gpud_array *array;
+		const char *text;
 	} v;
 } gpud_arg;
 
@@ -311,6 +313,21 @@ static inline gpud_arg gpud_arg_bool(const char *name, int v)
 	a.kind = GPUD_ARG_BOOL;
 	a.v.b = v != 0;
 	return a;
+}
+
+/* A text scalar (the string must live until the call returns). */
+static inline gpud_arg gpud_arg_text(const char *name, const char *text)
+{
+	gpud_arg a;
+	a.name = name;
+	a.kind = GPUD_ARG_TEXT;
+	a.v.text = text;
+	return a;
+}
+/* A dtype by name, e.g. gpud_arg_dtype("dtype", GPUD_F32) for uniform and normal. */
+static inline gpud_arg gpud_arg_dtype(const char *name, gpud_dtype t)
+{
+	return gpud_arg_text(name, gpud_dtype_name(t));
 }
 
 /* An output of a run: a buffer the daemon made (or the one passed in). */
