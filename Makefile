@@ -60,7 +60,7 @@ CLIENT_SRC := client/client.c client/npy.c
 DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
               daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
               kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c \
-              kernels/reduce.c
+              kernels/reduce.c kernels/histogram.c
 DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -91,7 +91,7 @@ LIB_PC  := $(BUILD)/gpud-client.pc
 
 UNIT_SRC := tests/unit_main.c tests/test_npy.c tests/test_config.c tests/test_wire.c \
             tests/test_lombscargle.c tests/test_kernel_table.c tests/test_custom.c \
-            tests/test_elementwise.c tests/test_reduce.c
+            tests/test_elementwise.c tests/test_reduce.c tests/test_histogram.c
 UNIT     := $(BUILD)/tests/unit
 E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
@@ -169,7 +169,7 @@ GPU_TEST   := $(BUILD)/tests/gpu
 STANDALONE := $(BUILD)/bench/standalone_lombscargle
 FIRST      := $(BUILD)/bench/first_result
 KERNEL_REF := $(call obj,kernels/table.c kernels/lombscargle.c kernels/elementwise.c \
-              kernels/reduce.c)
+              kernels/reduce.c kernels/histogram.c)
 $(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) \
@@ -221,7 +221,7 @@ FUZZ_BUILD   := $(BUILD)/fuzz
 FUZZ_SRC     := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
                 daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
                 kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c \
-                kernels/reduce.c
+                kernels/reduce.c kernels/histogram.c
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run

@@ -12,5 +12,6 @@ Suite *kernel_table_suite(void);
 Suite *custom_suite(void);
 Suite *elementwise_suite(void);
 Suite *reduce_suite(void);
+Suite *histogram_suite(void);
 
 #endif
