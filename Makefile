@@ -66,7 +66,7 @@ ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 DAEMON_SRC += daemon/backend_cuda.c daemon/nvrtc.c kernels/cuda_table.c
 DAEMON_CU  += kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu kernels/reduce_cuda.cu \
-              daemon/pool.cu
+              kernels/histogram_cuda.cu daemon/pool.cu
 # cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc
 LINK       := $(CXX)
@@ -174,12 +174,12 @@ $(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) \
 	       $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu \
-	       kernels/reduce_cuda.cu) $(LIB_A)
+	       kernels/reduce_cuda.cu kernels/histogram_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 TRANSFER   := $(BUILD)/bench/transfer
 $(TRANSFER): $(BUILD)/bench/transfer.o $(KERNEL_REF) \
 	     $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu \
-	       kernels/reduce_cuda.cu) $(LIB_A)
+	       kernels/reduce_cuda.cu kernels/histogram_cuda.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 CUSTOM_BENCH := $(BUILD)/bench/custom_kernels
 $(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(LIB_A)
