@@ -106,6 +106,9 @@ int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_m
 	p->step = delta / (double)bins;
 	p->step_zero = p->step == 0;
 	p->norm = (double)bins / delta;
+	p->bins_up32 = (float)bins;
+	if ((double)p->bins_up32 < (double)bins)
+		p->bins_up32 = nextafterf(p->bins_up32, INFINITY);
 	if (!isfinite(p->norm)) {
 		snprintf(err, errlen,
 			 "histogram: the range [%s, %s] is too narrow for %lld bins: bins / "

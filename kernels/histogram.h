@@ -18,9 +18,10 @@
  *     estimate of `bins` becomes bins - 1; then one step down if
  *     x < edge[i], else one step up if x >= edge[i + 1] and i < bins - 1.
  * Both backends do exactly that, so counts match numpy's bit for bit, on the
- * edges too. Where numpy itself fails (an estimate beyond bins + 1 or below
- * 0 raises IndexError or ValueError there: float32 ranges only a few float32
- * ulps wide per bin), the bin is clamped to [0, bins - 1] instead.
+ * edges too. Where numpy itself fails on the data (an estimate beyond
+ * bins + 1 or below 0 raises IndexError or ValueError there: float32 bins
+ * narrower than a float32 ulp, float32 ranges wider than float32 can hold),
+ * the bin is clamped to [0, bins - 1] instead.
  *
  * Refused, with numpy's words where numpy refuses: bins < 1 ("`bins` must
  * be positive"), bins > HIST_MAX_BINS, range_min > range_max ("max must be
@@ -55,6 +56,7 @@ typedef struct hist_plan {
 	int lo_f32, hi_f32;  /* float32 x: first / last compared in float32 */
 	int norm_f32;        /* float32 edges: (x - first) * norm in float32 */
 	float first32, last32, norm32;
+	float bins_up32;     /* the smallest float >= bins */
 } hist_plan;
 
 /*

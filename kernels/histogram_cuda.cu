@@ -87,19 +87,35 @@ __device__ __forceinline__ double to_edge(double y, double *)
 	return y;
 }
 
-/* The estimate, clamped where numpy would fail (est_index in histogram.c). */
-__device__ __forceinline__ long long est_index(double f, long long bins)
+/*
+ * The estimate, clamped where numpy would fail (est_index in histogram.c).
+ * Indices are int: bins <= HIST_MAX_BINS = 2^30.
+ */
+__device__ __forceinline__ int est_index(double f, const hist_plan &p)
 {
 	if (!(f >= 0.0))
 		return 0;
-	if (f >= (double)bins)
-		return bins - 1;
-	return (long long)f;
+	if (f >= (double)p.bins)
+		return (int)p.bins - 1;
+	return (int)f;
+}
+
+/*
+ * The same for a float32 estimate without leaving float32: bins_up32 is the
+ * smallest float >= bins, so f >= bins_up32 exactly when f >= bins.
+ */
+__device__ __forceinline__ int est_index(float f, const hist_plan &p)
+{
+	if (!(f >= 0.0f))
+		return 0;
+	if (f >= p.bins_up32)
+		return (int)p.bins - 1;
+	return (int)f;
 }
 
 /* numpy's two corrections against the rounded edges. */
 template <typename E>
-__device__ __forceinline__ long long corrected(long long i, E v, const E *edges, long long bins)
+__device__ __forceinline__ int corrected(int i, E v, const E *edges, int bins)
 {
 	if (v < __ldg(edges + i))
 		i--;
@@ -109,19 +125,19 @@ __device__ __forceinline__ long long corrected(long long i, E v, const E *edges,
 }
 
 /* float32 samples, float32 bins. */
-__device__ __forceinline__ long long sample_bin(float v, const float *edges, const hist_plan &p)
+__device__ __forceinline__ int sample_bin(float v, const float *edges, const hist_plan &p)
 {
 	if (!(v >= p.first32 && v <= p.last32))
 		return -1;
 	float sub = __fsub_rn(v, p.first32);
-	long long i = p.norm_f32 ? est_index((double)__fmul_rn(sub, p.norm32), p.bins)
-				 : est_index(__dmul_rn((double)sub, p.norm), p.bins);
-	return corrected(i, v, edges, p.bins);
+	int i = p.norm_f32 ? est_index(__fmul_rn(sub, p.norm32), p)
+			   : est_index(__dmul_rn((double)sub, p.norm), p);
+	return corrected(i, v, edges, (int)p.bins);
 }
 
 /* float64 bins: float64 and integer samples, and float32 ones beyond ±3.4e38 ranges. */
 template <typename T>
-__device__ __forceinline__ long long sample_bin(T v, const double *edges, const hist_plan &p)
+__device__ __forceinline__ int sample_bin(T v, const double *edges, const hist_plan &p)
 {
 	double d = to_f64(v);
 	bool keep;
@@ -132,8 +148,8 @@ __device__ __forceinline__ long long sample_bin(T v, const double *edges, const 
 		keep = d >= p.first && d <= p.last;
 	if (!keep)
 		return -1;
-	long long i = est_index(__dmul_rn(__dsub_rn(d, p.first), p.norm), p.bins);
-	return corrected(i, d, edges, p.bins);
+	int i = est_index(__dmul_rn(__dsub_rn(d, p.first), p.norm), p);
+	return corrected(i, d, edges, (int)p.bins);
 }
 
 /* What CUB reads: sample i's bin as a float (exact below 2^24), -1 if dropped. */
@@ -180,7 +196,7 @@ __global__ void __launch_bounds__(HIST_BLOCK)
 {
 	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x) {
-		long long b = sample_bin(x[i], edges, p);
+		int b = sample_bin(x[i], edges, p);
 		if (b >= 0)
 			atomicAdd(counts + b, 1ull);
 	}

@@ -158,6 +158,14 @@ START_TEST(test_float32_rounding)
 	ck_assert(p.f32_edges && !p.norm_f32); /* norm 1e39: the product is float64 */
 	ck_assert_int_eq(hist_plan_make(GPUD_F64, 2, -1, 1, &p, err, sizeof(err)), 0);
 	ck_assert(!p.f32_edges);
+	/* the GPU clamps a float32 estimate at the smallest float >= bins */
+	static const int64_t bb[] = {1, 7, 1 << 24, (1 << 24) + 1, (1 << 25) + 3, HIST_MAX_BINS - 1,
+				     HIST_MAX_BINS};
+	for (size_t i = 0; i < sizeof(bb) / sizeof(bb[0]); i++) {
+		ck_assert_int_eq(hist_plan_make(GPUD_F32, bb[i], 0, 1, &p, err, sizeof(err)), 0);
+		ck_assert((double)p.bins_up32 >= (double)bb[i]);
+		ck_assert((double)nextafterf(p.bins_up32, 0) < (double)bb[i]);
+	}
 }
 END_TEST
 
