@@ -60,13 +60,13 @@ CLIENT_SRC := client/client.c client/npy.c
 DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
               daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
               kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c \
-              kernels/reduce.c kernels/matmul.c kernels/random.c kernels/libs.c
+              kernels/reduce.c kernels/histogram.c kernels/matmul.c kernels/random.c kernels/libs.c
 DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 DAEMON_SRC += daemon/backend_cuda.c daemon/nvrtc.c kernels/cuda_table.c
 DAEMON_CU  += kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu kernels/reduce_cuda.cu \
-              kernels/matmul_cuda.cu kernels/random_cuda.cu daemon/pool.cu
+              kernels/histogram_cuda.cu kernels/matmul_cuda.cu kernels/random_cuda.cu daemon/pool.cu
 # cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc
 LINK       := $(CXX)
@@ -91,7 +91,8 @@ LIB_PC  := $(BUILD)/gpud-client.pc
 
 UNIT_SRC := tests/unit_main.c tests/test_npy.c tests/test_config.c tests/test_wire.c \
             tests/test_lombscargle.c tests/test_kernel_table.c tests/test_custom.c \
-            tests/test_elementwise.c tests/test_reduce.c tests/test_matmul.c tests/test_random.c
+            tests/test_elementwise.c tests/test_reduce.c tests/test_histogram.c tests/test_matmul.c \
+            tests/test_random.c
 UNIT     := $(BUILD)/tests/unit
 E2E      := $(BUILD)/tests/e2e
 CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
@@ -169,9 +170,9 @@ GPU_TEST   := $(BUILD)/tests/gpu
 STANDALONE := $(BUILD)/bench/standalone_lombscargle
 FIRST      := $(BUILD)/bench/first_result
 KERNEL_REF := $(call obj,kernels/table.c kernels/lombscargle.c kernels/elementwise.c \
-              kernels/reduce.c kernels/matmul.c kernels/random.c kernels/libs.c)
+              kernels/reduce.c kernels/histogram.c kernels/matmul.c kernels/random.c kernels/libs.c)
 KERNEL_CU  := $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu \
-              kernels/reduce_cuda.cu kernels/matmul_cuda.cu kernels/random_cuda.cu)
+              kernels/reduce_cuda.cu kernels/histogram_cuda.cu kernels/matmul_cuda.cu kernels/random_cuda.cu)
 $(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) $(KERNEL_CU) $(LIB_A)
@@ -224,7 +225,7 @@ FUZZ_BUILD   := $(BUILD)/fuzz
 FUZZ_SRC     := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
                 daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
                 kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c \
-                kernels/reduce.c kernels/matmul.c kernels/random.c kernels/libs.c
+                kernels/reduce.c kernels/histogram.c kernels/matmul.c kernels/random.c kernels/libs.c
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run

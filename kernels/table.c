@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "kernels/elementwise.h"
+#include "kernels/histogram.h"
 #include "kernels/kernel.h"
 #include "kernels/matmul.h"
 #include "kernels/random.h"
@@ -21,7 +22,7 @@ static const kernel_def *const table[] = {
 	&kernel_div,	     &kernel_axpy,	 &kernel_saxpy_trig, &kernel_rel_diff,
 	&kernel_sum_of_squares,
 	&kernel_sum,	     &kernel_asum,	 &kernel_min,	    &kernel_max,
-	&kernel_mean,	     &kernel_dot,	 &kernel_matmul,     &kernel_uniform,
+	&kernel_mean,	     &kernel_dot,	 &kernel_histogram, &kernel_matmul, &kernel_uniform,
 	&kernel_normal,
 };
 

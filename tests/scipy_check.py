@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""tests/scipy_check.py -- gpud's lombscargle against scipy.signal.lombscargle, matmul
-against numpy.matmul, and uniform/normal against their distributions.
+"""tests/scipy_check.py -- gpud's lombscargle against scipy.signal.lombscargle, histogram
+against numpy.histogram, matmul against numpy.matmul, and uniform/normal against their
+distributions.
 
     /usr/bin/python3 tests/scipy_check.py --gpuctl PATH --url URL [--backend B] [--seed N]
 
@@ -28,6 +29,14 @@ own sin/cos) those cases check shape and dtype only, and say so.
 gpud follows scipy <= 1.14. With scipy >= 1.15 (a new algorithm) the check
 applies normalize as 1.14 did and checks x of length 1 against the transcribed
 loop; everything else still comes from scipy.
+
+histogram: `gpuctl run histogram x=X.npy bins=.. range_min=.. range_max=..
+-o out.npy` against numpy.histogram(x, bins, range=(range_min, range_max)) on
+fresh random samples (float32, float64, int32, int64; 1, 7 and 1000 bins;
+random ranges, a fifth of the samples exactly on numpy's own edges, some on
+range_min and range_max, NaN and infinities; an empty range; float32 ranges
+beyond ±3.4e38; int64 beyond 2^53): the counts must be equal, int64, of
+shape (bins,).
 
 matmul: random a (m x k) and b (k x n) of several shapes (non-square, k = 1,
 m = 1, k = 0) in float64 and float32, against numpy.matmul of float64 copies;
@@ -274,7 +283,80 @@ def gpuctl_run(gpuctl, url, work, kernel, args, inputs=None):
                        timeout=600)
     if p.returncode != 0:
         return None, f"gpuctl exited {p.returncode}: {p.stderr.strip()}"
+    if p.stderr.strip():
+        return None, f"gpuctl wrote to stderr: {p.stderr.strip()}"
     return np.load(po), None
+
+
+# --- histogram -------------------------------------------------------------------------
+
+HIST_DTYPES = [np.float32, np.float64, np.int32, np.int64]
+HIST_SIZES = [1, 1000, 100003]
+HIST_BINS = [1, 7, 1000]
+
+
+def hist_range(rng, dtype, bins):
+    """A random range; integer ends for integer samples, so that they land on edges."""
+    if np.issubdtype(dtype, np.integer):
+        lo = float(rng.integers(-1000, 1000))
+        return lo, lo + float(bins * int(rng.integers(1, 5)))
+    lo = float(rng.uniform(-1000, 1000))
+    return lo, lo + float(np.exp(rng.uniform(np.log(1e-3), np.log(1e4))))
+
+
+def hist_samples(rng, dtype, n, bins, lo, hi):
+    """Samples over the range and 10% of its width either side; a fifth exactly on
+    numpy's edges (as numpy rounds them), some on range_min and range_max, NaN and
+    infinities for floats."""
+    _, edges = np.histogram(np.zeros(0, dtype), bins=bins, range=(lo, hi))
+    w = float(edges[-1]) - float(edges[0])
+    with np.errstate(all="ignore"):
+        v = rng.uniform(float(edges[0]) - 0.1 * w, float(edges[-1]) + 0.1 * w, n)
+        kind = rng.integers(0, 20, n)
+        on = kind < 4
+        v[on] = edges[rng.integers(0, bins + 1, int(on.sum()))].astype(np.float64)
+        v[kind == 4] = np.where(rng.integers(0, 2, int((kind == 4).sum())) == 1, hi, lo)
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            x = np.clip(np.floor(v), info.min // 2, info.max // 2).astype(dtype)
+            if dtype == np.int64 and lo >= 2.0 ** 52:  # odd values too, past 2^52
+                x += rng.integers(-1, 2, n).astype(np.int64)
+            return x
+        v[kind == 5] = rng.choice([np.nan, np.inf, -np.inf], int((kind == 5).sum()))
+        if dtype == np.float32:
+            v = np.where(np.isfinite(v), np.clip(v, -3.4e38, 3.4e38), v)
+        return v.astype(dtype)
+
+
+def hist_cases(rng):
+    """(dtype, n, bins, lo, hi, what)"""
+    for dtype in HIST_DTYPES:
+        for n in HIST_SIZES:
+            for bins in HIST_BINS:
+                lo, hi = hist_range(rng, dtype, bins)
+                yield dtype, n, bins, lo, hi, ""
+        c = float(np.floor(rng.uniform(-100, 100)))
+        yield dtype, 4099, 3, c, c, "empty range, widened"
+    yield np.float32, 100003, 10, -1e38, 1e39, "beyond 3.4e38: float64 bins"
+    yield np.float32, 100003, 300, -1.5e38, 1.6e38, "near float32's limit"
+    yield np.int64, 100003, 16, 2.0 ** 53, 2.0 ** 53 + 32, "int64 beyond 2^53"
+
+
+def run_histogram(gpuctl, url, work, x, bins, lo, hi):
+    return gpuctl_run(gpuctl, url, work, "histogram",
+                      {"bins": bins, "range_min": repr(lo), "range_max": repr(hi)}, {"x": x})
+
+
+def compare_counts(got, ref):
+    """(ok, text for the table)"""
+    if got.dtype != np.int64 or got.shape != ref.shape:
+        return False, f"got {got.dtype} {got.shape}, expected int64 {ref.shape}"
+    if not np.array_equal(got, ref):
+        diff = np.flatnonzero(got != ref)
+        i = int(diff[0])
+        return False, (f"{len(diff)} of {len(ref)} counts differ (first: [{i}] gpud {got[i]}, "
+                       f"numpy {ref[i]})")
+    return True, f"equal, {int(ref.sum())} counted"
 
 
 MATMUL_SHAPES = [(1, 1, 1), (3, 5, 2), (64, 1, 33), (1, 100, 1), (7, 0, 4), (129, 257, 65),
@@ -429,6 +511,18 @@ def main():
                 print(f"{'ok  ' if ok else 'FAIL'} {text}", flush=True)
         finally:
             ref_of.close()
+        for dtype, n, bins, lo, hi, what in hist_cases(rng):
+            x = hist_samples(rng, dtype, n, bins, lo, hi)
+            ref = np.histogram(x, bins=bins, range=(lo, hi))[0]
+            t = time.monotonic()
+            got, err = run_histogram(args.gpuctl, args.url, work, x, bins, lo, hi)
+            dt = time.monotonic() - t
+            ok, text = (False, err) if err is not None else compare_counts(got, ref)
+            passed += ok
+            failed += not ok
+            print(f"{'ok  ' if ok else 'FAIL'} histogram {np.dtype(dtype).name:7} n={n:<6} "
+                  f"bins={bins:<4} range=[{lo:.6g}, {hi:.6g}] {dt:6.2f} s  {text}"
+                  + (f" [{what}]" if what else ""), flush=True)
     print(f"scipy_check: {time.monotonic() - t0:.1f} s; tolerances: float64 "
           f"{TOL[np.float64]:g}, float32 {TOL[np.float32]:g} of max|scipy|")
     for how, n in notes.items():

@@ -12,6 +12,7 @@ Suite *kernel_table_suite(void);
 Suite *custom_suite(void);
 Suite *elementwise_suite(void);
 Suite *reduce_suite(void);
+Suite *histogram_suite(void);
 Suite *matmul_suite(void);
 Suite *random_suite(void);
 

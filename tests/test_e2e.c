@@ -2230,6 +2230,64 @@ START_TEST(test_gpuctl_elementwise)
 }
 END_TEST
 
+/* histogram through gpuctl: numpy's counts, int64; bad arguments named. */
+START_TEST(test_gpuctl_histogram)
+{
+	char px[700], pi[700], po[700], ax[720], ai[720], err[512];
+	double x[9] = {0, 0.25, 0.5, 1, 1.5, 2, -1, 2.5, NAN};
+	double xi[6] = {0, 1, 2, 3, 4, 5};
+	path_in_dir(px, sizeof(px), "hx.npy");
+	path_in_dir(pi, sizeof(pi), "hi.npy");
+	path_in_dir(po, sizeof(po), "hcounts.npy");
+	save_vec(px, GPUD_F32, x, 9);
+	save_vec(pi, GPUD_I32, xi, 6);
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ai, sizeof(ai), "x=%s", pi);
+
+	/* edges 0, .5, 1, 1.5, 2: the last bin closed; -1, 2.5 and NaN dropped */
+	ctl_result *r = CTL("run", "histogram", ax, "bins=4", "range_min=0", "range_max=2", "-o", po);
+	assert_ctl_ok(r);
+	ck_assert_msg(r->err[0] == '\0', "'%s' wrote to stderr: %s", r->cmd, r->err);
+	gpud_array c;
+	ck_assert_msg(gpud_npy_load(po, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.dtype, GPUD_I64);
+	ck_assert_int_eq(c.ndim, 1);
+	ck_assert_uint_eq(c.shape[0], 4);
+	const int64_t want[4] = {2, 1, 1, 2};
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(((int64_t *)c.data)[i] == want[i], "counts[%d] = %lld, want %lld", i,
+			      (long long)((int64_t *)c.data)[i], (long long)want[i]);
+	gpud_array_free(&c);
+	/* integers; range_max given as a float */
+	assert_ctl_ok(CTL("run", "histogram", ai, "bins=5", "range_min=0", "range_max=5.0", "-o", po));
+	ck_assert_msg(gpud_npy_load(po, &c, err, sizeof(err)) == 0, "%s", err);
+	const int64_t wanti[5] = {1, 1, 1, 1, 2};
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(((int64_t *)c.data)[i] == wanti[i], "int counts[%d] = %lld", i,
+			      (long long)((int64_t *)c.data)[i]);
+	gpud_array_free(&c);
+	/* without -o: the summary; bins defaults to 10 */
+	r = CTL("run", "histogram", ax, "range_min=0", "range_max=2");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "counts: int64 (10,) [") != NULL, "summary: '%s'", r->out);
+
+	CTL_FAIL(1, "argument 'bins' must be at least 1, got 0", "run", "histogram", ax, "bins=0",
+		 "range_min=0", "range_max=1");
+	CTL_FAIL(1, "max must be larger than min in range parameter", "run", "histogram", ax,
+		 "range_min=3", "range_max=1");
+	CTL_FAIL(1, "argument 'range_min' must be a finite float64, got inf", "run", "histogram", ax,
+		 "range_min=inf", "range_max=1");
+	CTL_FAIL(1, "missing argument 'range_max'", "run", "histogram", ax, "range_min=0");
+	CTL_FAIL(1, "argument 'bins' must be int64, got 2.5", "run", "histogram", ax, "bins=2.5",
+		 "range_min=0", "range_max=1");
+	r = CTL("kernels");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "histogram") && strstr(r->out, "range_min") &&
+			      strstr(r->out, "numpy.histogram"),
+		      "%s", r->out);
+}
+END_TEST
+
 /* matmul, uniform and normal through gpuctl (CPU BLAS / cuBLAS, cuRAND), and bad arguments. */
 START_TEST(test_gpuctl_libraries)
 {
@@ -3663,6 +3721,7 @@ static Suite *e2e_suite(void)
 	tcase_add_test(tc, test_gpuctl_run_writes_output);
 	tcase_add_test(tc, test_gpuctl_kernels_and_status);
 	tcase_add_test(tc, test_gpuctl_elementwise);
+	tcase_add_test(tc, test_gpuctl_histogram);
 	tcase_add_test(tc, test_gpuctl_libraries);
 	tcase_add_test(tc, test_gpuctl_dead_url);
 	tcase_add_test(tc, test_gpuctl_errors);

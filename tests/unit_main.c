@@ -19,6 +19,7 @@ int main(void)
 	srunner_add_suite(sr, custom_suite());
 	srunner_add_suite(sr, elementwise_suite());
 	srunner_add_suite(sr, reduce_suite());
+	srunner_add_suite(sr, histogram_suite());
 	srunner_add_suite(sr, matmul_suite());
 	srunner_add_suite(sr, random_suite());
 	srunner_run_all(sr, CK_NORMAL);

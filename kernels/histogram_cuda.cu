@@ -1,0 +1,447 @@
+/*
+ * kernels/histogram_cuda.cu — histogram on the GPU (kernels/histogram.h)
+ * with CUB's DeviceHistogram.
+ *
+ * A thrust transform iterator maps sample i to its exact numpy bin (as a
+ * float; -1 for a dropped sample): the same estimate and the same two
+ * corrections as the CPU reference, against the same rounded edges (a table
+ * in device memory, filled by a small kernel with the reference's float64
+ * arithmetic: the _rn intrinsics keep nvcc from fusing a multiply and an add
+ * into an fma). cub::DispatchHistogram::DispatchEven — what
+ * DeviceHistogram::HistogramEven calls — then counts those indices over the
+ * levels [0, bins]: its scale is bins / bins = 1 exactly, so the index is
+ * the bin. It is called with a policy of our own for one reason: CUB loads
+ * a fancy iterator with BLOCK_LOAD_DIRECT (each thread 16 consecutive
+ * samples: uncoalesced), where BLOCK_LOAD_STRIPED reads whole lines per
+ * warp; a histogram does not care about the order.
+ *
+ * Counters: CUB counts in unsigned int per call, over at most 2^30 samples
+ * (no counter can overflow, and its offsets stay int); a small kernel adds
+ * each chunk's counts into the int64 output.
+ *
+ * CUB privatizes counters per block: in shared memory up to 256 bins,
+ * beyond that in global scratch of (blocks x bins) counters. Where that
+ * scratch would pass HIST_CUB_SCRATCH_MAX (or float indices would not be
+ * exact, bins > 2^24), one grid-stride kernel adds each sample's bin into
+ * the output with 64-bit atomics instead.
+ *
+ * Scratch comes from cudaMallocAsync on the session's stream and goes back
+ * with cudaFreeAsync: nothing here waits for the device.
+ */
+#include <cub/device/device_histogram.cuh>
+#include <cuda/std/array>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <type_traits>
+
+#include "kernels/cuda_check.h"
+#include "kernels/cuda_kernels.h"
+#include "kernels/histogram.h"
+
+namespace {
+
+constexpr long long HIST_CHUNK = 1ll << 30;        /* samples per CUB call */
+constexpr size_t HIST_CUB_SCRATCH_MAX = 128u << 20; /* bytes of CUB's privatized counters */
+constexpr long long HIST_CUB_MAX_BINS = 1ll << 24;  /* float bin indices are exact */
+constexpr int HIST_BLOCK = 256;
+
+/* Coalesced loads of the transform iterator; otherwise CUB's SM50 policy. */
+struct hist_policy_hub {
+	struct Policy500 : cub::ChainedPolicy<500, Policy500, Policy500> {
+		using AgentHistogramPolicyT =
+			cub::AgentHistogramPolicy<384, 16, cub::BLOCK_LOAD_STRIPED, cub::LOAD_DEFAULT,
+						  true, cub::SMEM, false>;
+	};
+	using MaxPolicy = Policy500;
+};
+
+/* --- numpy's bin of one sample: kernels/histogram.c, in device arithmetic ---------- */
+
+__device__ __forceinline__ double to_f64(float v)
+{
+	return (double)v;
+}
+__device__ __forceinline__ double to_f64(double v)
+{
+	return v;
+}
+__device__ __forceinline__ double to_f64(int32_t v)
+{
+	return (double)v; /* exact */
+}
+__device__ __forceinline__ double to_f64(int64_t v)
+{
+	return __ll2double_rn((long long)v); /* as numpy's int64 -> float64 */
+}
+
+__device__ __forceinline__ float to_edge(double y, float *)
+{
+	return __double2float_rn(y);
+}
+__device__ __forceinline__ double to_edge(double y, double *)
+{
+	return y;
+}
+
+/*
+ * The estimate, clamped where numpy would fail (est_index in histogram.c).
+ * Indices are int: bins <= HIST_MAX_BINS = 2^30.
+ */
+__device__ __forceinline__ int est_index(double f, const hist_plan &p)
+{
+	if (!(f >= 0.0))
+		return 0;
+	if (f >= (double)p.bins)
+		return (int)p.bins - 1;
+	return (int)f;
+}
+
+/*
+ * The same for a float32 estimate without leaving float32: bins_up32 is the
+ * smallest float >= bins, so f >= bins_up32 exactly when f >= bins.
+ */
+__device__ __forceinline__ int est_index(float f, const hist_plan &p)
+{
+	if (!(f >= 0.0f))
+		return 0;
+	if (f >= p.bins_up32)
+		return (int)p.bins - 1;
+	return (int)f;
+}
+
+/* numpy's two corrections against the rounded edges. */
+template <typename E>
+__device__ __forceinline__ int corrected(int i, E v, const E *edges, int bins)
+{
+	if (v < __ldg(edges + i))
+		i--;
+	else if (i != bins - 1 && v >= __ldg(edges + i + 1))
+		i++;
+	return i < 0 ? 0 : i;
+}
+
+/* float32 samples, float32 bins. */
+__device__ __forceinline__ int sample_bin(float v, const float *edges, const hist_plan &p)
+{
+	if (!(v >= p.first32 && v <= p.last32))
+		return -1;
+	float sub = __fsub_rn(v, p.first32);
+	int i = p.norm_f32 ? est_index(__fmul_rn(sub, p.norm32), p)
+			   : est_index(__dmul_rn((double)sub, p.norm), p);
+	return corrected(i, v, edges, (int)p.bins);
+}
+
+/* float64 bins: float64 and integer samples, and float32 ones beyond ±3.4e38 ranges. */
+template <typename T>
+__device__ __forceinline__ int sample_bin(T v, const double *edges, const hist_plan &p)
+{
+	double d = to_f64(v);
+	bool keep;
+	if constexpr (std::is_same<T, float>::value)
+		keep = (p.lo_f32 ? v >= p.first32 : d >= p.first) &&
+		       (p.hi_f32 ? v <= p.last32 : d <= p.last);
+	else
+		keep = d >= p.first && d <= p.last;
+	if (!keep)
+		return -1;
+	int i = est_index(__dmul_rn(__dsub_rn(d, p.first), p.norm), p);
+	return corrected(i, d, edges, (int)p.bins);
+}
+
+/* What CUB reads: sample i's bin as a float (exact below 2^24), -1 if dropped. */
+template <typename T, typename E> struct bin_of {
+	const T *x;
+	const E *edges;
+	hist_plan p;
+	__device__ float operator()(long long i) const
+	{
+		return (float)sample_bin(x[i], edges, p);
+	}
+};
+
+/* numpy's linspace (hist_edge in histogram.c), rounded to the bin type. */
+template <typename E>
+__global__ void __launch_bounds__(HIST_BLOCK) edges_kernel(hist_plan p, E *edges)
+{
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i <= p.bins;
+	     i += (long long)gridDim.x * blockDim.x) {
+		double y = p.last;
+		if (i < p.bins) {
+			y = p.step_zero ? __dmul_rn(__ddiv_rn((double)i, (double)p.bins), p.delta)
+					: __dmul_rn((double)i, p.step);
+			y = __dadd_rn(y, p.first);
+		}
+		edges[i] = to_edge(y, (E *)nullptr);
+	}
+}
+
+/* out (int64) = (first chunk ? 0 : out) + this chunk's counts. */
+__global__ void __launch_bounds__(HIST_BLOCK)
+	add_counts(const unsigned *c, long long *out, long long bins, int first)
+{
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < bins;
+	     i += (long long)gridDim.x * blockDim.x)
+		out[i] = (first ? 0 : out[i]) + (long long)c[i];
+}
+
+/* Many bins: each sample's bin straight into the (zeroed) output. */
+template <typename T, typename E>
+__global__ void __launch_bounds__(HIST_BLOCK)
+	direct_kernel(const T *__restrict__ x, long long n, const E *edges, hist_plan p,
+		      unsigned long long *counts)
+{
+	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x) {
+		int b = sample_bin(x[i], edges, p);
+		if (b >= 0)
+			atomicAdd(counts + b, 1ull);
+	}
+}
+
+int grid_for(long long n, const cuda_launch_ctx *ctx)
+{
+	long long g = (n + HIST_BLOCK - 1) / HIST_BLOCK, cap = (long long)ctx->sm_count * 8;
+	if (cap < 1)
+		cap = 1;
+	return (int)(g < 1 ? 1 : g > cap ? cap : g);
+}
+
+size_t align256(size_t v)
+{
+	return (v + 255) & ~(size_t)255;
+}
+
+template <typename T, typename E>
+using hist_iter = thrust::transform_iterator<bin_of<T, E>, thrust::counting_iterator<long long>>;
+template <typename T, typename E>
+using hist_dispatch =
+	cub::DispatchHistogram<1, 1, hist_iter<T, E>, unsigned int, float, int, hist_policy_hub>;
+
+template <typename T, typename E>
+cudaError_t cub_even(void *tmp, size_t &bytes, hist_iter<T, E> it, unsigned *counts, long long bins,
+		     int n, cudaStream_t s)
+{
+	return hist_dispatch<T, E>::DispatchEven(
+		tmp, bytes, it, ::cuda::std::array<unsigned *, 1>{counts},
+		::cuda::std::array<int, 1>{(int)bins + 1}, ::cuda::std::array<float, 1>{0.0f},
+		::cuda::std::array<float, 1>{(float)bins}, n, 1, n, s, ::cuda::std::false_type{});
+}
+
+/* force_direct: the warm-up loads the atomic kernel too. */
+template <typename T, typename E>
+int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ctx *ctx,
+		  int force_direct, char *err, size_t errlen)
+{
+	cudaStream_t s = (cudaStream_t)ctx->stream;
+	const T *x = (const T *)a->v[HIST_X].arr.data;
+	long long n = (long long)a->v[HIST_X].arr.count, bins = p.bins;
+	long long *out = (long long *)a->v[HIST_COUNTS].arr.data;
+	cudaError_t e;
+
+	if (n == 0) {
+		CUDA_CHECK(cudaMemsetAsync(out, 0, (size_t)bins * sizeof(long long), s),
+			   "cudaMemsetAsync");
+		return 0;
+	}
+	/* CUB's scratch for the largest chunk (smaller ones need no more). */
+	int chunk0 = (int)(n < HIST_CHUNK ? n : HIST_CHUNK);
+	size_t cub_bytes = 0;
+	int use_cub = !force_direct && bins <= HIST_CUB_MAX_BINS;
+	if (use_cub) {
+		hist_iter<T, E> it(thrust::counting_iterator<long long>(0), bin_of<T, E>{x, nullptr, p});
+		CUDA_CHECK((cub_even<T, E>(nullptr, cub_bytes, it, nullptr, bins, chunk0, s)),
+			   "cub::DeviceHistogram (size)");
+		use_cub = cub_bytes <= HIST_CUB_SCRATCH_MAX;
+	}
+	size_t edges_bytes = align256((size_t)(bins + 1) * sizeof(E));
+	size_t counts_bytes = use_cub ? align256((size_t)bins * sizeof(unsigned)) : 0;
+	size_t total = edges_bytes + counts_bytes + (use_cub ? cub_bytes : 0);
+	char *scratch = nullptr;
+	CUDA_CHECK(cudaMallocAsync((void **)&scratch, total, s), "cudaMallocAsync (histogram scratch)");
+	E *edges = (E *)scratch;
+	unsigned *counts = (unsigned *)(scratch + edges_bytes);
+	void *tmp = scratch + edges_bytes + counts_bytes;
+	const char *what = "histogram edges kernel";
+
+	edges_kernel<E><<<grid_for(bins + 1, ctx), HIST_BLOCK, 0, s>>>(p, edges);
+	e = cudaGetLastError();
+	if (e == cudaSuccess && !use_cub) {
+		what = "cudaMemsetAsync";
+		e = cudaMemsetAsync(out, 0, (size_t)bins * sizeof(long long), s);
+		if (e == cudaSuccess) {
+			what = "histogram kernel";
+			direct_kernel<T, E><<<grid_for(n, ctx), HIST_BLOCK, 0, s>>>(
+				x, n, edges, p, (unsigned long long *)out);
+			e = cudaGetLastError();
+		}
+	}
+	for (long long off = 0; e == cudaSuccess && use_cub && off < n; off += HIST_CHUNK) {
+		int len = (int)(n - off < HIST_CHUNK ? n - off : HIST_CHUNK);
+		size_t bytes = cub_bytes;
+		hist_iter<T, E> it(thrust::counting_iterator<long long>(off), bin_of<T, E>{x, edges, p});
+		what = "cub::DeviceHistogram";
+		e = cub_even<T, E>(tmp, bytes, it, counts, bins, len, s);
+		if (e == cudaSuccess) {
+			what = "histogram count kernel";
+			add_counts<<<grid_for(bins, ctx), HIST_BLOCK, 0, s>>>(counts, out, bins, off == 0);
+			e = cudaGetLastError();
+		}
+	}
+	cudaFreeAsync(scratch, s);
+	if (e != cudaSuccess)
+		return cuda_fail(e, what, err, errlen);
+	return 0;
+}
+
+int hist_launch_mode(const kernel_args *a, const cuda_launch_ctx *ctx, int force_direct,
+		     char *err, size_t errlen)
+{
+	const kernel_array *x = &a->v[HIST_X].arr;
+	hist_plan p;
+	if (hist_plan_make(x->dtype, a->v[HIST_BINS].s.i64, a->v[HIST_MIN].s.f64,
+			   a->v[HIST_MAX].s.f64, &p, err, errlen) != 0)
+		return -1;
+	switch (x->dtype) {
+	case GPUD_F32:
+		if (p.f32_edges)
+			return hist_launch_t<float, float>(a, p, ctx, force_direct, err, errlen);
+		return hist_launch_t<float, double>(a, p, ctx, force_direct, err, errlen);
+	case GPUD_F64:
+		return hist_launch_t<double, double>(a, p, ctx, force_direct, err, errlen);
+	case GPUD_I32:
+		return hist_launch_t<int32_t, double>(a, p, ctx, force_direct, err, errlen);
+	case GPUD_I64:
+		return hist_launch_t<int64_t, double>(a, p, ctx, force_direct, err, errlen);
+	default:
+		snprintf(err, errlen, "histogram: no variant for %s", gpud_dtype_name(x->dtype));
+		return -1;
+	}
+}
+
+int hist_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
+{
+	return hist_launch_mode(a, ctx, 0, err, errlen);
+}
+
+/* CUB picks its own kernels: there are no variants of ours to describe. */
+int hist_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
+{
+	(void)out;
+	(void)max;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+/* The CPU reference of n samples of dt at host, into want[bins]. */
+void host_counts(const hist_plan &p, gpud_dtype dt, const void *host, int n, long long *want)
+{
+	memset(want, 0, (size_t)p.bins * sizeof(*want));
+	for (int i = 0; i < n; i++) {
+		int64_t b;
+		if (dt == GPUD_F32)
+			b = hist_bin_f32(&p, ((const float *)host)[i]);
+		else if (dt == GPUD_F64)
+			b = hist_bin_f64(&p, ((const double *)host)[i]);
+		else if (dt == GPUD_I32)
+			b = hist_bin_f64(&p, (double)((const int32_t *)host)[i]);
+		else
+			b = hist_bin_f64(&p, (double)((const int64_t *)host)[i]);
+		if (b >= 0)
+			want[b]++;
+	}
+}
+
+/*
+ * Warm-up: every instantiation once — four dtypes and float32 with float64
+ * bins; CUB with shared-memory counters (4 bins), with global ones (300
+ * bins), and the atomic kernel — on 6 samples, checked against the CPU
+ * reference.
+ */
+int hist_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
+{
+	static const struct {
+		gpud_dtype dt;
+		double lo, hi;
+	} cases[] = {
+		{GPUD_F32, -1, 3}, {GPUD_F32, -1, 1e39}, {GPUD_F64, -1, 3}, {GPUD_I32, -1, 3},
+		{GPUD_I64, -1, 3},
+	};
+	static const double vals[6] = {-1, 0.5, 1, 2, 3, 7};
+	enum { MAXB = 300 };
+	cudaStream_t s = (cudaStream_t)ctx->stream;
+	unsigned char host[64];
+	static long long got[MAXB], want[MAXB];
+	void *d = nullptr;
+	int rv = -1;
+
+	CUDA_CHECK(cudaMalloc(&d, 64 + sizeof(got)), "cudaMalloc");
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		gpud_dtype dt = cases[c].dt;
+		for (int i = 0; i < 6; i++) {
+			if (dt == GPUD_F32)
+				((float *)host)[i] = (float)vals[i];
+			else if (dt == GPUD_F64)
+				((double *)host)[i] = vals[i];
+			else if (dt == GPUD_I32)
+				((int32_t *)host)[i] = (int32_t)vals[i];
+			else
+				((int64_t *)host)[i] = (int64_t)vals[i];
+		}
+		cudaError_t e = cudaMemcpyAsync(d, host, sizeof(host), cudaMemcpyHostToDevice, s);
+		if (e != cudaSuccess) {
+			cuda_fail(e, "cudaMemcpyAsync", err, errlen);
+			goto out;
+		}
+		for (int mode = 0; mode < 3; mode++) { /* CUB smem, CUB gmem, atomics */
+			int64_t bins = mode == 1 ? MAXB : 4;
+			kernel_args a;
+			hist_plan p;
+			memset(&a, 0, sizeof(a));
+			a.kernel = &kernel_histogram;
+			a.v[HIST_X].arr = (kernel_array){dt, 1, {6}, 6, d};
+			a.v[HIST_COUNTS].arr = (kernel_array){GPUD_I64, 1, {(uint64_t)bins}, (size_t)bins,
+							      (char *)d + 64};
+			a.v[HIST_BINS].s.i64 = bins;
+			a.v[HIST_MIN].s.f64 = cases[c].lo;
+			a.v[HIST_MAX].s.f64 = cases[c].hi;
+			if (hist_launch_mode(&a, ctx, mode == 2, err, errlen) != 0)
+				goto out;
+			e = cudaMemcpyAsync(got, (char *)d + 64, (size_t)bins * sizeof(got[0]),
+					    cudaMemcpyDeviceToHost, s);
+			if (e == cudaSuccess)
+				e = cudaStreamSynchronize(s);
+			if (e != cudaSuccess) {
+				cuda_fail(e, "cudaStreamSynchronize", err, errlen);
+				goto out;
+			}
+			if (hist_plan_make(dt, bins, cases[c].lo, cases[c].hi, &p, err, errlen) != 0)
+				goto out;
+			host_counts(p, dt, host, 6, want);
+			for (int64_t b = 0; b < bins; b++) {
+				if (got[b] != want[b]) {
+					snprintf(err, errlen,
+						 "histogram warm-up (%s, %lld bins over [%g, %g], %s): "
+						 "bin %lld counted %lld, expected %lld",
+						 gpud_dtype_name(dt), (long long)bins, cases[c].lo,
+						 cases[c].hi, mode == 2 ? "atomics" : "CUB", (long long)b,
+						 got[b], want[b]);
+					goto out;
+				}
+			}
+		}
+	}
+	rv = 0;
+out:
+	cudaFree(d);
+	return rv;
+}
+
+} // namespace
+
+extern "C" const cuda_kernel cuda_kernel_histogram = {"histogram", hist_launch, hist_attributes,
+						       hist_warmup};
