@@ -117,58 +117,66 @@ static int load_cublas(void)
 	return blas.create && blas.destroy && blas.gemm ? 0 : -1;
 }
 
-/*
- * Median ms of an MM x MM x MM cublasGemmEx in this process, the call gpud
- * makes: f64, or f32 computed in f32 or (tf32) with TF32 tensor cores.
- */
-static double gemm_ms(int f64, int tf32)
-{
-	size_t es = f64 ? 8 : 4, bytes = (size_t)MM * MM * es;
-	void *a, *b, *cc;
+/* One MM x MM x MM cublasGemmEx in this process, the call gpud makes: f64, or
+ * f32 computed in f32 or (tf32) with TF32 tensor cores; a and b get the same
+ * values as gpud's inputs. */
+typedef struct gemm {
+	int f64, tf32;
+	void *a, *b, *c;
 	cublasHandle_t h;
 	cudaEvent_t e0, e1;
-	double t[64];
-	CK(cudaMalloc(&a, bytes));
-	CK(cudaMalloc(&b, bytes));
-	CK(cudaMalloc(&cc, bytes));
-	CK(cudaMemset(a, 0x3c, bytes)); /* finite, non-zero values in either dtype */
-	CK(cudaMemset(b, 0x3c, bytes));
-	if (blas.create(&h) != CUBLAS_STATUS_SUCCESS) {
+} gemm;
+
+static void gemm_setup(gemm *g, int f64, int tf32)
+{
+	size_t bytes = (size_t)MM * MM * (f64 ? 8 : 4);
+	g->f64 = f64;
+	g->tf32 = tf32;
+	CK(cudaMalloc(&g->a, bytes));
+	CK(cudaMalloc(&g->b, bytes));
+	CK(cudaMalloc(&g->c, bytes));
+	if (blas.create(&g->h) != CUBLAS_STATUS_SUCCESS) {
 		fprintf(stderr, "kernels: cublasCreate failed\n");
 		exit(1);
 	}
-	CK(cudaEventCreate(&e0));
-	CK(cudaEventCreate(&e1));
+	CK(cudaEventCreate(&g->e0));
+	CK(cudaEventCreate(&g->e1));
+}
+
+static double gemm_once(gemm *g)
+{
 	const float one = 1, zero = 0;
 	const double oned = 1, zerod = 0;
-	for (int r = -2; r < reps; r++) {
-		CK(cudaEventRecord(e0, 0));
-		cudaDataType_t ty = f64 ? CUDA_R_64F : CUDA_R_32F;
-		cublasComputeType_t ct = f64    ? CUBLAS_COMPUTE_64F
-					 : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-						: CUBLAS_COMPUTE_32F;
-		cublasStatus_t s = blas.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM,
-					     f64 ? (const void *)&oned : (const void *)&one, b, ty,
-					     MM, a, ty, MM, f64 ? (const void *)&zerod : (const void *)&zero,
-					     cc, ty, MM, ct, CUBLAS_GEMM_DEFAULT);
-		if (s != CUBLAS_STATUS_SUCCESS) {
-			fprintf(stderr, "kernels: gemm failed (%d)\n", (int)s);
-			exit(1);
-		}
-		CK(cudaEventRecord(e1, 0));
-		CK(cudaEventSynchronize(e1));
-		float ms;
-		CK(cudaEventElapsedTime(&ms, e0, e1));
-		if (r >= 0)
-			t[r] = ms;
+	cudaDataType_t ty = g->f64 ? CUDA_R_64F : CUDA_R_32F;
+	cublasComputeType_t ct = g->f64    ? CUBLAS_COMPUTE_64F
+				 : g->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+					   : CUBLAS_COMPUTE_32F;
+	CK(cudaEventRecord(g->e0, 0));
+	/* row-major c = a b as column-major c' = b' a', as gpud does */
+	cublasStatus_t st = blas.gemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, MM, MM, MM,
+				      g->f64 ? (const void *)&oned : (const void *)&one, g->b, ty,
+				      MM, g->a, ty, MM,
+				      g->f64 ? (const void *)&zerod : (const void *)&zero, g->c, ty,
+				      MM, ct, CUBLAS_GEMM_DEFAULT);
+	if (st != CUBLAS_STATUS_SUCCESS) {
+		fprintf(stderr, "kernels: cublasGemmEx failed (%d)\n", (int)st);
+		exit(1);
 	}
-	blas.destroy(h);
-	CK(cudaEventDestroy(e0));
-	CK(cudaEventDestroy(e1));
-	CK(cudaFree(a));
-	CK(cudaFree(b));
-	CK(cudaFree(cc));
-	return median(t, reps);
+	CK(cudaEventRecord(g->e1, 0));
+	CK(cudaEventSynchronize(g->e1));
+	float ms;
+	CK(cudaEventElapsedTime(&ms, g->e0, g->e1));
+	return ms;
+}
+
+static void gemm_teardown(gemm *g)
+{
+	blas.destroy(g->h);
+	CK(cudaEventDestroy(g->e0));
+	CK(cudaEventDestroy(g->e1));
+	CK(cudaFree(g->a));
+	CK(cudaFree(g->b));
+	CK(cudaFree(g->c));
 }
 
 /* --- gpud ----------------------------------------------------------------------------- */
@@ -183,9 +191,10 @@ static double urand(void) /* [0, 1) */
 	return (double)(rng >> 11) * 0x1p-53;
 }
 
-/* A buffer of n random dtype values in [lo, hi) in gpud, uploaded from a host region. */
+/* A buffer of n random dtype values in [lo, hi) in gpud, uploaded from a host
+ * region; the same values to copy (device memory of this process) if not NULL. */
 static gpud_handle upload_random(gpud_dtype dt, int ndim, const uint64_t *shape, double lo,
-				 double hi)
+				 double hi, void *copy)
 {
 	size_t n = 1;
 	for (int i = 0; i < ndim; i++)
@@ -208,6 +217,8 @@ static gpud_handle upload_random(gpud_dtype dt, int ndim, const uint64_t *shape,
 		fprintf(stderr, "kernels: upload: %s\n", gpud_errmsg(c));
 		exit(1);
 	}
+	if (copy != NULL)
+		CK(cudaMemcpy(copy, p, bytes, cudaMemcpyHostToDevice));
 	gpud_host_free(c, p);
 	return h;
 }
@@ -220,28 +231,37 @@ static int has_kernel(const gpud_kernel_list *l, const char *name)
 	return 0;
 }
 
-/* Median kernel_us and elapsed_us of reps runs (after two warm-ups); outputs freed. */
+/* One run; its kernel_us and elapsed_us in ms; outputs freed. */
+static int run_once(const char *name, const gpud_arg *args, size_t nargs, double *kern_ms,
+		    double *req_ms)
+{
+	gpud_output o[2];
+	size_t no = 0;
+	gpud_run_info info;
+	if (gpud_run(c, name, args, nargs, o, 2, &no, &info) != GPUD_OK) {
+		fprintf(stderr, "kernels: %s: %s\n", name, gpud_errmsg(c));
+		return -1;
+	}
+	gpud_handle hs[2];
+	for (size_t i = 0; i < no; i++)
+		hs[i] = o[i].handle;
+	if (no > 0 && gpud_free(c, hs, no) != GPUD_OK)
+		return -1;
+	*kern_ms = info.kernel_us / 1e3;
+	*req_ms = info.elapsed_us / 1e3;
+	return 0;
+}
+
+/* Medians of reps runs after two warm-ups. */
 static int time_runs(const char *name, const gpud_arg *args, size_t nargs, double *kern_ms,
 		     double *req_ms)
 {
-	double tk[64], tr[64];
-	for (int r = -2; r < reps; r++) {
-		gpud_output o[2];
-		size_t no = 0;
-		gpud_run_info info;
-		if (gpud_run(c, name, args, nargs, o, 2, &no, &info) != GPUD_OK) {
-			fprintf(stderr, "kernels: %s: %s\n", name, gpud_errmsg(c));
+	double tk[64], tr[64], k, r;
+	for (int i = -2; i < reps; i++) {
+		if (run_once(name, args, nargs, &k, &r) != 0)
 			return -1;
-		}
-		gpud_handle hs[2];
-		for (size_t i = 0; i < no; i++)
-			hs[i] = o[i].handle;
-		if (no > 0 && gpud_free(c, hs, no) != GPUD_OK)
-			return -1;
-		if (r >= 0) {
-			tk[r] = info.kernel_us / 1e3;
-			tr[r] = info.elapsed_us / 1e3;
-		}
+		if (i >= 0)
+			tk[i] = k, tr[i] = r;
 	}
 	*kern_ms = median(tk, reps);
 	*req_ms = median(tr, reps);
@@ -253,28 +273,32 @@ typedef struct bench_case {
 	const char *what;  /* arguments, for the table */
 	double bytes_per;  /* bytes each element must move (read + written) */
 	int args;          /* which argument set, below */
+	int bins;          /* histogram */
 } bench_case;
 
 enum { A_X, A_XY, A_AXY, A_HIST, A_RANDOM };
 
 static const bench_case cases[] = {
-	{"add", "x, y", 12, A_XY},
-	{"sub", "x, y", 12, A_XY},
-	{"mul", "x, y", 12, A_XY},
-	{"div", "x, y", 12, A_XY},
-	{"axpy", "a, x, y", 12, A_AXY},
-	{"saxpy_trig", "a, x, y", 12, A_AXY},
-	{"rel_diff", "x, y", 12, A_XY},
-	{"sum_of_squares", "x, y", 12, A_XY},
-	{"sum", "x", 4, A_X},
-	{"asum", "x", 4, A_X},
-	{"min", "x", 4, A_X},
-	{"max", "x", 4, A_X},
-	{"mean", "x", 4, A_X},
-	{"dot", "x, y", 8, A_XY},
-	{"histogram", "x, 1000 bins", 4, A_HIST},
-	{"uniform", "n, seed", 4, A_RANDOM},
-	{"normal", "n, seed", 4, A_RANDOM},
+	{"add", "x, y", 12, A_XY, 0},
+	{"sub", "x, y", 12, A_XY, 0},
+	{"mul", "x, y", 12, A_XY, 0},
+	{"div", "x, y", 12, A_XY, 0},
+	{"axpy", "a, x, y", 12, A_AXY, 0},
+	{"saxpy_trig", "a, x, y", 12, A_AXY, 0},
+	{"rel_diff", "x, y", 12, A_XY, 0},
+	{"sum_of_squares", "x, y", 12, A_XY, 0},
+	{"sum", "x", 4, A_X, 0},
+	{"asum", "x", 4, A_X, 0},
+	{"min", "x", 4, A_X, 0},
+	{"max", "x", 4, A_X, 0},
+	{"mean", "x", 4, A_X, 0},
+	{"dot", "x, y", 8, A_XY, 0},
+	{"histogram", "x, 100 bins", 4, A_HIST, 100},
+	{"histogram", "x, 256 bins", 4, A_HIST, 256},
+	{"histogram", "x, 1000 bins", 4, A_HIST, 1000},
+	{"histogram", "x, 16384 bins (CUB)", 4, A_HIST, 16384},
+	{"uniform", "n, seed", 4, A_RANDOM, 0},
+	{"normal", "n, seed", 4, A_RANDOM, 0},
 };
 
 int main(int argc, char **argv)
@@ -335,8 +359,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uint64_t shape = n;
-	gpud_handle hx = upload_random(GPUD_F32, 1, &shape, -1, 1);
-	gpud_handle hy = upload_random(GPUD_F32, 1, &shape, 0.5, 2);
+	gpud_handle hx = upload_random(GPUD_F32, 1, &shape, -1, 1, NULL);
+	gpud_handle hy = upload_random(GPUD_F32, 1, &shape, 0.5, 2, NULL);
 
 	printf("| kernel | arguments | kernel ms | request ms | bytes moved | GB/s | of copy "
 	       "bandwidth |\n|---|---|---|---|---|---|---|\n");
@@ -362,7 +386,7 @@ int main(int argc, char **argv)
 			break;
 		case A_HIST:
 			args[na++] = gpud_arg_buffer("x", hx);
-			args[na++] = gpud_arg_i64("bins", 1000);
+			args[na++] = gpud_arg_i64("bins", bc->bins);
 			args[na++] = gpud_arg_f64("range_min", -1);
 			args[na++] = gpud_arg_f64("range_max", 1);
 			break;
@@ -401,19 +425,31 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(mm) / sizeof(mm[0]); i++) {
 			gpud_dtype dt = mm[i].f64 ? GPUD_F64 : GPUD_F32;
 			uint64_t sh[2] = {MM, MM};
-			gpud_handle ha = upload_random(dt, 2, sh, -1, 1),
-				    hb = upload_random(dt, 2, sh, -1, 1);
+			gemm g;
+			gemm_setup(&g, mm[i].f64, mm[i].tf32);
+			gpud_handle ha = upload_random(dt, 2, sh, -1, 1, g.a),
+				    hb = upload_random(dt, 2, sh, -1, 1, g.b);
 			gpud_arg args[3] = {gpud_arg_buffer("a", ha), gpud_arg_buffer("b", hb),
 					    gpud_arg_bool("tf32", mm[i].tf32)};
-			double kms, rms;
-			/* tf32 is refused for float64 */
-			if (time_runs("matmul", args, mm[i].f64 ? 2 : 3, &kms, &rms) != 0) {
-				failed = 1;
-				continue;
+			/* gpud's run and the in-process call alternate, on the same values:
+			 * clocks and power (which depend on the data) are the same for both */
+			double tk[64], tr[64], tb[64], k, r;
+			int ok = 1;
+			for (int j = -2; j < reps && ok; j++) {
+				/* tf32 is refused for float64 */
+				ok = run_once("matmul", args, mm[i].f64 ? 2 : 3, &k, &r) == 0;
+				double b0 = gemm_once(&g);
+				if (j >= 0)
+					tk[j] = k, tr[j] = r, tb[j] = b0;
 			}
 			gpud_handle f2[2] = {ha, hb};
 			gpud_free(c, f2, 2);
-			double base = gemm_ms(mm[i].f64, mm[i].tf32);
+			gemm_teardown(&g);
+			if (!ok) {
+				failed = 1;
+				continue;
+			}
+			double kms = median(tk, reps), rms = median(tr, reps), base = median(tb, reps);
 			printf("| %s | %.3f | %.3f | %.3f | %.3f | %.1f |\n", mm[i].label, kms, rms,
 			       base, kms / base, 2.0 * MM * MM * (double)MM / (kms * 1e-3) / 1e12);
 			fflush(stdout);

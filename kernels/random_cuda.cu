@@ -6,10 +6,11 @@
  * generation (and, for uniform with low/high, one scaling kernel of ours).
  *
  * cuRAND's device generator makes normals in pairs (an odd count is
- * CURAND_STATUS_LENGTH_NOT_MULTIPLE): for odd n, the first n - 1 go straight
- * into out, then the pair at offset n - 1 into two elements of stream-ordered
- * scratch, whose first is out's last (the number the host generator gives at
- * n - 1).
+ * CURAND_STATUS_LENGTH_NOT_MULTIPLE): for odd n, n + 1 are generated into
+ * stream-ordered scratch and the first n copied into out — the numbers the
+ * host generator gives for n. (Generating the last pair alone at offset
+ * n - 1 gives the host's number for float32 but not for float64 on cuRAND
+ * 10.4: the device's double generator counts offsets otherwise.)
  */
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -100,25 +101,20 @@ int rnd_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size
 		return 0;
 	}
 	const char *call = o->dtype == GPUD_F32 ? "curandGenerateNormal" : "curandGenerateNormalDouble";
-	size_t even = n & ~(size_t)1;
-	if (even > 0)
-		RND_CHECK(gen_normal(cr, g, o->dtype, o->data, even, p1, p2), call);
-	if (n == even)
+	if (n % 2 == 0) {
+		RND_CHECK(gen_normal(cr, g, o->dtype, o->data, n, p1, p2), call);
 		return 0;
-	void *pair = nullptr;
-	CUDA_CHECK(cudaMallocAsync(&pair, 2 * es, s), "normal: cudaMallocAsync (the last pair)");
-	int st = cr->set_offset(g, (unsigned long long)even);
-	const char *what = "curandSetGeneratorOffset";
-	if (st == LIBS_CURAND_SUCCESS) {
-		st = gen_normal(cr, g, o->dtype, pair, 2, p1, p2);
-		what = call;
 	}
+	/* odd n: n + 1 into scratch, the first n into out */
+	void *tmp = nullptr;
+	CUDA_CHECK(cudaMallocAsync(&tmp, (n + 1) * es, s), "normal: cudaMallocAsync (odd n)");
+	int st = gen_normal(cr, g, o->dtype, tmp, n + 1, p1, p2);
 	cudaError_t e = cudaSuccess;
 	if (st == LIBS_CURAND_SUCCESS)
-		e = cudaMemcpyAsync((char *)o->data + even * es, pair, es, cudaMemcpyDeviceToDevice, s);
-	cudaFreeAsync(pair, s);
-	RND_CHECK(st, what);
-	CUDA_CHECK(e, "normal: cudaMemcpyAsync (the last one)");
+		e = cudaMemcpyAsync(o->data, tmp, n * es, cudaMemcpyDeviceToDevice, s);
+	cudaFreeAsync(tmp, s);
+	RND_CHECK(st, call);
+	CUDA_CHECK(e, "normal: cudaMemcpyAsync (odd n)");
 	return 0;
 }
 
