@@ -44,6 +44,29 @@ static int fits_f32(double v)
 	return !isfinite(v) || (v > -3.4e38 && v < 3.4e38);
 }
 
+/*
+ * hist_plan.margin. With M = max(|first|, |last|), w = last - first and
+ * g(x) = (x - first) bins / w the exact position of x in bins:
+ *  - the estimate: first rounded to the sample type (u_f = 2^-24 with
+ *    float32 edges, whose estimate starts from a float32 x - first32, else
+ *    2^-53), the subtraction, norm and the product each off by at most u_f
+ *    relative: |f - g(x)| <= u_f bins (M / w + 3) (+1% for second order);
+ *  - an edge: i * step + first in float64 (2^-51 (M + w) absolute), then
+ *    rounded to float32 for float32 edges (u_e = 2^-24 of M):
+ *    |g(edge_i) - i| <= (u_e M + 2^-51 (2M + w)) bins / w.
+ * If frac(f) is farther than their sum from 0 and 1, g(x) lies strictly
+ * between g(edge_i) and g(edge_i+1). Doubled for safety.
+ */
+static double hist_margin(const hist_plan *p)
+{
+	if (p->step_zero)
+		return 1;
+	double M = fmax(fabs(p->first), fabs(p->last)), w = p->delta, b = (double)p->bins;
+	double uf = p->f32_edges ? 0x1p-24 : 0x1p-53, ue = p->f32_edges ? 0x1p-24 : 0;
+	double m = 2 * (uf * b * (M / w + 3) * 1.01 + (ue * M + 0x1p-51 * (2 * M + w)) * b / w);
+	return m < 0.25 ? m : 1;
+}
+
 int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_max,
 		   hist_plan *p, char *err, size_t errlen)
 {
@@ -126,6 +149,9 @@ int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_m
 		p->last32 = p->hi_f32 ? (float)last : 0;
 		p->norm32 = p->norm_f32 ? (float)p->norm : 0;
 	}
+	p->margin = hist_margin(p);
+	p->frac_lo32 = nextafterf((float)p->margin, INFINITY);
+	p->frac_hi32 = nextafterf((float)(1 - p->margin), 0);
 	return 0;
 }
 

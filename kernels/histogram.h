@@ -57,6 +57,16 @@ typedef struct hist_plan {
 	int norm_f32;        /* float32 edges: (x - first) * norm in float32 */
 	float first32, last32, norm32;
 	float bins_up32;     /* the smallest float >= bins */
+	/*
+	 * An estimate f with frac(f) in (margin, 1 - margin) (and 0 <= f < bins)
+	 * is already numpy's bin: the sample lies strictly between the edges
+	 * around it, so the corrections would not move it. The GPU then skips
+	 * reading the two edges. margin bounds the estimate's rounding error plus
+	 * the edges' (in units of bins), doubled; 1 where it would pass 1/4 (the
+	 * corrections always run).
+	 */
+	double margin;
+	float frac_lo32, frac_hi32; /* margin and 1 - margin as floats, rounded inwards */
 } hist_plan;
 
 /*

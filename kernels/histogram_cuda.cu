@@ -5,12 +5,18 @@
  * dropped sample) from the same estimate and the same two corrections as the
  * CPU reference, against the same rounded edges (a table in device memory,
  * filled by a small kernel with the reference's float64 arithmetic: the _rn
- * intrinsics keep nvcc from fusing a multiply and an add into an fma). The
- * paths differ in how they count:
+ * intrinsics keep nvcc from fusing a multiply and an add into an fma). An
+ * estimate whose fraction is farther from 0 and 1 than hist_plan.margin (the
+ * rounding errors of estimate and edges, bounded in kernels/histogram.c and
+ * checked there by tests/test_histogram.c) is the bin already: the two edge
+ * reads are skipped, as the corrections could not move it. The paths differ
+ * in how they count:
  *
- *  - up to HIST_SMEM_BINS (8192) bins, smem_kernel: per-block counters in
- *    shared memory, added into the output at the end (below 64 bins, the
- *    lanes of a warp that hit one counter add once, __match_any_sync).
+ *  - while the edges and the counters fit in 48 KiB of shared memory (6143
+ *    bins with float32 edges, 4095 with float64), smem_kernel: the edges
+ *    copied into shared memory and per-block counters there, added into the
+ *    output at the end (below 64 bins, the lanes of a warp that hit one
+ *    counter add once, __match_any_sync).
  *    CUB's DeviceHistogram over the same per-sample bins (the next path)
  *    reached 30% of the device-to-device copy bandwidth at 100 and 256 bins
  *    and 7% at 1000 bins on an H200 (bench/kernels, 2^28 float32): it reads
@@ -53,7 +59,7 @@ constexpr long long HIST_CHUNK = 1ll << 30;        /* samples per CUB call */
 constexpr size_t HIST_CUB_SCRATCH_MAX = 128u << 20; /* bytes of CUB's privatized counters */
 constexpr long long HIST_CUB_MAX_BINS = 1ll << 24;  /* float bin indices are exact */
 constexpr int HIST_BLOCK = 256;
-constexpr long long HIST_SMEM_BINS = 8192; /* 32 KiB of shared counters per block */
+constexpr size_t HIST_SMEM_BYTES = 48u << 10; /* edges + counters in shared memory */
 constexpr long long HIST_AGG_BINS = 64;    /* below: increments aggregated per warp */
 
 /* How a histogram is counted: chosen by size, or forced (the warm-up). */
@@ -127,9 +133,9 @@ __device__ __forceinline__ int est_index(float f, const hist_plan &p)
 template <typename E>
 __device__ __forceinline__ int corrected(int i, E v, const E *edges, int bins)
 {
-	if (v < __ldg(edges + i))
+	if (v < edges[i])
 		i--;
-	else if (i != bins - 1 && v >= __ldg(edges + i + 1))
+	else if (i != bins - 1 && v >= edges[i + 1])
 		i++;
 	return i < 0 ? 0 : i;
 }
@@ -140,9 +146,17 @@ __device__ __forceinline__ int sample_bin(float v, const float *edges, const his
 	if (!(v >= p.first32 && v <= p.last32))
 		return -1;
 	float sub = __fsub_rn(v, p.first32);
-	int i = p.norm_f32 ? est_index(__fmul_rn(sub, p.norm32), p)
-			   : est_index(__dmul_rn((double)sub, p.norm), p);
-	return corrected(i, v, edges, (int)p.bins);
+	if (p.norm_f32) {
+		float f = __fmul_rn(sub, p.norm32);
+		if (f >= 0.0f && f < p.bins_up32) { /* hist_plan.margin: no correction */
+			int i = (int)f;
+			float fr = __fsub_rn(f, (float)i); /* exact */
+			if (fr > p.frac_lo32 && fr < p.frac_hi32)
+				return i;
+		}
+		return corrected(est_index(f, p), v, edges, (int)p.bins);
+	}
+	return corrected(est_index(__dmul_rn((double)sub, p.norm), p), v, edges, (int)p.bins);
 }
 
 /* float64 bins: float64 and integer samples, and float32 ones beyond ±3.4e38 ranges. */
@@ -158,8 +172,14 @@ __device__ __forceinline__ int sample_bin(T v, const double *edges, const hist_p
 		keep = d >= p.first && d <= p.last;
 	if (!keep)
 		return -1;
-	int i = est_index(__dmul_rn(__dsub_rn(d, p.first), p.norm), p);
-	return corrected(i, d, edges, (int)p.bins);
+	double f = __dmul_rn(__dsub_rn(d, p.first), p.norm);
+	if (f >= 0.0 && f < (double)p.bins) { /* hist_plan.margin: no correction */
+		int i = (int)f;
+		double fr = f - (double)i; /* exact */
+		if (fr > p.margin && fr < 1.0 - p.margin)
+			return i;
+	}
+	return corrected(est_index(f, p), d, edges, (int)p.bins);
 }
 
 /* What CUB reads: sample i's bin as a float (exact below 2^24), -1 if dropped. */
@@ -213,12 +233,33 @@ __global__ void __launch_bounds__(HIST_BLOCK)
 }
 
 /*
- * Up to HIST_SMEM_BINS bins: each block counts its samples in shared memory
- * (32-bit counters: a block sees at most n / blocks samples), then adds its
- * counts into the (zeroed) int64 output. Four independent loads per thread
- * per step keep enough bytes in flight. With few bins most lanes of a warp
- * hit the same counter: AGG makes one lane add the count of its peers.
+ * While the edges and one counter per bin fit in HIST_SMEM_BYTES of shared
+ * memory: each block copies the edges into shared memory (a sample's two
+ * edge reads are then shared-memory gathers, not L1 line fetches) and counts
+ * its samples in shared counters (32-bit: a block sees at most n / blocks
+ * samples), then adds them into the (zeroed) int64 output. Samples are read
+ * 16 bytes at a time, four loads in flight per thread. With few bins most
+ * lanes of a warp hit the same counter: AGG makes one lane add for its peers.
  */
+/* 16 bytes of T, loaded at once */
+template <typename T> struct vec16;
+template <> struct vec16<float> {
+	using type = float4;
+	static constexpr int N = 4;
+};
+template <> struct vec16<double> {
+	using type = double2;
+	static constexpr int N = 2;
+};
+template <> struct vec16<int32_t> {
+	using type = int4;
+	static constexpr int N = 4;
+};
+template <> struct vec16<int64_t> {
+	using type = longlong2;
+	static constexpr int N = 2;
+};
+
 template <bool AGG> __device__ __forceinline__ void count_one(unsigned *h, int b)
 {
 	if (AGG) {
@@ -235,23 +276,51 @@ __global__ void __launch_bounds__(HIST_BLOCK)
 	smem_kernel(const T *__restrict__ x, long long n, const E *edges, hist_plan p,
 		    unsigned long long *counts)
 {
-	extern __shared__ unsigned h[];
+	extern __shared__ unsigned long long smem[]; /* 8-byte aligned */
 	const int bins = (int)p.bins;
+	E *se = (E *)smem;
+	unsigned *h = (unsigned *)(se + bins + 1);
+	for (int b = threadIdx.x; b <= bins; b += blockDim.x)
+		se[b] = edges[b];
 	for (int b = threadIdx.x; b < bins; b += blockDim.x)
 		h[b] = 0;
 	__syncthreads();
+	edges = se;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-	for (; i + 3 * stride < n; i += 4 * stride) {
-		T v[4];
+	const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	long long done = 0; /* samples counted by the vector loop */
+	if (((uintptr_t)x & 15) == 0) {
+		/* 16-byte loads, four in flight per thread */
+		using V = typename vec16<T>::type;
+		constexpr int N = vec16<T>::N;
+		const V *xv = (const V *)x;
+		const long long nv = n / N;
+		long long j = tid;
+		for (; j + 3 * stride < nv; j += 4 * stride) {
+			union {
+				V v[4];
+				T a[4 * N];
+			} u;
 #pragma unroll
-		for (int u = 0; u < 4; u++)
-			v[u] = x[i + u * stride];
+			for (int k = 0; k < 4; k++)
+				u.v[k] = xv[j + k * stride];
 #pragma unroll
-		for (int u = 0; u < 4; u++)
-			count_one<AGG>(h, sample_bin(v[u], edges, p));
+			for (int k = 0; k < 4 * N; k++)
+				count_one<AGG>(h, sample_bin(u.a[k], edges, p));
+		}
+		for (; j < nv; j += stride) {
+			union {
+				V v;
+				T a[N];
+			} u;
+			u.v = xv[j];
+#pragma unroll
+			for (int k = 0; k < N; k++)
+				count_one<AGG>(h, sample_bin(u.a[k], edges, p));
+		}
+		done = nv * N;
 	}
-	for (; i < n; i += stride)
+	for (long long i = done + tid; i < n; i += stride)
 		count_one<AGG>(h, sample_bin(x[i], edges, p));
 	__syncthreads();
 	for (int b = threadIdx.x; b < bins; b += blockDim.x)
@@ -307,7 +376,8 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 	/* CUB's scratch for the largest chunk (smaller ones need no more). */
 	int chunk0 = (int)(n < HIST_CHUNK ? n : HIST_CHUNK);
 	size_t cub_bytes = 0;
-	if (path == PATH_AUTO && bins <= HIST_SMEM_BINS)
+	size_t smem = (size_t)(bins + 1) * sizeof(E) + (size_t)bins * sizeof(unsigned);
+	if (path == PATH_AUTO && smem <= HIST_SMEM_BYTES)
 		path = PATH_SMEM;
 	int use_cub = (path == PATH_AUTO || path == PATH_CUB) && bins <= HIST_CUB_MAX_BINS;
 	if (use_cub) {
@@ -334,7 +404,6 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 		if (e == cudaSuccess) {
 			what = "histogram kernel";
 			unsigned long long *o = (unsigned long long *)out;
-			size_t smem = (size_t)bins * sizeof(unsigned);
 			if (path == PATH_SMEM && bins < HIST_AGG_BINS)
 				smem_kernel<T, E, true>
 					<<<grid_for(n, ctx), HIST_BLOCK, smem, s>>>(x, n, edges, p, o);

@@ -886,10 +886,10 @@ static void hist_case(gpud_client *c, gpud_dtype dt, size_t n, int64_t bins, dou
 static void test_histogram(gpud_client *c)
 {
 	static const size_t ns[] = {1, 1000, (1u << 20) + 3};
-	/* up to 8192 bins: shared counters (below 64 aggregated per warp); 10000: CUB's
-	 * DeviceHistogram; 2^19 bins over 2^20 samples: the atomic kernel (CUB's
-	 * counters would pass 128 MiB) */
-	static const int64_t binss[] = {1, 7, 64, 256, 1000, 8192, 10000};
+	/* up to 4095 bins: shared edges and counters (below 64 aggregated per warp);
+	 * 8192 and 10000: CUB's DeviceHistogram; 2^19 bins over 2^20 samples (below):
+	 * the atomic kernel (CUB's counters would pass 128 MiB) */
+	static const int64_t binss[] = {1, 7, 64, 256, 1000, 4095, 8192, 10000};
 	for (int dt = GPUD_F32; dt <= GPUD_I64; dt++) {
 		int ints = dt == GPUD_I32 || dt == GPUD_I64;
 		for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {

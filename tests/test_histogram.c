@@ -225,6 +225,88 @@ START_TEST(test_bins_hold_their_samples)
 }
 END_TEST
 
+/*
+ * hist_plan.margin: wherever the GPU takes an estimate without corrections
+ * (its fraction inside (margin, 1 - margin)), the reference's bin is that
+ * estimate. Random plans, from wide ranges around 0 to narrow ones far from
+ * it (where the margin grows and turns the shortcut off), and samples
+ * anywhere, on edges and a few ulps either side of them.
+ */
+START_TEST(test_fast_margin)
+{
+	uint64_t s = 0xfa57ba11d00dull;
+	long shortcuts = 0, samples = 0;
+	for (int round = 0; round < 400; round++) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		int64_t bins = 1 + (int64_t)((s >> 33) % (round % 3 ? 1000 : 100000));
+		double center = ((double)(s >> 40) / (double)(1ull << 24) - 0.5) *
+				pow(10, (double)((s >> 8) % 7));
+		double width = pow(10, -3 + (double)((s >> 16) % 8)) *
+			       (1 + (double)((s >> 20) & 0xfff) / 4096.0);
+		double lo = center - width / 2, hi = center + width / 2;
+		int f32 = round & 1;
+		hist_plan p;
+		char err[256];
+		if (hist_plan_make(f32 ? GPUD_F32 : GPUD_F64, bins, lo, hi, &p, err, sizeof(err)) != 0)
+			continue;
+		for (int i = 0; i < 3000; i++) {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			double v = lo + (hi - lo) * ((double)(s >> 11) / 9007199254740992.0);
+			if (i % 3 == 0) {
+				v = hist_edge(&p, (int64_t)((s >> 20) % (uint64_t)(bins + 1)));
+				for (int k = (int)((s >> 5) % 7) - 3; k != 0; k += k > 0 ? -1 : 1)
+					v = f32 ? nextafterf((float)v, k > 0 ? INFINITY : -INFINITY)
+						: nextafter(v, k > 0 ? INFINITY : -INFINITY);
+			}
+			int64_t est, b;
+			double fr;
+			if (f32 && p.f32_edges && p.norm_f32) {
+				float x = (float)v;
+				if (!(x >= p.first32 && x <= p.last32))
+					continue;
+				float f = (x - p.first32) * p.norm32;
+				if (!(f >= 0 && f < p.bins_up32))
+					continue;
+				est = (int64_t)f;
+				fr = (double)(f - (float)est);
+				if (!(fr > p.frac_lo32 && fr < p.frac_hi32))
+					continue;
+				b = hist_bin_f32(&p, x);
+			} else if (!f32) {
+				if (!(v >= p.first && v <= p.last))
+					continue;
+				double f = (v - p.first) * p.norm;
+				if (!(f >= 0 && f < (double)bins))
+					continue;
+				est = (int64_t)f;
+				fr = f - (double)est;
+				if (!(fr > p.margin && fr < 1 - p.margin))
+					continue;
+				b = hist_bin_f64(&p, v);
+			} else {
+				continue;
+			}
+			shortcuts++;
+			ck_assert_msg(b == est,
+				      "%s %.17g over [%.17g, %.17g], %lld bins: the estimate %lld "
+				      "(fraction %.3g, margin %.3g) but the bin is %lld",
+				      f32 ? "float32" : "float64", v, lo, hi, (long long)bins,
+				      (long long)est, fr, p.margin, (long long)b);
+		}
+		samples += 3000;
+	}
+	/* the shortcut is taken for most samples */
+	ck_assert_msg(shortcuts > samples / 2, "%ld of %ld", shortcuts, samples);
+	hist_plan p;
+	char err[256];
+	ck_assert_int_eq(hist_plan_make(GPUD_F32, 1000, -1, 1, &p, err, sizeof(err)), 0);
+	ck_assert_msg(p.margin < 1e-3, "%g", p.margin);
+	/* narrow and far from 0: float32 edges are too coarse, no shortcut */
+	ck_assert_int_eq(hist_plan_make(GPUD_F32, 4000, 1e4, 1e4 + 1, &p, err, sizeof(err)), 0);
+	ck_assert(p.margin >= 0.5 && p.frac_lo32 > p.frac_hi32);
+}
+END_TEST
+
 START_TEST(test_checks)
 {
 	double x[2] = {0.5, 1.5};
@@ -306,6 +388,7 @@ Suite *histogram_suite(void)
 	tcase_add_test(tc, test_integers);
 	tcase_add_test(tc, test_float32_rounding);
 	tcase_add_test(tc, test_bins_hold_their_samples);
+	tcase_add_test(tc, test_fast_margin);
 	tcase_add_test(tc, test_checks);
 	suite_add_tcase(s, tc);
 	return s;
