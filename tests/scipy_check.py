@@ -520,8 +520,18 @@ def main():
                   "limits, which numpy 1.x (and gpud) bin in float64: that case is left out",
                   flush=True)
         for dtype, n, bins, lo, hi, what in hist_cases(rng):
-            x = hist_samples(rng, dtype, n, bins, lo, hi)
-            ref = np.histogram(x, bins=bins, range=(lo, hi))[0]
+            try:
+                x = hist_samples(rng, dtype, n, bins, lo, hi)
+                ref = np.histogram(x, bins=bins, range=(lo, hi))[0]
+            except ValueError as e:
+                # numpy >= 2 refuses ranges whose rounded edges do not increase
+                # ("Too many bins for data range"); numpy 1.x bins them, and gpud
+                # follows numpy 1.x. Nothing to compare with here.
+                how = f"histogram: numpy {np.__version__} refuses the range ({e})"
+                notes[how] = notes.get(how, 0) + 1
+                print(f"skip histogram {np.dtype(dtype).name:7} n={n:<6} bins={bins:<4} "
+                      f"range=[{lo:.6g}, {hi:.6g}]: numpy refuses it: {e}", flush=True)
+                continue
             t = time.monotonic()
             got, err = run_histogram(args.gpuctl, args.url, work, x, bins, lo, hi)
             dt = time.monotonic() - t
