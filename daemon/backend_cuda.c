@@ -371,6 +371,8 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 				goto fail;
 			}
 		}
+		if (ks[i]->attributes == NULL) /* library code (CUB, cuBLAS, cuRAND) */
+			continue;
 		int n = ks[i]->attributes(cb->variants + cb->nvariants,
 					  MAX_VARIANTS - cb->nvariants, kerr, sizeof(kerr));
 		if (n < 0) {

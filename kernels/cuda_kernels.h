@@ -48,7 +48,8 @@ typedef struct cuda_kernel {
 	const char *name; /* matches the kernel_def */
 	/* Enqueues the kernel on ctx->stream. 0, or -1 with "cudaX: error" in err. */
 	int (*launch)(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen);
-	/* Fills up to max variant attributes; returns how many, or -1 + err. */
+	/* Fills up to max variant attributes; returns how many, or -1 + err.
+	 * NULL where the code is a library's (CUB, cuBLAS, cuRAND picks it). */
 	int (*attributes)(cuda_variant_attr *out, int max, char *err, size_t errlen);
 	/* One small launch of every variant on real data; synchronous. 0 or -1 + err. */
 	int (*warmup)(const cuda_launch_ctx *ctx, char *err, size_t errlen);

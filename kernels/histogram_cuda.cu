@@ -464,16 +464,6 @@ int hist_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, siz
 	return hist_launch_mode(a, ctx, PATH_AUTO, err, errlen);
 }
 
-/* CUB picks its own kernels: there are no variants of ours to describe. */
-int hist_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
-{
-	(void)out;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
 /* The CPU reference of n samples of dt at host, into want[bins]. */
 void host_counts(const hist_plan &p, gpud_dtype dt, const void *host, int n, long long *want)
 {
@@ -588,5 +578,5 @@ out:
 
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_histogram = {"histogram", hist_launch, hist_attributes,
+extern "C" const cuda_kernel cuda_kernel_histogram = {"histogram", hist_launch, nullptr,
 						       hist_warmup, 0};

@@ -78,16 +78,6 @@ int mm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 	return 0;
 }
 
-/* cuBLAS picks its own kernels: there are no variants of ours to describe. */
-int mm_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
-{
-	(void)out;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
 /*
  * Warm-up on ctx's stream (the backend runs it on every stream, each with its
  * handle): float32, float32 with TF32 and float64, 64 x 48 times 48 x 40 of
@@ -160,5 +150,5 @@ out:
 
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_matmul = {"matmul", mm_launch, mm_attributes, mm_warmup,
+extern "C" const cuda_kernel cuda_kernel_matmul = {"matmul", mm_launch, nullptr, mm_warmup,
 						   1};

@@ -118,15 +118,6 @@ int rnd_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size
 	return 0;
 }
 
-int rnd_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
-{
-	(void)out;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
 /*
  * Warm-up on ctx's stream (the backend runs it on every stream, with that
  * stream's generator): float32 and float64, 7 numbers (normal: the odd path;
@@ -193,7 +184,7 @@ int normal_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_uniform = {"uniform", rnd_launch, rnd_attributes,
+extern "C" const cuda_kernel cuda_kernel_uniform = {"uniform", rnd_launch, nullptr,
 						    uniform_warmup, 1};
-extern "C" const cuda_kernel cuda_kernel_normal = {"normal", rnd_launch, rnd_attributes,
+extern "C" const cuda_kernel cuda_kernel_normal = {"normal", rnd_launch, nullptr,
 						   normal_warmup, 1};

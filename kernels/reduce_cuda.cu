@@ -189,16 +189,6 @@ int red_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size
 	}
 }
 
-/* CUB picks its own kernels: there are no variants of ours to describe. */
-int red_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
-{
-	(void)out;
-	(void)max;
-	(void)err;
-	(void)errlen;
-	return 0;
-}
-
 /* Warm-up: the float32 and float64 paths on 3 elements, checked. */
 int red_warmup_of(const kernel_def *k, const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
@@ -245,7 +235,7 @@ out:
 	{                                                                                  \
 		return red_warmup_of(&def, ctx, err, errlen);                               \
 	}                                                                                  \
-	extern "C" const cuda_kernel var = {nm, red_launch, red_attributes, var##_warm, 0}
+	extern "C" const cuda_kernel var = {nm, red_launch, nullptr, var##_warm, 0}
 
 RED_CUDA(cuda_kernel_sum, kernel_sum, "sum");
 RED_CUDA(cuda_kernel_asum, kernel_asum, "asum");
