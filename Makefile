@@ -2,14 +2,20 @@
 #
 #   make              gpud, gpuctl, libgpud-client (.a, .so, .pc) under build/
 #   make test         unit + end-to-end tests (cpu backend), then the same
-#                     suite under ASan/UBSan and the client under valgrind
+#                     suite under ASan/UBSan and the client under valgrind,
+#                     the scipy check, the fuzzer and the format check
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
 #   make install      PREFIX=/usr/local, DESTDIR honoured
+#   make format       clang-format every C, header and CUDA file in place
+#   make format-check the same, changing nothing; fails if a file would change
 #
 # Knobs: WERROR=1, SANITIZE=address,undefined, BUILD=dir, CUDA=0|1, LOOP_CHECK=1,
 #        CUDA_ARCHS="75 80 86 89 90", NVCC=path.
+#
+# Sources are found by folder (see "sources"): a new kernel folder, verb file
+# or test file needs no line here.
 
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -30,7 +36,8 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARN     += -Werror
 endif
-# LOOP_CHECK=1: abort when blocking CUDA work runs on gpud's loop thread.
+# LOOP_CHECK=1: abort when blocking work runs on gpud's loop thread, or
+# loop-owned state is touched from another thread.
 ifeq ($(LOOP_CHECK),1)
 CPPFLAGS += -DGPUD_DEBUG_LOOP=1
 endif
@@ -51,22 +58,11 @@ NNG_A     := $(call static,libnng.a) $(call static,libmbedtls.a) \
 UV_A      := $(call static,libuv_a.a)
 PBC_A     := $(call static,libprotobuf-c.a)
 INIH_A    := $(call static,libinih.a)
+CHECK_A   := $(call static,libcheck.a) $(call static,libsubunit.a)
 SYSLIBS   := -lm -ldl -lrt
 
-# --- sources -------------------------------------------------------------
-PROTO_GEN := $(GEN)/gpud.pb-c.c
-PROTO_SRC := proto/wire.c
-CLIENT_SRC := client/client.c client/npy.c
-DAEMON_SRC := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
-              daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
-              kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c \
-              kernels/reduce.c kernels/histogram.c kernels/matmul.c kernels/random.c kernels/libs.c
-DAEMON_CU  :=
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-DAEMON_SRC += daemon/backend_cuda.c daemon/nvrtc.c kernels/cuda_table.c
-DAEMON_CU  += kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu kernels/reduce_cuda.cu \
-              kernels/histogram_cuda.cu kernels/matmul_cuda.cu kernels/random_cuda.cu daemon/pool.cu
 # cudart and libstdc++ statically: gpud then needs only the NVIDIA driver.
 CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcudart_static -static-libstdc++ -static-libgcc
 LINK       := $(CXX)
@@ -75,13 +71,50 @@ NVCCFLAGS  ?= -O3 -std=c++17 -Xcompiler -Wall,-Wextra $(if $(filter 1,$(WERROR))
               -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
 endif
 
+# --- sources ----------------------------------------------------------------
+# Every list is written once. In kernels/ and daemon/backend/, C files named
+# cuda_*.c and everything under a cuda/ folder build only with CUDA.
+cuda_only   = $(foreach f,$(1),$(if $(findstring /cuda_,$(f))$(findstring /cuda/,$(f)),$(f)))
+tests_of    = $(foreach f,$(1),$(if $(findstring /test_,$(f))$(findstring /gpu_test_,$(f)),$(f)))
+
+PROTO_SRC   := proto/wire.c
+CLIENT_SRC  := $(filter-out client/gpuctl.c client/demo.c,$(wildcard client/*.c))
+GPUCTL_SRC  := client/gpuctl.c client/demo.c
+
+KERNEL_ALL  := $(wildcard kernels/*/*.c)
+KERNEL_SRC  := $(filter-out $(call tests_of,$(KERNEL_ALL)) $(call cuda_only,$(KERNEL_ALL)),$(KERNEL_ALL))
+KERNEL_CUDA := $(filter-out $(call tests_of,$(KERNEL_ALL)),$(call cuda_only,$(KERNEL_ALL))) \
+               $(wildcard kernels/*/*.cu)
+KERNEL_UNIT := $(foreach f,$(KERNEL_ALL),$(if $(findstring /test_,$(f)),$(f)))
+KERNEL_GPU  := $(foreach f,$(KERNEL_ALL),$(if $(findstring /gpu_test_,$(f)),$(f)))
+
+DAEMON_ALL  := $(filter-out daemon/main.c,$(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c \
+                                                     daemon/*/*/*.cu))
+DAEMON_SRC  := $(filter-out $(call cuda_only,$(DAEMON_ALL)),$(DAEMON_ALL))
+DAEMON_CUDA := $(call cuda_only,$(DAEMON_ALL))
+
+# What gpud is made of, less main.c (the unit tests and the fuzzer link it too).
+CORE_SRC    := $(DAEMON_SRC) $(KERNEL_SRC)
+ifeq ($(CUDA),1)
+CORE_SRC    += $(DAEMON_CUDA) $(KERNEL_CUDA)
+endif
+
+HARNESS_SRC := $(wildcard tests/harness.c)
+UNIT_SRC    := $(wildcard tests/unit/*.c) $(KERNEL_UNIT)
+E2E_SRC     := $(wildcard tests/e2e/*.c) $(HARNESS_SRC)
+GPU_TEST_SRC := $(wildcard tests/gpu/*.c) $(KERNEL_GPU) $(HARNESS_SRC)
+
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 PROTO_OBJ  := $(BUILD)/gen/gpud.pb-c.o $(call obj,$(PROTO_SRC))
 CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
-DAEMON_OBJ := $(call obj,$(DAEMON_SRC) $(DAEMON_CU))
+CORE_OBJ   := $(call obj,$(CORE_SRC))
 CLIENT_PIC := $(call pic,$(CLIENT_SRC) $(PROTO_SRC)) $(BUILD)/pic/gen/gpud.pb-c.o
+# The CPU references (every build) and the CUDA kernels, for programs that
+# call kernels in-process (the GPU suite, benches).
+KERNEL_REF_OBJ  := $(call obj,$(KERNEL_SRC))
+KERNEL_CUDA_OBJ := $(call obj,$(KERNEL_CUDA))
 
 GPUD    := $(BUILD)/gpud
 GPUCTL  := $(BUILD)/gpuctl
@@ -89,16 +122,14 @@ LIB_A   := $(BUILD)/libgpud-client.a
 LIB_SO  := $(BUILD)/libgpud-client.so.0
 LIB_PC  := $(BUILD)/gpud-client.pc
 
-UNIT_SRC := tests/unit_main.c tests/test_npy.c tests/test_config.c tests/test_wire.c \
-            tests/test_lombscargle.c tests/test_kernel_table.c tests/test_custom.c \
-            tests/test_elementwise.c tests/test_reduce.c tests/test_histogram.c tests/test_matmul.c \
-            tests/test_random.c
-UNIT     := $(BUILD)/tests/unit
-E2E      := $(BUILD)/tests/e2e
-CHECK_LIBS := $(call static,libcheck.a) $(call static,libsubunit.a)
+# The test programs (their objects are under $(BUILD)/tests/<folder>/).
+UNIT     := $(BUILD)/test-unit
+E2E      := $(BUILD)/test-e2e
+GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom bench-kernels demo deps install format
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
+        bench-kernels demo deps install format format-check
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -106,9 +137,10 @@ $(GEN)/gpud.pb-c.c $(GEN)/gpud.pb-c.h: proto/gpud.proto
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) -Iproto $<
 
-# every object may include the generated header
-$(DAEMON_OBJ) $(CLIENT_OBJ) $(PROTO_OBJ) $(CLIENT_PIC) $(call obj,$(UNIT_SRC)) \
-	$(BUILD)/tests/test_e2e.o $(BUILD)/client/gpuctl.o $(BUILD)/daemon/main.o: | $(GEN)/gpud.pb-c.h
+# Any object may include the generated header: make it first.
+ALL_C_SRC := $(PROTO_SRC) $(CLIENT_SRC) $(GPUCTL_SRC) $(CORE_SRC) daemon/main.c $(UNIT_SRC) \
+             $(E2E_SRC) $(GPU_TEST_SRC) $(wildcard tests/fuzz/*.c bench/*.c)
+$(call obj,$(ALL_C_SRC)) $(CLIENT_PIC): | $(GEN)/gpud.pb-c.h
 
 $(BUILD)/gen/gpud.pb-c.o: $(GEN)/gpud.pb-c.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-missing-prototypes -c $< -o $@
@@ -122,9 +154,11 @@ $(BUILD)/%.o: %.c
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -DGPUD_BUILDING_SHARED -c $< -o $@
+# nvcc sees the same preprocessor flags as cc and writes the same dependency
+# files, so touching a header rebuilds the CUDA objects that include it.
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -Iinclude -I. -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(CPPFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 # --- products ---------------------------------------------------------------
 $(LIB_A): $(CLIENT_OBJ) $(PROTO_OBJ)
@@ -137,16 +171,16 @@ $(LIB_SO): $(CLIENT_PIC)
 $(LIB_PC): client/gpud-client.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
-$(GPUD): $(BUILD)/daemon/main.o $(DAEMON_OBJ) $(PROTO_OBJ)
+$(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
-$(GPUCTL): $(BUILD)/client/gpuctl.o $(BUILD)/client/demo.o $(LIB_A)
+$(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 # --- tests ------------------------------------------------------------------
-$(UNIT): $(call obj,$(UNIT_SRC)) $(DAEMON_OBJ) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
-$(E2E): $(BUILD)/tests/test_e2e.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
+$(E2E): $(call obj,$(E2E_SRC)) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 test-unit: $(UNIT)
 	$(UNIT)
@@ -163,39 +197,34 @@ test-valgrind: $(E2E) $(GPUD) $(GPUCTL)
 	CK_FORK=no GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) \
 	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	  $(E2E)
-test: test-unit test-e2e test-scipy test-asan test-valgrind fuzz
+test: format-check test-unit test-e2e test-scipy test-asan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
-GPU_TEST   := $(BUILD)/tests/gpu
-STANDALONE := $(BUILD)/bench/standalone_lombscargle
-FIRST      := $(BUILD)/bench/first_result
-KERNEL_REF := $(call obj,kernels/table.c kernels/lombscargle.c kernels/elementwise.c \
-              kernels/reduce.c kernels/histogram.c kernels/matmul.c kernels/random.c kernels/libs.c)
-KERNEL_CU  := $(call obj,kernels/cuda_table.c kernels/lombscargle_cuda.cu kernels/elementwise_cuda.cu \
-              kernels/reduce_cuda.cu kernels/histogram_cuda.cu kernels/matmul_cuda.cu kernels/random_cuda.cu)
-$(GPU_TEST): $(BUILD)/tests/test_gpu.o $(KERNEL_REF) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(NNG_A) $(PBC_A) $(SYSLIBS)
-$(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF) $(KERNEL_CU) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
-TRANSFER   := $(BUILD)/bench/transfer
-$(TRANSFER): $(BUILD)/bench/transfer.o $(KERNEL_REF) $(KERNEL_CU) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+STANDALONE   := $(BUILD)/bench/standalone_lombscargle
+FIRST        := $(BUILD)/bench/first_result
+TRANSFER     := $(BUILD)/bench/transfer
 CUSTOM_BENCH := $(BUILD)/bench/custom_kernels
-$(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
-FAIRNESS   := $(BUILD)/bench/fairness
-$(FAIRNESS): $(BUILD)/bench/fairness.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
-POOL_BENCH := $(BUILD)/bench/pool_alloc
-$(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(call obj,daemon/pool.cu)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
-KBENCH     := $(BUILD)/bench/kernels
-$(KBENCH): $(BUILD)/bench/kernels.o $(LIB_A)
+FAIRNESS     := $(BUILD)/bench/fairness
+POOL_BENCH   := $(BUILD)/bench/pool_alloc
+KBENCH       := $(BUILD)/bench/kernels
+HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
+
+$(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF_OBJ) $(KERNEL_CUDA_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
-$(FIRST): $(BUILD)/bench/first_result.o $(BUILD)/client/demo.o $(LIB_A)
+$(TRANSFER): $(BUILD)/bench/transfer.o $(HARNESS_OBJ) $(KERNEL_REF_OBJ) $(KERNEL_CUDA_OBJ) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+$(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
-$(BUILD)/tests/test_gpu.o $(BUILD)/bench/standalone_lombscargle.o $(BUILD)/bench/transfer.o: \
-	| $(GEN)/gpud.pb-c.h
+$(FAIRNESS): $(BUILD)/bench/fairness.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(call obj,daemon/backend/cuda/pool.cu)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
+$(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+$(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
 	      $(CUSTOM_BENCH) $(KBENCH)
@@ -219,23 +248,18 @@ bench-kernels: gpu-programs
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it
-# for FUZZ_SECONDS from a fresh seed corpus (tests/fuzz_corpus.c).
+# for FUZZ_SECONDS from a fresh seed corpus (tests/fuzz/fuzz_corpus.c).
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := $(BUILD)/fuzz
-FUZZ_SRC     := daemon/server.c daemon/verbs.c daemon/config.c daemon/log.c \
-                daemon/buffers.c daemon/regions.c daemon/backend.c daemon/backend_cpu.c \
-                kernels/table.c kernels/lombscargle.c kernels/custom.c kernels/elementwise.c \
-                kernels/reduce.c kernels/histogram.c kernels/matmul.c kernels/random.c kernels/libs.c
+FUZZ_BIN     := $(BUILD)/tests/fuzz_request
+CORPUS_BIN   := $(BUILD)/tests/fuzz_corpus
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run
-FUZZ_BIN    := $(BUILD)/tests/fuzz_request
-CORPUS_BIN  := $(BUILD)/tests/fuzz_corpus
-$(FUZZ_BIN): $(BUILD)/tests/fuzz_request.o $(call obj,$(FUZZ_SRC)) $(PROTO_OBJ)
+$(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(SYSLIBS)
-$(CORPUS_BIN): $(BUILD)/tests/fuzz_corpus.o $(PROTO_OBJ)
+$(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
-$(BUILD)/tests/fuzz_request.o $(BUILD)/tests/fuzz_corpus.o: | $(GEN)/gpud.pb-c.h
 fuzz-run: $(FUZZ_BIN) $(CORPUS_BIN)
 	rm -rf $(BUILD)/corpus && mkdir -p $(BUILD)/corpus
 	$(CORPUS_BIN) $(BUILD)/corpus
@@ -259,10 +283,14 @@ install: all
 	install -m 644 include/gpud/*.h $(DESTDIR)$(PREFIX)/include/gpud/
 	test -e $(DESTDIR)/etc/gpud/gpud.conf || install -m 644 config/gpud.conf $(DESTDIR)/etc/gpud/
 
+# clang-format (Debian's clang-format-14) with the project's .clang-format.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/*/*.d $(BUILD)/pic/*/*.d $(BUILD)/gen/*.d)
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -12,7 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "daemon/pool.h"
+#include "daemon/backend/cuda/pool.h"
 
 static double now_us(void)
 {

@@ -18,8 +18,8 @@
 
 #include <gpud/npy.h>
 
-#include "kernels/cuda_kernels.h"
-#include "kernels/lombscargle.h"
+#include "kernels/core/cuda_kernel.h"
+#include "kernels/lombscargle/lombscargle.h"
 
 #define CHECK(call)                                                                       \
 	do {                                                                              \

@@ -32,8 +32,8 @@
 
 #include <gpud/client.h>
 
-#include "kernels/cuda_kernels.h"
-#include "kernels/lombscargle.h"
+#include "kernels/core/cuda_kernel.h"
+#include "kernels/lombscargle/lombscargle.h"
 
 static char url[160];
 

@@ -18,7 +18,7 @@
 
 #include <gpud/types.h>
 
-#include "daemon/backend.h"
+#include "daemon/backend/backend.h"
 
 typedef struct gpud_session gpud_session;
 typedef struct gpud_tenant gpud_tenant;

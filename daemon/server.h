@@ -17,12 +17,12 @@
 
 #include <nng/nng.h>
 
-#include "daemon/backend.h"
+#include "daemon/backend/backend.h"
 #include "daemon/buffers.h"
 #include "daemon/config.h"
 #include "daemon/regions.h"
-#include "kernels/custom.h"
-#include "kernels/kernel.h"
+#include "kernels/custom/custom.h"
+#include "kernels/core/kernel.h"
 #include "proto/wire.h"
 
 /* A tenant's registered kernel; runs hold a reference while in flight. */

@@ -13,6 +13,7 @@ packages=(
 	check libsubunit-dev               # unit and end-to-end tests
 	valgrind                           # client library under valgrind
 	clang libclang-rt-14-dev           # libFuzzer target (make fuzz)
+	clang-format                       # make format-check (.clang-format)
 	python3-numpy python3-scipy        # scipy agreement check
 	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 )

@@ -1,0 +1,241 @@
+/*
+ * daemon/backend_cpu.c — the cpu backend: buffers in host memory, copies and
+ * kernels on libuv's work queue so the loop never waits on them. A kernel's
+ * work items are split into chunks that run on the pool's threads in
+ * parallel. This backend is the correctness reference and what CI exercises.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/backend/backend.h"
+#include "daemon/log.h"
+#include "proto/wire.h"
+
+typedef struct cpu_backend {
+	int threads;
+} cpu_backend;
+
+static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+{
+	char n[16];
+	cpu_backend *cb = calloc(1, sizeof(*cb));
+
+	if (cb == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return -1;
+	}
+	/* libuv sizes its pool from the environment when the first work is queued. */
+	snprintf(n, sizeof(n), "%d", cfg->cpu_threads);
+	setenv("UV_THREADPOOL_SIZE", n, 1);
+	cb->threads = cfg->cpu_threads;
+	b->impl = cb;
+	log_info("cpu backend: %d worker threads", cb->threads);
+	/* Kernels that load a library (kernels/libs.h) load it now, not on a run. */
+	size_t nk;
+	const kernel_def *const *ks = kernel_list(&nk);
+	char why[1024], last[1024] = "";
+	for (size_t i = 0; i < nk; i++) {
+		if (ks[i]->cpu_available && ks[i]->cpu_available(why, sizeof(why)) != 0 &&
+		    strcmp(why, last) != 0) /* kernels sharing a library say it once */
+			log_warn("%s", strcpy(last, why));
+	}
+	return 0;
+}
+
+static void cpu_close(gpud_backend *b)
+{
+	free(b->impl);
+	b->impl = NULL;
+}
+
+static int cpu_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+{
+	size_t sz = (bytes + 63) & ~(size_t)63;
+	if (sz < bytes || (*mem = aligned_alloc(64, sz ? sz : 64)) == NULL) {
+		snprintf(err, errlen, "cpu backend: cannot allocate %zu bytes of host memory", bytes);
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	return 0;
+}
+
+static void cpu_free(gpud_backend *b, void *mem)
+{
+	free(mem);
+}
+
+/* --- copies ------------------------------------------------------------- */
+
+typedef struct copy_job {
+	uv_work_t work;
+	void *dst;
+	const void *src;
+	size_t len;
+	backend_done_fn done;
+	void *arg;
+} copy_job;
+
+static void copy_work(uv_work_t *w)
+{
+	copy_job *j = w->data;
+	memcpy(j->dst, j->src, j->len);
+}
+
+static void copy_after(uv_work_t *w, int status)
+{
+	copy_job *j = w->data;
+	backend_done_fn done = j->done;
+	void *arg = j->arg;
+	free(j);
+	done(arg, status == 0 ? 0 : GPUD__STATUS__STATUS_INTERNAL,
+	     status == 0 ? NULL : "cpu backend: copy cancelled");
+}
+
+static int cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		    unsigned flags,
+		    backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	copy_job *j = malloc(sizeof(*j));
+	int rv;
+
+	if (j == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	*j = (copy_job){.dst = dst, .src = src, .len = len, .done = done, .arg = arg};
+	j->work.data = j;
+	if ((rv = uv_queue_work(b->loop, &j->work, copy_work, copy_after)) != 0) {
+		free(j);
+		snprintf(err, errlen, "cpu backend: uv_queue_work: %s", uv_strerror(rv));
+		return GPUD__STATUS__STATUS_INTERNAL;
+	}
+	return 0;
+}
+
+/* --- kernels -------------------------------------------------------------- */
+
+typedef struct run_job run_job;
+typedef struct run_chunk {
+	uv_work_t work;
+	run_job *job;
+	size_t lo, hi;
+} run_chunk;
+
+struct run_job {
+	const kernel_def *k;
+	const kernel_args *a;
+	backend_done_fn done;
+	void *arg;
+	size_t pending; /* chunks not yet finished; touched on the loop only */
+	int failed;
+	double *kernel_us;
+	uint64_t t0_ns;
+	run_chunk chunks[];
+};
+
+static void run_work(uv_work_t *w)
+{
+	run_chunk *c = w->data;
+	c->job->k->cpu_run(c->job->a, c->lo, c->hi);
+}
+
+static void run_after(uv_work_t *w, int status)
+{
+	run_chunk *c = w->data;
+	run_job *j = c->job;
+
+	if (status != 0)
+		j->failed = 1;
+	if (--j->pending > 0)
+		return;
+	*j->kernel_us = (double)(uv_hrtime() - j->t0_ns) / 1e3;
+	backend_done_fn done = j->done;
+	void *arg = j->arg;
+	int failed = j->failed;
+	free(j);
+	done(arg, failed ? GPUD__STATUS__STATUS_INTERNAL : 0,
+	     failed ? "cpu backend: kernel cancelled" : NULL);
+}
+
+static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		   double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	cpu_backend *cb = b->impl;
+	if (k->cpu_items == NULL || k->cpu_run == NULL) {
+		snprintf(err, errlen,
+			 "custom kernels need the cuda backend (this gpud runs the cpu backend; the "
+			 "arguments were checked and are fine)");
+		return GPUD__STATUS__STATUS_UNSUPPORTED;
+	}
+	if (k->cpu_available && k->cpu_available(err, errlen) != 0)
+		return GPUD__STATUS__STATUS_UNSUPPORTED;
+	size_t items = k->cpu_items(a);
+	size_t nchunks = (size_t)cb->threads * 4;
+
+	if (nchunks > items)
+		nchunks = items;
+	if (nchunks == 0)
+		nchunks = 1;
+	run_job *j = calloc(1, sizeof(*j) + nchunks * sizeof(run_chunk));
+	if (j == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	*j = (run_job){.k = k,
+		       .a = a,
+		       .done = done,
+		       .arg = arg,
+		       .pending = nchunks,
+		       .kernel_us = kernel_us,
+		       .t0_ns = uv_hrtime()};
+	for (size_t i = 0; i < nchunks; i++) {
+		run_chunk *c = &j->chunks[i];
+		c->job = j;
+		c->lo = items * i / nchunks;
+		c->hi = items * (i + 1) / nchunks;
+		c->work.data = c;
+		/* uv_queue_work only fails on a NULL callback, which cannot happen here. */
+		uv_queue_work(b->loop, &c->work, run_work, run_after);
+	}
+	return 0;
+}
+
+/*
+ * Every cpu operation has completed before its reply, so there is nothing
+ * to wait for; done still comes from the loop, never from inside the call.
+ */
+static void sync_work(uv_work_t *w)
+{
+}
+
+static int cpu_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+		    size_t errlen)
+{
+	copy_job *j = malloc(sizeof(*j));
+	if (j == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+	}
+	*j = (copy_job){.done = done, .arg = arg};
+	j->work.data = j;
+	uv_queue_work(b->loop, &j->work, sync_work, copy_after);
+	return 0;
+}
+
+static int cpu_devices(gpud_backend *b, backend_device *out, int max)
+{
+	return 0;
+}
+
+const backend_ops backend_cpu_ops = {
+	.name = "cpu",
+	.open = cpu_open,
+	.close = cpu_close,
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.upload = cpu_copy,
+	.download = cpu_copy,
+	.run = cpu_run,
+	.sync = cpu_sync,
+	.devices = cpu_devices,
+};

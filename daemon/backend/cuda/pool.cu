@@ -1,0 +1,210 @@
+/*
+ * daemon/pool.cu — gpud_pool over cub::CachingDeviceAllocator. CUDA C++ only
+ * because CUB is a C++ library; the rest of gpud sees daemon/pool.h.
+ *
+ * Every block is associated with one private stream on which nothing else
+ * runs: gpud returns a block only after every operation on it has completed,
+ * so the event CUB records at free is already complete and the block can be
+ * reused at once, from any stream.
+ */
+#include <cub/util_allocator.cuh>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <new>
+
+#include "daemon/backend/cuda/pool.h"
+#include "kernels/core/cuda_check.h"
+
+struct gpud_pool {
+	cub::CachingDeviceAllocator *cub;
+	cudaStream_t stream;
+	int device;
+	unsigned bin_growth, min_bin, max_bin;
+	uint64_t max_total;
+	std::mutex mtx; /* guards the counters below */
+	uint64_t in_use, high_water, allocs, hits, frees;
+};
+
+/* CUB's own rounding and bin limits, so the accounting matches its blocks. */
+uint64_t pool_rounded(const gpud_pool *p, size_t bytes)
+{
+	unsigned bin;
+	size_t rounded;
+	p->cub->NearestPowerOf(bin, rounded, p->bin_growth, bytes);
+	if (bin > p->max_bin)
+		return bytes; /* allocated exactly, not cached */
+	if (bin < p->min_bin)
+		return p->cub->min_bin_bytes;
+	return rounded;
+}
+
+int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errlen)
+{
+	*out = nullptr;
+	if (cfg->bin_growth < 2 || cfg->min_bin > cfg->max_bin) {
+		snprintf(err, errlen, "pool: bin_growth %u must be >= 2 and min_bin %u <= max_bin %u",
+			 cfg->bin_growth, cfg->min_bin, cfg->max_bin);
+		return -1;
+	}
+	/* CUB computes bin sizes in 32-bit arithmetic. */
+	uint64_t top = 1;
+	for (unsigned i = 0; i < cfg->max_bin; i++)
+		top *= cfg->bin_growth;
+	if (top > 0x80000000ull) {
+		snprintf(err, errlen, "pool: the top bin (%u^%u bytes) must be at most 2 GiB",
+			 cfg->bin_growth, cfg->max_bin);
+		return -1;
+	}
+	gpud_pool *p = new (std::nothrow) gpud_pool();
+	if (p == nullptr) {
+		snprintf(err, errlen, "pool: out of memory");
+		return -1;
+	}
+	p->device = cfg->device;
+	p->bin_growth = cfg->bin_growth;
+	p->min_bin = cfg->min_bin;
+	p->max_bin = cfg->max_bin;
+	p->max_total = cfg->max_total;
+	p->in_use = p->high_water = p->allocs = p->hits = p->frees = 0;
+	cudaError_t e = cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		cuda_fail(e, "cudaStreamCreateWithFlags (pool)", err, errlen);
+		delete p;
+		return -1;
+	}
+	p->cub = new (std::nothrow) cub::CachingDeviceAllocator(
+		cfg->bin_growth, cfg->min_bin, cfg->max_bin, (size_t)cfg->max_cached, true);
+	if (p->cub == nullptr) {
+		snprintf(err, errlen, "pool: out of memory");
+		cudaStreamDestroy(p->stream);
+		delete p;
+		return -1;
+	}
+	if (p->max_total == 0) {
+		size_t fr = 0, total = 0;
+		cudaMemGetInfo(&fr, &total);
+		p->max_total = total;
+	}
+	/*
+	 * Warm the pool: one block of each bin from the smallest up while the
+	 * reserve lasts, all returned at once so they stay cached.
+	 */
+	void *warm[64];
+	int nwarm = 0;
+	uint64_t left = cfg->reserve, size = 1;
+	for (unsigned i = 0; i < cfg->min_bin; i++)
+		size *= cfg->bin_growth;
+	for (unsigned k = cfg->min_bin; k <= cfg->max_bin && nwarm < 64; k++, size *= cfg->bin_growth) {
+		if (size > left || size > cfg->max_cached)
+			break;
+		if (p->cub->DeviceAllocate(p->device, &warm[nwarm], size, p->stream) != cudaSuccess)
+			break;
+		nwarm++;
+		left -= size;
+	}
+	cudaGetLastError();
+	for (int i = 0; i < nwarm; i++)
+		p->cub->DeviceFree(p->device, warm[i]);
+	*out = p;
+	return 0;
+}
+
+void pool_destroy(gpud_pool *p)
+{
+	if (p == nullptr)
+		return;
+	p->cub->FreeAllCached();
+	delete p->cub;
+	cudaStreamDestroy(p->stream);
+	delete p;
+}
+
+static uint64_t cached_free(gpud_pool *p)
+{
+	std::lock_guard<std::mutex> c(p->cub->mutex);
+	return p->cub->cached_bytes[p->device].free;
+}
+
+int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
+{
+	uint64_t rounded = pool_rounded(p, bytes ? bytes : 1);
+	std::lock_guard<std::mutex> g(p->mtx);
+
+	if (p->in_use + rounded > p->max_total) {
+		snprintf(err, errlen,
+			 "out of device memory: asked for %zu bytes (%llu with rounding); the pool has "
+			 "%llu of its %llu-byte limit in use",
+			 bytes, (unsigned long long)rounded, (unsigned long long)p->in_use,
+			 (unsigned long long)p->max_total);
+		return POOL_OUT_OF_MEMORY;
+	}
+	uint64_t before = cached_free(p);
+	cudaError_t e = p->cub->DeviceAllocate(p->device, ptr, bytes ? bytes : 1, p->stream);
+	if (e != cudaSuccess) {
+		if (e == cudaErrorMemoryAllocation) {
+			cudaGetLastError(); /* not sticky: clear it */
+			size_t fr = 0, total = 0;
+			cudaMemGetInfo(&fr, &total);
+			snprintf(err, errlen,
+				 "out of device memory: asked for %zu bytes; %zu of %zu bytes free on "
+				 "device %d (pool: %llu bytes in use)",
+				 bytes, fr, total, p->device, (unsigned long long)p->in_use);
+			return POOL_OUT_OF_MEMORY;
+		}
+		cuda_fail(e, "cudaMalloc (pool)", err, errlen);
+		return POOL_CUDA_ERROR;
+	}
+	p->allocs++;
+	p->hits += cached_free(p) < before; /* taken from the cache, no cudaMalloc */
+	p->in_use += rounded;
+	if (p->in_use > p->high_water)
+		p->high_water = p->in_use;
+	return POOL_OK;
+}
+
+int pool_free(gpud_pool *p, void *ptr, char *err, size_t errlen)
+{
+	size_t bytes = 0;
+	{
+		/* The block's size, before CUB forgets it. */
+		std::lock_guard<std::mutex> c(p->cub->mutex);
+		cub::CachingDeviceAllocator::BlockDescriptor key(ptr, p->device);
+		auto it = p->cub->live_blocks.find(key);
+		if (it != p->cub->live_blocks.end())
+			bytes = it->bytes;
+	}
+	cudaError_t e = p->cub->DeviceFree(p->device, ptr);
+	std::lock_guard<std::mutex> g(p->mtx);
+	p->in_use -= bytes;
+	p->frees++;
+	if (e != cudaSuccess)
+		return cuda_fail(e, "cudaFree (pool)", err, errlen);
+	return 0;
+}
+
+int pool_free_is_cached(gpud_pool *p, void *ptr)
+{
+	std::lock_guard<std::mutex> c(p->cub->mutex);
+	cub::CachingDeviceAllocator::BlockDescriptor key(ptr, p->device);
+	auto it = p->cub->live_blocks.find(key);
+	if (it == p->cub->live_blocks.end())
+		return 1; /* not ours: pool_free reports it */
+	/* CUB's own test in DeviceFree: a binned block that fits in the cache. */
+	return it->bin != cub::CachingDeviceAllocator::INVALID_BIN &&
+	       p->cub->cached_bytes[p->device].free + it->bytes <= p->cub->max_cached_bytes;
+}
+
+void pool_get_stats(gpud_pool *p, pool_stats *out)
+{
+	std::lock_guard<std::mutex> g(p->mtx);
+	out->in_use = p->in_use;
+	out->high_water = p->high_water;
+	out->max_total = p->max_total;
+	out->allocs = p->allocs;
+	out->hits = p->hits;
+	out->frees = p->frees;
+	std::lock_guard<std::mutex> c(p->cub->mutex);
+	out->cached = p->cub->cached_bytes[p->device].free;
+}

@@ -1,0 +1,91 @@
+/*
+ * kernels/custom.h — users' own kernels: the declared signature of a raw
+ * CUDA C kernel, the parameters and body of an elementwise one, the CUDA C
+ * gpud generates for the latter, and the kernel_def that binds and checks a
+ * run of either exactly as for built-in kernels.
+ *
+ * Raw signature:        "x:in f32[], out:out f32[], a:f32, n:i64"
+ * Elementwise params:   in "float32 x, float32 y, float32 a", out "float32 z",
+ *                       body "z = exp(a * sin(x) + cos(y))"
+ * dtypes: f32 f64 i32 i64, or float32 float64 int32 int64.
+ *
+ * Elementwise inputs are arrays or scalars at run time (a scalar broadcasts);
+ * every array argument must have the same number of elements; outputs get
+ * the shape of the first array input. Raw kernels take their arguments in
+ * the declared order (arrays as device pointers, scalars by value); their
+ * outputs must be passed as buffers (gpud cannot know their shapes).
+ */
+#ifndef GPUD_KERNELS_CUSTOM_H
+#define GPUD_KERNELS_CUSTOM_H
+
+#include <stddef.h>
+
+#include "kernels/core/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CUSTOM_NAME_MAX 64
+
+typedef enum custom_kind { CUSTOM_RAW = 0, CUSTOM_ELEMENTWISE = 1 } custom_kind;
+
+typedef struct custom_param {
+	char name[CUSTOM_NAME_MAX];
+	kparam_role role; /* raw: in/out arrays or scalars; elementwise: in or out */
+	gpud_dtype dtype;
+} custom_param;
+
+typedef struct custom_kernel {
+	char name[CUSTOM_NAME_MAX];
+	custom_kind kind;
+	custom_param params[KERNEL_MAX_PARAMS];
+	int nparams;
+	char *source; /* CUDA C to compile: the user's, or generated */
+	char entry[CUSTOM_NAME_MAX];
+	unsigned block;         /* threads per block */
+	unsigned blocks_per_sm; /* grid-stride launch: SMs x this; 0: grid and block per run */
+	int fast_math;
+	unsigned max_registers; /* 0: the compiler's choice */
+	/* what runs bind against (params point into the fields above) */
+	kernel_def def;
+	kernel_param kparams[KERNEL_MAX_PARAMS];
+	char doc[256];
+	/* the backend's compiled code (cuda: a cudaLibrary_t and cudaKernel_t) */
+	void *lib, *fn;
+	double compile_ms;
+	int cached; /* loaded from the compile cache, not compiled */
+	int registers;
+} custom_kernel;
+
+/* "f32" / "float32" ... -> dtype; 0 if not a dtype. */
+gpud_dtype custom_dtype_parse(const char *s, size_t len);
+/* "float"/"double"/"int"/"long long" for generated code. */
+const char *custom_ctype(gpud_dtype dt);
+
+/* A raw kernel's signature into params. 0, or -1 with err naming the item. */
+int custom_parse_signature(const char *sig, custom_param *out, int max, int *n, char *err,
+			   size_t errlen);
+/* Elementwise "float32 x, float32 y" (role KPARAM_IN or KPARAM_OUT) appended to out. */
+int custom_parse_ew_params(const char *text, kparam_role role, custom_param *out, int max,
+			   int *n, char *err, size_t errlen);
+
+/*
+ * Builds a custom kernel: checks the name (an identifier), the parameters
+ * (unique names, at least one output array, at most KERNEL_MAX_PARAMS - 2),
+ * the source (raw: non-empty and naming the entry; elementwise: a body,
+ * from which the CUDA C is generated) and sets up k->def. 0, or -1 with err.
+ * source: raw CUDA C, or the elementwise body. k must be zeroed first;
+ * custom_free releases what it allocated.
+ */
+int custom_build(custom_kernel *k, const char *name, custom_kind kind, const char *source,
+		 const char *entry, char *err, size_t errlen);
+void custom_free(custom_kernel *k);
+
+/* The generated CUDA C of an elementwise kernel (malloc'd), NULL if out of memory. */
+char *custom_ew_source(const custom_kernel *k, const char *body);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,263 @@
+/* tests/test_custom.c — custom kernels: signatures, elementwise parameters,
+ * generated code and the binding of runs (kernels/custom.c). */
+#include <check.h>
+#include <string.h>
+
+#include "kernels/custom/custom.h"
+#include "tests/unit/suites.h"
+
+#define assert_has(s, want) \
+	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
+
+START_TEST(test_signature)
+{
+	custom_param p[KERNEL_MAX_PARAMS];
+	int n;
+	char err[256];
+
+	ck_assert_int_eq(custom_parse_signature(" x:in f32[], out : out float32 [] ,a:f64, n:i64 ",
+						p, KERNEL_MAX_PARAMS, &n, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(p[0].name, "x");
+	ck_assert_int_eq(p[0].role, KPARAM_IN);
+	ck_assert_int_eq(p[0].dtype, GPUD_F32);
+	ck_assert_str_eq(p[1].name, "out");
+	ck_assert_int_eq(p[1].role, KPARAM_OUT);
+	ck_assert_int_eq(p[2].role, KPARAM_SCALAR);
+	ck_assert_int_eq(p[2].dtype, GPUD_F64);
+	ck_assert_int_eq(p[3].dtype, GPUD_I64);
+
+	static const struct {
+		const char *sig, *words;
+	} bad[] = {
+		{"x:in f33[]", "unknown type 'f33'"},
+		{"x in f32[]", "expected NAME:in TYPE[]"},
+		{"x:f32[]", "an array is 'in' or 'out'"},
+		{"x:in f32", "in and out are for arrays"},
+		{"x:in f32[], x:out f32[]", "'x' is declared twice"},
+		{"1x:in f32[]", "is not a parameter name"},
+		{"_x:in f32[]", "is not a parameter name"},
+		{"x:in f32[] junk", "unexpected 'junk'"},
+		{"x:in f32[],, y:out f32[]", "item 2 is empty"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_msg(custom_parse_signature(bad[i].sig, p, KERNEL_MAX_PARAMS, &n, err,
+						     sizeof(err)) == -1,
+			      "'%s' was accepted", bad[i].sig);
+		assert_has(err, bad[i].words);
+	}
+}
+END_TEST
+
+START_TEST(test_elementwise_params)
+{
+	custom_param p[KERNEL_MAX_PARAMS];
+	int n = 0;
+	char err[256];
+
+	ck_assert_int_eq(custom_parse_ew_params("float32 x, float32 y, f32 a", KPARAM_IN, p,
+						KERNEL_MAX_PARAMS, &n, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(custom_parse_ew_params("float32 z", KPARAM_OUT, p, KERNEL_MAX_PARAMS, &n,
+						err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(p[2].name, "a");
+	ck_assert_int_eq(p[3].role, KPARAM_OUT);
+	/* an output may not reuse an input's name */
+	ck_assert_int_eq(custom_parse_ew_params("float64 x", KPARAM_OUT, p, KERNEL_MAX_PARAMS, &n,
+						err, sizeof(err)),
+			 -1);
+	assert_has(err, "declared twice");
+	n = 0;
+	ck_assert_int_eq(custom_parse_ew_params("float33 x", KPARAM_IN, p, KERNEL_MAX_PARAMS, &n,
+						err, sizeof(err)),
+			 -1);
+	assert_has(err, "TYPE NAME");
+	ck_assert_int_eq(custom_parse_ew_params("float32 x y", KPARAM_IN, p, KERNEL_MAX_PARAMS, &n,
+						err, sizeof(err)),
+			 -1);
+	assert_has(err, "'float32 x y'");
+}
+END_TEST
+
+/* saxpy_trig of the issue: float32 x, y, a -> z = exp(a * sin(x) + cos(y)). */
+static void build_saxpy_trig(custom_kernel *k)
+{
+	char err[256];
+	memset(k, 0, sizeof(*k));
+	ck_assert_int_eq(custom_parse_ew_params("float32 x, float32 y, float32 a", KPARAM_IN,
+						k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
+						sizeof(err)),
+			 0);
+	ck_assert_int_eq(custom_parse_ew_params("float32 z", KPARAM_OUT, k->params,
+						KERNEL_MAX_PARAMS, &k->nparams, err, sizeof(err)),
+			 0);
+	ck_assert_msg(custom_build(k, "saxpy_trig", CUSTOM_ELEMENTWISE,
+				   "z = exp(a * sin(x) + cos(y))", NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+START_TEST(test_elementwise_source)
+{
+	custom_kernel k;
+	build_saxpy_trig(&k);
+	ck_assert_str_eq(k.entry, "gpud_ew_saxpy_trig");
+	assert_has(k.source, "extern \"C\" __global__ void __launch_bounds__(256) gpud_ew_saxpy_trig(long long _n");
+	assert_has(k.source, "const float *__restrict__ _x_p, float _x_v, int _x_a");
+	assert_has(k.source, "float *__restrict__ _z_p");
+	assert_has(k.source, "const float a = _a_a ? _a_p[_i] : _a_v;");
+	assert_has(k.source, "#line 1 \"saxpy_trig\"\nz = exp(a * sin(x) + cos(y));");
+	assert_has(k.source, "_z_p[_i] = z;");
+	assert_has(k.source, "_i += (long long)gridDim.x * blockDim.x");
+	/* the generated kernel takes x, y, a as arrays or scalars; z is an output */
+	ck_assert_int_eq(k.def.nparams, 4);
+	ck_assert_int_eq(k.kparams[2].broadcast, 1);
+	ck_assert_int_eq(k.kparams[3].role, KPARAM_OUT);
+	custom_free(&k);
+}
+END_TEST
+
+static kernel_array vec(gpud_dtype dt, size_t n, void *data)
+{
+	kernel_array a;
+	memset(&a, 0, sizeof(a));
+	a.dtype = dt;
+	a.ndim = 1;
+	a.shape[0] = n;
+	a.count = n;
+	a.data = data;
+	return a;
+}
+
+START_TEST(test_elementwise_binding)
+{
+	custom_kernel k;
+	kernel_args a;
+	char err[256];
+	float buf[8];
+	build_saxpy_trig(&k);
+
+	/* x, y arrays of 4; a a scalar: z is float32 of shape (4,) */
+	memset(&a, 0, sizeof(a));
+	a.kernel = &k.def;
+	kernel_array x = vec(GPUD_F32, 4, buf), y = vec(GPUD_F32, 4, buf + 4);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y, &a.v[1], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[2], KGIVEN_F64, 0, 0, 0.5, &a.v[2],
+					    err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(a.v[2].scalar, 1);
+	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), 0);
+	ck_assert_msg(k.def.check(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[3].expect.dtype, GPUD_F32);
+	ck_assert_uint_eq(a.v[3].expect.shape[0], 4);
+
+	/* lengths must match */
+	kernel_array y5 = vec(GPUD_F32, 5, buf);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y5, &a.v[1], err, sizeof(err)), 0);
+	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
+	assert_has(err, "'y' has 5 elements but 'x' has 4");
+	/* a dtype other than declared */
+	kernel_array y64 = vec(GPUD_F64, 4, buf);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y64, &a.v[1], err, sizeof(err)),
+			 -1);
+	assert_has(err, "'y'");
+	/* all scalars: nothing gives the length */
+	memset(&a, 0, sizeof(a));
+	a.kernel = &k.def;
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[i], KGIVEN_F64, 0, 0, 1.0,
+						    &a.v[i], err, sizeof(err)),
+				 0);
+	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
+	assert_has(err, "at least one input must be an array");
+	custom_free(&k);
+}
+END_TEST
+
+START_TEST(test_raw_kernels)
+{
+	custom_kernel k;
+	kernel_args a;
+	char err[256];
+	float buf[4];
+	const char *src = "extern \"C\" __global__ void scale(const float *x, float *y, float s, "
+			  "int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = "
+			  "s * x[i]; }";
+
+	memset(&k, 0, sizeof(k));
+	ck_assert_int_eq(custom_parse_signature("x:in f32[], y:out f32[], s:f32, n:i32", k.params,
+						KERNEL_MAX_PARAMS, &k.nparams, err, sizeof(err)),
+			 0);
+	ck_assert_msg(custom_build(&k, "scale", CUSTOM_RAW, src, "scale", err, sizeof(err)) == 0,
+		      "%s", err);
+	/* no blocks_per_sm: _grid and _block are run arguments */
+	ck_assert_int_eq(k.def.nparams, 6);
+	ck_assert_str_eq(k.kparams[4].name, "_grid");
+	ck_assert_int_eq(k.kparams[5].role, KPARAM_SCALAR);
+	memset(&a, 0, sizeof(a));
+	a.kernel = &k.def;
+	kernel_array x = vec(GPUD_F32, 4, buf);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[2], KGIVEN_F64, 0, 0, 2.0, &a.v[2],
+					    err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[3], KGIVEN_I64, 0, 1ll << 40, 0,
+					    &a.v[3], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
+	assert_has(err, "'n' is int32; 1099511627776 does not fit");
+	a.v[3].s.i64 = 4;
+	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
+	assert_has(err, "output 'y' must be passed as a buffer");
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &x, &a.v[1], err, sizeof(err)), 0);
+	ck_assert_msg(k.def.check(&a, err, sizeof(err)) == 0, "%s", err);
+	custom_free(&k);
+
+	/* what a registration must have */
+	static const struct {
+		const char *name, *sig, *src, *entry, *words;
+	} bad[] = {
+		{"scale", "x:in f32[], s:f32", "void scale()", "scale", "declares no output"},
+		{"scale", "y:out f32[]", "__global__ void other()", "scale", "has no 'scale'"},
+		{"scale", "y:out f32[]", "   \n", "scale", "source is empty"},
+		{"sc ale", "y:out f32[]", "scale", "scale", "kernel name 'sc ale'"},
+		{"scale", "y:out f32[]", "scale", "", "entry '' is not a function name"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&k, 0, sizeof(k));
+		ck_assert_int_eq(custom_parse_signature(bad[i].sig, k.params, KERNEL_MAX_PARAMS,
+							&k.nparams, err, sizeof(err)),
+				 0);
+		err[0] = '\0';
+		ck_assert_msg(custom_build(&k, bad[i].name, CUSTOM_RAW, bad[i].src, bad[i].entry, err,
+					   sizeof(err)) == -1,
+			      "case %zu was accepted", i);
+		assert_has(err, bad[i].words);
+		custom_free(&k);
+	}
+	memset(&k, 0, sizeof(k));
+	k.block = 100;
+	ck_assert_int_eq(custom_parse_signature("y:out f32[]", k.params, KERNEL_MAX_PARAMS,
+						&k.nparams, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(custom_build(&k, "b", CUSTOM_RAW, "b", "b", err, sizeof(err)), -1);
+	assert_has(err, "a multiple of 32");
+}
+END_TEST
+
+Suite *custom_suite(void)
+{
+	Suite *s = suite_create("custom");
+	TCase *tc = tcase_create("custom");
+	tcase_add_test(tc, test_signature);
+	tcase_add_test(tc, test_elementwise_params);
+	tcase_add_test(tc, test_elementwise_source);
+	tcase_add_test(tc, test_elementwise_binding);
+	tcase_add_test(tc, test_raw_kernels);
+	suite_add_tcase(s, tc);
+	return s;
+}
