@@ -94,7 +94,10 @@ static void stop_gpud(void)
 static void save(const char *name, int n, float scale)
 {
 	char path[256], err[256];
-	gpud_array a = {.dtype = GPUD_F32, .ndim = 1, .shape = {(uint64_t)n}, .nbytes = (size_t)n * 4};
+	gpud_array a = {.dtype = GPUD_F32,
+			.ndim = 1,
+			.shape = {(uint64_t)n},
+			.nbytes = (size_t)n * 4};
 	a.data = malloc(a.nbytes);
 	for (int i = 0; i < n; i++)
 		((float *)a.data)[i] = scale * (float)((i * 37) % 1000) / 1000.0f - 0.5f * scale;
@@ -111,8 +114,8 @@ static char *kept_y(void)
 {
 	static char arg[80];
 	char cmd[512], h[64] = "";
-	snprintf(cmd, sizeof(cmd), "%s --url %s upload %s/x.npy --keep 2>/dev/null", gpuctl_bin, url,
-		 dir);
+	snprintf(cmd, sizeof(cmd), "%s --url %s upload %s/x.npy --keep 2>/dev/null", gpuctl_bin,
+		 url, dir);
 	FILE *p = popen(cmd, "r");
 	if (p == NULL || fscanf(p, "%63s", h) != 1) {
 		fprintf(stderr, "custom_kernels: gpuctl upload --keep failed\n");
@@ -191,16 +194,17 @@ int main(int argc, char **argv)
 
 	enum { ADD, FIRST, RESTART, NK = 2 };
 	double t[NK][3][64];
-	char *add[NK][20] = {
-		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "my_saxpy_trig", "--elementwise",
-		 "float32 x, float32 y, float32 a", "float32 z", "z = exp(a * sin(x) + cos(y))", NULL},
-		{(char *)gpuctl_bin, "--url", url, "kernel", "add", "scale", "--source", srcp,
-		 "--entry", "scale", "--sig", "x:in f32[], y:out f32[], s:f32, n:i64",
-		 "--blocks-per-sm", "2", NULL}};
-	char *run[NK][12] = {
-		{(char *)gpuctl_bin, "--url", url, "run", "my_saxpy_trig", x, y, "a=0.5", "-o", o, NULL},
-		{(char *)gpuctl_bin, "--url", url, "run", "scale", x, "s=2.5", "n=4096", NULL, NULL,
-		 NULL}};
+	char *add[NK][20] = {{(char *)gpuctl_bin, "--url", url, "kernel", "add", "my_saxpy_trig",
+			      "--elementwise", "float32 x, float32 y, float32 a", "float32 z",
+			      "z = exp(a * sin(x) + cos(y))", NULL},
+			     {(char *)gpuctl_bin, "--url", url, "kernel", "add", "scale",
+			      "--source", srcp, "--entry", "scale", "--sig",
+			      "x:in f32[], y:out f32[], s:f32, n:i64", "--blocks-per-sm", "2",
+			      NULL}};
+	char *run[NK][12] = {{(char *)gpuctl_bin, "--url", url, "run", "my_saxpy_trig", x, y,
+			      "a=0.5", "-o", o, NULL},
+			     {(char *)gpuctl_bin, "--url", url, "run", "scale", x, "s=2.5",
+			      "n=4096", NULL, NULL, NULL}};
 	for (int r = 0; r < reps; r++) {
 		char rm[256];
 		snprintf(rm, sizeof(rm), "rm -rf %s", cache);
@@ -247,13 +251,14 @@ int main(int argc, char **argv)
 	       reps);
 	printf("   %-26s %12s %12s %14s %14s %14s\n", "kernel", "gpuctl add", "first run",
 	       "run after", "CuPy first", "CuPy first");
-	printf("   %-26s %12s %12s %14s %14s %14s\n", "", "(compiles)", "after add",
-	       "gpud restart", "(cold cache)", "(warm cache)");
+	printf("   %-26s %12s %12s %14s %14s %14s\n", "", "(compiles)", "after add", "gpud restart",
+	       "(cold cache)", "(warm cache)");
 	for (int k = 0; k < NK; k++) {
 		printf("   %-26s %12.2f %12.2f %14.2f", names[k], median(t[k][ADD], reps),
 		       median(t[k][FIRST], reps), median(t[k][RESTART], reps));
 		if (have_cupy)
-			printf(" %14.1f %14.1f\n", median(cp_t[k][0], reps), median(cp_t[k][1], reps));
+			printf(" %14.1f %14.1f\n", median(cp_t[k][0], reps),
+			       median(cp_t[k][1], reps));
 		else
 			printf(" %14s %14s\n", "n/a", "n/a");
 	}

@@ -68,9 +68,10 @@ static void *flooder(void *arg)
 	for (int i = 0; i < NF; i++)
 		f[i] = 0.01f + (float)i * 1e-4f;
 	gpud_client *c = connect_token(TOKEN_FLOOD);
-	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
-		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
-		   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
+	gpud_array
+		ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
+		ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
+		af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
 	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
 			   gpud_arg_array("freqs", &af)};
 	while (!atomic_load(&stop)) {
@@ -163,8 +164,10 @@ int main(int argc, char **argv)
 		fr[i] = 0.05f + (float)i * 0.01f;
 	uint64_t nx = NX, nf = NF;
 	gpud_handle h[4];
-	if (gpud_alloc(q, GPUD_F32, 1, &nx, x, &h[0]) || gpud_alloc(q, GPUD_F32, 1, &nx, y, &h[1]) ||
-	    gpud_alloc(q, GPUD_F32, 1, &nf, fr, &h[2]) || gpud_alloc(q, GPUD_F32, 1, &nf, NULL, &h[3])) {
+	if (gpud_alloc(q, GPUD_F32, 1, &nx, x, &h[0]) ||
+	    gpud_alloc(q, GPUD_F32, 1, &nx, y, &h[1]) ||
+	    gpud_alloc(q, GPUD_F32, 1, &nf, fr, &h[2]) ||
+	    gpud_alloc(q, GPUD_F32, 1, &nf, NULL, &h[3])) {
 		fprintf(stderr, "fairness: alloc: %s\n", gpud_errmsg(q));
 		return 1;
 	}

@@ -211,7 +211,8 @@ int main(int argc, char **argv)
 	printf("%-8s %18s %18s %8s %14s %16s %8s %9s\n", "dtype", "gpuctl run (ms)",
 	       "standalone (ms)", "ratio", "kernel gpud", "kernel in-proc", "ratio", "peak");
 
-	double *ta = malloc((size_t)runs * sizeof(double)), *tb = malloc((size_t)runs * sizeof(double));
+	double *ta = malloc((size_t)runs * sizeof(double)),
+	       *tb = malloc((size_t)runs * sizeof(double));
 	for (int d = 0; d < 2; d++) {
 		char x[256], y[256], f[256], o1[256], o2[256], xa[300], ya[300], fa[300], kr[32];
 		snprintf(x, sizeof(x), "%s/x_%s.npy", dir, tag[d]);
@@ -223,7 +224,7 @@ int main(int argc, char **argv)
 		snprintf(ya, sizeof(ya), "y=%s", y);
 		snprintf(fa, sizeof(fa), "freqs=%s", f);
 		char *g_argv[] = {(char *)gpuctl, "--url", url, "run", "lombscargle", xa, ya, fa,
-				  "-o", o1, NULL};
+				  "-o",           o1,      NULL};
 		char *s_argv[] = {(char *)standalone, x, y, f, o2, NULL};
 		/* Interleave the two so drift in the machine hits both alike. */
 		for (int r = 0; r < runs; r++) {
@@ -249,8 +250,9 @@ int main(int argc, char **argv)
 		gpud_array_free(&A);
 		gpud_array_free(&B);
 		if (maxe > 1e-6 * maxv) {
-			fprintf(stderr, "first_result: gpud and standalone disagree: %.3g of %.3g\n",
-				maxe, maxv);
+			fprintf(stderr,
+				"first_result: gpud and standalone disagree: %.3g of %.3g\n", maxe,
+				maxv);
 			return 1;
 		}
 
@@ -264,7 +266,8 @@ int main(int argc, char **argv)
 		FILE *fp = fopen(cap, "r");
 		double ki = 0;
 		if (fp == NULL || fscanf(fp, "kernel_us %lf", &ki) != 1) {
-			fprintf(stderr, "first_result: no kernel time from the standalone program\n");
+			fprintf(stderr,
+				"first_result: no kernel time from the standalone program\n");
 			return 1;
 		}
 		fclose(fp);

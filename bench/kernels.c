@@ -33,13 +33,13 @@
 
 #include <gpud/client.h>
 
-#define CK(call)                                                                         \
-	do {                                                                             \
-		cudaError_t e_ = (call);                                                 \
-		if (e_ != cudaSuccess) {                                                 \
-			fprintf(stderr, "kernels: %s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(1);                                                         \
-		}                                                                        \
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "kernels: %s: %s\n", #call, cudaGetErrorString(e_));       \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 #define MM 8192 /* matmul size */
@@ -270,10 +270,10 @@ static int time_runs(const char *name, const gpud_arg *args, size_t nargs, doubl
 
 typedef struct bench_case {
 	const char *kernel;
-	const char *what;  /* arguments, for the table */
-	double bytes_per;  /* bytes each element must move (read + written) */
-	int args;          /* which argument set, below */
-	int bins;          /* histogram */
+	const char *what; /* arguments, for the table */
+	double bytes_per; /* bytes each element must move (read + written) */
+	int args;         /* which argument set, below */
+	int bins;         /* histogram */
 } bench_case;
 
 enum { A_X, A_XY, A_AXY, A_HIST, A_RANDOM };
@@ -368,7 +368,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const bench_case *bc = &cases[i];
 		if (!has_kernel(kl, bc->kernel)) {
-			printf("| %s | %s | absent from this gpud | | | | |\n", bc->kernel, bc->what);
+			printf("| %s | %s | absent from this gpud | | | | |\n", bc->kernel,
+			       bc->what);
 			continue;
 		}
 		gpud_arg args[6];
@@ -402,8 +403,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		double bytes = bc->bytes_per * (double)n, gbs = bytes / (kms * 1e-3) / 1e9;
-		printf("| %s | %s | %.3f | %.3f | %.2f GiB | %.0f | %.0f%% |\n", bc->kernel, bc->what,
-		       kms, rms, bytes / (1 << 30), gbs, 100 * gbs / copy_gbs);
+		printf("| %s | %s | %.3f | %.3f | %.2f GiB | %.0f | %.0f%% |\n", bc->kernel,
+		       bc->what, kms, rms, bytes / (1 << 30), gbs, 100 * gbs / copy_gbs);
 		fflush(stdout);
 	}
 	gpud_handle fr[2] = {hx, hy};
@@ -449,7 +450,8 @@ int main(int argc, char **argv)
 				failed = 1;
 				continue;
 			}
-			double kms = median(tk, reps), rms = median(tr, reps), base = median(tb, reps);
+			double kms = median(tk, reps), rms = median(tr, reps),
+			       base = median(tb, reps);
 			printf("| %s | %.3f | %.3f | %.3f | %.3f | %.1f |\n", mm[i].label, kms, rms,
 			       base, kms / base, 2.0 * MM * MM * (double)MM / (kms * 1e-3) / 1e12);
 			fflush(stdout);

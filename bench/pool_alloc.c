@@ -48,8 +48,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pool_alloc: no CUDA device\n");
 		return 1;
 	}
-	pool_config pc = {.device = 0, .bin_growth = 2, .min_bin = 9, .max_bin = 31,
-			  .max_cached = 4ull << 30, .max_total = 0, .reserve = 256ull << 20};
+	pool_config pc = {.device = 0,
+			  .bin_growth = 2,
+			  .min_bin = 9,
+			  .max_bin = 31,
+			  .max_cached = 4ull << 30,
+			  .max_total = 0,
+			  .reserve = 256ull << 20};
 	if (pool_create(&pc, &pool, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
@@ -82,8 +87,8 @@ int main(int argc, char **argv)
 			t[r] = now_us() - t0;
 		}
 		pct(t, n, &cp50, &cp99);
-		printf("%-8s %14.2f %14.2f %16.2f %16.2f %8.0fx\n", names[s], pp50, pp99, cp50, cp99,
-		       cp50 / pp50);
+		printf("%-8s %14.2f %14.2f %16.2f %16.2f %8.0fx\n", names[s], pp50, pp99, cp50,
+		       cp99, cp50 / pp50);
 	}
 	pool_stats st;
 	pool_get_stats(pool, &st);

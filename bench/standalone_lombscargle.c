@@ -21,13 +21,13 @@
 #include "kernels/core/cuda_kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 
-#define CHECK(call)                                                                       \
-	do {                                                                              \
-		cudaError_t e_ = (call);                                                  \
-		if (e_ != cudaSuccess) {                                                  \
-			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));       \
-			exit(1);                                                          \
-		}                                                                         \
+#define CHECK(call)                                                                                \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));                \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static int cmp(const void *a, const void *b)
@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 	int reps = 0;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s X.npy Y.npy FREQS.npy OUT.npy [--kernel-reps N]\n", argv[0]);
+		fprintf(stderr, "usage: %s X.npy Y.npy FREQS.npy OUT.npy [--kernel-reps N]\n",
+			argv[0]);
 		return 2;
 	}
 	if (argc == 7 && !strcmp(argv[5], "--kernel-reps"))

@@ -63,13 +63,13 @@ static void die_client(gpud_client *c, const char *what)
 	exit(1);
 }
 
-#define CK(call)                                                                          \
-	do {                                                                              \
-		cudaError_t e_ = (call);                                                  \
-		if (e_ != cudaSuccess) {                                                  \
-			fprintf(stderr, "transfer: %s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(1);                                                          \
-		}                                                                         \
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			fprintf(stderr, "transfer: %s: %s\n", #call, cudaGetErrorString(e_));      \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 
 static void fill(float *p, size_t n, float scale)
@@ -142,8 +142,10 @@ static void tiny_run(int reps, const char *label)
 	fill(f, NF, 10.0f);
 	if (gpud_connect(url, &c) != GPUD_OK)
 		die_client(c, "connect");
-	if (gpud_alloc(c, GPUD_F32, 1, &nx, x, &h[0]) || gpud_alloc(c, GPUD_F32, 1, &nx, y, &h[1]) ||
-	    gpud_alloc(c, GPUD_F32, 1, &nf, f, &h[2]) || gpud_alloc(c, GPUD_F32, 1, &nf, NULL, &h[3]))
+	if (gpud_alloc(c, GPUD_F32, 1, &nx, x, &h[0]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &nx, y, &h[1]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &nf, f, &h[2]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &nf, NULL, &h[3]))
 		die_client(c, "alloc");
 	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
 			   gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("pgram", h[3])};
@@ -168,9 +170,10 @@ static void tiny_run(int reps, const char *label)
 	}
 	double s50 = pctl(t, reps, 0.5), s99 = pctl(t, reps, 0.99);
 	/* The whole job in one trip: inputs in the request, the output in the reply. */
-	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
-		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
-		   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
+	gpud_array
+		ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
+		ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
+		af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
 	gpud_arg cargs[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
 			    gpud_arg_array("freqs", &af)};
 	for (int r = -50; r < reps; r++) {
@@ -225,8 +228,8 @@ static void tiny_run(int reps, const char *label)
 	double i50 = pctl(t, reps, 0.5), i99 = pctl(t, reps, 0.99);
 	CK(cudaFree(d));
 	CK(cudaStreamDestroy(s));
-	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs; gpud %s\n", reps,
-	       label);
+	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs; gpud %s\n",
+	       reps, label);
 	printf("   %-34s %10s %10s\n", "", "p50 (us)", "p99 (us)");
 	printf("   %-34s %10.1f %10.1f\n", "gpud run, warm client (ipc)", g50, g99);
 	double e50, e99;
@@ -299,7 +302,8 @@ static void bandwidth(int quick)
 	       "straight from/to it\n",
 	       (unsigned long long)gpud_server(c)->max_message_size);
 	printf("   %-7s %7s %7s %7s %7s %7s %7s | %7s %7s %8s %8s\n", "size", "msg up", "msg dn",
-	       "shm up", "shm dn", "reg up", "reg dn", "pin H2D", "pin D2H", "page H2D", "page D2H");
+	       "shm up", "shm dn", "reg up", "reg dn", "pin H2D", "pin D2H", "page H2D",
+	       "page D2H");
 	for (int s = 0; s < 3; s++) {
 		size_t n = sizes[s];
 		if (n > maxs)

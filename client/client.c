@@ -47,7 +47,7 @@ struct gpud_client {
 	uint64_t next_id;
 	gpud_server_info info;
 	int timeout_ms;
-	int keep; /* gpud_set_keep */
+	int keep;           /* gpud_set_keep */
 	char shm_path[108]; /* "" when gpud offers no regions on this connection */
 	uint8_t key[GPUD_SHM_KEY_LEN];
 	region *regions;
@@ -224,8 +224,8 @@ static gpud_status take_reply(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Res
 	if (r->id != id) {
 		gpud__response__free_unpacked(r, NULL);
 		nng_msg_free(m);
-		return seterr(c, GPUD_EPROTO, "reply to request %" PRIu64 " answers request %" PRIu64,
-			      id, r->id);
+		return seterr(c, GPUD_EPROTO,
+			      "reply to request %" PRIu64 " answers request %" PRIu64, id, r->id);
 	}
 	*resp = r;
 	if (rmsg) {
@@ -290,7 +290,8 @@ static int dial_tls(gpud_client *c, const char *url)
 		const char *h = url + strlen("tls+tcp://");
 		const char *colon = strrchr(h, ':');
 		size_t n = colon ? (size_t)(colon - h) : strlen(h);
-		snprintf(host, sizeof(host), "%.*s", (int)(n < sizeof(host) ? n : sizeof(host) - 1), h);
+		snprintf(host, sizeof(host), "%.*s", (int)(n < sizeof(host) ? n : sizeof(host) - 1),
+			 h);
 		name = host;
 	}
 	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0)
@@ -498,7 +499,9 @@ static gpud_status region_make(gpud_client *c, size_t size, int pin, region *out
 	} cbuf;
 	memset(&cbuf, 0, sizeof(cbuf));
 	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
 			    .msg_controllen = sizeof(cbuf.buf)};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
@@ -530,8 +533,10 @@ static gpud_status region_make(gpud_client *c, size_t size, int pin, region *out
 	}
 	rep.message[sizeof(rep.message) - 1] = '\0';
 	if (rep.status != 0) {
-		st = seterr(c, rep.status > GPUD__STATUS__STATUS_UNAUTHENTICATED ? GPUD_EPROTO
-									 : (gpud_status)rep.status,
+		st = seterr(c,
+			    rep.status > GPUD__STATUS__STATUS_UNAUTHENTICATED
+				    ? GPUD_EPROTO
+				    : (gpud_status)rep.status,
 			    "gpud refused the host region: %s", rep.message);
 		goto out;
 	}
@@ -887,7 +892,8 @@ static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t of
 			if ((st = async_wait(c, a)) != GPUD_OK)
 				return async_drain(c, st);
 			memcpy((char *)c->scratch.base + (k % 2) * half, mem + off, n);
-			scratch_request(c, 1, h, offset + off, (k % 2) * half, n, &req, &u, &d, &ref);
+			scratch_request(c, 1, h, offset + off, (k % 2) * half, n, &req, &u, &d,
+					&ref);
 			if ((st = async_send(c, a, &req)) != GPUD_OK)
 				return async_drain(c, st);
 		}
@@ -897,7 +903,8 @@ static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t of
 	for (size_t k = 0; k <= nchunks; k++) {
 		if (k < nchunks) {
 			size_t off = k * half, n = len - off < half ? len - off : half;
-			scratch_request(c, 0, h, offset + off, (k % 2) * half, n, &req, &u, &d, &ref);
+			scratch_request(c, 0, h, offset + off, (k % 2) * half, n, &req, &u, &d,
+					&ref);
 			if ((st = async_send(c, &c->ar[k % 2], &req)) != GPUD_OK)
 				return async_drain(c, st);
 		}
@@ -945,7 +952,7 @@ struct npy_req {
 	nng_msg *msg;
 	uint64_t id;
 	gpud_status st;
-	void *big; /* more than one message: read here, then uploaded in pieces */
+	void *big;  /* more than one message: read here, then uploaded in pieces */
 	region tmp; /* or read into this region (base NULL if not) */
 };
 
@@ -975,7 +982,8 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	req.version = GPUD_PROTOCOL_VERSION;
 	req.id = nr->id = ++c->next_id;
 	if (wire_pack(&nr->msg, &req.base, NULL, meta->nbytes, &payload) != 0) {
-		nr->st = seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes", meta->nbytes);
+		nr->st = seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes",
+				meta->nbytes);
 		return NULL;
 	}
 	return meta->nbytes ? payload : (void *)nng_msg_body(nr->msg);
@@ -1105,9 +1113,10 @@ static gpud_status download_first(gpud_client *c, gpud_handle h, gpud_array *met
 	if (esize == 0 || total == SIZE_MAX || *pll > total) {
 		gpud__response__free_unpacked(*r, NULL);
 		nng_msg_free(*m);
-		return seterr(c, GPUD_EPROTO,
-			      "download: %zu payload bytes do not match the buffer's dtype and shape",
-			      *pll);
+		return seterr(
+			c, GPUD_EPROTO,
+			"download: %zu payload bytes do not match the buffer's dtype and shape",
+			*pll);
 	}
 	meta->dtype = (gpud_dtype)b->dtype;
 	meta->ndim = (int)b->n_shape;
@@ -1178,8 +1187,8 @@ gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
 }
 
 /* One request: len bytes of h at offset into region rg at roff. */
-static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offset,
-				   const region *rg, uint64_t roff, size_t len)
+static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offset, const region *rg,
+				   uint64_t roff, size_t len)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__DownloadRequest d = GPUD__DOWNLOAD_REQUEST__INIT;
@@ -1227,7 +1236,8 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 		if ((st = download(c, h, offset + done, n, &r, &m, &pl, &pll)) != GPUD_OK)
 			return st;
 		if (pll != n)
-			st = seterr(c, GPUD_EPROTO, "download: asked for %zu bytes, got %zu", n, pll);
+			st = seterr(c, GPUD_EPROTO, "download: asked for %zu bytes, got %zu", n,
+				    pll);
 		else
 			memcpy((char *)dst + done, pl, n);
 		gpud__response__free_unpacked(r, NULL);
@@ -1323,21 +1333,24 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 		case GPUD_ARG_ARRAY: {
 			const gpud_array *arr = args[i].v.array;
 			if (!arrays_ok)
-				return seterr(c, GPUD_EARG,
-					      "%s: argument '%s' is a host array; pass it to gpud_call, "
-					      "or gpud_alloc it and pass the handle",
-					      verb, a->name);
+				return seterr(
+					c, GPUD_EARG,
+					"%s: argument '%s' is a host array; pass it to gpud_call, "
+					"or gpud_alloc it and pass the handle",
+					verb, a->name);
 			if (arr == NULL || arr->ndim < 0 || arr->ndim > GPUD_MAX_DIMS ||
 			    (arr->nbytes > 0 && arr->data == NULL))
-				return seterr(c, GPUD_EARG, "%s: argument '%s': a malformed gpud_array",
-					      verb, a->name);
+				return seterr(c, GPUD_EARG,
+					      "%s: argument '%s': a malformed gpud_array", verb,
+					      a->name);
 			size_t want = gpud_shape_bytes(arr->shape, arr->ndim,
 						       gpud_dtype_size(arr->dtype));
 			if (gpud_dtype_size(arr->dtype) == 0 || want != arr->nbytes)
-				return seterr(c, GPUD_EARG,
-					      "%s: argument '%s': nbytes %zu does not match its dtype "
-					      "and shape (%zu bytes)",
-					      verb, a->name, arr->nbytes, want);
+				return seterr(
+					c, GPUD_EARG,
+					"%s: argument '%s': nbytes %zu does not match its dtype "
+					"and shape (%zu bytes)",
+					verb, a->name, arr->nbytes, want);
 			Gpud__InlineArray *ia = &ra->ia[i];
 			gpud__inline_array__init(ia);
 			ia->dtype = (Gpud__DType)arr->dtype;
@@ -1372,8 +1385,8 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 			break;
 		case GPUD_ARG_TEXT:
 			if (args[i].v.text == NULL)
-				return seterr(c, GPUD_EARG, "%s: argument '%s' has a NULL text", verb,
-					      a->name);
+				return seterr(c, GPUD_EARG, "%s: argument '%s' has a NULL text",
+					      verb, a->name);
 			sc->value_case = GPUD__SCALAR__VALUE_TEXT;
 			sc->text = (char *)args[i].v.text;
 			break;
@@ -1499,9 +1512,10 @@ gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, 
 		size_t bytes = gpud_shape_bytes(o->buffer->shape, (int)o->buffer->n_shape,
 						gpud_dtype_size((gpud_dtype)o->buffer->dtype));
 		if (bytes == SIZE_MAX || bytes > pll - off) {
-			st = seterr(c, GPUD_EPROTO,
-				    "gpud_call: the reply's %zu payload bytes do not hold output '%s'",
-				    pll, o->name);
+			st = seterr(
+				c, GPUD_EPROTO,
+				"gpud_call: the reply's %zu payload bytes do not hold output '%s'",
+				pll, o->name);
 			goto out;
 		}
 		if (n < cap) {
@@ -1516,7 +1530,8 @@ gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, 
 			g->array.nbytes = bytes;
 			if ((g->array.data = malloc(bytes ? bytes : 1)) == NULL) {
 				n--;
-				st = seterr(c, GPUD_ENOMEM, "gpud_call: cannot allocate %zu bytes", bytes);
+				st = seterr(c, GPUD_ENOMEM, "gpud_call: cannot allocate %zu bytes",
+					    bytes);
 				goto out;
 			}
 			memcpy(g->array.data, pl + off, bytes);
@@ -1647,15 +1662,16 @@ gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out)
 		return st;
 	Gpud__KernelsResponse *kr = r->kernels;
 	gpud_kernel_list *l = calloc(1, sizeof(*l));
-	if (l == NULL || (l->kernels = calloc(kr->n_kernels ? kr->n_kernels : 1,
-					      sizeof(*l->kernels))) == NULL)
+	if (l == NULL ||
+	    (l->kernels = calloc(kr->n_kernels ? kr->n_kernels : 1, sizeof(*l->kernels))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < kr->n_kernels; i++, l->count++) {
 		Gpud__KernelInfo *ki = kr->kernels[i];
 		gpud_kernel_info *o = &l->kernels[i];
 		o->name = dupstr(ki->name);
 		o->doc = dupstr(ki->doc);
-		if ((o->params = calloc(ki->n_params ? ki->n_params : 1, sizeof(*o->params))) == NULL)
+		if ((o->params = calloc(ki->n_params ? ki->n_params : 1, sizeof(*o->params))) ==
+		    NULL)
 			goto oom;
 		for (size_t j = 0; j < ki->n_params; j++, o->nparams++) {
 			Gpud__Param *p = ki->params[j];

@@ -370,8 +370,9 @@ static int cmd_kernel(int argc, char **argv)
 	char *text = NULL;
 	if (!spec.elementwise) {
 		if (file == NULL || spec.entry == NULL || spec.signature == NULL)
-			die(EXIT_USAGE, "kernel add %s: a raw kernel needs --source FILE.cu, --entry "
-					"ENTRY and --sig SIGNATURE (or --elementwise IN OUT BODY)",
+			die(EXIT_USAGE,
+			    "kernel add %s: a raw kernel needs --source FILE.cu, --entry "
+			    "ENTRY and --sig SIGNATURE (or --elementwise IN OUT BODY)",
 			    spec.name);
 		FILE *f = fopen(file, "r");
 		if (f == NULL)
@@ -520,7 +521,8 @@ static int cmd_run(int argc, char **argv)
 		}
 		const char *eq = strchr(a, '=');
 		if (eq == NULL || eq == a)
-			die(EXIT_USAGE, "run: argument '%s': expected name=FILE.npy or name=SCALAR", a);
+			die(EXIT_USAGE, "run: argument '%s': expected name=FILE.npy or name=SCALAR",
+			    a);
 		if ((size_t)(eq - a) >= GPUD_NAME_MAX)
 			die(EXIT_USAGE, "run: argument name '%.*s' is longer than %d characters",
 			    (int)(eq - a), a, GPUD_NAME_MAX - 1);
@@ -558,7 +560,8 @@ static int cmd_run(int argc, char **argv)
 	for (int i = 0; i < nargs; i++) {
 		struct stat st;
 		if (args[i].is_file)
-			file_bytes += stat(args[i].text, &st) == 0 ? (size_t)st.st_size : SIZE_MAX / 2;
+			file_bytes += stat(args[i].text, &st) == 0 ? (size_t)st.st_size
+								   : SIZE_MAX / 2;
 	}
 	if (file_bytes <= ONE_TRIP_MAX && file_bytes <= gpud_server(c)->max_message_size &&
 	    run_one_trip(c, kernel, args, nargs, outs, nouts_req) == 0)
@@ -575,7 +578,8 @@ static int cmd_run(int argc, char **argv)
 				die(1, "argument '%s': %s", ca->name, gpud_errmsg(c));
 			handles[nh++] = h;
 			ca->arg = gpud_arg_buffer(ca->name, h);
-			trace("uploaded %s from %s (%zu bytes)", ca->name, ca->text, ca->arr.nbytes);
+			trace("uploaded %s from %s (%zu bytes)", ca->name, ca->text,
+			      ca->arr.nbytes);
 		}
 		ca->arg.name = ca->name;
 		wire[i] = ca->arg;
@@ -654,7 +658,8 @@ static int cmd_status(int argc, char **argv)
 			char *end;
 			wait_s = strtod(argv[++i], &end);
 			if (*end || !(wait_s >= 0))
-				die(EXIT_USAGE, "status --wait: expected seconds, got '%s'", argv[i]);
+				die(EXIT_USAGE, "status --wait: expected seconds, got '%s'",
+				    argv[i]);
 		} else {
 			die(EXIT_USAGE, "status: unexpected argument '%s'", argv[i]);
 		}
@@ -712,15 +717,17 @@ static int cmd_status(int argc, char **argv)
 		char by[32], rb[32];
 		human_bytes(g->bytes, by, sizeof(by));
 		human_bytes(g->region_bytes, rb, sizeof(rb));
-		printf("             %-10u %-22s %8" PRIu64 " %10s %9" PRIu64 " %7" PRIu64 " %10s%s\n",
-		       g->id, g->peer[0] ? g->peer : "-", g->buffers, by, g->requests, g->regions, rb,
-		       g->id == gpud_server(c)->connection ? "  (this gpuctl)" : "");
+		printf("             %-10u %-22s %8" PRIu64 " %10s %9" PRIu64 " %7" PRIu64
+		       " %10s%s\n",
+		       g->id, g->peer[0] ? g->peer : "-", g->buffers, by, g->requests, g->regions,
+		       rb, g->id == gpud_server(c)->connection ? "  (this gpuctl)" : "");
 	}
 	if (st.nsessions_total > (unsigned)st.nsessions)
-		printf("             ... and %u more\n", st.nsessions_total - (unsigned)st.nsessions);
+		printf("             ... and %u more\n",
+		       st.nsessions_total - (unsigned)st.nsessions);
 	if (st.nvariants > 0)
-		printf("kernels      %-14s %-8s %5s %6s %10s %8s\n", "name", "variant", "regs", "block",
-		       "shared", "local");
+		printf("kernels      %-14s %-8s %5s %6s %10s %8s\n", "name", "variant", "regs",
+		       "block", "shared", "local");
 	for (int i = 0; i < st.nvariants; i++) {
 		gpud_variant_info *v = &st.variants[i];
 		printf("             %-14s %-8s %5d %6d %8" PRIu64 " B %6" PRIu64 " B\n", v->kernel,
@@ -790,7 +797,8 @@ static int cmd_demo(int argc, char **argv)
 		if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
 			runs = atoi(argv[++i]);
 			if (runs < 1 || runs > 1000)
-				die(EXIT_USAGE, "demo --runs: expected 1 to 1000, got '%s'", argv[i]);
+				die(EXIT_USAGE, "demo --runs: expected 1 to 1000, got '%s'",
+				    argv[i]);
 		} else {
 			die(EXIT_USAGE, "demo: unexpected argument '%s'", argv[i]);
 		}
@@ -815,8 +823,8 @@ static int cmd_demo(int argc, char **argv)
 			printf("lombscargle on the built-in signal: %d samples of y = 2 cos(x + pi/2), "
 			       "%u frequencies\n",
 			       DEMO_KEPT, DEMO_FREQS);
-			printf("gpud %s at %s, backend %s\n\n", gpud_server(c)->version, gpud_url(c),
-			       gpud_server(c)->backend);
+			printf("gpud %s at %s, backend %s\n\n", gpud_server(c)->version,
+			       gpud_url(c), gpud_server(c)->backend);
 			printf("%-8s %10s %14s %22s %14s\n", "dtype", "peak freq", "first call",
 			       "warm call (median)", "kernel");
 		}

@@ -19,11 +19,11 @@
 #error "client/npy.c assumes a little-endian host"
 #endif
 
-#define NPY_MAGIC     "\x93NUMPY"
+#define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
-#define NPY_ALIGN     64 /* numpy pads the preamble to a multiple of this */
-#define SUPPORTED_DESCRS                                                                   \
-	"'<f4', '<f8', '<i4', '<i8' (float32, float64, int32, int64; '=' or '|' "          \
+#define NPY_ALIGN 64 /* numpy pads the preamble to a multiple of this */
+#define SUPPORTED_DESCRS                                                                           \
+	"'<f4', '<f8', '<i4', '<i8' (float32, float64, int32, int64; '=' or '|' "                  \
 	"also read as native, '>' as big-endian)"
 
 /* Where messages go: every one starts with "name: ". */
@@ -88,8 +88,9 @@ static int check_magic(const struct ctx *c, const unsigned char *b, size_t n, in
 		return fail(c, "not a .npy file (bad magic)");
 	}
 	if (n < NPY_MAGIC_LEN + 2)
-		return fail(c, "truncated preamble: file has %zu bytes, a .npy preamble "
-			       "needs at least 10",
+		return fail(c,
+			    "truncated preamble: file has %zu bytes, a .npy preamble "
+			    "needs at least 10",
 			    n);
 	if (b[7] != 0 || b[6] < 1 || b[6] > 3)
 		return fail(c, "unsupported .npy format version %u.%u (supported: 1.0, 2.0, 3.0)",
@@ -170,8 +171,9 @@ static int parse_string(struct cur *k, const char **s, size_t *n)
 	*s = k->p;
 	while (k->p < k->end && *k->p != q) {
 		if (*k->p == '\\')
-			return fail(k->c, "malformed header at offset %zu: escape sequences in "
-					  "strings are not supported",
+			return fail(k->c,
+				    "malformed header at offset %zu: escape sequences in "
+				    "strings are not supported",
 				    offset(k));
 		if (*k->p == '\n')
 			break;
@@ -191,10 +193,10 @@ static int parse_descr(struct cur *k, struct hdr *h)
 		const char *code;
 		gpud_dtype dtype;
 	} codes[] = {
-		{ "f4", GPUD_F32 },
-		{ "f8", GPUD_F64 },
-		{ "i4", GPUD_I32 },
-		{ "i8", GPUD_I64 },
+		{"f4", GPUD_F32},
+		{"f8", GPUD_F64},
+		{"i4", GPUD_I32},
+		{"i8", GPUD_I64},
 	};
 	const char *s;
 	size_t n;
@@ -214,7 +216,8 @@ static int parse_descr(struct cur *k, struct hdr *h)
 			e++;
 		}
 		n = (size_t)(e - k->p);
-		return fail(k->c, "unsupported dtype descr %.*s%s (a structured dtype); supported: %s",
+		return fail(k->c,
+			    "unsupported dtype descr %.*s%s (a structured dtype); supported: %s",
 			    n > 60 ? 60 : (int)n, k->p, n > 60 ? "..." : "", SUPPORTED_DESCRS);
 	}
 	if (parse_string(k, &s, &n))
@@ -268,8 +271,9 @@ static int parse_dim(struct cur *k, uint64_t *v)
 		unsigned d = (unsigned)(*k->p - '0');
 
 		if (x > (UINT64_MAX - d) / 10)
-			return fail(k->c, "malformed header at offset %zu: dimension in 'shape' "
-					  "does not fit in 64 bits",
+			return fail(k->c,
+				    "malformed header at offset %zu: dimension in 'shape' "
+				    "does not fit in 64 bits",
 				    (size_t)(s - k->start));
 		x = x * 10 + d;
 		k->p++;
@@ -327,7 +331,7 @@ enum { KEY_DESCR = 1, KEY_FORTRAN = 2, KEY_SHAPE = 4 };
 
 static int parse_header(const struct ctx *c, const char *text, size_t len, struct hdr *h)
 {
-	struct cur k = { .start = text, .p = text, .end = text + len, .c = c };
+	struct cur k = {.start = text, .p = text, .end = text + len, .c = c};
 	unsigned seen = 0;
 	int fortran = 0;
 	char sh[256];
@@ -354,8 +358,9 @@ static int parse_header(const struct ctx *c, const char *text, size_t len, struc
 		else if (n == 5 && memcmp(key, "shape", 5) == 0)
 			bit = KEY_SHAPE;
 		else
-			return fail(c, "malformed header: unexpected key '%.*s' (expected 'descr', "
-				       "'fortran_order' and 'shape')",
+			return fail(c,
+				    "malformed header: unexpected key '%.*s' (expected 'descr', "
+				    "'fortran_order' and 'shape')",
 				    n > 40 ? 40 : (int)n, key);
 		/* Python would keep the last one; two of a key mean a broken writer. */
 		if (seen & bit)
@@ -388,7 +393,9 @@ static int parse_header(const struct ctx *c, const char *text, size_t len, struc
 		return expected(&k, "nothing but padding after the header dict");
 	if (seen != (KEY_DESCR | KEY_FORTRAN | KEY_SHAPE))
 		return fail(c, "malformed header: missing key '%s'",
-			    !(seen & KEY_DESCR) ? "descr" : !(seen & KEY_FORTRAN) ? "fortran_order" : "shape");
+			    !(seen & KEY_DESCR)     ? "descr"
+			    : !(seen & KEY_FORTRAN) ? "fortran_order"
+						    : "shape");
 	if (fortran)
 		return fail(c, "Fortran-order arrays are not supported; save with "
 			       "np.ascontiguousarray");
@@ -449,9 +456,9 @@ static int truncated_data(const struct ctx *c, size_t need, size_t have)
 int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out, char *err,
 		   size_t errlen)
 {
-	const struct ctx c = { name ? name : "(buffer)", err, errlen };
+	const struct ctx c = {name ? name : "(buffer)", err, errlen};
 	const unsigned char *b = buf;
-	struct hdr h = { 0 };
+	struct hdr h = {0};
 	size_t pre, hlen;
 	int lenbytes;
 	void *data;
@@ -467,8 +474,9 @@ int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *ou
 		return -1;
 	pre = NPY_MAGIC_LEN + 2 + (size_t)lenbytes;
 	if (len < pre)
-		return fail(&c, "truncated preamble: file has %zu bytes, a version %u.0 preamble "
-				"needs %zu",
+		return fail(&c,
+			    "truncated preamble: file has %zu bytes, a version %u.0 preamble "
+			    "needs %zu",
 			    len, b[6], pre);
 	hlen = decode_len(b + NPY_MAGIC_LEN + 2, lenbytes);
 	if (len - pre < hlen)
@@ -506,9 +514,9 @@ int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
 int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gpud_array *out,
 		       char *err, size_t errlen)
 {
-	const struct ctx c = { path ? path : "(null)", err, errlen };
+	const struct ctx c = {path ? path : "(null)", err, errlen};
 	unsigned char pre[NPY_MAGIC_LEN + 2 + 4];
-	struct hdr h = { 0 };
+	struct hdr h = {0};
 	struct stat st;
 	size_t n, pl, hlen, got_n, file_rest = 0;
 	int lenbytes, reg, r = -1;
@@ -550,8 +558,9 @@ int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gp
 		if (ferror(f))
 			fail(&c, "read error: %s", strerror(errno));
 		else
-			fail(&c, "truncated preamble: file has %zu bytes, a version %u.0 "
-				 "preamble needs %zu",
+			fail(&c,
+			     "truncated preamble: file has %zu bytes, a version %u.0 "
+			     "preamble needs %zu",
 			     n, pre[6], pl);
 		goto out;
 	}
@@ -584,7 +593,7 @@ int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gp
 		goto out;
 	}
 	{
-		gpud_array meta = { .dtype = h.dtype, .ndim = h.ndim, .nbytes = h.nbytes };
+		gpud_array meta = {.dtype = h.dtype, .ndim = h.ndim, .nbytes = h.nbytes};
 		memcpy(meta.shape, h.shape, sizeof(meta.shape));
 		data = alloc(actx, &meta);
 	}
@@ -631,7 +640,7 @@ static const char *descr_of(gpud_dtype t)
 
 int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen)
 {
-	const struct ctx c = { path ? path : "(null)", err, errlen };
+	const struct ctx c = {path ? path : "(null)", err, errlen};
 	char sh[256], dict[384];
 	unsigned char *pre;
 	size_t need, dl, pl, pad, total, hlen;

@@ -55,8 +55,9 @@ int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int
 	}
 	size_t nbytes = gpud_shape_bytes(shape, ndim, esize);
 	if (nbytes == SIZE_MAX) {
-		snprintf(err, errlen, "shape of %d dimensions x %zu-byte %s overflows the address space",
-			 ndim, esize, gpud_dtype_name(dt));
+		snprintf(err, errlen,
+			 "shape of %d dimensions x %zu-byte %s overflows the address space", ndim,
+			 esize, gpud_dtype_name(dt));
 		return GPUD__STATUS__STATUS_TOO_LARGE;
 	}
 	if (tn && tn->quota.device_bytes &&

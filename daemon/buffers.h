@@ -30,14 +30,14 @@ typedef struct gpud_buffer {
 	gpud_dtype dtype;
 	int ndim;
 	uint64_t shape[GPUD_MAX_DIMS];
-	size_t count;  /* elements */
+	size_t count; /* elements */
 	size_t nbytes;
-	void *mem;     /* backend memory */
-	gpud_session *owner;  /* NULL when kept (then the tenant's) */
+	void *mem;           /* backend memory */
+	gpud_session *owner; /* NULL when kept (then the tenant's) */
 	gpud_tenant *tenant;
 	int kept;
 	int refs;
-	int live;      /* reachable by handle */
+	int live; /* reachable by handle */
 	UT_hash_handle hh;
 	struct gpud_buffer *sprev, *snext; /* the owner's list */
 } gpud_buffer;
@@ -74,11 +74,11 @@ struct gpud_session {
 	uint64_t last_reply_ns; /* shutdown lets a job in progress finish */
 	uint64_t requests;
 	uint32_t in_flight;
-	int64_t peer_uid;       /* ipc://: the peer's uid; -1 otherwise */
-	char peer[64];          /* for status and logs */
+	int64_t peer_uid;             /* ipc://: the peer's uid; -1 otherwise */
+	char peer[64];                /* for status and logs */
 	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
-	gpud_tenant *tenant; /* set by a successful hello */
-	struct host_region *regions; /* daemon/regions.h */
+	gpud_tenant *tenant;          /* set by a successful hello */
+	struct host_region *regions;  /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
 	UT_hash_handle hh;
 };

@@ -37,8 +37,10 @@ void config_defaults(gpud_config *c)
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
 	c->poll_us = 1000;
-	c->quota = (tenant_quota){.device_bytes = 0, .kept_buffers = 1024,
-				  .requests_in_flight = 64, .message_size = 0};
+	c->quota = (tenant_quota){.device_bytes = 0,
+				  .kept_buffers = 1024,
+				  .requests_in_flight = 64,
+				  .message_size = 0};
 	c->socket_mode = -1;
 }
 
@@ -64,14 +66,13 @@ tenant_quota config_quota(const gpud_config *c, const char *name)
 }
 
 /* A key of [quota] or [tenant NAME]. */
-static int quota_set(tenant_quota *q, const char *key, const char *value, char *err,
-		     size_t errlen)
+static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
 {
-	uint64_t *f = !strcmp(key, "device_bytes")	    ? &q->device_bytes
-		      : !strcmp(key, "kept_buffers")	    ? &q->kept_buffers
+	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
+		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
 		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
-		      : !strcmp(key, "message_size")	    ? &q->message_size
-							    : NULL;
+		      : !strcmp(key, "message_size")       ? &q->message_size
+							   : NULL;
 	if (f == NULL) {
 		snprintf(err, errlen,
 			 "unknown quota key '%s' (device_bytes, kept_buffers, requests_in_flight, "
@@ -175,7 +176,8 @@ int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 		return -1;
 	}
 	if (c->nlisten == GPUD_MAX_LISTEN) {
-		snprintf(err, errlen, "listen URL '%s': at most %d listen URLs", url, GPUD_MAX_LISTEN);
+		snprintf(err, errlen, "listen URL '%s': at most %d listen URLs", url,
+			 GPUD_MAX_LISTEN);
 		return -1;
 	}
 	c->listen[c->nlisten++] = strdup(url);
@@ -189,8 +191,8 @@ static int parse_int(const char *key, const char *value, long lo, long hi, long 
 	errno = 0;
 	long v = strtol(value, &end, 10);
 	if (errno != 0 || end == value || *end != '\0' || v < lo || v > hi) {
-		snprintf(err, errlen, "%s = '%s': expected an integer from %ld to %ld", key, value, lo,
-			 hi);
+		snprintf(err, errlen, "%s = '%s': expected an integer from %ld to %ld", key, value,
+			 lo, hi);
 		return -1;
 	}
 	*out = v;
@@ -214,8 +216,8 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 	if (strcmp(key, "log_level") == 0) {
 		int l = log_level_parse(value);
 		if (l < 0) {
-			snprintf(err, errlen, "log_level = '%s': expected error, warn, info or debug",
-				 value);
+			snprintf(err, errlen,
+				 "log_level = '%s': expected error, warn, info or debug", value);
 			return -1;
 		}
 		c->log_level = l;
@@ -272,9 +274,10 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 	if (strcmp(key, "staging_chunk") == 0) {
 		uint64_t sz;
 		if (config_parse_size(value, &sz) != 0 || sz < (64u << 10) || sz > (1ull << 30)) {
-			snprintf(err, errlen,
-				 "staging_chunk = '%s': expected a size from 64KiB to 1GiB, e.g. 4MiB",
-				 value);
+			snprintf(
+				err, errlen,
+				"staging_chunk = '%s': expected a size from 64KiB to 1GiB, e.g. 4MiB",
+				value);
 			return -1;
 		}
 		c->staging_chunk = sz;
@@ -283,10 +286,11 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 	if (strcmp(key, "shm_socket") == 0) {
 		if (strlen(value) >= sizeof(c->shm_socket) ||
 		    (strcmp(value, "off") != 0 && value[0] != '/')) {
-			snprintf(err, errlen,
-				 "shm_socket = '%s': expected an absolute path shorter than %zu bytes, "
-				 "or off",
-				 value, sizeof(c->shm_socket));
+			snprintf(
+				err, errlen,
+				"shm_socket = '%s': expected an absolute path shorter than %zu bytes, "
+				"or off",
+				value, sizeof(c->shm_socket));
 			return -1;
 		}
 		snprintf(c->shm_socket, sizeof(c->shm_socket), "%s", value);
@@ -323,7 +327,7 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		snprintf(c->tokens_file, sizeof(c->tokens_file), "%s", value);
 		return 0;
 	}
-	char *tls = !strcmp(key, "tls_cert") ? c->tls_cert
+	char *tls = !strcmp(key, "tls_cert")  ? c->tls_cert
 		    : !strcmp(key, "tls_key") ? c->tls_key
 		    : !strcmp(key, "tls_ca")  ? c->tls_ca
 					      : NULL;
@@ -340,8 +344,8 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		char *end;
 		long m = strtol(value, &end, 8);
 		if (end == value || *end != '\0' || m < 0 || m > 0777) {
-			snprintf(err, errlen, "socket_mode = '%s': expected an octal mode, e.g. 0660",
-				 value);
+			snprintf(err, errlen,
+				 "socket_mode = '%s': expected an octal mode, e.g. 0660", value);
 			return -1;
 		}
 		c->socket_mode = (int)m;
@@ -358,7 +362,8 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 	}
 	if (strcmp(key, "shm_max_bytes") == 0) {
 		if (config_parse_size(value, &c->shm_max_bytes) != 0) {
-			snprintf(err, errlen, "shm_max_bytes = '%s': expected a size, e.g. 64GiB", value);
+			snprintf(err, errlen, "shm_max_bytes = '%s': expected a size, e.g. 64GiB",
+				 value);
 			return -1;
 		}
 		return 0;
@@ -380,14 +385,14 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		*bin = (unsigned)v;
 		return 0;
 	}
-	uint64_t *size = !strcmp(key, "pool_max_cached") ? &c->pool_max_cached
+	uint64_t *size = !strcmp(key, "pool_max_cached")  ? &c->pool_max_cached
 			 : !strcmp(key, "pool_max_total") ? &c->pool_max_total
 			 : !strcmp(key, "pool_reserve")   ? &c->pool_reserve
 							  : NULL;
 	if (size) {
 		if (config_parse_size(value, size) != 0) {
-			snprintf(err, errlen, "%s = '%s': expected a size, e.g. 4GiB (0 for none)", key,
-				 value);
+			snprintf(err, errlen, "%s = '%s': expected a size, e.g. 4GiB (0 for none)",
+				 key, value);
 			return -1;
 		}
 		return 0;
@@ -396,7 +401,8 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 		char *end;
 		double d = strtod(value, &end);
 		if (end == value || *end != '\0' || !(d >= 0 && d <= 86400)) {
-			snprintf(err, errlen, "shutdown_timeout = '%s': expected seconds from 0 to 86400",
+			snprintf(err, errlen,
+				 "shutdown_timeout = '%s': expected seconds from 0 to 86400",
 				 value);
 			return -1;
 		}
@@ -493,8 +499,7 @@ int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
 	return ini_result(ini_parse(path, on_ini_pair, &ctx), &ctx, path, err, errlen);
 }
 
-int config_load_string(gpud_config *c, const char *text, const char *name, char *err,
-		       size_t errlen)
+int config_load_string(gpud_config *c, const char *text, const char *name, char *err, size_t errlen)
 {
 	char buf[512] = "";
 	ini_stop_on_first_error = true;

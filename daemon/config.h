@@ -16,10 +16,10 @@
 
 /* What one tenant may hold and do at once; 0 means no limit. */
 typedef struct tenant_quota {
-	uint64_t device_bytes;   /* bytes of buffers, connection-owned and kept */
-	uint64_t kept_buffers;   /* buffers created with keep */
+	uint64_t device_bytes; /* bytes of buffers, connection-owned and kept */
+	uint64_t kept_buffers; /* buffers created with keep */
 	uint64_t requests_in_flight;
-	uint64_t message_size;   /* payload bytes of one request (also max_message_size) */
+	uint64_t message_size; /* payload bytes of one request (also max_message_size) */
 } tenant_quota;
 
 typedef struct tenant_rule {

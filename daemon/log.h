@@ -14,10 +14,10 @@ void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(pri
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...)                                     \
-	do {                                               \
-		if (log_get_level() >= LOG_DEBUG)          \
-			log_msg(LOG_DEBUG, __VA_ARGS__);   \
+#define log_debug(...)                                                                             \
+	do {                                                                                       \
+		if (log_get_level() >= LOG_DEBUG)                                                  \
+			log_msg(LOG_DEBUG, __VA_ARGS__);                                           \
 	} while (0)
 
 #endif

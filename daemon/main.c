@@ -16,27 +16,26 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: gpud [options]\n"
-		"\n"
-		"A GPU compute daemon: owns a CUDA context, a memory pool and warm kernels;\n"
-		"clients (libgpud-client, gpuctl) connect over nng sockets.\n"
-		"\n"
-		"options:\n"
-		"  -l, --listen URL          listen on URL (ipc://PATH or tcp://HOST:PORT);\n"
-		"                            repeatable; replaces the config file's list\n"
-		"  -b, --backend NAME        auto, cpu or cuda (default auto)\n"
-		"  -c, --config FILE         read settings from an INI file (see gpud.conf)\n"
-		"  -d, --device N            CUDA device ordinal (default 0)\n"
-		"      --log-level LEVEL     error, warn, info or debug (default info)\n"
-		"      --max-message-size S  largest request payload, e.g. 256MiB\n"
-		"      --contexts N          requests handled at once (default 64)\n"
-		"  -V, --version             print the version and exit\n"
-		"  -h, --help                this text\n"
-		"\n"
-		"environment:\n"
-		"  GPUD_URL   listen URL when neither --listen nor the config file gives one\n"
-		"             (default " GPUD_DEFAULT_URL ")\n");
+	fprintf(f, "usage: gpud [options]\n"
+		   "\n"
+		   "A GPU compute daemon: owns a CUDA context, a memory pool and warm kernels;\n"
+		   "clients (libgpud-client, gpuctl) connect over nng sockets.\n"
+		   "\n"
+		   "options:\n"
+		   "  -l, --listen URL          listen on URL (ipc://PATH or tcp://HOST:PORT);\n"
+		   "                            repeatable; replaces the config file's list\n"
+		   "  -b, --backend NAME        auto, cpu or cuda (default auto)\n"
+		   "  -c, --config FILE         read settings from an INI file (see gpud.conf)\n"
+		   "  -d, --device N            CUDA device ordinal (default 0)\n"
+		   "      --log-level LEVEL     error, warn, info or debug (default info)\n"
+		   "      --max-message-size S  largest request payload, e.g. 256MiB\n"
+		   "      --contexts N          requests handled at once (default 64)\n"
+		   "  -V, --version             print the version and exit\n"
+		   "  -h, --help                this text\n"
+		   "\n"
+		   "environment:\n"
+		   "  GPUD_URL   listen URL when neither --listen nor the config file gives one\n"
+		   "             (default " GPUD_DEFAULT_URL ")\n");
 }
 
 int main(int argc, char **argv)
@@ -129,7 +128,8 @@ int main(int argc, char **argv)
 		const char *env = getenv("GPUD_URL");
 		const char *url = env && *env ? env : GPUD_DEFAULT_URL;
 		if (config_add_listen(&cfg, url, err, sizeof(err)) != 0) {
-			fprintf(stderr, "gpud: error: %s%s\n", env && *env ? "GPUD_URL: " : "", err);
+			fprintf(stderr, "gpud: error: %s%s\n", env && *env ? "GPUD_URL: " : "",
+				err);
 			return 2;
 		}
 	}

@@ -178,8 +178,8 @@ static void conn_reply(shm_conn *c, int status, uint64_t region, int pinned, con
 static void on_conn_timeout(uv_timer_t *t)
 {
 	shm_conn *c = t->data;
-	conn_reply(c, GPUD__STATUS__STATUS_PROTOCOL, 0, 0,
-		   "no registration within %d ms", CONN_TIMEOUT_MS);
+	conn_reply(c, GPUD__STATUS__STATUS_PROTOCOL, 0, 0, "no registration within %d ms",
+		   CONN_TIMEOUT_MS);
 }
 
 static void pin_work(uv_work_t *w)
@@ -198,18 +198,22 @@ static void register_finish(shm_conn *c)
 	host_region *r = calloc(1, sizeof(*r));
 
 	if (s == NULL || r == NULL || rs->fd < 0) {
-		const char *why = s == NULL ? "its connection closed meanwhile"
+		const char *why = s == NULL   ? "its connection closed meanwhile"
 				  : r == NULL ? "gpud is out of memory"
 					      : "gpud is shutting down";
 		if (r == NULL)
 			r = calloc(1, sizeof(*r));
 		if (r) { /* unpin and unmap on a worker like any region */
-			*r = (host_region){.base = c->base, .size = c->size, .pinned = c->pinned,
-					   .refs = 1, .rs = rs};
+			*r = (host_region){.base = c->base,
+					   .size = c->size,
+					   .pinned = c->pinned,
+					   .refs = 1,
+					   .rs = rs};
 			region_unref(r);
 		}
-		conn_reply(c, s == NULL ? GPUD__STATUS__STATUS_NOT_FOUND
-					: GPUD__STATUS__STATUS_OUT_OF_MEMORY,
+		conn_reply(c,
+			   s == NULL ? GPUD__STATUS__STATUS_NOT_FOUND
+				     : GPUD__STATUS__STATUS_OUT_OF_MEMORY,
 			   0, 0, "region not kept: %s", why);
 		return;
 	}
@@ -217,8 +221,12 @@ static void register_finish(shm_conn *c)
 		log_warn("connection %u: region of %zu bytes not pinned (%s); copies from it are "
 			 "staged",
 			 c->pipe_id, c->size, c->pin_err);
-	*r = (host_region){.base = c->base, .size = c->size, .pinned = c->pinned, .refs = 1,
-			   .rs = rs, .session = s};
+	*r = (host_region){.base = c->base,
+			   .size = c->size,
+			   .pinned = c->pinned,
+			   .refs = 1,
+			   .rs = rs,
+			   .session = s};
 	do {
 		if (getrandom(&r->id, sizeof(r->id), 0) != (ssize_t)sizeof(r->id))
 			abort(); /* cannot fail for 8 bytes once the pool is seeded */
@@ -271,7 +279,9 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 		char buf[CMSG_SPACE(4 * sizeof(int))];
 	} cbuf;
 	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf.buf,
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
 			    .msg_controllen = sizeof(cbuf.buf)};
 	int fds[4], nfds = 0, fd = -1;
 

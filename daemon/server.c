@@ -122,7 +122,8 @@ static void on_stop_tick(uv_timer_t *t)
 	uint64_t last = last_reply > s->last_request_ns ? last_reply : s->last_request_ns;
 
 	if (!s->contexts_stopping) {
-		if (s->in_flight > 0 || (sessions_count(&s->buffers) > 0 && now - last < DRAIN_IDLE_NS))
+		if (s->in_flight > 0 ||
+		    (sessions_count(&s->buffers) > 0 && now - last < DRAIN_IDLE_NS))
 			return;
 		s->contexts_stopping = 1;
 		stop_contexts(s);
@@ -194,8 +195,7 @@ static void pipe_peer(nng_pipe p, int64_t *peer_uid, char *peer, size_t len)
 		const uint8_t *a = (const uint8_t *)&sa.s_in.sa_addr;
 		snprintf(peer, len, "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
 			 (unsigned)ntohs(sa.s_in.sa_port));
-	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 &&
-		   sa.s_family == NNG_AF_INET6) {
+	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET6) {
 		snprintf(peer, len, "[ipv6]:%u", (unsigned)ntohs(sa.s_in6.sa_port));
 	}
 }
@@ -714,7 +714,8 @@ static int tls_setup(gpud_server *s, nng_listener l, const char *url, char *err,
 	int rv;
 
 	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
-		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config", url);
+		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config",
+			 url);
 		return -1;
 	}
 	if ((cert = read_file("tls_cert", cfg->tls_cert, err, errlen)) == NULL ||
@@ -807,15 +808,17 @@ static int load_tokens(gpud_server *s, char *err, size_t errlen)
 static int socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen)
 {
 	if (cfg->socket_mode >= 0 && chmod(path, (mode_t)cfg->socket_mode) != 0) {
-		snprintf(err, errlen, "socket_mode %04o on %s: %s", (unsigned)cfg->socket_mode, path,
-			 strerror(errno));
+		snprintf(err, errlen, "socket_mode %04o on %s: %s", (unsigned)cfg->socket_mode,
+			 path, strerror(errno));
 		return -1;
 	}
 	if (cfg->socket_group[0]) {
 		struct group gr, *res = NULL;
 		char buf[4096];
-		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 || res == NULL) {
-			snprintf(err, errlen, "socket_group '%s': no such group", cfg->socket_group);
+		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 ||
+		    res == NULL) {
+			snprintf(err, errlen, "socket_group '%s': no such group",
+				 cfg->socket_group);
 			return -1;
 		}
 		if (chown(path, (uid_t)-1, gr.gr_gid) != 0) {
@@ -906,7 +909,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	if (load_tokens(s, err, errlen) != 0)
 		return -1;
 	for (int i = 0; i < cfg->nlisten; i++)
-		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 || strncmp(cfg->listen[i], "tls+", 4) == 0) &&
+		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 ||
+		     strncmp(cfg->listen[i], "tls+", 4) == 0) &&
 		    s->ntokens == 0)
 			log_warn("%s: no tokens_file, so every tcp:// client is tenant 'anonymous' "
 				 "and they share one another's buffers",
@@ -925,7 +929,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		return -1;
 
 	customs_load(s);
-	s->run_slots = cfg->run_slots > 0 ? cfg->run_slots
+	s->run_slots = cfg->run_slots > 0                          ? cfg->run_slots
 		       : strcmp(s->backend.ops->name, "cuda") == 0 ? cfg->streams
 								   : 1;
 

@@ -107,7 +107,7 @@ struct gpud_server {
 	struct gpud_token {
 		char tenant[GPUD_TENANT_NAME];
 		char token[128];
-	} *tokens;
+	} * tokens;
 	int ntokens;
 
 	/* runs in the backend at once (run_slots), and the tenants waiting for

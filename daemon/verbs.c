@@ -140,10 +140,11 @@ static int assign_tenant(gpud_request *r)
 			if (secret_equal(s->tokens[i].token, tok) && found < 0)
 				found = i;
 		if (found < 0 || tok[0] == '\0') {
-			request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
-				     "hello: %s token; connections over tcp:// must present one from "
-				     "gpud's tokens_file (gpuctl --token, GPUD_TOKEN)",
-				     tok[0] ? "unknown" : "no");
+			request_fail(
+				r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+				"hello: %s token; connections over tcp:// must present one from "
+				"gpud's tokens_file (gpuctl --token, GPUD_TOKEN)",
+				tok[0] ? "unknown" : "no");
 			return -1;
 		}
 		snprintf(name, sizeof(name), "%s", s->tokens[found].tenant);
@@ -313,7 +314,7 @@ static void verb_kernels(gpud_request *r)
 	Gpud__Param *params = calloc(total ? total : 1, sizeof(*params));
 	Gpud__Param **pptrs = calloc(total ? total : 1, sizeof(*pptrs));
 	Gpud__DType *dts = calloc(total ? total * 4 : 1, sizeof(*dts));
-	char (*types)[96] = calloc(total ? total : 1, sizeof(*types));
+	char(*types)[96] = calloc(total ? total : 1, sizeof(*types));
 	if (!infos || !iptrs || !params || !pptrs || !dts || !types) {
 		request_fail(r, GPUD__STATUS__STATUS_OUT_OF_MEMORY, "kernels: out of memory");
 		goto out;
@@ -332,7 +333,7 @@ static void verb_kernels(gpud_request *r)
 			gpud__param__init(q);
 			q->name = (char *)p->name;
 			q->doc = (char *)p->doc;
-			q->role = p->role == KPARAM_IN	  ? GPUD__PARAM__ROLE__ROLE_IN
+			q->role = p->role == KPARAM_IN    ? GPUD__PARAM__ROLE__ROLE_IN
 				  : p->role == KPARAM_OUT ? GPUD__PARAM__ROLE__ROLE_OUT
 							  : GPUD__PARAM__ROLE__ROLE_SCALAR;
 			q->dtypes = &dts[pi * 4];
@@ -405,7 +406,8 @@ static void verb_alloc(gpud_request *r)
 	int rv;
 
 	if (a->n_shape > GPUD_MAX_DIMS) {
-		request_fail(r, ST_INVALID, "alloc: an array may have at most %d dimensions, got %zu",
+		request_fail(r, ST_INVALID,
+			     "alloc: an array may have at most %d dimensions, got %zu",
 			     GPUD_MAX_DIMS, a->n_shape);
 		return;
 	}
@@ -415,9 +417,11 @@ static void verb_alloc(gpud_request *r)
 			     (int)a->dtype);
 		return;
 	}
-	size_t want = gpud_shape_bytes(a->shape, (int)a->n_shape, gpud_dtype_size((gpud_dtype)a->dtype));
+	size_t want = gpud_shape_bytes(a->shape, (int)a->n_shape,
+				       gpud_dtype_size((gpud_dtype)a->dtype));
 	if (want == SIZE_MAX) {
-		request_fail(r, ST_TOO_LARGE, "alloc: shape with %zu dimensions overflows the address space",
+		request_fail(r, ST_TOO_LARGE,
+			     "alloc: shape with %zu dimensions overflows the address space",
 			     a->n_shape);
 		return;
 	}
@@ -426,9 +430,10 @@ static void verb_alloc(gpud_request *r)
 	unsigned flags = 0;
 	if (a->from) {
 		if (a->with_data || r->payload_len != 0) {
-			request_fail(r, ST_INVALID,
-				     "alloc: data comes either in the payload (with_data) or from a "
-				     "host region, not both");
+			request_fail(
+				r, ST_INVALID,
+				"alloc: data comes either in the payload (with_data) or from a "
+				"host region, not both");
 			return;
 		}
 		if ((src = host_ref(r, "alloc", a->from, want, &flags)) == NULL)
@@ -486,9 +491,10 @@ static void verb_upload(gpud_request *r)
 	unsigned flags = 0;
 	if (u->from) {
 		if (r->payload_len != 0) {
-			request_fail(r, ST_INVALID,
-				     "upload: data comes either in the payload or from a host region, "
-				     "not both");
+			request_fail(
+				r, ST_INVALID,
+				"upload: data comes either in the payload or from a host region, "
+				"not both");
 			return;
 		}
 		len = u->length;
@@ -711,7 +717,8 @@ static int pending_done(gpud_request *r, int status, const char *msg)
 {
 	if (status != 0 && r->pending_status == 0) {
 		r->pending_status = status;
-		snprintf(r->pending_msg, sizeof(r->pending_msg), "%s", msg ? msg : "backend failure");
+		snprintf(r->pending_msg, sizeof(r->pending_msg), "%s",
+			 msg ? msg : "backend failure");
 	}
 	return --r->pending == 0;
 }
@@ -839,8 +846,9 @@ static int inline_array(gpud_request *r, const kernel_def *k, const kernel_param
 	if (p->role != KPARAM_IN) {
 		request_fail(r, ST_INVALID, "%s: argument '%s' is %s, not an input array", k->name,
 			     p->name,
-			     p->role == KPARAM_SCALAR ? "a scalar"
-						      : "an output (gpud allocates it; leave it out)");
+			     p->role == KPARAM_SCALAR
+				     ? "a scalar"
+				     : "an output (gpud allocates it; leave it out)");
 		return -1;
 	}
 	if (ia->n_shape > GPUD_MAX_DIMS || gpud_dtype_size((gpud_dtype)ia->dtype) == 0) {
@@ -867,8 +875,8 @@ static int inline_array(gpud_request *r, const kernel_def *k, const kernel_param
 			request_fail(r, ST_INVALID,
 				     "%s: argument '%s' (%s %s) needs %zu bytes at payload offset "
 				     "%zu, but the payload has %zu",
-				     k->name, p->name, gpud_dtype_name((gpud_dtype)ia->dtype), shape,
-				     want, *cursor, r->payload_len);
+				     k->name, p->name, gpud_dtype_name((gpud_dtype)ia->dtype),
+				     shape, want, *cursor, r->payload_len);
 			return -1;
 		}
 		up->src = r->payload + *cursor;
@@ -917,8 +925,8 @@ static void verb_run(gpud_request *r)
 		     e = e->hh.next)
 			n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0,
 					      ", %s", e->k.name);
-		request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)", rq->kernel,
-			     names);
+		request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)",
+			     rq->kernel, names);
 		return;
 	}
 	r->kernel = k;
@@ -946,9 +954,11 @@ static void verb_run(gpud_request *r)
 		}
 		const kernel_param *p = &k->params[idx];
 		if (arg->value_case == GPUD__ARGUMENT__VALUE_BUFFER) {
-			gpud_buffer *b = buffers_get(&r->srv->buffers, r->session->tenant, arg->buffer);
+			gpud_buffer *b = buffers_get(&r->srv->buffers, r->session->tenant,
+						     arg->buffer);
 			if (b == NULL) {
-				request_fail(r, ST_NOT_FOUND, "%s: argument '%s': unknown handle %016" PRIx64,
+				request_fail(r, ST_NOT_FOUND,
+					     "%s: argument '%s': unknown handle %016" PRIx64,
 					     k->name, arg->name, arg->buffer);
 				return;
 			}
@@ -985,8 +995,8 @@ static void verb_run(gpud_request *r)
 				kind = KGIVEN_F64;
 				break;
 			case GPUD__SCALAR__VALUE_TEXT:
-				if (kernel_bind_text(k, p, sc->text ? sc->text : "", &ka->v[idx], err,
-						     sizeof(err)) != 0) {
+				if (kernel_bind_text(k, p, sc->text ? sc->text : "", &ka->v[idx],
+						     err, sizeof(err)) != 0) {
 					request_fail(r, ST_INVALID, "%s", err);
 					return;
 				}
@@ -996,8 +1006,8 @@ static void verb_run(gpud_request *r)
 					     k->name, arg->name);
 				return;
 			}
-			if (kernel_bind_scalar(k, p, kind, sc->b, sc->i64, sc->f64, &ka->v[idx], err,
-					       sizeof(err)) != 0) {
+			if (kernel_bind_scalar(k, p, kind, sc->b, sc->i64, sc->f64, &ka->v[idx],
+					       err, sizeof(err)) != 0) {
 				request_fail(r, ST_INVALID, "%s", err);
 				return;
 			}
@@ -1009,8 +1019,8 @@ static void verb_run(gpud_request *r)
 	}
 	if (cursor != r->payload_len) {
 		request_fail(r, ST_INVALID,
-			     "%s: the payload has %zu bytes but the inline arrays take %zu", k->name,
-			     r->payload_len, cursor);
+			     "%s: the payload has %zu bytes but the inline arrays take %zu",
+			     k->name, r->payload_len, cursor);
 		return;
 	}
 	if (kernel_args_finish(ka, err, sizeof(err)) != 0 || k->check(ka, err, sizeof(err)) != 0) {
@@ -1027,19 +1037,22 @@ static void verb_run(gpud_request *r)
 			if (v->arr.dtype != v->expect.dtype || v->arr.ndim != v->expect.ndim ||
 			    memcmp(v->arr.shape, v->expect.shape,
 				   (size_t)v->arr.ndim * sizeof(uint64_t)) != 0) {
-				gpud_shape_format(want, sizeof(want), v->expect.shape, v->expect.ndim);
+				gpud_shape_format(want, sizeof(want), v->expect.shape,
+						  v->expect.ndim);
 				gpud_shape_format(got, sizeof(got), v->arr.shape, v->arr.ndim);
-				request_fail(r, ST_INVALID,
-					     "%s: output '%s' must be %s with shape %s, got %s with shape %s",
-					     k->name, k->params[i].name, gpud_dtype_name(v->expect.dtype),
-					     want, gpud_dtype_name(v->arr.dtype), got);
+				request_fail(
+					r, ST_INVALID,
+					"%s: output '%s' must be %s with shape %s, got %s with shape %s",
+					k->name, k->params[i].name,
+					gpud_dtype_name(v->expect.dtype), want,
+					gpud_dtype_name(v->arr.dtype), got);
 				return;
 			}
 			continue;
 		}
 		gpud_buffer *b;
-		rv = buffers_alloc(&r->srv->buffers, r->session, 0, v->expect.dtype,
-				   v->expect.ndim, v->expect.shape, &b, err, sizeof(err));
+		rv = buffers_alloc(&r->srv->buffers, r->session, 0, v->expect.dtype, v->expect.ndim,
+				   v->expect.shape, &b, err, sizeof(err));
 		if (rv != 0) {
 			request_fail(r, rv, "%s: output '%s': %s", k->name, k->params[i].name, err);
 			return;
@@ -1056,7 +1069,8 @@ static void verb_run(gpud_request *r)
 				total += bound[i]->nbytes;
 		if (total > r->srv->cfg->max_message_size) {
 			request_fail(r, ST_TOO_LARGE,
-				     "%s: the outputs have %" PRIu64 " bytes, more than one reply may "
+				     "%s: the outputs have %" PRIu64
+				     " bytes, more than one reply may "
 				     "carry (max_message_size %" PRIu64
 				     "); run without return_outputs and download them",
 				     k->name, total, r->srv->cfg->max_message_size);
@@ -1218,7 +1232,8 @@ static void custom_describe(custom_entry *e)
 			 k->cached ? "loaded from the compile cache" : "compiled", k->registers);
 	snprintf(k->doc, sizeof(k->doc), "%s %s kernel%s%s", e->shared ? "shared" : "custom",
 		 k->kind == CUSTOM_RAW ? "raw" : "elementwise",
-		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)" : "",
+		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)"
+								: "",
 		 how);
 }
 
@@ -1236,7 +1251,8 @@ static custom_entry *custom_from_request(const Gpud__RegisterRequest *q, int *st
 
 	*status = ST_INVALID;
 	if (kernel_find(name) != NULL) {
-		snprintf(err, errlen, "register: '%s' is a built-in kernel; pick another name", name);
+		snprintf(err, errlen, "register: '%s' is a built-in kernel; pick another name",
+			 name);
 		return NULL;
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
@@ -1366,7 +1382,8 @@ static void register_done(void *arg, int status, const char *msg)
 	reg_home home = home_of(r->srv, tn, r->req->register_->shared);
 	HASH_FIND_STR(*home.table, e->k.name, old);
 	if (old != NULL) { /* registered meanwhile by another connection */
-		request_fail(r, ST_INVALID, "register: kernel '%s' is registered already", e->k.name);
+		request_fail(r, ST_INVALID, "register: kernel '%s' is registered already",
+			     e->k.name);
 		custom_unref(e);
 		return;
 	}
@@ -1408,10 +1425,11 @@ static void verb_register(gpud_request *r)
 	}
 	reg_home home = home_of(r->srv, tn, q->shared);
 	if (HASH_COUNT(*home.table) >= CUSTOM_MAX_PER_TENANT) {
-		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
-			     "register: %s have %d kernels registered, the most allowed; remove some "
-			     "(gpuctl kernel rm)",
-			     home.who, CUSTOM_MAX_PER_TENANT);
+		request_fail(
+			r, GPUD__STATUS__STATUS_QUOTA,
+			"register: %s have %d kernels registered, the most allowed; remove some "
+			"(gpuctl kernel rm)",
+			home.who, CUSTOM_MAX_PER_TENANT);
 		return;
 	}
 	if (!q->shared) {
@@ -1459,61 +1477,69 @@ void customs_load(gpud_server *s)
 		return;
 	int loaded = 0, failed = 0;
 	for (int shared = 1; shared >= 0; shared--) {
-	snprintf(dir, sizeof(dir), "%s/%s", s->cfg->kernel_cache, shared ? "" : "tenants");
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		continue;
-	for (struct dirent *t; (t = readdir(d)) != NULL;) {
-		if (t->d_name[0] == '.' || (shared && strcmp(t->d_name, "shared") != 0))
+		snprintf(dir, sizeof(dir), "%s/%s", s->cfg->kernel_cache, shared ? "" : "tenants");
+		DIR *d = opendir(dir);
+		if (d == NULL)
 			continue;
-		char tdir[1400];
-		snprintf(tdir, sizeof(tdir), "%s/%s", dir, t->d_name);
-		DIR *td = opendir(tdir);
-		if (td == NULL)
-			continue;
-		for (struct dirent *f; (f = readdir(td)) != NULL;) {
-			size_t n = strlen(f->d_name);
-			if (n < 5 || strcmp(f->d_name + n - 4, ".reg") != 0)
+		for (struct dirent *t; (t = readdir(d)) != NULL;) {
+			if (t->d_name[0] == '.' || (shared && strcmp(t->d_name, "shared") != 0))
 				continue;
-			char path[1700], err[16384];
-			snprintf(path, sizeof(path), "%s/%s", tdir, f->d_name);
-			FILE *fp = fopen(path, "rb");
-			uint8_t buf[1 << 16];
-			size_t len = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
-			if (fp)
-				fclose(fp);
-			Gpud__RegisterRequest *q = gpud__register_request__unpack(NULL, len, buf);
-			int status;
-			custom_entry *e = q ? custom_from_request(q, &status, err, sizeof(err)) : NULL;
-			gpud_backend *be = &s->backend;
-			tenant_quota quota = config_quota(s->cfg, t->d_name);
-			gpud_tenant *tn = shared ? NULL : tenants_get(&s->buffers, t->d_name, &quota);
-			custom_entry **table = shared ? &s->buffers.shared : tn ? &tn->customs : NULL;
-			custom_entry *old = NULL;
-			if (e && table)
-				HASH_FIND_STR(*table, e->k.name, old);
-			if (e && table && !old &&
-			    (be->ops->compile_now == NULL ||
-			     be->ops->compile_now(be, &e->k, s->cfg->kernel_cache_dir, err,
-						  sizeof(err)) == 0)) {
-				e->backend = be;
-				e->shared = shared;
-				custom_describe(e);
-				HASH_ADD_STR(*table, k.name, e);
-				loaded++;
-			} else {
-				log_warn("kernel registration %s not loaded: %.300s", path,
-					 q == NULL ? "unreadable" : e ? err : err);
-				if (e)
-					custom_unref(e);
-				failed++;
+			char tdir[1400];
+			snprintf(tdir, sizeof(tdir), "%s/%s", dir, t->d_name);
+			DIR *td = opendir(tdir);
+			if (td == NULL)
+				continue;
+			for (struct dirent *f; (f = readdir(td)) != NULL;) {
+				size_t n = strlen(f->d_name);
+				if (n < 5 || strcmp(f->d_name + n - 4, ".reg") != 0)
+					continue;
+				char path[1700], err[16384];
+				snprintf(path, sizeof(path), "%s/%s", tdir, f->d_name);
+				FILE *fp = fopen(path, "rb");
+				uint8_t buf[1 << 16];
+				size_t len = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
+				if (fp)
+					fclose(fp);
+				Gpud__RegisterRequest *q = gpud__register_request__unpack(NULL, len,
+											  buf);
+				int status;
+				custom_entry *e = q ? custom_from_request(q, &status, err,
+									  sizeof(err))
+						    : NULL;
+				gpud_backend *be = &s->backend;
+				tenant_quota quota = config_quota(s->cfg, t->d_name);
+				gpud_tenant *tn =
+					shared ? NULL : tenants_get(&s->buffers, t->d_name, &quota);
+				custom_entry **table = shared ? &s->buffers.shared
+						       : tn   ? &tn->customs
+							      : NULL;
+				custom_entry *old = NULL;
+				if (e && table)
+					HASH_FIND_STR(*table, e->k.name, old);
+				if (e && table && !old &&
+				    (be->ops->compile_now == NULL ||
+				     be->ops->compile_now(be, &e->k, s->cfg->kernel_cache_dir, err,
+							  sizeof(err)) == 0)) {
+					e->backend = be;
+					e->shared = shared;
+					custom_describe(e);
+					HASH_ADD_STR(*table, k.name, e);
+					loaded++;
+				} else {
+					log_warn("kernel registration %s not loaded: %.300s", path,
+						 q == NULL ? "unreadable"
+						 : e       ? err
+							   : err);
+					if (e)
+						custom_unref(e);
+					failed++;
+				}
+				if (q)
+					gpud__register_request__free_unpacked(q, NULL);
 			}
-			if (q)
-				gpud__register_request__free_unpacked(q, NULL);
+			closedir(td);
 		}
-		closedir(td);
-	}
-	closedir(d);
+		closedir(d);
 	}
 	log_info("custom kernels: %d loaded from %s, %d not", loaded, s->cfg->kernel_cache, failed);
 }
@@ -1528,10 +1554,11 @@ static void verb_unregister(gpud_request *r)
 	custom_entry *e;
 
 	if (shared && !config_is_admin(r->srv->cfg, tn->name)) {
-		request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
-			     "unregister %s: shared kernels are for administrators; tenant %s is not "
-			     "in admin_tenants",
-			     name, tn->name);
+		request_fail(
+			r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+			"unregister %s: shared kernels are for administrators; tenant %s is not "
+			"in admin_tenants",
+			name, tn->name);
 		return;
 	}
 	reg_home home = home_of(r->srv, tn, shared);

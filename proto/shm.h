@@ -44,9 +44,9 @@ typedef struct shm_register {
 } shm_register;
 
 typedef struct shm_reply {
-	int32_t status;  /* a Gpud__Status value; 0 is OK */
-	uint32_t pinned; /* 1 if gpud page-locked the region */
-	uint64_t region; /* the region's id for HostRef, when status is 0 */
+	int32_t status;    /* a Gpud__Status value; 0 is OK */
+	uint32_t pinned;   /* 1 if gpud page-locked the region */
+	uint64_t region;   /* the region's id for HostRef, when status is 0 */
 	char message[496]; /* NUL-terminated reason when status is not 0 */
 } shm_reply;
 

@@ -39,8 +39,8 @@ int wire_split(nng_msg *m, const uint8_t **hdr, size_t *hdr_len, uint8_t **paylo
 	uint8_t *p = nng_msg_body(m);
 
 	if (len < GPUD_WIRE_PREFIX) {
-		snprintf(err, errlen, "message of %zu bytes is shorter than the 4-byte frame prefix",
-			 len);
+		snprintf(err, errlen,
+			 "message of %zu bytes is shorter than the 4-byte frame prefix", len);
 		return -1;
 	}
 	size_t hlen = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
@@ -52,9 +52,10 @@ int wire_split(nng_msg *m, const uint8_t **hdr, size_t *hdr_len, uint8_t **paylo
 		return -1;
 	}
 	if (hlen > len - GPUD_WIRE_PREFIX) {
-		snprintf(err, errlen,
-			 "frame declares a %zu-byte header but the message has %zu bytes after the prefix",
-			 hlen, len - GPUD_WIRE_PREFIX);
+		snprintf(
+			err, errlen,
+			"frame declares a %zu-byte header but the message has %zu bytes after the prefix",
+			hlen, len - GPUD_WIRE_PREFIX);
 		return -1;
 	}
 	*hdr = p + GPUD_WIRE_PREFIX;

@@ -5,8 +5,7 @@
 #include "daemon/backend/backend.h"
 #include "daemon/log.h"
 
-int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err,
-		 size_t errlen)
+int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen)
 {
 	memset(b, 0, sizeof(*b));
 	b->loop = loop;
@@ -24,9 +23,10 @@ int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char 
 	log_warn("backend auto: %s; using the cpu backend", err);
 #else
 	if (strcmp(cfg->backend, "cuda") == 0) {
-		snprintf(err, errlen,
-			 "backend cuda: this gpud was built without CUDA (rebuild with nvcc on PATH "
-			 "or CUDA=1)");
+		snprintf(
+			err, errlen,
+			"backend cuda: this gpud was built without CUDA (rebuild with nvcc on PATH "
+			"or CUDA=1)");
 		return -1;
 	}
 	log_warn("backend auto: this gpud was built without CUDA; using the cpu backend");

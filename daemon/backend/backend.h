@@ -71,8 +71,7 @@ typedef struct backend_ops {
 		      unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* Backend src -> host dst (lives until done). */
 	int (*download)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-			unsigned flags, backend_done_fn done, void *arg, char *err,
-			size_t errlen);
+			unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* Runs a bound, checked kernel; arrays live until done. *kernel_us is set
 	 * (before done) to the kernel's own time. */
 	int (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,

@@ -53,7 +53,8 @@ static int cpu_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_
 {
 	size_t sz = (bytes + 63) & ~(size_t)63;
 	if (sz < bytes || (*mem = aligned_alloc(64, sz ? sz : 64)) == NULL) {
-		snprintf(err, errlen, "cpu backend: cannot allocate %zu bytes of host memory", bytes);
+		snprintf(err, errlen, "cpu backend: cannot allocate %zu bytes of host memory",
+			 bytes);
 		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
 	}
 	return 0;
@@ -92,8 +93,7 @@ static void copy_after(uv_work_t *w, int status)
 }
 
 static int cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-		    unsigned flags,
-		    backend_done_fn done, void *arg, char *err, size_t errlen)
+		    unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	copy_job *j = malloc(sizeof(*j));
 	int rv;
@@ -162,9 +162,10 @@ static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const k
 {
 	cpu_backend *cb = b->impl;
 	if (k->cpu_items == NULL || k->cpu_run == NULL) {
-		snprintf(err, errlen,
-			 "custom kernels need the cuda backend (this gpud runs the cpu backend; the "
-			 "arguments were checked and are fine)");
+		snprintf(
+			err, errlen,
+			"custom kernels need the cuda backend (this gpud runs the cpu backend; the "
+			"arguments were checked and are fine)");
 		return GPUD__STATUS__STATUS_UNSUPPORTED;
 	}
 	if (k->cpu_available && k->cpu_available(err, errlen) != 0)

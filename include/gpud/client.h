@@ -350,8 +350,9 @@ typedef struct gpud_run_info {
  * allocated by the daemon; up to cap are written to outs and their number to
  * *nouts. info (may be NULL) receives the daemon's timings.
  */
-GPUD_API gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-			      gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info);
+GPUD_API gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args,
+			      size_t nargs, gpud_output *outs, size_t cap, size_t *nouts,
+			      gpud_run_info *info);
 
 typedef enum gpud_param_role { GPUD_PARAM_IN, GPUD_PARAM_OUT, GPUD_PARAM_SCALAR } gpud_param_role;
 
@@ -404,7 +405,7 @@ typedef struct gpud_kernel_spec {
 	const char *entry;     /* raw: the extern "C" __global__ function */
 	const char *signature; /* raw: "x:in f32[], out:out f32[], a:f32" */
 	const char *in_params, *out_params; /* elementwise: "float32 x, float32 y", "float32 z" */
-	unsigned block;         /* threads per block, 0: 256 */
+	unsigned block;                     /* threads per block, 0: 256 */
 	unsigned blocks_per_sm; /* grid-stride launch with SMs x this blocks; raw 0: _grid and
 				   _block are run arguments */
 	int fast_math;

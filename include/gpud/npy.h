@@ -50,8 +50,8 @@ GPUD_API int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void 
 				gpud_array *out, char *err, size_t errlen);
 
 /* The same from a buffer in memory; name is used in messages only. */
-GPUD_API int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out, char *err,
-		   size_t errlen);
+GPUD_API int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out,
+			    char *err, size_t errlen);
 
 /* Writes an array (format 1.0, or 2.0 if the header needs it). 0 or -1 + err. */
 GPUD_API int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen);

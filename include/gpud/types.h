@@ -22,8 +22,8 @@ extern "C" {
 #define GPUD_API
 #endif
 
-#define GPUD_MAX_DIMS 8        /* highest array rank gpud handles */
-#define GPUD_NAME_MAX 64       /* longest kernel or argument name, with NUL */
+#define GPUD_MAX_DIMS 8  /* highest array rank gpud handles */
+#define GPUD_NAME_MAX 64 /* longest kernel or argument name, with NUL */
 
 typedef enum gpud_dtype {
 	GPUD_DTYPE_INVALID = 0,

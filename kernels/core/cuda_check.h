@@ -18,11 +18,11 @@ static inline int cuda_fail(cudaError_t e, const char *call, char *err, size_t e
 }
 
 /* In a function with `char *err, size_t errlen` that returns int. */
-#define CUDA_CHECK(call, name)                                       \
-	do {                                                         \
-		cudaError_t e_ = (call);                             \
-		if (e_ != cudaSuccess)                               \
-			return cuda_fail(e_, (name), err, errlen);   \
+#define CUDA_CHECK(call, name)                                                                     \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess)                                                             \
+			return cuda_fail(e_, (name), err, errlen);                                 \
 	} while (0)
 
 #endif

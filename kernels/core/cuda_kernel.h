@@ -36,11 +36,11 @@ typedef struct cuda_variant_attr {
 	const char *kernel;
 	const char *variant; /* "float32", "float64" */
 	int registers;
-	size_t shared_bytes;  /* static shared memory */
+	size_t shared_bytes;   /* static shared memory */
 	size_t dynamic_shared; /* per launch, at the block size used */
 	size_t local_bytes;
 	int max_threads;
-	int block;            /* block size gpud launches with */
+	int block; /* block size gpud launches with */
 	int ptx_version, binary_version;
 } cuda_variant_attr;
 

@@ -36,12 +36,12 @@ typedef enum kscalar_type { KSCALAR_BOOL, KSCALAR_I64, KSCALAR_F64, KSCALAR_DTYP
 typedef struct kernel_param {
 	const char *name;
 	kparam_role role;
-	unsigned dtypes;           /* buffers: KDT mask of accepted dtypes; KSCALAR_DTYPE: nameable */
-	int ndim;                  /* buffers: required rank, -1 for any */
-	kscalar_type stype;        /* scalars */
+	unsigned dtypes;    /* buffers: KDT mask of accepted dtypes; KSCALAR_DTYPE: nameable */
+	int ndim;           /* buffers: required rank, -1 for any */
+	kscalar_type stype; /* scalars */
 	const char *default_value; /* scalars: text of the default, NULL if required */
 	const char *doc;
-	int broadcast;             /* an input array that also takes a scalar (stype) */
+	int broadcast; /* an input array that also takes a scalar (stype) */
 } kernel_param;
 
 /* A bound buffer: where the backend keeps it, and what it holds. */

@@ -9,9 +9,9 @@
 #include "kernels/core/libs.h"
 
 typedef struct lib_spec {
-	const char *what; /* "cuBLAS" */
-	const char *env;  /* "GPUD_CUBLAS" */
-	const char *hint; /* what to install */
+	const char *what;      /* "cuBLAS" */
+	const char *env;       /* "GPUD_CUBLAS" */
+	const char *hint;      /* what to install */
 	const char *names[10]; /* sonames and paths, in order; NULL ends */
 } lib_spec;
 
@@ -20,8 +20,8 @@ typedef struct sym_spec {
 	const char *name;
 } sym_spec;
 
-#define CUDA_DIRS(lib)                                                                      \
-	"/usr/local/cuda/lib64/" lib, "/usr/local/cuda-13.0/lib64/" lib,                     \
+#define CUDA_DIRS(lib)                                                                             \
+	"/usr/local/cuda/lib64/" lib, "/usr/local/cuda-13.0/lib64/" lib,                           \
 		"/usr/local/cuda-13/lib64/" lib, "/usr/local/cuda/targets/x86_64-linux/lib/" lib
 
 /* The file a library was loaded from. */
@@ -54,7 +54,8 @@ static void *open_lib(const lib_spec *s, const sym_spec *syms, char *why, size_t
 				snprintf(first, sizeof(first), "%s", dlerror());
 		}
 		if (h == NULL) {
-			snprintf(why, whylen, "%s (%s) could not be loaded: %s; %s, or set %s to its path",
+			snprintf(why, whylen,
+				 "%s (%s) could not be loaded: %s; %s, or set %s to its path",
 				 s->what, s->names[0], first, s->hint, s->env);
 			return NULL;
 		}
@@ -82,11 +83,10 @@ static pthread_once_t cblas_once = PTHREAD_ONCE_INIT;
 
 static void cblas_load(void)
 {
-	static const lib_spec spec = {
-		"the CPU BLAS (a CBLAS such as OpenBLAS)",
-		"GPUD_BLAS",
-		"install Debian's libopenblas0-pthread",
-		{"libopenblas.so.0", "libcblas.so.3", "libblas.so.3", NULL}};
+	static const lib_spec spec = {"the CPU BLAS (a CBLAS such as OpenBLAS)",
+				      "GPUD_BLAS",
+				      "install Debian's libopenblas0-pthread",
+				      {"libopenblas.so.0", "libcblas.so.3", "libblas.so.3", NULL}};
 	const sym_spec syms[] = {{(void **)&cblas.api.sgemm, "cblas_sgemm"},
 				 {(void **)&cblas.api.dgemm, "cblas_dgemm"},
 				 {NULL, NULL}};
@@ -103,9 +103,8 @@ static void cblas_load(void)
 		dlclose(h);
 		return;
 	}
-	snprintf(cblas.api.describe, sizeof(cblas.api.describe), "%s%s%s%s",
-		 file_of(h), conf ? " (" : "", conf ? conf : "",
-		 conf ? ")" : "");
+	snprintf(cblas.api.describe, sizeof(cblas.api.describe), "%s%s%s%s", file_of(h),
+		 conf ? " (" : "", conf ? conf : "", conf ? ")" : "");
 	cblas.ok = 1;
 }
 
@@ -136,20 +135,21 @@ static void curand_load(void)
 				      "install the CUDA Toolkit's cuRAND",
 				      {"libcurand.so.10", CUDA_DIRS("libcurand.so.10"), NULL}};
 	int (*version)(int *) = NULL;
-	const sym_spec syms[] = {
-		{(void **)&curand.api.create, "curandCreateGenerator"},
-		{(void **)&curand.api.create_host, "curandCreateGeneratorHost"},
-		{(void **)&curand.api.destroy, "curandDestroyGenerator"},
-		{(void **)&curand.api.set_stream, "curandSetStream"},
-		{(void **)&curand.api.set_seed, "curandSetPseudoRandomGeneratorSeed"},
-		{(void **)&curand.api.set_offset, "curandSetGeneratorOffset"},
-		{(void **)&curand.api.set_ordering, "curandSetGeneratorOrdering"},
-		{(void **)&curand.api.uniform, "curandGenerateUniform"},
-		{(void **)&curand.api.uniform_double, "curandGenerateUniformDouble"},
-		{(void **)&curand.api.normal, "curandGenerateNormal"},
-		{(void **)&curand.api.normal_double, "curandGenerateNormalDouble"},
-		{(void **)&version, "curandGetVersion"},
-		{NULL, NULL}};
+	const sym_spec syms[] = {{(void **)&curand.api.create, "curandCreateGenerator"},
+				 {(void **)&curand.api.create_host, "curandCreateGeneratorHost"},
+				 {(void **)&curand.api.destroy, "curandDestroyGenerator"},
+				 {(void **)&curand.api.set_stream, "curandSetStream"},
+				 {(void **)&curand.api.set_seed,
+				  "curandSetPseudoRandomGeneratorSeed"},
+				 {(void **)&curand.api.set_offset, "curandSetGeneratorOffset"},
+				 {(void **)&curand.api.set_ordering, "curandSetGeneratorOrdering"},
+				 {(void **)&curand.api.uniform, "curandGenerateUniform"},
+				 {(void **)&curand.api.uniform_double,
+				  "curandGenerateUniformDouble"},
+				 {(void **)&curand.api.normal, "curandGenerateNormal"},
+				 {(void **)&curand.api.normal_double, "curandGenerateNormalDouble"},
+				 {(void **)&version, "curandGetVersion"},
+				 {NULL, NULL}};
 	void *h = open_lib(&spec, syms, curand.why, sizeof(curand.why));
 	if (h == NULL)
 		return;
@@ -216,23 +216,22 @@ static pthread_once_t cublas_once = PTHREAD_ONCE_INIT;
 
 static void cublas_load(void)
 {
-	static const lib_spec spec = {
-		"cuBLAS",
-		"GPUD_CUBLAS",
-		"install the CUDA Toolkit's cuBLAS",
-		{"libcublas.so.13", CUDA_DIRS("libcublas.so.13"), "libcublas.so.12",
-		 "/usr/local/cuda/lib64/libcublas.so.12", NULL}};
+	static const lib_spec spec = {"cuBLAS",
+				      "GPUD_CUBLAS",
+				      "install the CUDA Toolkit's cuBLAS",
+				      {"libcublas.so.13", CUDA_DIRS("libcublas.so.13"),
+				       "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.12",
+				       NULL}};
 	int (*property)(int, int *) = NULL;
-	const sym_spec syms[] = {
-		{(void **)&cublas.api.create, "cublasCreate_v2"},
-		{(void **)&cublas.api.destroy, "cublasDestroy_v2"},
-		{(void **)&cublas.api.set_stream, "cublasSetStream_v2"},
-		{(void **)&cublas.api.set_workspace, "cublasSetWorkspace_v2"},
-		{(void **)&cublas.api.set_math_mode, "cublasSetMathMode"},
-		{(void **)&cublas.api.gemm_ex, "cublasGemmEx"},
-		{(void **)&cublas.api.status_string, "cublasGetStatusString"},
-		{(void **)&property, "cublasGetProperty"},
-		{NULL, NULL}};
+	const sym_spec syms[] = {{(void **)&cublas.api.create, "cublasCreate_v2"},
+				 {(void **)&cublas.api.destroy, "cublasDestroy_v2"},
+				 {(void **)&cublas.api.set_stream, "cublasSetStream_v2"},
+				 {(void **)&cublas.api.set_workspace, "cublasSetWorkspace_v2"},
+				 {(void **)&cublas.api.set_math_mode, "cublasSetMathMode"},
+				 {(void **)&cublas.api.gemm_ex, "cublasGemmEx"},
+				 {(void **)&cublas.api.status_string, "cublasGetStatusString"},
+				 {(void **)&property, "cublasGetProperty"},
+				 {NULL, NULL}};
 	void *h = open_lib(&spec, syms, cublas.why, sizeof(cublas.why));
 	if (h == NULL)
 		return;

@@ -63,8 +63,7 @@ typedef struct libs_curand {
 	int (*uniform)(libs_curand_gen g, float *out, size_t n);
 	int (*uniform_double)(libs_curand_gen g, double *out, size_t n);
 	int (*normal)(libs_curand_gen g, float *out, size_t n, float mean, float stddev);
-	int (*normal_double)(libs_curand_gen g, double *out, size_t n, double mean,
-			     double stddev);
+	int (*normal_double)(libs_curand_gen g, double *out, size_t n, double mean, double stddev);
 	int version; /* 10400 */
 	char describe[160];
 } libs_curand;

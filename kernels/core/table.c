@@ -18,11 +18,12 @@
 extern const kernel_def kernel_lombscargle;
 
 static const kernel_def *const table[] = {
-	&kernel_lombscargle, &kernel_add,	 &kernel_sub,	    &kernel_mul,
-	&kernel_div,	     &kernel_axpy,	 &kernel_saxpy_trig, &kernel_rel_diff,
-	&kernel_sum_of_squares,
-	&kernel_sum,	     &kernel_asum,	 &kernel_min,	    &kernel_max,
-	&kernel_mean,	     &kernel_dot,	 &kernel_histogram, &kernel_matmul, &kernel_uniform,
+	&kernel_lombscargle, &kernel_add,      &kernel_sub,
+	&kernel_mul,         &kernel_div,      &kernel_axpy,
+	&kernel_saxpy_trig,  &kernel_rel_diff, &kernel_sum_of_squares,
+	&kernel_sum,         &kernel_asum,     &kernel_min,
+	&kernel_max,         &kernel_mean,     &kernel_dot,
+	&kernel_histogram,   &kernel_matmul,   &kernel_uniform,
 	&kernel_normal,
 };
 
@@ -97,8 +98,8 @@ void kernel_param_describe(const kernel_param *p, char *buf, size_t len)
 	}
 	if (p->role == KPARAM_SCALAR) {
 		if (p->default_value)
-			snprintf(buf, len, "%s scalar (default %s)", kernel_scalar_type_name(p->stype),
-				 p->default_value);
+			snprintf(buf, len, "%s scalar (default %s)",
+				 kernel_scalar_type_name(p->stype), p->default_value);
 		else
 			snprintf(buf, len, "%s scalar", kernel_scalar_type_name(p->stype));
 		return;
@@ -154,14 +155,15 @@ int kernel_bind_array(const kernel_def *k, const kernel_param *p, const kernel_a
 	char want[96], shape[128];
 
 	if (p->role == KPARAM_SCALAR) {
-		snprintf(err, errlen, "%s: argument '%s' must be a %s scalar, got a %s array", k->name,
-			 p->name, kernel_scalar_type_name(p->stype), gpud_dtype_name(arr->dtype));
+		snprintf(err, errlen, "%s: argument '%s' must be a %s scalar, got a %s array",
+			 k->name, p->name, kernel_scalar_type_name(p->stype),
+			 gpud_dtype_name(arr->dtype));
 		return -1;
 	}
 	if (!(p->dtypes & KDT(arr->dtype))) {
 		kernel_param_describe(p, want, sizeof(want));
-		snprintf(err, errlen, "%s: argument '%s' must be %s, got %s", k->name, p->name, want,
-			 gpud_dtype_name(arr->dtype));
+		snprintf(err, errlen, "%s: argument '%s' must be %s, got %s", k->name, p->name,
+			 want, gpud_dtype_name(arr->dtype));
 		return -1;
 	}
 	if (p->ndim >= 0 && arr->ndim != p->ndim) {
@@ -227,8 +229,8 @@ mismatch:
 	if (p->stype == KSCALAR_DTYPE) {
 		kernel_param_describe(p, want, sizeof(want));
 		if (kind == KGIVEN_BOOL)
-			snprintf(err, errlen, "%s: argument '%s' must be a %s, got bool %s", k->name,
-				 p->name, want, b ? "true" : "false");
+			snprintf(err, errlen, "%s: argument '%s' must be a %s, got bool %s",
+				 k->name, p->name, want, b ? "true" : "false");
 		else if (kind == KGIVEN_I64)
 			snprintf(err, errlen, "%s: argument '%s' must be a %s, got %lld", k->name,
 				 p->name, want, (long long)i);

@@ -14,7 +14,7 @@
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(err, want)                                                             \
+#define assert_has(err, want)                                                                      \
 	ck_assert_msg(strstr((err), (want)) != NULL, "message '%s' lacks '%s'", (err), (want))
 
 /* --- a kernel with every kind of parameter ---------------------------------------- */
@@ -278,7 +278,8 @@ START_TEST(test_bind_array_wrong_ndim)
 	memset(&v, 0, sizeof(v));
 	kernel_array a = arr(GPUD_F64, 2, 3, 4, 0);
 	ck_assert_int_eq(kernel_bind_array(k, &k->params[LS_FREQS], &a, &v, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "lombscargle: argument 'freqs' must be 1-d, got 2-d with shape (3, 4)");
+	ck_assert_str_eq(err,
+			 "lombscargle: argument 'freqs' must be 1-d, got 2-d with shape (3, 4)");
 	ck_assert_int_eq(v.present, 0);
 
 	a = arr(GPUD_F64, 0, 0, 0, 0);
@@ -320,8 +321,8 @@ END_TEST
 
 /* --- binding scalars ---------------------------------------------------------------- */
 
-static int bind_s(const kernel_def *k, const kernel_param *p, kscalar_given kind, int b,
-		  int64_t i, double d, kernel_value *v, char *err, size_t errlen)
+static int bind_s(const kernel_def *k, const kernel_param *p, kscalar_given kind, int b, int64_t i,
+		  double d, kernel_value *v, char *err, size_t errlen)
 {
 	memset(v, 0, sizeof(*v));
 	v->s.i64 = 0x5a5a5a5a5a5a5a5all; /* so a write of 0 shows */
@@ -351,8 +352,9 @@ START_TEST(test_bind_bool)
 	ck_assert_int_eq(v.s.b, 0);
 	/* other integers are not */
 	ck_assert_int_eq(bind_s(k, p, KGIVEN_I64, 0, 2, 0, &v, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "lombscargle: argument 'normalize' must be bool (true, false, 1 or 0), "
-			      "got 2");
+	ck_assert_str_eq(err,
+			 "lombscargle: argument 'normalize' must be bool (true, false, 1 or 0), "
+			 "got 2");
 	ck_assert_int_eq(v.present, 0);
 	ck_assert_int_eq(bind_s(k, p, KGIVEN_I64, 0, -1, 0, &v, err, sizeof(err)), -1);
 	assert_has(err, "got -1");
@@ -369,8 +371,8 @@ START_TEST(test_bind_f64)
 	kernel_value v;
 	char err[256];
 
-	ck_assert_msg(bind_s(&tkernel, p, KGIVEN_F64, 0, 0, -2.75, &v, err, sizeof(err)) == 0,
-		      "%s", err);
+	ck_assert_msg(bind_s(&tkernel, p, KGIVEN_F64, 0, 0, -2.75, &v, err, sizeof(err)) == 0, "%s",
+		      err);
 	ck_assert_int_eq(v.present, 1);
 	ck_assert_double_eq(v.s.f64, -2.75);
 	/* an integer is a float64 */
@@ -516,8 +518,8 @@ START_TEST(test_finish_defaults)
 	a.v[T_K].s.i64 = 99;
 	bind_ok(&tkernel, &a, T_A, GPUD_I32, 1);
 	bind_ok(&tkernel, &a, T_M, GPUD_F64, 2);
-	ck_assert_int_eq(kernel_bind_scalar(&tkernel, &tparams[T_N], KGIVEN_I64, 0, 5, 0,
-					    &a.v[T_N], err, sizeof(err)),
+	ck_assert_int_eq(kernel_bind_scalar(&tkernel, &tparams[T_N], KGIVEN_I64, 0, 5, 0, &a.v[T_N],
+					    err, sizeof(err)),
 			 0);
 	ck_assert_int_eq(kernel_bind_scalar(&tkernel, &tparams[T_FLAG], KGIVEN_BOOL, 0, 0, 0,
 					    &a.v[T_FLAG], err, sizeof(err)),

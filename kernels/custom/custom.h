@@ -67,8 +67,8 @@ const char *custom_ctype(gpud_dtype dt);
 int custom_parse_signature(const char *sig, custom_param *out, int max, int *n, char *err,
 			   size_t errlen);
 /* Elementwise "float32 x, float32 y" (role KPARAM_IN or KPARAM_OUT) appended to out. */
-int custom_parse_ew_params(const char *text, kparam_role role, custom_param *out, int max,
-			   int *n, char *err, size_t errlen);
+int custom_parse_ew_params(const char *text, kparam_role role, custom_param *out, int max, int *n,
+			   char *err, size_t errlen);
 
 /*
  * Builds a custom kernel: checks the name (an identifier), the parameters

@@ -6,7 +6,7 @@
 #include "kernels/custom/custom.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(s, want) \
+#define assert_has(s, want)                                                                        \
 	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
 
 START_TEST(test_signature)
@@ -105,7 +105,9 @@ START_TEST(test_elementwise_source)
 	custom_kernel k;
 	build_saxpy_trig(&k);
 	ck_assert_str_eq(k.entry, "gpud_ew_saxpy_trig");
-	assert_has(k.source, "extern \"C\" __global__ void __launch_bounds__(256) gpud_ew_saxpy_trig(long long _n");
+	assert_has(
+		k.source,
+		"extern \"C\" __global__ void __launch_bounds__(256) gpud_ew_saxpy_trig(long long _n");
 	assert_has(k.source, "const float *__restrict__ _x_p, float _x_v, int _x_a");
 	assert_has(k.source, "float *__restrict__ _z_p");
 	assert_has(k.source, "const float a = _a_a ? _a_p[_i] : _a_v;");
@@ -144,8 +146,10 @@ START_TEST(test_elementwise_binding)
 	memset(&a, 0, sizeof(a));
 	a.kernel = &k.def;
 	kernel_array x = vec(GPUD_F32, 4, buf), y = vec(GPUD_F32, 4, buf + 4);
-	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)), 0);
-	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y, &a.v[1], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y, &a.v[1], err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[2], KGIVEN_F64, 0, 0, 0.5, &a.v[2],
 					    err, sizeof(err)),
 			 0);
@@ -157,7 +161,8 @@ START_TEST(test_elementwise_binding)
 
 	/* lengths must match */
 	kernel_array y5 = vec(GPUD_F32, 5, buf);
-	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y5, &a.v[1], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &y5, &a.v[1], err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
 	assert_has(err, "'y' has 5 elements but 'x' has 4");
 	/* a dtype other than declared */
@@ -184,9 +189,10 @@ START_TEST(test_raw_kernels)
 	kernel_args a;
 	char err[256];
 	float buf[4];
-	const char *src = "extern \"C\" __global__ void scale(const float *x, float *y, float s, "
-			  "int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = "
-			  "s * x[i]; }";
+	const char *src =
+		"extern \"C\" __global__ void scale(const float *x, float *y, float s, "
+		"int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = "
+		"s * x[i]; }";
 
 	memset(&k, 0, sizeof(k));
 	ck_assert_int_eq(custom_parse_signature("x:in f32[], y:out f32[], s:f32, n:i32", k.params,
@@ -201,7 +207,8 @@ START_TEST(test_raw_kernels)
 	memset(&a, 0, sizeof(a));
 	a.kernel = &k.def;
 	kernel_array x = vec(GPUD_F32, 4, buf);
-	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[2], KGIVEN_F64, 0, 0, 2.0, &a.v[2],
 					    err, sizeof(err)),
 			 0);
@@ -213,7 +220,8 @@ START_TEST(test_raw_kernels)
 	a.v[3].s.i64 = 4;
 	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
 	assert_has(err, "output 'y' must be passed as a buffer");
-	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &x, &a.v[1], err, sizeof(err)), 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &x, &a.v[1], err, sizeof(err)),
+			 0);
 	ck_assert_msg(k.def.check(&a, err, sizeof(err)) == 0, "%s", err);
 	custom_free(&k);
 
@@ -233,8 +241,8 @@ START_TEST(test_raw_kernels)
 							&k.nparams, err, sizeof(err)),
 				 0);
 		err[0] = '\0';
-		ck_assert_msg(custom_build(&k, bad[i].name, CUSTOM_RAW, bad[i].src, bad[i].entry, err,
-					   sizeof(err)) == -1,
+		ck_assert_msg(custom_build(&k, bad[i].name, CUSTOM_RAW, bad[i].src, bad[i].entry,
+					   err, sizeof(err)) == -1,
 			      "case %zu was accepted", i);
 		assert_has(err, bad[i].words);
 		custom_free(&k);

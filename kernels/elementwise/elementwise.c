@@ -9,14 +9,24 @@
 
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
 
-#define XY(dts)                                                                              \
-	{.name = "x", .role = KPARAM_IN, .dtypes = (dts), .ndim = -1, .stype = KSCALAR_F64,    \
-	 .doc = "array or scalar", .broadcast = 1},                                           \
-	{.name = "y", .role = KPARAM_IN, .dtypes = (dts), .ndim = -1, .stype = KSCALAR_F64,    \
-	 .doc = "array or scalar, same length as x", .broadcast = 1},                         \
-	{                                                                                     \
-		.name = "z", .role = KPARAM_OUT, .dtypes = (dts), .ndim = -1,                  \
-		.doc = "result, the dtype and shape of the arrays"                             \
+#define XY(dts)                                                                                    \
+	{.name = "x",                                                                              \
+	 .role = KPARAM_IN,                                                                        \
+	 .dtypes = (dts),                                                                          \
+	 .ndim = -1,                                                                               \
+	 .stype = KSCALAR_F64,                                                                     \
+	 .doc = "array or scalar",                                                                 \
+	 .broadcast = 1},                                                                          \
+		{.name = "y",                                                                      \
+		 .role = KPARAM_IN,                                                                \
+		 .dtypes = (dts),                                                                  \
+		 .ndim = -1,                                                                       \
+		 .stype = KSCALAR_F64,                                                             \
+		 .doc = "array or scalar, same length as x",                                       \
+		 .broadcast = 1},                                                                  \
+	{                                                                                          \
+		.name = "z", .role = KPARAM_OUT, .dtypes = (dts), .ndim = -1,                      \
+		.doc = "result, the dtype and shape of the arrays"                                 \
 	}
 
 static const kernel_param p_any[] = {XY(KDT_FLOAT | KDT_INT)};
@@ -26,9 +36,10 @@ static const kernel_param p_float_a[] = {
 	{.name = "a", .role = KPARAM_SCALAR, .stype = KSCALAR_F64, .doc = "a scalar factor"},
 };
 
-static const kernel_def *const ew_kernels[EW_NOPS] = {
-	&kernel_add,	&kernel_sub,	   &kernel_mul,	    &kernel_div,
-	&kernel_axpy, &kernel_saxpy_trig, &kernel_rel_diff, &kernel_sum_of_squares};
+static const kernel_def *const ew_kernels[EW_NOPS] = {&kernel_add,      &kernel_sub,
+						      &kernel_mul,      &kernel_div,
+						      &kernel_axpy,     &kernel_saxpy_trig,
+						      &kernel_rel_diff, &kernel_sum_of_squares};
 
 int ew_op_of(const kernel_def *k)
 {
@@ -60,7 +71,8 @@ static int ew_check(kernel_args *a, char *err, size_t errlen)
 			continue;
 		}
 		if (v->arr.dtype != a->dtype) {
-			snprintf(err, errlen, "%s: 'y' is %s but 'x' is %s; the arrays must have one dtype",
+			snprintf(err, errlen,
+				 "%s: 'y' is %s but 'x' is %s; the arrays must have one dtype",
 				 k->name, gpud_dtype_name(v->arr.dtype), gpud_dtype_name(a->dtype));
 			return -1;
 		}
@@ -81,8 +93,9 @@ static int ew_check(kernel_args *a, char *err, size_t errlen)
 		if (a->v[i].scalar && (a->dtype == GPUD_I32 || a->dtype == GPUD_I64) &&
 		    (s != floor(s) || fabs(s) > 9.0e15 ||
 		     (a->dtype == GPUD_I32 && (s < INT32_MIN || s > INT32_MAX)))) {
-			snprintf(err, errlen, "%s: '%s' is %g; with %s arrays it must be an integer%s",
-				 k->name, k->params[i].name, s, gpud_dtype_name(a->dtype),
+			snprintf(err, errlen,
+				 "%s: '%s' is %g; with %s arrays it must be an integer%s", k->name,
+				 k->params[i].name, s, gpud_dtype_name(a->dtype),
 				 a->dtype == GPUD_I32 ? " that fits int32" : " (|v| < 9e15)");
 			return -1;
 		}
@@ -166,7 +179,8 @@ static void ew_run(const kernel_args *a, size_t lo, size_t hi)
 			((double *)z)[i] = ew_ref_f64(op, in_f(x, i), in_f(y, i), s);
 			break;
 		case GPUD_I32:
-			((int32_t *)z)[i] = (int32_t)(uint32_t)ew_ref_int(op, in_i(x, i), in_i(y, i));
+			((int32_t *)z)[i] = (int32_t)(uint32_t)ew_ref_int(op, in_i(x, i),
+									  in_i(y, i));
 			break;
 		default:
 			((int64_t *)z)[i] = (int64_t)ew_ref_int(op, in_i(x, i), in_i(y, i));
@@ -175,13 +189,13 @@ static void ew_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
-#define EW_DEF(var, nm, docstr, ps)                                                        \
-	const kernel_def var = {.name = nm,                                                \
-				.doc = docstr,                                             \
-				.params = ps,                                              \
-				.nparams = sizeof(ps) / sizeof(ps[0]),                     \
-				.check = ew_check,                                         \
-				.cpu_items = ew_items,                                     \
+#define EW_DEF(var, nm, docstr, ps)                                                                \
+	const kernel_def var = {.name = nm,                                                        \
+				.doc = docstr,                                                     \
+				.params = ps,                                                      \
+				.nparams = sizeof(ps) / sizeof(ps[0]),                             \
+				.check = ew_check,                                                 \
+				.cpu_items = ew_items,                                             \
 				.cpu_run = ew_run}
 
 EW_DEF(kernel_add, "add", "z = x + y", p_any);

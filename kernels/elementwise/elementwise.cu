@@ -48,8 +48,7 @@ template <int OP> struct trig_t {
 	}
 };
 
-template <typename T, int OP>
-__global__ void __launch_bounds__(EW_BLOCK)
+template <typename T, int OP> __global__ void __launch_bounds__(EW_BLOCK)
 	ew_kernel(long long n, const T *__restrict__ x, T xs, const T *__restrict__ y, T ys, T a,
 		  T *__restrict__ z)
 {
@@ -72,8 +71,7 @@ template <> struct uint_of<int64_t> {
 	typedef uint64_t type;
 };
 
-template <typename T, int OP>
-__global__ void __launch_bounds__(EW_BLOCK)
+template <typename T, int OP> __global__ void __launch_bounds__(EW_BLOCK)
 	ew_int_kernel(long long n, const T *__restrict__ x, T xs, const T *__restrict__ y, T ys,
 		      T *__restrict__ z)
 {
@@ -95,13 +93,13 @@ __global__ void __launch_bounds__(EW_BLOCK)
 
 int grid_for(long long n, const cuda_launch_ctx *ctx)
 {
-	long long need = (n + EW_BLOCK - 1) / EW_BLOCK, cap = (long long)ctx->sm_count * EW_BLOCKS_PER_SM;
+	long long need = (n + EW_BLOCK - 1) / EW_BLOCK,
+		  cap = (long long)ctx->sm_count * EW_BLOCKS_PER_SM;
 	return (int)(need < cap ? (need > 0 ? need : 1) : cap);
 }
 
-template <typename T, int OP>
-int launch_float(const kernel_args *a, long long n, const cuda_launch_ctx *ctx, char *err,
-		 size_t errlen)
+template <typename T, int OP> int launch_float(const kernel_args *a, long long n,
+					       const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
 	const kernel_value *x = &a->v[EW_X], *y = &a->v[EW_Y];
 	T as = (OP == EW_AXPY || OP == EW_SAXPY_TRIG) ? (T)a->v[EW_A].s.f64 : T(0);
@@ -113,9 +111,8 @@ int launch_float(const kernel_args *a, long long n, const cuda_launch_ctx *ctx, 
 	return 0;
 }
 
-template <typename T, int OP>
-int launch_int(const kernel_args *a, long long n, const cuda_launch_ctx *ctx, char *err,
-	       size_t errlen)
+template <typename T, int OP> int launch_int(const kernel_args *a, long long n,
+					     const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
 	const kernel_value *x = &a->v[EW_X], *y = &a->v[EW_Y];
 	ew_int_kernel<T, OP><<<grid_for(n, ctx), EW_BLOCK, 0, (cudaStream_t)ctx->stream>>>(
@@ -126,9 +123,8 @@ int launch_int(const kernel_args *a, long long n, const cuda_launch_ctx *ctx, ch
 	return 0;
 }
 
-template <int OP>
-int launch_op(const kernel_args *a, long long n, const cuda_launch_ctx *ctx, char *err,
-	      size_t errlen)
+template <int OP> int launch_op(const kernel_args *a, long long n, const cuda_launch_ctx *ctx,
+				char *err, size_t errlen)
 {
 	switch (a->dtype) {
 	case GPUD_F32:
@@ -181,10 +177,10 @@ template <int OP> const void *f32_fn()
 
 int ew_attributes_of(int op, const char *name, cuda_variant_attr *out, char *err, size_t errlen)
 {
-	static const void *fns[EW_NOPS] = {
-		f32_fn<EW_ADD>(),      f32_fn<EW_SUB>(),	f32_fn<EW_MUL>(),
-		f32_fn<EW_DIV>(),      f32_fn<EW_AXPY>(),	f32_fn<EW_SAXPY_TRIG>(),
-		f32_fn<EW_REL_DIFF>(), f32_fn<EW_SUM_OF_SQUARES>()};
+	static const void *fns[EW_NOPS] = {f32_fn<EW_ADD>(),      f32_fn<EW_SUB>(),
+					   f32_fn<EW_MUL>(),      f32_fn<EW_DIV>(),
+					   f32_fn<EW_AXPY>(),     f32_fn<EW_SAXPY_TRIG>(),
+					   f32_fn<EW_REL_DIFF>(), f32_fn<EW_SUM_OF_SQUARES>()};
 	cudaFuncAttributes fa;
 	CUDA_CHECK(cudaFuncGetAttributes(&fa, fns[op]), "cudaFuncGetAttributes");
 	out->kernel = name;
@@ -248,15 +244,15 @@ out:
 
 } // namespace
 
-#define EW_CUDA(var, OPC, def, nm)                                                          \
-	static int var##_attr(cuda_variant_attr *out, int max, char *err, size_t errlen)     \
-	{                                                                                   \
-		return max < 1 ? 0 : ew_attributes_of(OPC, nm, out, err, errlen) ? -1 : 1;   \
-	}                                                                                   \
-	static int var##_warm(const cuda_launch_ctx *ctx, char *err, size_t errlen)          \
-	{                                                                                   \
-		return ew_warmup_op(OPC, &def, ctx, err, errlen);                            \
-	}                                                                                   \
+#define EW_CUDA(var, OPC, def, nm)                                                                 \
+	static int var##_attr(cuda_variant_attr *out, int max, char *err, size_t errlen)           \
+	{                                                                                          \
+		return max < 1 ? 0 : ew_attributes_of(OPC, nm, out, err, errlen) ? -1 : 1;         \
+	}                                                                                          \
+	static int var##_warm(const cuda_launch_ctx *ctx, char *err, size_t errlen)                \
+	{                                                                                          \
+		return ew_warmup_op(OPC, &def, ctx, err, errlen);                                  \
+	}                                                                                          \
 	extern "C" const cuda_kernel var = {nm, ew_launch, var##_attr, var##_warm, 0}
 
 EW_CUDA(cuda_kernel_add, EW_ADD, kernel_add, "add");

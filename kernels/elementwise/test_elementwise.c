@@ -9,7 +9,7 @@
 #include "kernels/elementwise/elementwise.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(s, want) \
+#define assert_has(s, want)                                                                        \
 	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
 
 static kernel_array arr(gpud_dtype dt, size_t n, void *data)
@@ -33,8 +33,8 @@ static int run(const char *name, gpud_dtype dt, size_t n, void *x, double sx, vo
 			kernel_array ar = arr(dt, n, in[i]);
 			if (kernel_bind_array(k, &k->params[i], &ar, &ka.v[i], err, errlen) != 0)
 				return -1;
-		} else if (kernel_bind_scalar(k, &k->params[i], KGIVEN_F64, 0, 0, s[i], &ka.v[i], err,
-					      errlen) != 0) {
+		} else if (kernel_bind_scalar(k, &k->params[i], KGIVEN_F64, 0, 0, s[i], &ka.v[i],
+					      err, errlen) != 0) {
 			return -1;
 		}
 	}
@@ -61,16 +61,18 @@ START_TEST(test_float_ops)
 		{"sub", {1, -6, -1.75}},
 		{"mul", {0.75, -8, 0.5}},
 		{"div", {3, -0.5, 0.125}},
-		{"axpy", {3.5, 0, 2.5}},	 /* a = 2 */
+		{"axpy", {3.5, 0, 2.5}},                    /* a = 2 */
 		{"rel_diff", {1, -6, -1.5555555555555556}}, /* 2(x-y)/(x+y) */
 		{"sum_of_squares", {2.5, 20, 4.0625}},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_msg(run(cases[i].name, GPUD_F64, 3, x, 0, y, 0, 2.0, z, err, sizeof(err)) == 0,
+		ck_assert_msg(run(cases[i].name, GPUD_F64, 3, x, 0, y, 0, 2.0, z, err,
+				  sizeof(err)) == 0,
 			      "%s: %s", cases[i].name, err);
 		for (int j = 0; j < 3; j++)
-			ck_assert_msg(fabs(z[j] - cases[i].want[j]) < 1e-15, "%s[%d] = %.17g, want %.17g",
-				      cases[i].name, j, z[j], cases[i].want[j]);
+			ck_assert_msg(fabs(z[j] - cases[i].want[j]) < 1e-15,
+				      "%s[%d] = %.17g, want %.17g", cases[i].name, j, z[j],
+				      cases[i].want[j]);
 	}
 	/* saxpy_trig: exp(a sin x + cos y), a = 0.5 */
 	ck_assert_int_eq(run("saxpy_trig", GPUD_F64, 3, x, 0, y, 0, 0.5, z, err, sizeof(err)), 0);
@@ -97,7 +99,8 @@ START_TEST(test_int_ops_wrap)
 	ck_assert_int_eq(z[1], -2);
 	ck_assert_int_eq(run("mul", GPUD_I32, 3, x, 0, y, 0, 0, z, err, sizeof(err)), 0);
 	ck_assert_int_eq(z[2], (int32_t)(uint32_t)(70000u * 70000u));
-	ck_assert_int_eq(run("sum_of_squares", GPUD_I32, 3, x, 0, NULL, 2, 0, z, err, sizeof(err)), 0);
+	ck_assert_int_eq(run("sum_of_squares", GPUD_I32, 3, x, 0, NULL, 2, 0, z, err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(z[1], 29);
 	int64_t a[2] = {INT64_MAX, 7}, b[2] = {1, -9}, c[2];
 	ck_assert_int_eq(run("sub", GPUD_I64, 2, a, 0, b, 0, 0, c, err, sizeof(err)), 0);

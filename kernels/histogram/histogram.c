@@ -11,15 +11,28 @@
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
 
 static const kernel_param p_hist[] = {
-	{.name = "x", .role = KPARAM_IN, .dtypes = KDT_FLOAT | KDT_INT, .ndim = -1,
+	{.name = "x",
+	 .role = KPARAM_IN,
+	 .dtypes = KDT_FLOAT | KDT_INT,
+	 .ndim = -1,
 	 .doc = "samples, any shape (flattened)"},
-	{.name = "counts", .role = KPARAM_OUT, .dtypes = KDT(GPUD_I64), .ndim = 1,
+	{.name = "counts",
+	 .role = KPARAM_OUT,
+	 .dtypes = KDT(GPUD_I64),
+	 .ndim = 1,
 	 .doc = "int64 count of each bin"},
-	{.name = "bins", .role = KPARAM_SCALAR, .stype = KSCALAR_I64, .default_value = "10",
+	{.name = "bins",
+	 .role = KPARAM_SCALAR,
+	 .stype = KSCALAR_I64,
+	 .default_value = "10",
 	 .doc = "number of equal-width bins"},
-	{.name = "range_min", .role = KPARAM_SCALAR, .stype = KSCALAR_F64,
+	{.name = "range_min",
+	 .role = KPARAM_SCALAR,
+	 .stype = KSCALAR_F64,
 	 .doc = "lower edge of the first bin"},
-	{.name = "range_max", .role = KPARAM_SCALAR, .stype = KSCALAR_F64,
+	{.name = "range_max",
+	 .role = KPARAM_SCALAR,
+	 .stype = KSCALAR_F64,
 	 .doc = "upper edge of the last bin (included)"},
 };
 
@@ -67,8 +80,8 @@ static double hist_margin(const hist_plan *p)
 	return m < 0.25 ? m : 1;
 }
 
-int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_max,
-		   hist_plan *p, char *err, size_t errlen)
+int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_max, hist_plan *p,
+		   char *err, size_t errlen)
 {
 	char a[32], b[32];
 
@@ -95,10 +108,11 @@ int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_m
 		return -1;
 	}
 	if (!isfinite(range_min) || !isfinite(range_max)) {
-		snprintf(err, errlen,
-			 "histogram: supplied range of [%s, %s] is not finite: argument '%s' must be "
-			 "a finite number",
-			 a, b, isfinite(range_min) ? "range_max" : "range_min");
+		snprintf(
+			err, errlen,
+			"histogram: supplied range of [%s, %s] is not finite: argument '%s' must be "
+			"a finite number",
+			a, b, isfinite(range_min) ? "range_max" : "range_min");
 		return -1;
 	}
 	double first = range_min, last = range_max;
@@ -106,20 +120,22 @@ int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_m
 		first = first - 0.5;
 		last = last + 0.5;
 		if (first == last) {
-			snprintf(err, errlen,
-				 "histogram: arguments 'range_min' and 'range_max' are both %s; numpy "
-				 "widens an empty range by 0.5 each side, which leaves it empty at this "
-				 "magnitude (numpy then fails); give range_max > range_min",
-				 a);
+			snprintf(
+				err, errlen,
+				"histogram: arguments 'range_min' and 'range_max' are both %s; numpy "
+				"widens an empty range by 0.5 each side, which leaves it empty at this "
+				"magnitude (numpy then fails); give range_max > range_min",
+				a);
 			return -1;
 		}
 	}
 	double delta = last - first;
 	if (!isfinite(delta)) {
-		snprintf(err, errlen,
-			 "histogram: the range [%s, %s] is too wide: range_max - range_min overflows "
-			 "float64 (numpy's bins are wrong there); got a width of %g",
-			 a, b, delta);
+		snprintf(
+			err, errlen,
+			"histogram: the range [%s, %s] is too wide: range_max - range_min overflows "
+			"float64 (numpy's bins are wrong there); got a width of %g",
+			a, b, delta);
 		return -1;
 	}
 	p->bins = bins;

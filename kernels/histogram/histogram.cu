@@ -55,12 +55,12 @@
 
 namespace {
 
-constexpr long long HIST_CHUNK = 1ll << 30;        /* samples per CUB call */
+constexpr long long HIST_CHUNK = 1ll << 30;         /* samples per CUB call */
 constexpr size_t HIST_CUB_SCRATCH_MAX = 128u << 20; /* bytes of CUB's privatized counters */
 constexpr long long HIST_CUB_MAX_BINS = 1ll << 24;  /* float bin indices are exact */
 constexpr int HIST_BLOCK = 256;
 constexpr size_t HIST_SMEM_BYTES = 48u << 10; /* edges + counters in shared memory */
-constexpr long long HIST_AGG_BINS = 64;    /* below: increments aggregated per warp */
+constexpr long long HIST_AGG_BINS = 64;       /* below: increments aggregated per warp */
 
 /* How a histogram is counted: chosen by size, or forced (the warm-up). */
 enum hist_path { PATH_AUTO, PATH_SMEM, PATH_CUB, PATH_DIRECT };
@@ -69,8 +69,8 @@ enum hist_path { PATH_AUTO, PATH_SMEM, PATH_CUB, PATH_DIRECT };
 struct hist_policy_hub {
 	struct Policy500 : cub::ChainedPolicy<500, Policy500, Policy500> {
 		using AgentHistogramPolicyT =
-			cub::AgentHistogramPolicy<384, 16, cub::BLOCK_LOAD_STRIPED, cub::LOAD_DEFAULT,
-						  true, cub::SMEM, false>;
+			cub::AgentHistogramPolicy<384, 16, cub::BLOCK_LOAD_STRIPED,
+						  cub::LOAD_DEFAULT, true, cub::SMEM, false>;
 	};
 	using MaxPolicy = Policy500;
 };
@@ -130,8 +130,7 @@ __device__ __forceinline__ int est_index(float f, const hist_plan &p)
 }
 
 /* numpy's two corrections against the rounded edges. */
-template <typename E>
-__device__ __forceinline__ int corrected(int i, E v, const E *edges, int bins)
+template <typename E> __device__ __forceinline__ int corrected(int i, E v, const E *edges, int bins)
 {
 	if (v < edges[i])
 		i--;
@@ -194,8 +193,8 @@ template <typename T, typename E> struct bin_of {
 };
 
 /* numpy's linspace (hist_edge in histogram.c), rounded to the bin type. */
-template <typename E>
-__global__ void __launch_bounds__(HIST_BLOCK) edges_kernel(hist_plan p, E *edges)
+template <typename E> __global__ void __launch_bounds__(HIST_BLOCK)
+	edges_kernel(hist_plan p, E *edges)
 {
 	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i <= p.bins;
 	     i += (long long)gridDim.x * blockDim.x) {
@@ -219,8 +218,7 @@ __global__ void __launch_bounds__(HIST_BLOCK)
 }
 
 /* Many bins: each sample's bin straight into the (zeroed) output. */
-template <typename T, typename E>
-__global__ void __launch_bounds__(HIST_BLOCK)
+template <typename T, typename E> __global__ void __launch_bounds__(HIST_BLOCK)
 	direct_kernel(const T *__restrict__ x, long long n, const E *edges, hist_plan p,
 		      unsigned long long *counts)
 {
@@ -271,8 +269,7 @@ template <bool AGG> __device__ __forceinline__ void count_one(unsigned *h, int b
 	}
 }
 
-template <typename T, typename E, bool AGG>
-__global__ void __launch_bounds__(HIST_BLOCK)
+template <typename T, typename E, bool AGG> __global__ void __launch_bounds__(HIST_BLOCK)
 	smem_kernel(const T *__restrict__ x, long long n, const E *edges, hist_plan p,
 		    unsigned long long *counts)
 {
@@ -343,24 +340,25 @@ size_t align256(size_t v)
 
 template <typename T, typename E>
 using hist_iter = thrust::transform_iterator<bin_of<T, E>, thrust::counting_iterator<long long>>;
-template <typename T, typename E>
-using hist_dispatch =
+template <typename T, typename E> using hist_dispatch =
 	cub::DispatchHistogram<1, 1, hist_iter<T, E>, unsigned int, float, int, hist_policy_hub>;
 
-template <typename T, typename E>
-cudaError_t cub_even(void *tmp, size_t &bytes, hist_iter<T, E> it, unsigned *counts, long long bins,
-		     int n, cudaStream_t s)
+template <typename T, typename E> cudaError_t cub_even(void *tmp, size_t &bytes, hist_iter<T, E> it,
+						       unsigned *counts, long long bins, int n,
+						       cudaStream_t s)
 {
-	return hist_dispatch<T, E>::DispatchEven(
-		tmp, bytes, it, ::cuda::std::array<unsigned *, 1>{counts},
-		::cuda::std::array<int, 1>{(int)bins + 1}, ::cuda::std::array<float, 1>{0.0f},
-		::cuda::std::array<float, 1>{(float)bins}, n, 1, n, s, ::cuda::std::false_type{});
+	return hist_dispatch<T, E>::DispatchEven(tmp, bytes, it,
+						 ::cuda::std::array<unsigned *, 1>{counts},
+						 ::cuda::std::array<int, 1>{(int)bins + 1},
+						 ::cuda::std::array<float, 1>{0.0f},
+						 ::cuda::std::array<float, 1>{(float)bins}, n, 1, n,
+						 s, ::cuda::std::false_type{});
 }
 
 /* path: PATH_AUTO, or the one the warm-up wants loaded. */
-template <typename T, typename E>
-int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ctx *ctx,
-		  hist_path path, char *err, size_t errlen)
+template <typename T, typename E> int hist_launch_t(const kernel_args *a, const hist_plan &p,
+						    const cuda_launch_ctx *ctx, hist_path path,
+						    char *err, size_t errlen)
 {
 	cudaStream_t s = (cudaStream_t)ctx->stream;
 	const T *x = (const T *)a->v[HIST_X].arr.data;
@@ -381,7 +379,8 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 		path = PATH_SMEM;
 	int use_cub = (path == PATH_AUTO || path == PATH_CUB) && bins <= HIST_CUB_MAX_BINS;
 	if (use_cub) {
-		hist_iter<T, E> it(thrust::counting_iterator<long long>(0), bin_of<T, E>{x, nullptr, p});
+		hist_iter<T, E> it(thrust::counting_iterator<long long>(0),
+				   bin_of<T, E>{x, nullptr, p});
 		CUDA_CHECK((cub_even<T, E>(nullptr, cub_bytes, it, nullptr, bins, chunk0, s)),
 			   "cub::DeviceHistogram (size)");
 		use_cub = cub_bytes <= HIST_CUB_SCRATCH_MAX;
@@ -390,7 +389,8 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 	size_t counts_bytes = use_cub ? align256((size_t)bins * sizeof(unsigned)) : 0;
 	size_t total = edges_bytes + counts_bytes + (use_cub ? cub_bytes : 0);
 	char *scratch = nullptr;
-	CUDA_CHECK(cudaMallocAsync((void **)&scratch, total, s), "cudaMallocAsync (histogram scratch)");
+	CUDA_CHECK(cudaMallocAsync((void **)&scratch, total, s),
+		   "cudaMallocAsync (histogram scratch)");
 	E *edges = (E *)scratch;
 	unsigned *counts = (unsigned *)(scratch + edges_bytes);
 	void *tmp = scratch + edges_bytes + counts_bytes;
@@ -406,10 +406,12 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 			unsigned long long *o = (unsigned long long *)out;
 			if (path == PATH_SMEM && bins < HIST_AGG_BINS)
 				smem_kernel<T, E, true>
-					<<<grid_for(n, ctx), HIST_BLOCK, smem, s>>>(x, n, edges, p, o);
+					<<<grid_for(n, ctx), HIST_BLOCK, smem, s>>>(x, n, edges, p,
+										    o);
 			else if (path == PATH_SMEM)
 				smem_kernel<T, E, false>
-					<<<grid_for(n, ctx), HIST_BLOCK, smem, s>>>(x, n, edges, p, o);
+					<<<grid_for(n, ctx), HIST_BLOCK, smem, s>>>(x, n, edges, p,
+										    o);
 			else
 				direct_kernel<T, E>
 					<<<grid_for(n, ctx), HIST_BLOCK, 0, s>>>(x, n, edges, p, o);
@@ -419,12 +421,14 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 	for (long long off = 0; e == cudaSuccess && use_cub && off < n; off += HIST_CHUNK) {
 		int len = (int)(n - off < HIST_CHUNK ? n - off : HIST_CHUNK);
 		size_t bytes = cub_bytes;
-		hist_iter<T, E> it(thrust::counting_iterator<long long>(off), bin_of<T, E>{x, edges, p});
+		hist_iter<T, E> it(thrust::counting_iterator<long long>(off),
+				   bin_of<T, E>{x, edges, p});
 		what = "cub::DeviceHistogram";
 		e = cub_even<T, E>(tmp, bytes, it, counts, bins, len, s);
 		if (e == cudaSuccess) {
 			what = "histogram count kernel";
-			add_counts<<<grid_for(bins, ctx), HIST_BLOCK, 0, s>>>(counts, out, bins, off == 0);
+			add_counts<<<grid_for(bins, ctx), HIST_BLOCK, 0, s>>>(counts, out, bins,
+									      off == 0);
 			e = cudaGetLastError();
 		}
 	}
@@ -434,8 +438,8 @@ int hist_launch_t(const kernel_args *a, const hist_plan &p, const cuda_launch_ct
 	return 0;
 }
 
-int hist_launch_mode(const kernel_args *a, const cuda_launch_ctx *ctx, hist_path path,
-		     char *err, size_t errlen)
+int hist_launch_mode(const kernel_args *a, const cuda_launch_ctx *ctx, hist_path path, char *err,
+		     size_t errlen)
 {
 	const kernel_array *x = &a->v[HIST_X].arr;
 	hist_plan p;
@@ -495,8 +499,8 @@ int hist_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 		gpud_dtype dt;
 		double lo, hi;
 	} cases[] = {
-		{GPUD_F32, -1, 3}, {GPUD_F32, -1, 1e39}, {GPUD_F64, -1, 3}, {GPUD_I32, -1, 3},
-		{GPUD_I64, -1, 3},
+		{GPUD_F32, -1, 3}, {GPUD_F32, -1, 1e39}, {GPUD_F64, -1, 3},
+		{GPUD_I32, -1, 3}, {GPUD_I64, -1, 3},
 	};
 	static const double vals[6] = {-1, 0.5, 1, 2, 3, 7};
 	enum { MAXB = 300 };
@@ -529,8 +533,10 @@ int hist_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 			hist_path path;
 			int64_t bins;
 			const char *name;
-		} modes[] = {{PATH_SMEM, 4, "shared counters"},  {PATH_SMEM, MAXB, "shared counters"},
-			     {PATH_CUB, 4, "CUB"},		  {PATH_CUB, MAXB, "CUB"},
+		} modes[] = {{PATH_SMEM, 4, "shared counters"},
+			     {PATH_SMEM, MAXB, "shared counters"},
+			     {PATH_CUB, 4, "CUB"},
+			     {PATH_CUB, MAXB, "CUB"},
 			     {PATH_DIRECT, 4, "atomics"}};
 		for (size_t mode = 0; mode < sizeof(modes) / sizeof(modes[0]); mode++) {
 			int64_t bins = modes[mode].bins;
@@ -539,8 +545,8 @@ int hist_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 			memset(&a, 0, sizeof(a));
 			a.kernel = &kernel_histogram;
 			a.v[HIST_X].arr = (kernel_array){dt, 1, {6}, 6, d};
-			a.v[HIST_COUNTS].arr = (kernel_array){GPUD_I64, 1, {(uint64_t)bins}, (size_t)bins,
-							      (char *)d + 64};
+			a.v[HIST_COUNTS].arr = (kernel_array){
+				GPUD_I64, 1, {(uint64_t)bins}, (size_t)bins, (char *)d + 64};
 			a.v[HIST_BINS].s.i64 = bins;
 			a.v[HIST_MIN].s.f64 = cases[c].lo;
 			a.v[HIST_MAX].s.f64 = cases[c].hi;
@@ -554,17 +560,19 @@ int hist_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 				cuda_fail(e, "cudaStreamSynchronize", err, errlen);
 				goto out;
 			}
-			if (hist_plan_make(dt, bins, cases[c].lo, cases[c].hi, &p, err, errlen) != 0)
+			if (hist_plan_make(dt, bins, cases[c].lo, cases[c].hi, &p, err, errlen) !=
+			    0)
 				goto out;
 			host_counts(p, dt, host, 6, want);
 			for (int64_t b = 0; b < bins; b++) {
 				if (got[b] != want[b]) {
-					snprintf(err, errlen,
-						 "histogram warm-up (%s, %lld bins over [%g, %g], %s): "
-						 "bin %lld counted %lld, expected %lld",
-						 gpud_dtype_name(dt), (long long)bins, cases[c].lo,
-						 cases[c].hi, modes[mode].name, (long long)b,
-						 got[b], want[b]);
+					snprintf(
+						err, errlen,
+						"histogram warm-up (%s, %lld bins over [%g, %g], %s): "
+						"bin %lld counted %lld, expected %lld",
+						gpud_dtype_name(dt), (long long)bins, cases[c].lo,
+						cases[c].hi, modes[mode].name, (long long)b, got[b],
+						want[b]);
 					goto out;
 				}
 			}
@@ -579,4 +587,4 @@ out:
 } // namespace
 
 extern "C" const cuda_kernel cuda_kernel_histogram = {"histogram", hist_launch, nullptr,
-						       hist_warmup, 0};
+						      hist_warmup, 0};

@@ -48,15 +48,15 @@ enum { HIST_X, HIST_COUNTS, HIST_BINS, HIST_MIN, HIST_MAX };
 /* Everything a backend needs to bin a sample, from the validated arguments. */
 typedef struct hist_plan {
 	int64_t bins;
-	double first, last;  /* the outer edges, after widening an empty range */
-	double delta, step;  /* linspace: last - first, delta / bins */
-	int step_zero;       /* step underflowed to 0: edges are i / bins * delta + first */
-	double norm;         /* bins / (last - first) */
-	int f32_edges;       /* float32 x with float32 bins: the edges are float32 */
-	int lo_f32, hi_f32;  /* float32 x: first / last compared in float32 */
-	int norm_f32;        /* float32 edges: (x - first) * norm in float32 */
+	double first, last; /* the outer edges, after widening an empty range */
+	double delta, step; /* linspace: last - first, delta / bins */
+	int step_zero;      /* step underflowed to 0: edges are i / bins * delta + first */
+	double norm;        /* bins / (last - first) */
+	int f32_edges;      /* float32 x with float32 bins: the edges are float32 */
+	int lo_f32, hi_f32; /* float32 x: first / last compared in float32 */
+	int norm_f32;       /* float32 edges: (x - first) * norm in float32 */
 	float first32, last32, norm32;
-	float bins_up32;     /* the smallest float >= bins */
+	float bins_up32; /* the smallest float >= bins */
 	/*
 	 * An estimate f with frac(f) in (margin, 1 - margin) (and 0 <= f < bins)
 	 * is already numpy's bin: the sample lies strictly between the edges
@@ -73,8 +73,8 @@ typedef struct hist_plan {
  * The plan for x of dtype dt, or -1 with a message (naming the argument,
  * expected vs got) in err.
  */
-int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_max,
-		   hist_plan *p, char *err, size_t errlen);
+int hist_plan_make(gpud_dtype dt, int64_t bins, double range_min, double range_max, hist_plan *p,
+		   char *err, size_t errlen);
 
 /* Edge i (0..bins) in float64, before rounding to the bin type. */
 double hist_edge(const hist_plan *p, int64_t i);

@@ -13,7 +13,7 @@
 #include "kernels/histogram/histogram.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(s, want) \
+#define assert_has(s, want)                                                                        \
 	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
 
 /*
@@ -31,9 +31,8 @@ static int hist(gpud_dtype dt, size_t n, const void *x, int64_t bins, double lo,
 	kernel_array ax = {.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = (void *)x};
 	if (kernel_bind_array(k, &k->params[HIST_X], &ax, &a.v[HIST_X], err, errlen) != 0)
 		return -1;
-	if (bins > -1000 &&
-	    kernel_bind_scalar(k, &k->params[HIST_BINS], KGIVEN_I64, 0, bins, 0, &a.v[HIST_BINS], err,
-			       errlen) != 0)
+	if (bins > -1000 && kernel_bind_scalar(k, &k->params[HIST_BINS], KGIVEN_I64, 0, bins, 0,
+					       &a.v[HIST_BINS], err, errlen) != 0)
 		return -1;
 	if (kernel_bind_scalar(k, &k->params[HIST_MIN], KGIVEN_F64, 0, 0, lo, &a.v[HIST_MIN], err,
 			       errlen) != 0 ||
@@ -62,12 +61,12 @@ static void assert_counts(const int64_t *got, const int64_t *want, int bins, con
 			      (long long)got[i], (long long)want[i]);
 }
 
-#define HIST_OK(dt, x, n, bins, lo, hi, ...)                                                  \
-	do {                                                                                  \
-		int64_t c_[64], w_[] = {__VA_ARGS__};                                         \
-		char e_[512];                                                                 \
-		ck_assert_msg(hist(dt, n, x, bins, lo, hi, c_, e_, sizeof(e_)) == 0, "%s", e_); \
-		assert_counts(c_, w_, (int)(sizeof(w_) / sizeof(w_[0])), #x);                \
+#define HIST_OK(dt, x, n, bins, lo, hi, ...)                                                       \
+	do {                                                                                       \
+		int64_t c_[64], w_[] = {__VA_ARGS__};                                              \
+		char e_[512];                                                                      \
+		ck_assert_msg(hist(dt, n, x, bins, lo, hi, c_, e_, sizeof(e_)) == 0, "%s", e_);    \
+		assert_counts(c_, w_, (int)(sizeof(w_) / sizeof(w_[0])), #x);                      \
 	} while (0)
 
 START_TEST(test_edges_and_outside)
@@ -159,8 +158,8 @@ START_TEST(test_float32_rounding)
 	ck_assert_int_eq(hist_plan_make(GPUD_F64, 2, -1, 1, &p, err, sizeof(err)), 0);
 	ck_assert(!p.f32_edges);
 	/* the GPU clamps a float32 estimate at the smallest float >= bins */
-	static const int64_t bb[] = {1, 7, 1 << 24, (1 << 24) + 1, (1 << 25) + 3, HIST_MAX_BINS - 1,
-				     HIST_MAX_BINS};
+	static const int64_t bb[] = {
+		1, 7, 1 << 24, (1 << 24) + 1, (1 << 25) + 3, HIST_MAX_BINS - 1, HIST_MAX_BINS};
 	for (size_t i = 0; i < sizeof(bb) / sizeof(bb[0]); i++) {
 		ck_assert_int_eq(hist_plan_make(GPUD_F32, bb[i], 0, 1, &p, err, sizeof(err)), 0);
 		ck_assert((double)p.bins_up32 >= (double)bb[i]);
@@ -190,7 +189,8 @@ START_TEST(test_bins_hold_their_samples)
 				 0);
 		for (int i = 0; i < 2000; i++) {
 			s = s * 6364136223846793005ull + 1442695040888963407ull;
-			double v = lo - 1 + (hi - lo + 2) * ((double)(s >> 11) / 9007199254740992.0);
+			double v = lo - 1 +
+				   (hi - lo + 2) * ((double)(s >> 11) / 9007199254740992.0);
 			if (i % 4 == 0) /* exactly on an edge */
 				v = hist_edge(&p, (int64_t)((s >> 20) % (uint64_t)(bins + 1)));
 			int64_t b;
@@ -198,16 +198,17 @@ START_TEST(test_bins_hold_their_samples)
 				float x = (float)v;
 				b = hist_bin_f32(&p, x);
 				int in = x >= (float)lo && x <= (float)hi;
-				ck_assert_msg((b >= 0) == in, "%.9g in [%g, %g]: bin %lld", (double)x,
-					      lo, hi, (long long)b);
+				ck_assert_msg((b >= 0) == in, "%.9g in [%g, %g]: bin %lld",
+					      (double)x, lo, hi, (long long)b);
 				if (b < 0)
 					continue;
 				ck_assert(b < bins);
 				ck_assert_msg(x >= (float)hist_edge(&p, b) &&
 						      (x < (float)hist_edge(&p, b + 1) ||
-						       (b == bins - 1 && x <= (float)hist_edge(&p, bins))),
-					      "float32 %.9g in bin %lld of %lld over [%g, %g]", (double)x,
-					      (long long)b, (long long)bins, lo, hi);
+						       (b == bins - 1 &&
+							x <= (float)hist_edge(&p, bins))),
+					      "float32 %.9g in bin %lld of %lld over [%g, %g]",
+					      (double)x, (long long)b, (long long)bins, lo, hi);
 			} else {
 				b = hist_bin_f64(&p, v);
 				ck_assert((b >= 0) == (v >= lo && v <= hi));
@@ -247,7 +248,8 @@ START_TEST(test_fast_margin)
 		int f32 = round & 1;
 		hist_plan p;
 		char err[256];
-		if (hist_plan_make(f32 ? GPUD_F32 : GPUD_F64, bins, lo, hi, &p, err, sizeof(err)) != 0)
+		if (hist_plan_make(f32 ? GPUD_F32 : GPUD_F64, bins, lo, hi, &p, err, sizeof(err)) !=
+		    0)
 			continue;
 		for (int i = 0; i < 3000; i++) {
 			s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -349,8 +351,8 @@ START_TEST(test_checks)
 	const kernel_def *k = kernel_find("histogram");
 	kernel_value v;
 	memset(&v, 0, sizeof(v));
-	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[HIST_BINS], KGIVEN_F64, 0, 0, 2.5, &v, err,
-					    sizeof(err)),
+	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[HIST_BINS], KGIVEN_F64, 0, 0, 2.5, &v,
+					    err, sizeof(err)),
 			 -1);
 	assert_has(err, "histogram: argument 'bins' must be int64, got 2.5");
 	kernel_args a;
@@ -370,8 +372,8 @@ START_TEST(test_checks)
 	assert_has(err, "argument 'counts' must be int64 1-d array (output), got float64");
 	/* all four dtypes, and any shape */
 	for (int dt = GPUD_F32; dt <= GPUD_I64; dt++) {
-		kernel_array any = {.dtype = (gpud_dtype)dt, .ndim = 2, .shape = {1, 2}, .count = 2,
-				    .data = x};
+		kernel_array any = {
+			.dtype = (gpud_dtype)dt, .ndim = 2, .shape = {1, 2}, .count = 2, .data = x};
 		ck_assert_int_eq(kernel_bind_array(k, &k->params[HIST_X], &any, &a.v[HIST_X], err,
 						   sizeof(err)),
 				 0);

@@ -16,18 +16,36 @@
 #include "kernels/lombscargle/lombscargle.h"
 
 static const kernel_param params[] = {
-	[LS_X] = {.name = "x", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 1,
+	[LS_X] = {.name = "x",
+		  .role = KPARAM_IN,
+		  .dtypes = KDT_FLOAT,
+		  .ndim = 1,
 		  .doc = "sample times"},
-	[LS_Y] = {.name = "y", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 1,
+	[LS_Y] = {.name = "y",
+		  .role = KPARAM_IN,
+		  .dtypes = KDT_FLOAT,
+		  .ndim = 1,
 		  .doc = "measurement values, same length as x"},
-	[LS_FREQS] = {.name = "freqs", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 1,
+	[LS_FREQS] = {.name = "freqs",
+		      .role = KPARAM_IN,
+		      .dtypes = KDT_FLOAT,
+		      .ndim = 1,
 		      .doc = "angular frequencies"},
-	[LS_PGRAM] = {.name = "pgram", .role = KPARAM_OUT, .dtypes = KDT_FLOAT, .ndim = 1,
+	[LS_PGRAM] = {.name = "pgram",
+		      .role = KPARAM_OUT,
+		      .dtypes = KDT_FLOAT,
+		      .ndim = 1,
 		      .doc = "periodogram, same dtype and length as freqs"},
-	[LS_PRECENTER] = {.name = "precenter", .role = KPARAM_SCALAR, .stype = KSCALAR_BOOL,
-			  .default_value = "false", .doc = "subtract mean(y) before computing"},
-	[LS_NORMALIZE] = {.name = "normalize", .role = KPARAM_SCALAR, .stype = KSCALAR_BOOL,
-			  .default_value = "false", .doc = "multiply by 2 / dot(y, y)"},
+	[LS_PRECENTER] = {.name = "precenter",
+			  .role = KPARAM_SCALAR,
+			  .stype = KSCALAR_BOOL,
+			  .default_value = "false",
+			  .doc = "subtract mean(y) before computing"},
+	[LS_NORMALIZE] = {.name = "normalize",
+			  .role = KPARAM_SCALAR,
+			  .stype = KSCALAR_BOOL,
+			  .default_value = "false",
+			  .doc = "multiply by 2 / dot(y, y)"},
 };
 
 static int ls_check(kernel_args *a, char *err, size_t errlen)
@@ -37,7 +55,8 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 	if (kernel_check_same_dtype(a, err, errlen) != 0)
 		return -1;
 	if (x->count != y->count) {
-		snprintf(err, errlen, "lombscargle: x and y must have the same length, got %zu and %zu",
+		snprintf(err, errlen,
+			 "lombscargle: x and y must have the same length, got %zu and %zu",
 			 x->count, y->count);
 		return -1;
 	}

@@ -56,8 +56,7 @@ template <typename T> __device__ T block_sum(T v, T *scratch)
 	return total;
 }
 
-template <typename T>
-__global__ void __launch_bounds__(LS_BLOCK)
+template <typename T> __global__ void __launch_bounds__(LS_BLOCK)
 	lombscargle_kernel(const T *__restrict__ x, const T *__restrict__ y,
 			   const T *__restrict__ freqs, T *__restrict__ pgram, int nx, long long nf,
 			   int precenter, int normalize)
@@ -118,12 +117,14 @@ __global__ void __launch_bounds__(LS_BLOCK)
 	}
 }
 
-template <typename T> int grid_for(const cuda_launch_ctx *ctx, long long nf, char *err, size_t errlen)
+template <typename T>
+int grid_for(const cuda_launch_ctx *ctx, long long nf, char *err, size_t errlen)
 {
 	static int per_sm[2] = {0, 0};
 	int &occ = per_sm[sizeof(T) == 8];
 	if (occ == 0)
-		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, lombscargle_kernel<T>,
+		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ,
+									 lombscargle_kernel<T>,
 									 LS_BLOCK, 0),
 			   "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
 	long long need = (nf + LS_BLOCK - 1) / LS_BLOCK;
@@ -131,19 +132,20 @@ template <typename T> int grid_for(const cuda_launch_ctx *ctx, long long nf, cha
 	return (int)(need < full ? (need > 0 ? need : 1) : full);
 }
 
-template <typename T>
-int launch_t(const T *x, const T *y, const T *f, T *out, int nx, long long nf, int precenter,
-	     int normalize, const cuda_launch_ctx *ctx, char *err, size_t errlen)
+template <typename T> int launch_t(const T *x, const T *y, const T *f, T *out, int nx, long long nf,
+				   int precenter, int normalize, const cuda_launch_ctx *ctx,
+				   char *err, size_t errlen)
 {
 	int grid = grid_for<T>(ctx, nf, err, errlen);
 	if (grid < 0)
 		return -1;
 	if (nf == 0)
 		return 0;
-	lombscargle_kernel<T><<<grid, LS_BLOCK, 0, (cudaStream_t)ctx->stream>>>(
-		x, y, f, out, nx, nf, precenter, normalize);
-	CUDA_CHECK(cudaGetLastError(), sizeof(T) == 4 ? "lombscargle<float32> launch"
-						      : "lombscargle<float64> launch");
+	lombscargle_kernel<T><<<grid, LS_BLOCK, 0, (cudaStream_t)ctx->stream>>>(x, y, f, out, nx,
+										nf, precenter,
+										normalize);
+	CUDA_CHECK(cudaGetLastError(),
+		   sizeof(T) == 4 ? "lombscargle<float32> launch" : "lombscargle<float64> launch");
 	return 0;
 }
 
@@ -152,7 +154,8 @@ int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 	const kernel_array *x = &a->v[LS_X].arr, *y = &a->v[LS_Y].arr, *f = &a->v[LS_FREQS].arr;
 	const kernel_array *o = &a->v[LS_PGRAM].arr;
 	if (x->count > 0x7fffffff) {
-		snprintf(err, errlen, "lombscargle: x has %zu points; the cuda kernel takes at most 2^31-1",
+		snprintf(err, errlen,
+			 "lombscargle: x has %zu points; the cuda kernel takes at most 2^31-1",
 			 x->count);
 		return -1;
 	}
@@ -188,7 +191,8 @@ int ls_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
 {
 	if (max < 2)
 		return 0;
-	if (attr_t<float>(&out[0], "float32", err, errlen) || attr_t<double>(&out[1], "float64", err, errlen))
+	if (attr_t<float>(&out[0], "float32", err, errlen) ||
+	    attr_t<double>(&out[1], "float64", err, errlen))
 		return -1;
 	return 2;
 }
@@ -233,9 +237,5 @@ int ls_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 } // namespace
 
 extern "C" const cuda_kernel cuda_kernel_lombscargle = {
-	"lombscargle",
-	ls_launch,
-	ls_attributes,
-	ls_warmup,
-	0,
+	"lombscargle", ls_launch, ls_attributes, ls_warmup, 0,
 };

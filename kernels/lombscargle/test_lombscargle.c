@@ -16,7 +16,7 @@
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(err, want)                                                             \
+#define assert_has(err, want)                                                                      \
 	ck_assert_msg(strstr((err), (want)) != NULL, "message '%s' lacks '%s'", (err), (want))
 
 #define OMIT -1 /* leave a bool scalar to its default */
@@ -66,8 +66,7 @@ static void *convert(gpud_dtype dt, const double *v, size_t n)
 	return p;
 }
 
-static void bind(const kernel_def *k, kernel_args *a, int idx, gpud_dtype dt, void *data,
-		 size_t n)
+static void bind(const kernel_def *k, kernel_args *a, int idx, gpud_dtype dt, void *data, size_t n)
 {
 	kernel_array arr = array1(dt, data, n);
 	char err[512] = "";
@@ -217,16 +216,11 @@ static const struct {
 	int precenter, normalize;
 	double want;
 } hand[] = {
-	{M_PI / 2, 1, 1, OMIT, OMIT, 1.0},
-	{M_PI / 2, 1, 1, 0, 0, 1.0},
-	{M_PI / 2, 1, 1, OMIT, 1, 1.0},
-	{M_PI / 2, 1, 1, 1, OMIT, 0.0},
-	{M_PI / 2, 1, 1, 1, 1, 0.0},
-	{M_PI / 2, 1, 3, OMIT, OMIT, 5.0},
-	{M_PI / 2, 1, 3, 0, 1, 1.0},
-	{M_PI / 2, 1, 3, 1, 0, 1.0},
-	{M_PI / 2, 1, 3, 1, 1, 0.2},
-	{M_PI / 4, 1, 0, OMIT, OMIT, 0.5},
+	{M_PI / 2, 1, 1, OMIT, OMIT, 1.0}, {M_PI / 2, 1, 1, 0, 0, 1.0},
+	{M_PI / 2, 1, 1, OMIT, 1, 1.0},    {M_PI / 2, 1, 1, 1, OMIT, 0.0},
+	{M_PI / 2, 1, 1, 1, 1, 0.0},       {M_PI / 2, 1, 3, OMIT, OMIT, 5.0},
+	{M_PI / 2, 1, 3, 0, 1, 1.0},       {M_PI / 2, 1, 3, 1, 0, 1.0},
+	{M_PI / 2, 1, 3, 1, 1, 0.2},       {M_PI / 4, 1, 0, OMIT, OMIT, 0.5},
 	{M_PI / 4, 1, 0, 0, 0, 0.5},
 };
 #define NHAND ((int)(sizeof(hand) / sizeof(hand[0])))
@@ -356,7 +350,8 @@ START_TEST(test_random_against_reference)
 				ck_assert_msg(fabs(got[i] - w) <= tol,
 					      "seed %d %s precenter %d normalize %d f[%zu] = %g: "
 					      "got %.17g, want %.17g",
-					      _i, gpud_dtype_name(dt), pre, norm, i, fr[i], got[i], w);
+					      _i, gpud_dtype_name(dt), pre, norm, i, fr[i], got[i],
+					      w);
 			}
 		}
 	}
@@ -374,8 +369,8 @@ END_TEST
 /* --- check --------------------------------------------------------------------------- */
 
 /* Binds x, y (lengths nx, ny, dtypes dx, dy) and freqs, finishes, and runs check. */
-static int check_with(gpud_dtype dx, size_t nx, gpud_dtype dy, size_t ny, gpud_dtype df,
-		      size_t nf, kernel_args *a, char *err, size_t errlen)
+static int check_with(gpud_dtype dx, size_t nx, gpud_dtype dy, size_t ny, gpud_dtype df, size_t nf,
+		      kernel_args *a, char *err, size_t errlen)
 {
 	static double buf[64];
 	const kernel_def *k = ls_kernel();

@@ -10,9 +10,14 @@
 static const kernel_param params[] = {
 	[MM_A] = {.name = "a", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 2, .doc = "m x k"},
 	[MM_B] = {.name = "b", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = 2, .doc = "k x n"},
-	[MM_C] = {.name = "c", .role = KPARAM_OUT, .dtypes = KDT_FLOAT, .ndim = 2,
+	[MM_C] = {.name = "c",
+		  .role = KPARAM_OUT,
+		  .dtypes = KDT_FLOAT,
+		  .ndim = 2,
 		  .doc = "m x n: a b"},
-	[MM_TF32] = {.name = "tf32", .role = KPARAM_SCALAR, .stype = KSCALAR_BOOL,
+	[MM_TF32] = {.name = "tf32",
+		     .role = KPARAM_SCALAR,
+		     .stype = KSCALAR_BOOL,
 		     .default_value = "false",
 		     .doc = "float32 on cuda: allow TF32 tensor cores (faster, ~1e-3 relative)"},
 };

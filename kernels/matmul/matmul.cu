@@ -43,7 +43,8 @@ int mm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 
 	if (ctx->blas == NULL || cb == NULL) {
 		snprintf(err, errlen, "matmul is unavailable on the cuda backend: %s",
-			 ctx->blas_why && ctx->blas_why[0] ? ctx->blas_why : "cuBLAS is not loaded");
+			 ctx->blas_why && ctx->blas_why[0] ? ctx->blas_why
+							   : "cuBLAS is not loaded");
 		return -1;
 	}
 	if (m == 0 || n == 0)
@@ -58,16 +59,16 @@ int mm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 		const float one = 1.0f, zero = 0.0f;
 		int compute = a->v[MM_TF32].s.b ? LIBS_CUBLAS_COMPUTE_32F_FAST_TF32
 						: LIBS_CUBLAS_COMPUTE_32F;
-		st = cb->gemm_ex((libs_cublas_handle)ctx->blas, LIBS_CUBLAS_OP_N, LIBS_CUBLAS_OP_N, n,
-				 m, k, &one, B->data, LIBS_CUDA_R_32F, n, A->data, LIBS_CUDA_R_32F, k,
-				 &zero, C->data, LIBS_CUDA_R_32F, n, compute,
+		st = cb->gemm_ex((libs_cublas_handle)ctx->blas, LIBS_CUBLAS_OP_N, LIBS_CUBLAS_OP_N,
+				 n, m, k, &one, B->data, LIBS_CUDA_R_32F, n, A->data,
+				 LIBS_CUDA_R_32F, k, &zero, C->data, LIBS_CUDA_R_32F, n, compute,
 				 LIBS_CUBLAS_GEMM_DEFAULT);
 	} else {
 		const double one = 1.0, zero = 0.0;
-		st = cb->gemm_ex((libs_cublas_handle)ctx->blas, LIBS_CUBLAS_OP_N, LIBS_CUBLAS_OP_N, n,
-				 m, k, &one, B->data, LIBS_CUDA_R_64F, n, A->data, LIBS_CUDA_R_64F, k,
-				 &zero, C->data, LIBS_CUDA_R_64F, n, LIBS_CUBLAS_COMPUTE_64F,
-				 LIBS_CUBLAS_GEMM_DEFAULT);
+		st = cb->gemm_ex((libs_cublas_handle)ctx->blas, LIBS_CUBLAS_OP_N, LIBS_CUBLAS_OP_N,
+				 n, m, k, &one, B->data, LIBS_CUDA_R_64F, n, A->data,
+				 LIBS_CUDA_R_64F, k, &zero, C->data, LIBS_CUDA_R_64F, n,
+				 LIBS_CUBLAS_COMPUTE_64F, LIBS_CUBLAS_GEMM_DEFAULT);
 	}
 	if (st != LIBS_CUBLAS_SUCCESS) {
 		snprintf(err, errlen, "matmul: cublasGemmEx (%d x %d x %d, %s%s): %s", m, k, n,
@@ -128,7 +129,8 @@ int mm_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 		if (mm_launch(&a, ctx, err, errlen) != 0)
 			goto out;
 		void *dst = dt == GPUD_F32 ? (void *)&fc : (void *)&hc;
-		e = cudaMemcpyAsync(dst, pc + (size_t)(1 * N + 2) * es, es, cudaMemcpyDeviceToHost, s);
+		e = cudaMemcpyAsync(dst, pc + (size_t)(1 * N + 2) * es, es, cudaMemcpyDeviceToHost,
+				    s);
 		if (e == cudaSuccess)
 			e = cudaStreamSynchronize(s);
 		if (e != cudaSuccess) {
@@ -150,5 +152,4 @@ out:
 
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_matmul = {"matmul", mm_launch, nullptr, mm_warmup,
-						   1};
+extern "C" const cuda_kernel cuda_kernel_matmul = {"matmul", mm_launch, nullptr, mm_warmup, 1};

@@ -11,7 +11,7 @@
 #include "kernels/matmul/matmul.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(s, want) \
+#define assert_has(s, want)                                                                        \
 	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
 
 /*
@@ -25,8 +25,10 @@ static int mm2(gpud_dtype adt, gpud_dtype bdt, uint64_t m, uint64_t k, uint64_t 
 	kernel_args a;
 	memset(&a, 0, sizeof(a));
 	a.kernel = k_;
-	kernel_array aa = {.dtype = adt, .ndim = 2, .shape = {m, k}, .count = m * k, .data = (void *)A};
-	kernel_array ab = {.dtype = bdt, .ndim = 2, .shape = {kb, n}, .count = kb * n, .data = (void *)B};
+	kernel_array aa = {
+		.dtype = adt, .ndim = 2, .shape = {m, k}, .count = m * k, .data = (void *)A};
+	kernel_array ab = {
+		.dtype = bdt, .ndim = 2, .shape = {kb, n}, .count = kb * n, .data = (void *)B};
 	if (kernel_bind_array(k_, &k_->params[MM_A], &aa, &a.v[MM_A], err, errlen) != 0 ||
 	    kernel_bind_array(k_, &k_->params[MM_B], &ab, &a.v[MM_B], err, errlen) != 0)
 		return -1;
@@ -76,8 +78,8 @@ START_TEST(test_hand_worked)
 		ck_assert_msg(cf[i] == (float)want[i], "c[%d] = %g, want %g", i, cf[i], want[i]);
 	/* tf32 changes nothing on the cpu backend */
 	memset(cf, 0, sizeof(cf));
-	ck_assert_msg(mm2(GPUD_F32, GPUD_F32, 2, 3, 3, 4, af, bf, cf, 1, err, sizeof(err)) == 0, "%s",
-		      err);
+	ck_assert_msg(mm2(GPUD_F32, GPUD_F32, 2, 3, 3, 4, af, bf, cf, 1, err, sizeof(err)) == 0,
+		      "%s", err);
 	for (int i = 0; i < 8; i++)
 		ck_assert(cf[i] == (float)want[i]);
 	/* 2 x 2 with negatives and fractions: [[1 -2] [0.5 3]] . [[4 0.25] [-1 2]] */
@@ -133,7 +135,8 @@ static double rnd(void)
 static void random_case(gpud_dtype dt, int m, int k, int n)
 {
 	size_t es = gpud_dtype_size(dt);
-	double *a = malloc(sizeof(double) * (size_t)m * k), *b = malloc(sizeof(double) * (size_t)k * n);
+	double *a = malloc(sizeof(double) * (size_t)m * k),
+	       *b = malloc(sizeof(double) * (size_t)k * n);
 	void *A = malloc(es * (size_t)m * k + 8), *B = malloc(es * (size_t)k * n + 8),
 	     *C = malloc(es * (size_t)m * n + 8);
 	char err[256];
@@ -164,7 +167,8 @@ static void random_case(gpud_dtype dt, int m, int k, int n)
 			double got = dt == GPUD_F32 ? (double)((float *)C)[i * n + j]
 						    : ((double *)C)[i * n + j];
 			double e = fabs(got - s) / (sa * eps * (k + 2));
-			ck_assert_msg(e <= 1, "%s %dx%dx%d: c[%d][%d] = %.17g, want %.17g (%.2f of tol)",
+			ck_assert_msg(e <= 1,
+				      "%s %dx%dx%d: c[%d][%d] = %.17g, want %.17g (%.2f of tol)",
 				      gpud_dtype_name(dt), m, k, n, i, j, got, s, e);
 			if (e > worst)
 				worst = e;
@@ -179,7 +183,8 @@ static void random_case(gpud_dtype dt, int m, int k, int n)
 
 START_TEST(test_random_products)
 {
-	static const int shapes[][3] = {{37, 53, 29}, {1, 200, 7}, {64, 64, 64}, {5, 1, 300}, {129, 3, 2}};
+	static const int shapes[][3] = {
+		{37, 53, 29}, {1, 200, 7}, {64, 64, 64}, {5, 1, 300}, {129, 3, 2}};
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
 		random_case(GPUD_F32, shapes[i][0], shapes[i][1], shapes[i][2]);
 		random_case(GPUD_F64, shapes[i][0], shapes[i][1], shapes[i][2]);
@@ -202,12 +207,12 @@ START_TEST(test_checks)
 	ck_assert_str_eq(err, "matmul: tf32 applies to float32 only; a and b are float64");
 	ck_assert_int_eq(mm2(GPUD_F32, GPUD_F32, 2, 3, 3, 2, x, x, NULL, 1, err, sizeof(err)), 0);
 	/* dimensions fit the BLAS's int */
-	ck_assert_int_eq(mm2(GPUD_F32, GPUD_F32, (uint64_t)INT_MAX + 1, 1, 1, 1, NULL, NULL, NULL, -1,
-			     err, sizeof(err)),
+	ck_assert_int_eq(mm2(GPUD_F32, GPUD_F32, (uint64_t)INT_MAX + 1, 1, 1, 1, NULL, NULL, NULL,
+			     -1, err, sizeof(err)),
 			 -1);
 	ck_assert_str_eq(err, "matmul: m (a's rows) is 2147483648; at most 2147483647");
-	ck_assert_int_eq(mm2(GPUD_F32, GPUD_F32, 1, 1, 1, (uint64_t)INT_MAX + 2, NULL, NULL, NULL, -1,
-			     err, sizeof(err)),
+	ck_assert_int_eq(mm2(GPUD_F32, GPUD_F32, 1, 1, 1, (uint64_t)INT_MAX + 2, NULL, NULL, NULL,
+			     -1, err, sizeof(err)),
 			 -1);
 	assert_has(err, "n (b's columns) is 2147483649");
 	/* rank, dtype and role are the binder's */

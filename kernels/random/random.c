@@ -9,28 +9,43 @@
 #include "kernels/core/libs.h"
 #include "kernels/random/random.h"
 
-#define RND_PARAMS(p1, d1, doc1, p2, d2, doc2)                                                  \
-	{                                                                                       \
-		[RND_N] = {.name = "n", .role = KPARAM_SCALAR, .stype = KSCALAR_I64,            \
-			   .doc = "how many numbers"},                                          \
-		[RND_SEED] = {.name = "seed", .role = KPARAM_SCALAR, .stype = KSCALAR_I64,      \
-			      .doc = "the generator's seed, 0 to 2^63 - 1"},                    \
-		[RND_DTYPE] = {.name = "dtype", .role = KPARAM_SCALAR, .stype = KSCALAR_DTYPE,  \
-			       .dtypes = KDT_FLOAT, .default_value = "float64",                 \
-			       .doc = "out's dtype"},                                           \
-		[RND_P1] = {.name = p1, .role = KPARAM_SCALAR, .stype = KSCALAR_F64,            \
-			    .default_value = d1, .doc = doc1},                                  \
-		[RND_P2] = {.name = p2, .role = KPARAM_SCALAR, .stype = KSCALAR_F64,            \
-			    .default_value = d2, .doc = doc2},                                  \
-		[RND_OUT] = {.name = "out", .role = KPARAM_OUT, .dtypes = KDT_FLOAT, .ndim = 1, \
-			     .doc = "n numbers"},                                               \
+#define RND_PARAMS(p1, d1, doc1, p2, d2, doc2)                                                     \
+	{                                                                                          \
+		[RND_N] = {.name = "n",                                                            \
+			   .role = KPARAM_SCALAR,                                                  \
+			   .stype = KSCALAR_I64,                                                   \
+			   .doc = "how many numbers"},                                             \
+		[RND_SEED] = {.name = "seed",                                                      \
+			      .role = KPARAM_SCALAR,                                               \
+			      .stype = KSCALAR_I64,                                                \
+			      .doc = "the generator's seed, 0 to 2^63 - 1"},                       \
+		[RND_DTYPE] = {.name = "dtype",                                                    \
+			       .role = KPARAM_SCALAR,                                              \
+			       .stype = KSCALAR_DTYPE,                                             \
+			       .dtypes = KDT_FLOAT,                                                \
+			       .default_value = "float64",                                         \
+			       .doc = "out's dtype"},                                              \
+		[RND_P1] = {.name = p1,                                                            \
+			    .role = KPARAM_SCALAR,                                                 \
+			    .stype = KSCALAR_F64,                                                  \
+			    .default_value = d1,                                                   \
+			    .doc = doc1},                                                          \
+		[RND_P2] = {.name = p2,                                                            \
+			    .role = KPARAM_SCALAR,                                                 \
+			    .stype = KSCALAR_F64,                                                  \
+			    .default_value = d2,                                                   \
+			    .doc = doc2},                                                          \
+		[RND_OUT] = {.name = "out",                                                        \
+			     .role = KPARAM_OUT,                                                   \
+			     .dtypes = KDT_FLOAT,                                                  \
+			     .ndim = 1,                                                            \
+			     .doc = "n numbers"},                                                  \
 	}
 
-static const kernel_param p_uniform[] = RND_PARAMS(
-	"low", "0", "out = low + (high - low) u, u in (0, 1]", "high", "1", "see low");
-static const kernel_param p_normal[] =
-	RND_PARAMS("mean", "0", "the distribution's mean", "stddev", "1",
-		   "its standard deviation, 0 or more");
+static const kernel_param p_uniform[] =
+	RND_PARAMS("low", "0", "out = low + (high - low) u, u in (0, 1]", "high", "1", "see low");
+static const kernel_param p_normal[] = RND_PARAMS("mean", "0", "the distribution's mean", "stddev",
+						  "1", "its standard deviation, 0 or more");
 
 static int rnd_check(kernel_args *a, char *err, size_t errlen)
 {
@@ -46,8 +61,8 @@ static int rnd_check(kernel_args *a, char *err, size_t errlen)
 		return -1;
 	}
 	if (seed < 0) {
-		snprintf(err, errlen, "%s: argument 'seed' must be 0 to 2^63 - 1, got %lld", k->name,
-			 (long long)seed);
+		snprintf(err, errlen, "%s: argument 'seed' must be 0 to 2^63 - 1, got %lld",
+			 k->name, (long long)seed);
 		return -1;
 	}
 	if (normal && p2 < 0) {
@@ -55,13 +70,14 @@ static int rnd_check(kernel_args *a, char *err, size_t errlen)
 		return -1;
 	}
 	if (!normal && !isfinite(p2 - p1)) {
-		snprintf(err, errlen, "uniform: high - low must be finite, got high %g and low %g", p2,
-			 p1);
+		snprintf(err, errlen, "uniform: high - low must be finite, got high %g and low %g",
+			 p2, p1);
 		return -1;
 	}
 	if (dt == GPUD_F32 && (fabs(p1) > FLT_MAX || fabs(p2) > FLT_MAX)) {
-		snprintf(err, errlen, "%s: '%s' and '%s' must be within float32's range for dtype "
-				      "float32, got %g and %g",
+		snprintf(err, errlen,
+			 "%s: '%s' and '%s' must be within float32's range for dtype "
+			 "float32, got %g and %g",
 			 k->name, k->params[RND_P1].name, k->params[RND_P2].name, p1, p2);
 		return -1;
 	}
@@ -97,7 +113,8 @@ static void host_gen_probe(void)
 		snprintf(host_gen.why, sizeof(host_gen.why), "%s", why);
 		return;
 	}
-	if ((st = cr->create_host(&g, LIBS_CURAND_RNG_PSEUDO_PHILOX4_32_10)) != LIBS_CURAND_SUCCESS) {
+	if ((st = cr->create_host(&g, LIBS_CURAND_RNG_PSEUDO_PHILOX4_32_10)) !=
+	    LIBS_CURAND_SUCCESS) {
 		snprintf(host_gen.why, sizeof(host_gen.why),
 			 "%s: its host generator does not start: curandCreateGeneratorHost: %s",
 			 cr->describe, libs_curand_status(st));

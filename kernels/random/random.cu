@@ -35,22 +35,22 @@ namespace {
 constexpr int SCALE_BLOCK = 256;
 
 /* out = low + w u, in float64 with one rounding per operation (as the cpu backend). */
-template <typename T>
-__global__ void __launch_bounds__(SCALE_BLOCK) scale_kernel(T *out, long long n, double low, double w)
+template <typename T> __global__ void __launch_bounds__(SCALE_BLOCK)
+	scale_kernel(T *out, long long n, double low, double w)
 {
 	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x)
 		out[i] = (T)__dadd_rn(low, __dmul_rn(w, (double)out[i]));
 }
 
-#define RND_CHECK(call, what_)                                                               \
-	do {                                                                                 \
-		int st_ = (call);                                                            \
-		if (st_ != LIBS_CURAND_SUCCESS) {                                            \
-			snprintf(err, errlen, "%s: %s: %s (%d)", a->kernel->name, (what_),    \
-				 libs_curand_status(st_), st_);                              \
-			return -1;                                                           \
-		}                                                                            \
+#define RND_CHECK(call, what_)                                                                     \
+	do {                                                                                       \
+		int st_ = (call);                                                                  \
+		if (st_ != LIBS_CURAND_SUCCESS) {                                                  \
+			snprintf(err, errlen, "%s: %s: %s (%d)", a->kernel->name, (what_),         \
+				 libs_curand_status(st_), st_);                                    \
+			return -1;                                                                 \
+		}                                                                                  \
 	} while (0)
 
 int gen_normal(const libs_curand *cr, libs_curand_gen g, gpud_dtype dt, void *out, size_t n,
@@ -92,15 +92,17 @@ int rnd_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size
 			  most = (long long)ctx->sm_count * 8;
 		dim3 grid((unsigned)(blocks < most ? blocks : most));
 		if (o->dtype == GPUD_F32)
-			scale_kernel<float><<<grid, SCALE_BLOCK, 0, s>>>((float *)o->data, (long long)n,
-									 p1, p2 - p1);
+			scale_kernel<float><<<grid, SCALE_BLOCK, 0, s>>>((float *)o->data,
+									 (long long)n, p1, p2 - p1);
 		else
 			scale_kernel<double><<<grid, SCALE_BLOCK, 0, s>>>((double *)o->data,
-									  (long long)n, p1, p2 - p1);
+									  (long long)n, p1,
+									  p2 - p1);
 		CUDA_CHECK(cudaGetLastError(), "uniform: scaling kernel launch");
 		return 0;
 	}
-	const char *call = o->dtype == GPUD_F32 ? "curandGenerateNormal" : "curandGenerateNormalDouble";
+	const char *call = o->dtype == GPUD_F32 ? "curandGenerateNormal"
+						: "curandGenerateNormalDouble";
 	if (n % 2 == 0) {
 		RND_CHECK(gen_normal(cr, g, o->dtype, o->data, n, p1, p2), call);
 		return 0;
@@ -184,7 +186,6 @@ int normal_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
 
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_uniform = {"uniform", rnd_launch, nullptr,
-						    uniform_warmup, 1};
-extern "C" const cuda_kernel cuda_kernel_normal = {"normal", rnd_launch, nullptr,
-						   normal_warmup, 1};
+extern "C" const cuda_kernel cuda_kernel_uniform = {"uniform", rnd_launch, nullptr, uniform_warmup,
+						    1};
+extern "C" const cuda_kernel cuda_kernel_normal = {"normal", rnd_launch, nullptr, normal_warmup, 1};

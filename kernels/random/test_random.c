@@ -12,7 +12,7 @@
 #include "kernels/random/random.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(s, want) \
+#define assert_has(s, want)                                                                        \
 	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
 
 #define NONE NAN /* p1/p2 not given: the default */
@@ -33,8 +33,8 @@ static int gen(const char *name, int64_t n, int64_t seed, const char *dtype, dou
 	    kernel_bind_scalar(k, &k->params[RND_SEED], KGIVEN_I64, 0, seed, 0, &a.v[RND_SEED], err,
 			       errlen) != 0)
 		return -1;
-	if (dtype && kernel_bind_text(k, &k->params[RND_DTYPE], dtype, &a.v[RND_DTYPE], err,
-				      errlen) != 0)
+	if (dtype &&
+	    kernel_bind_text(k, &k->params[RND_DTYPE], dtype, &a.v[RND_DTYPE], err, errlen) != 0)
 		return -1;
 	if (!isnan(p1) && kernel_bind_scalar(k, &k->params[RND_P1], KGIVEN_F64, 0, 0, p1,
 					     &a.v[RND_P1], err, errlen) != 0)
@@ -61,10 +61,10 @@ static const float u32_42[5] = {0x1.39d5ep-1, 0x1.dfd524p-2, 0x1.2bf50ap-4, 0x1.
 				0x1.499bb4p-7};
 static const double u64_42[5] = {0x1.dfd537715e0a7p-2, 0x1.5d0acd0bea15bp-2, 0x1.4ee9ac6f6424fp-2,
 				 0x1.d1380b9deb4ddp-2, 0x1.028f483ccdda6p-3};
-static const float n32_42[7] = {0x1.8d59c4p-3,	-0x1.f0bcb8p-1, 0x1.ec8674p+0, -0x1.3c51acp+0,
-				0x1.14a7e6p+1,	0x1.10582cp+1,	-0x1.a8e594p+0};
-static const double n64_42[7] = {0x1.0938d6e3710a3p+0,	-0x1.54abf38e526c1p-1,
-				 0x1.b1706d3b4c821p-2,	-0x1.6f13555a03774p+0,
+static const float n32_42[7] = {0x1.8d59c4p-3, -0x1.f0bcb8p-1, 0x1.ec8674p+0, -0x1.3c51acp+0,
+				0x1.14a7e6p+1, 0x1.10582cp+1,  -0x1.a8e594p+0};
+static const double n64_42[7] = {0x1.0938d6e3710a3p+0,  -0x1.54abf38e526c1p-1,
+				 0x1.b1706d3b4c821p-2,  -0x1.6f13555a03774p+0,
 				 -0x1.f9be3fcfaa932p+0, -0x1.f19db84702aa2p-2,
 				 0x1.08add93cd83fp-3};
 
@@ -98,8 +98,8 @@ START_TEST(test_known_values)
 	double d2[7];
 	ck_assert(gen("normal", 7, 42, NULL, 3, 0.5, d2, err, sizeof(err)) == 0);
 	for (int i = 0; i < 7; i++)
-		ck_assert_msg(fabs(d2[i] - (3 + 0.5 * d[i])) <= 1e-14, "[%d] %.17g vs %.17g", i, d2[i],
-			      3 + 0.5 * d[i]);
+		ck_assert_msg(fabs(d2[i] - (3 + 0.5 * d[i])) <= 1e-14, "[%d] %.17g vs %.17g", i,
+			      d2[i], 3 + 0.5 * d[i]);
 }
 END_TEST
 
@@ -117,7 +117,8 @@ START_TEST(test_determinism)
 		int same = 0;
 		for (int i = 0; i < N; i++)
 			same += a[i] == c[i];
-		ck_assert_msg(same < 5, "%s: seeds 7 and 8 share %d of %d numbers", names[k], same, N);
+		ck_assert_msg(same < 5, "%s: seeds 7 and 8 share %d of %d numbers", names[k], same,
+			      N);
 		/* a shorter run is the start of the longer one */
 		ck_assert(gen(names[k], 100, 7, NULL, NONE, NONE, c, err, sizeof(err)) == 0);
 		ck_assert(memcmp(a, c, 100 * sizeof(double)) == 0);
@@ -190,7 +191,8 @@ START_TEST(test_statistics)
 		ck_assert_msg(v[i] > 0 && v[i] <= 1, "uniform [%zu] = %.17g", i, v[i]);
 	moments(v, N, &mean, &var);
 	ck_assert_msg(fabs(mean - 0.5) < 5 * se * sqrt(1.0 / 12), "uniform mean %.6f", mean);
-	ck_assert_msg(fabs(var - 1.0 / 12) < 5 * se * sqrt(1.0 / 180), "uniform variance %.6f", var);
+	ck_assert_msg(fabs(var - 1.0 / 12) < 5 * se * sqrt(1.0 / 180), "uniform variance %.6f",
+		      var);
 	ck_assert_msg((d = ks(v, N, cdf_uniform)) < crit, "uniform KS %.5f >= %.5f", d, crit);
 
 	/* uniform float32 */
@@ -206,7 +208,8 @@ START_TEST(test_statistics)
 	ck_assert(gen("uniform", 1000, 5, NULL, NONE, NONE, u, err, sizeof(err)) == 0);
 	ck_assert(gen("uniform", 1000, 5, NULL, -2, 6, v, err, sizeof(err)) == 0);
 	for (size_t i = 0; i < 1000; i++)
-		ck_assert_msg(v[i] == -2 + 8 * u[i] && v[i] > -2 && v[i] <= 6, "[%zu] %.17g", i, v[i]);
+		ck_assert_msg(v[i] == -2 + 8 * u[i] && v[i] > -2 && v[i] <= 6, "[%zu] %.17g", i,
+			      v[i]);
 
 	/* normal float64: mean 0, variance 1, and N(0, 1)'s distribution */
 	ck_assert(gen("normal", N, 31337, NULL, NONE, NONE, v, err, sizeof(err)) == 0);
@@ -237,7 +240,8 @@ START_TEST(test_checks)
 	ck_assert_int_eq(gen("normal", 4, 1, NULL, 0, -1, x, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "normal: argument 'stddev' must be 0 or more, got -1");
 	ck_assert_int_eq(gen("uniform", 4, 1, NULL, -1e308, 1e308, x, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "uniform: high - low must be finite, got high 1e+308 and low -1e+308");
+	ck_assert_str_eq(err,
+			 "uniform: high - low must be finite, got high 1e+308 and low -1e+308");
 	ck_assert_int_eq(gen("normal", 4, 1, "float32", 1e39, 1, x, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "normal: 'mean' and 'stddev' must be within float32's range for "
 			      "dtype float32, got 1e+39 and 1");

@@ -9,18 +9,21 @@
 
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
 
-#define X_OUT(dts)                                                                           \
-	{.name = "x", .role = KPARAM_IN, .dtypes = (dts), .ndim = -1, .doc = "any shape"},     \
-	{                                                                                     \
-		.name = "out", .role = KPARAM_OUT, .dtypes = (dts) | KDT(GPUD_I64), .ndim = 0, \
-		.doc = "0-d result"                                                            \
+#define X_OUT(dts)                                                                                 \
+	{.name = "x", .role = KPARAM_IN, .dtypes = (dts), .ndim = -1, .doc = "any shape"},         \
+	{                                                                                          \
+		.name = "out", .role = KPARAM_OUT, .dtypes = (dts) | KDT(GPUD_I64), .ndim = 0,     \
+		.doc = "0-d result"                                                                \
 	}
 
 static const kernel_param p_any[] = {X_OUT(KDT_FLOAT | KDT_INT)};
 static const kernel_param p_float[] = {X_OUT(KDT_FLOAT)};
 static const kernel_param p_dot[] = {
 	{.name = "x", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = -1, .doc = "any shape"},
-	{.name = "y", .role = KPARAM_IN, .dtypes = KDT_FLOAT, .ndim = -1,
+	{.name = "y",
+	 .role = KPARAM_IN,
+	 .dtypes = KDT_FLOAT,
+	 .ndim = -1,
 	 .doc = "as many elements as x"},
 	{.name = "out", .role = KPARAM_OUT, .dtypes = KDT_FLOAT, .ndim = 0, .doc = "0-d result"},
 };
@@ -158,13 +161,13 @@ static void red_run(const kernel_args *a, size_t lo, size_t hi)
 		*(double *)out = r;
 }
 
-#define RED_DEF(var, nm, docstr, ps)                                                       \
-	const kernel_def var = {.name = nm,                                                \
-				.doc = docstr,                                             \
-				.params = ps,                                              \
-				.nparams = sizeof(ps) / sizeof(ps[0]),                     \
-				.check = red_check,                                        \
-				.cpu_items = red_items,                                    \
+#define RED_DEF(var, nm, docstr, ps)                                                               \
+	const kernel_def var = {.name = nm,                                                        \
+				.doc = docstr,                                                     \
+				.params = ps,                                                      \
+				.nparams = sizeof(ps) / sizeof(ps[0]),                             \
+				.check = red_check,                                                \
+				.cpu_items = red_items,                                            \
 				.cpu_run = red_run}
 
 RED_DEF(kernel_sum, "sum", "sum of x (integers: int64); float32 accumulates in float64", p_any);

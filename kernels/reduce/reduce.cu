@@ -25,11 +25,17 @@ namespace {
 
 template <typename T> struct as_double {
 	const T *x;
-	__host__ __device__ double operator()(long long i) const { return (double)x[i]; }
+	__host__ __device__ double operator()(long long i) const
+	{
+		return (double)x[i];
+	}
 };
 template <typename T> struct abs_double {
 	const T *x;
-	__host__ __device__ double operator()(long long i) const { return fabs((double)x[i]); }
+	__host__ __device__ double operator()(long long i) const
+	{
+		return fabs((double)x[i]);
+	}
 };
 template <typename T> struct prod_double {
 	const T *x, *y;
@@ -46,11 +52,14 @@ template <typename T> struct as_u64 {
 	}
 };
 struct plus_d {
-	__host__ __device__ double operator()(double a, double b) const { return a + b; }
+	__host__ __device__ double operator()(double a, double b) const
+	{
+		return a + b;
+	}
 };
 struct plus_u64 {
 	__host__ __device__ unsigned long long operator()(unsigned long long a,
-							    unsigned long long b) const
+							  unsigned long long b) const
 	{
 		return a + b;
 	}
@@ -230,11 +239,11 @@ out:
 
 } // namespace
 
-#define RED_CUDA(var, def, nm)                                                             \
-	static int var##_warm(const cuda_launch_ctx *ctx, char *err, size_t errlen)         \
-	{                                                                                  \
-		return red_warmup_of(&def, ctx, err, errlen);                               \
-	}                                                                                  \
+#define RED_CUDA(var, def, nm)                                                                     \
+	static int var##_warm(const cuda_launch_ctx *ctx, char *err, size_t errlen)                \
+	{                                                                                          \
+		return red_warmup_of(&def, ctx, err, errlen);                                      \
+	}                                                                                          \
 	extern "C" const cuda_kernel var = {nm, red_launch, nullptr, var##_warm, 0}
 
 RED_CUDA(cuda_kernel_sum, kernel_sum, "sum");

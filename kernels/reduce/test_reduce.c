@@ -8,7 +8,7 @@
 #include "kernels/reduce/reduce.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(s, want) \
+#define assert_has(s, want)                                                                        \
 	ck_assert_msg(strstr((s), (want)) != NULL, "'%s' lacks '%s'", (s), (want))
 
 /* Runs kernel name on x (and y) of n elements of dt; out receives the 0-d result. */

@@ -64,7 +64,7 @@ typedef struct t_shm_reply {
 } t_shm_reply;
 
 static const char *gpud_bin, *gpuctl_bin, *backend_env;
-static char base_dir[256]; /* made by main; every test's directory lives in it */
+static char base_dir[256];       /* made by main; every test's directory lives in it */
 static char self_path[PATH_MAX]; /* this program, for --raw-send */
 
 /* The fixture's gpud. */
@@ -122,8 +122,8 @@ static void dump_file(const char *title, const char *path)
 	if (buf == NULL)
 		return;
 	if (read_text(path, buf, 1 << 20) >= 0) {
-		fprintf(stderr, "----- %s (%s) -----\n%s%s----- end of %s -----\n", title, path, buf,
-			buf[0] && buf[strlen(buf) - 1] != '\n' ? "\n" : "", title);
+		fprintf(stderr, "----- %s (%s) -----\n%s%s----- end of %s -----\n", title, path,
+			buf, buf[0] && buf[strlen(buf) - 1] != '\n' ? "\n" : "", title);
 	}
 	free(buf);
 }
@@ -431,24 +431,27 @@ static void ctl_expect_error(int line, int want_code, const char *words, ...)
 	va_start(ap, words);
 	ctl_runv(&r, url, ap);
 	va_end(ap);
-	ck_assert_msg(r.code != 0, "line %d: '%s' succeeded, expected an error with '%s'\nstdout: %s",
-		      line, r.cmd, words, r.out);
+	ck_assert_msg(r.code != 0,
+		      "line %d: '%s' succeeded, expected an error with '%s'\nstdout: %s", line,
+		      r.cmd, words, r.out);
 	if (want_code > 0)
-		ck_assert_msg(r.code == want_code, "line %d: '%s' exited %d, expected %d\nstderr: %s",
-			      line, r.cmd, r.code, want_code, r.err);
+		ck_assert_msg(r.code == want_code,
+			      "line %d: '%s' exited %d, expected %d\nstderr: %s", line, r.cmd,
+			      r.code, want_code, r.err);
 	ck_assert_msg(r.code < 128, "line %d: '%s' died of signal %d\nstderr: %s", line, r.cmd,
 		      r.code - 128, r.err);
 	ck_assert_msg(strncmp(r.err, "gpuctl: error:", 14) == 0,
-		      "line %d: '%s': stderr does not start with 'gpuctl: error:': '%s'", line, r.cmd,
-		      r.err);
+		      "line %d: '%s': stderr does not start with 'gpuctl: error:': '%s'", line,
+		      r.cmd, r.err);
 	ck_assert_msg(strstr(r.err, words) != NULL,
-		      "line %d: '%s': stderr does not mention '%s': '%s'", line, r.cmd, words, r.err);
+		      "line %d: '%s': stderr does not mention '%s': '%s'", line, r.cmd, words,
+		      r.err);
 	char what[1100];
 	snprintf(what, sizeof(what), "'%s' (line %d)", r.cmd, line);
 	assert_daemon_alive(what);
 }
 
-#define CTL_FAIL(code, words, ...)                                                             \
+#define CTL_FAIL(code, words, ...)                                                                 \
 	ctl_expect_error(__LINE__, code, words, __VA_ARGS__, (const char *)NULL)
 
 /* --- data and the reference periodogram ------------------------------------------------- */
@@ -631,23 +634,23 @@ static gpud_client *lib_connect(void)
 	return c;
 }
 
-#define LIB_OK(c, call)                                                                        \
-	do {                                                                                   \
-		gpud_status st_ = (call);                                                      \
-		ck_assert_msg(st_ == GPUD_OK, "%s: %s: %s", #call, gpud_strerror(st_),          \
-			      gpud_errmsg(c));                                                 \
+#define LIB_OK(c, call)                                                                            \
+	do {                                                                                       \
+		gpud_status st_ = (call);                                                          \
+		ck_assert_msg(st_ == GPUD_OK, "%s: %s: %s", #call, gpud_strerror(st_),             \
+			      gpud_errmsg(c));                                                     \
 	} while (0)
 
 /* Expects call to fail with status want and a message containing words. */
-#define LIB_FAIL(c, call, want, words)                                                         \
-	do {                                                                                   \
-		gpud_status st_ = (call);                                                      \
-		ck_assert_msg(st_ == (want), "%s: got %d (%s: %s), expected %d (%s)", #call,    \
-			      (int)st_, gpud_strerror(st_), gpud_errmsg(c), (int)(want),        \
-			      gpud_strerror(want));                                            \
-		ck_assert_msg(strstr(gpud_errmsg(c), (words)) != NULL,                          \
-			      "%s: message '%s' does not mention '%s'", #call, gpud_errmsg(c),  \
-			      (words));                                                        \
+#define LIB_FAIL(c, call, want, words)                                                             \
+	do {                                                                                       \
+		gpud_status st_ = (call);                                                          \
+		ck_assert_msg(st_ == (want), "%s: got %d (%s: %s), expected %d (%s)", #call,       \
+			      (int)st_, gpud_strerror(st_), gpud_errmsg(c), (int)(want),           \
+			      gpud_strerror(want));                                                \
+		ck_assert_msg(strstr(gpud_errmsg(c), (words)) != NULL,                             \
+			      "%s: message '%s' does not mention '%s'", #call, gpud_errmsg(c),     \
+			      (words));                                                            \
 	} while (0)
 
 static gpud_daemon_status lib_status(gpud_client *c)
@@ -804,7 +807,7 @@ static uint8_t *frame(const pb *hdr, const void *payload, size_t payload_len, si
 typedef struct raw_reply {
 	uint64_t version, id, code;
 	char message[1024];
-	int body_field; /* the oneof body present, 0 if none */
+	int body_field;     /* the oneof body present, 0 if none */
 	uint8_t body[1024]; /* its bytes (first 1024) */
 	size_t body_len;
 } raw_reply;
@@ -1028,7 +1031,8 @@ static int raw_call_isolated(const void *msg, size_t len, int timeout_ms, raw_re
 	if (wait_pid_timeout(pid, timeout_ms / 1000.0 + 20.0, &st) != 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
-		ck_abort_msg("the --raw-send helper did not finish within %d ms + 20 s", timeout_ms);
+		ck_abort_msg("the --raw-send helper did not finish within %d ms + 20 s",
+			     timeout_ms);
 	}
 	describe_wait(st, how, sizeof(how));
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the --raw-send helper %s", how);
@@ -1310,8 +1314,9 @@ END_TEST
 START_TEST(test_kernels_list)
 {
 	static const char *names[] = {"x", "y", "freqs", "pgram", "precenter", "normalize"};
-	static const gpud_param_role roles[] = {GPUD_PARAM_IN,	GPUD_PARAM_IN,	   GPUD_PARAM_IN,
-						GPUD_PARAM_OUT, GPUD_PARAM_SCALAR, GPUD_PARAM_SCALAR};
+	static const gpud_param_role roles[] = {GPUD_PARAM_IN,     GPUD_PARAM_IN,
+						GPUD_PARAM_IN,     GPUD_PARAM_OUT,
+						GPUD_PARAM_SCALAR, GPUD_PARAM_SCALAR};
 	gpud_client *c = lib_connect();
 	gpud_kernel_list *l;
 
@@ -1507,10 +1512,12 @@ START_TEST(test_lombscargle_into_given_output)
 		ls_lib_run(c, dt, x, y, nx, f, nf, 1, 0, pg, got, &res);
 		ck_assert_msg(res.st == GPUD_OK, "%s: %s", gpud_dtype_name(dt), res.msg);
 		ck_assert_uint_eq(res.nout, 1);
-		ck_assert_msg(res.out.handle == pg, "the output is %016" PRIx64 ", not the given %016" PRIx64,
+		ck_assert_msg(res.out.handle == pg,
+			      "the output is %016" PRIx64 ", not the given %016" PRIx64,
 			      res.out.handle, pg);
 		for (size_t i = 0; i < nf; i++)
-			ck_assert_msg(!isnan(elem(got, dt, i)), "%s: pgram[%zu] was not overwritten (NaN)",
+			ck_assert_msg(!isnan(elem(got, dt, i)),
+				      "%s: pgram[%zu] was not overwritten (NaN)",
 				      gpud_dtype_name(dt), i);
 		assert_matches(got, dt, ref, nf, "lombscargle into a given pgram");
 		/* The output is still the caller's; exactly one buffer is left. */
@@ -1661,7 +1668,6 @@ START_TEST(test_raw_protocol_errors)
 	gpud_close(c);
 }
 END_TEST
-
 
 /* ========================================================================================= */
 /* host regions: shared memory for bulk bytes                                                */
@@ -1820,12 +1826,12 @@ static t_shm_reply shm_try(const char *path, const uint8_t *key, uint64_t size, 
 	return rep;
 }
 
-#define SHM_EXPECT(rep, code, words)                                                           \
-	do {                                                                                   \
-		t_shm_reply r_ = (rep);                                                        \
-		ck_assert_msg(r_.status == (code) && strstr(r_.message, (words)),              \
-			      "region socket: got %d '%s', expected %d mentioning '%s'",        \
-			      r_.status, r_.message, (code), (words));                         \
+#define SHM_EXPECT(rep, code, words)                                                               \
+	do {                                                                                       \
+		t_shm_reply r_ = (rep);                                                            \
+		ck_assert_msg(r_.status == (code) && strstr(r_.message, (words)),                  \
+			      "region socket: got %d '%s', expected %d mentioning '%s'",           \
+			      r_.status, r_.message, (code), (words));                             \
 	} while (0)
 
 /* hello on a raw connection: its region socket path and key. */
@@ -1869,7 +1875,7 @@ static uint64_t raw_alloc_f64(nng_socket s, uint64_t n)
 	size_t bn;
 	uint64_t h = 0;
 	ck_assert(pb_find(r.body, r.body_len, 1, &p, &bn, NULL) == 0); /* buffer */
-	ck_assert(pb_find(p, bn, 1, NULL, NULL, &h) == 0);               /* handle */
+	ck_assert(pb_find(p, bn, 1, NULL, NULL, &h) == 0);             /* handle */
 	return h;
 }
 
@@ -1921,7 +1927,8 @@ START_TEST(test_host_region_refusals)
 	raw_reply r = raw_upload_from(a, ha, ok.region, 0, 64 * 8);
 	ck_assert_msg(r.code == ST_OK, "upload from a's region: %s", r.message);
 	r = raw_upload_from(a, ha, ok.region, sz - 8, 16);
-	ck_assert_msg(r.code == ST_INVALID_ARGUMENT && strstr(r.message, "do not fit in host region"),
+	ck_assert_msg(r.code == ST_INVALID_ARGUMENT &&
+			      strstr(r.message, "do not fit in host region"),
 		      "an overrun of the region: %" PRIu64 " %s", r.code, r.message);
 	/* b names a's region: the same answer as a region that never existed */
 	r = raw_upload_from(b, hb, ok.region, 0, 64 * 8);
@@ -1944,7 +1951,6 @@ START_TEST(test_host_region_refusals)
 	assert_fresh_client_works("refused host regions");
 }
 END_TEST
-
 
 /* One job, one round trip: inputs with the request, outputs in the reply. */
 static gpud_array vec_array(gpud_dtype dt, void *data, size_t n)
@@ -1974,7 +1980,8 @@ START_TEST(test_call_one_round_trip)
 			round_to_f32(f, nf);
 		}
 		ls_ref(x, y, nx, f, nf, 1, 1, ref);
-		void *bx = to_dtype(x, nx, dt), *by = to_dtype(y, nx, dt), *bf = to_dtype(f, nf, dt);
+		void *bx = to_dtype(x, nx, dt), *by = to_dtype(y, nx, dt),
+		     *bf = to_dtype(f, nf, dt);
 		gpud_array ax = vec_array(dt, bx, nx), ay = vec_array(dt, by, nx),
 			   af = vec_array(dt, bf, nf);
 		gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
@@ -2015,7 +2022,8 @@ START_TEST(test_call_one_round_trip)
 	gpud_result out[1];
 	size_t nout;
 	LIB_OK(c, gpud_call(c, "lombscargle", args, 3, out, 1, &nout, NULL));
-	assert_matches(out[0].array.data, GPUD_F64, ref, nf, "gpud_call with a handle and a region");
+	assert_matches(out[0].array.data, GPUD_F64, ref, nf,
+		       "gpud_call with a handle and a region");
 	gpud_array_free(&out[0].array);
 	gpud_daemon_status st = lib_status(c);
 	ck_assert_uint_eq(st.buffers, 1); /* only freqs, which the client made */
@@ -2151,14 +2159,15 @@ START_TEST(test_gpuctl_run_writes_output)
 			unlink(po);
 			ctl_result *r;
 			if (combo == 3) /* named output, numeric booleans */
-				r = CTL("run", "lombscargle", ax, ay, afr, "precenter=1", "normalize=1",
-					"-o", ao);
+				r = CTL("run", "lombscargle", ax, ay, afr, "precenter=1",
+					"normalize=1", "-o", ao);
 			else
 				r = CTL("run", "lombscargle", ax, ay, afr,
 					pre ? "precenter=true" : "precenter=false",
 					norm ? "normalize=TRUE" : "normalize=false", "-o", po);
 			assert_ctl_ok(r);
-			ck_assert_msg(r->err[0] == '\0', "'%s' wrote to stderr: %s", r->cmd, r->err);
+			ck_assert_msg(r->err[0] == '\0', "'%s' wrote to stderr: %s", r->cmd,
+				      r->err);
 
 			gpud_array a;
 			ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
@@ -2220,7 +2229,8 @@ START_TEST(test_gpuctl_elementwise)
 	double want = 0;
 	for (int i = 0; i < 5; i++)
 		want += x[i] * y[i];
-	ck_assert_msg(((double *)z.data)[0] == want, "dot = %g, want %g", ((double *)z.data)[0], want);
+	ck_assert_msg(((double *)z.data)[0] == want, "dot = %g, want %g", ((double *)z.data)[0],
+		      want);
 	gpud_array_free(&z);
 	CTL_FAIL(1, "argument 'y' must be a buffer", "run", "dot", ax, "y=1");
 	CTL_FAIL(1, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
@@ -2245,7 +2255,8 @@ START_TEST(test_gpuctl_histogram)
 	snprintf(ai, sizeof(ai), "x=%s", pi);
 
 	/* edges 0, .5, 1, 1.5, 2: the last bin closed; -1, 2.5 and NaN dropped */
-	ctl_result *r = CTL("run", "histogram", ax, "bins=4", "range_min=0", "range_max=2", "-o", po);
+	ctl_result *r = CTL("run", "histogram", ax, "bins=4", "range_min=0", "range_max=2", "-o",
+			    po);
 	assert_ctl_ok(r);
 	ck_assert_msg(r->err[0] == '\0', "'%s' wrote to stderr: %s", r->cmd, r->err);
 	gpud_array c;
@@ -2259,7 +2270,8 @@ START_TEST(test_gpuctl_histogram)
 			      (long long)((int64_t *)c.data)[i], (long long)want[i]);
 	gpud_array_free(&c);
 	/* integers; range_max given as a float */
-	assert_ctl_ok(CTL("run", "histogram", ai, "bins=5", "range_min=0", "range_max=5.0", "-o", po));
+	assert_ctl_ok(
+		CTL("run", "histogram", ai, "bins=5", "range_min=0", "range_max=5.0", "-o", po));
 	ck_assert_msg(gpud_npy_load(po, &c, err, sizeof(err)) == 0, "%s", err);
 	const int64_t wanti[5] = {1, 1, 1, 1, 2};
 	for (int i = 0; i < 5; i++)
@@ -2275,8 +2287,8 @@ START_TEST(test_gpuctl_histogram)
 		 "range_min=0", "range_max=1");
 	CTL_FAIL(1, "max must be larger than min in range parameter", "run", "histogram", ax,
 		 "range_min=3", "range_max=1");
-	CTL_FAIL(1, "argument 'range_min' must be a finite float64, got inf", "run", "histogram", ax,
-		 "range_min=inf", "range_max=1");
+	CTL_FAIL(1, "argument 'range_min' must be a finite float64, got inf", "run", "histogram",
+		 ax, "range_min=inf", "range_max=1");
 	CTL_FAIL(1, "missing argument 'range_max'", "run", "histogram", ax, "range_min=0");
 	CTL_FAIL(1, "argument 'bins' must be int64, got 2.5", "run", "histogram", ax, "bins=2.5",
 		 "range_min=0", "range_max=1");
@@ -2308,7 +2320,8 @@ START_TEST(test_gpuctl_libraries)
 	ck_assert_int_eq(c.ndim, 2);
 	ck_assert(c.shape[0] == 2 && c.shape[1] == 4 && c.dtype == GPUD_F64);
 	for (int i = 0; i < 8; i++)
-		ck_assert_msg(((double *)c.data)[i] == want[i], "c[%d] = %g", i, ((double *)c.data)[i]);
+		ck_assert_msg(((double *)c.data)[i] == want[i], "c[%d] = %g", i,
+			      ((double *)c.data)[i]);
 	gpud_array_free(&c);
 	/* b . a: b has 3 columns, a 2 rows */
 	snprintf(aa, sizeof(aa), "a=%s", pbm);
@@ -2317,8 +2330,8 @@ START_TEST(test_gpuctl_libraries)
 	CTL_FAIL(1, "matmul: missing argument 'b'", "run", "matmul", aa);
 	snprintf(aa, sizeof(aa), "a=%s", pa);
 	snprintf(ab, sizeof(ab), "b=%s", pbm);
-	CTL_FAIL(1, "matmul: tf32 applies to float32 only; a and b are float64", "run", "matmul", aa,
-		 ab, "tf32=true");
+	CTL_FAIL(1, "matmul: tf32 applies to float32 only; a and b are float64", "run", "matmul",
+		 aa, ab, "tf32=true");
 
 	/* uniform: cuRAND's numbers for seed 42, the same on both backends, bit for bit */
 	static const float u32_42[5] = {0x1.39d5ep-1, 0x1.dfd524p-2, 0x1.2bf50ap-4, 0x1.5d0adp-2,
@@ -2336,8 +2349,8 @@ START_TEST(test_gpuctl_libraries)
 		ck_assert(((double *)c.data)[i] > -1 && ((double *)c.data)[i] <= 1);
 	gpud_array_free(&c);
 	/* normal, odd n: cuRAND's numbers (the device's Box-Muller may differ in the last bits) */
-	static const double n64_42[7] = {0x1.0938d6e3710a3p+0,	-0x1.54abf38e526c1p-1,
-					 0x1.b1706d3b4c821p-2,	-0x1.6f13555a03774p+0,
+	static const double n64_42[7] = {0x1.0938d6e3710a3p+0,  -0x1.54abf38e526c1p-1,
+					 0x1.b1706d3b4c821p-2,  -0x1.6f13555a03774p+0,
 					 -0x1.f9be3fcfaa932p+0, -0x1.f19db84702aa2p-2,
 					 0x1.08add93cd83fp-3};
 	assert_ctl_ok(CTL("run", "normal", "n=7", "seed=42", "-o", pc));
@@ -2347,8 +2360,9 @@ START_TEST(test_gpuctl_libraries)
 		ck_assert_msg(fabs(((double *)c.data)[i] - n64_42[i]) <= 1e-13 * fabs(n64_42[i]),
 			      "normal[%d] = %a, want %a", i, ((double *)c.data)[i], n64_42[i]);
 	gpud_array_free(&c);
-	CTL_FAIL(1, "normal: argument 'dtype' must be a dtype name float32|float64 (default "
-		    "float64), got 'float16'",
+	CTL_FAIL(1,
+		 "normal: argument 'dtype' must be a dtype name float32|float64 (default "
+		 "float64), got 'float16'",
 		 "run", "normal", "n=7", "seed=1", "dtype=float16");
 	CTL_FAIL(1, "uniform: argument 'n' must be 0 or more, got -3", "run", "uniform", "n=-3",
 		 "seed=1");
@@ -2385,15 +2399,19 @@ START_TEST(test_libraries_missing)
 	save_npy(pa, GPUD_F64, 2, sa, a);
 	snprintf(aa, sizeof(aa), "a=%s", pa);
 	snprintf(ab, sizeof(ab), "b=%s", pa);
-	CTL_FAIL(1, cuda ? "matmul is unavailable on the cuda backend: cuBLAS could not be loaded"
-			 : "matmul is unavailable on the cpu backend: the CPU BLAS",
+	CTL_FAIL(1,
+		 cuda ? "matmul is unavailable on the cuda backend: cuBLAS could not be loaded"
+		      : "matmul is unavailable on the cpu backend: the CPU BLAS",
 		 "run", "matmul", aa, ab);
-	CTL_FAIL(1, cuda ? "$GPUD_CUBLAS (/nonexistent/libcublas.so.13)" : "$GPUD_BLAS "
-									  "(/nonexistent/libopenblas.so.0)",
+	CTL_FAIL(1,
+		 cuda ? "$GPUD_CUBLAS (/nonexistent/libcublas.so.13)"
+		      : "$GPUD_BLAS "
+			"(/nonexistent/libopenblas.so.0)",
 		 "run", "matmul", aa, ab);
 	CTL_FAIL(1, "cannot open shared object file", "run", "matmul", aa, ab);
 	CTL_FAIL(1, "unavailable on the", "run", "uniform", "n=4", "seed=1");
-	CTL_FAIL(1, "$GPUD_CURAND (/nonexistent/libcurand.so.10)", "run", "normal", "n=4", "seed=1");
+	CTL_FAIL(1, "$GPUD_CURAND (/nonexistent/libcurand.so.10)", "run", "normal", "n=4",
+		 "seed=1");
 	/* the arguments are still checked first */
 	CTL_FAIL(1, "normal: argument 'n' must be 0 or more", "run", "normal", "n=-4", "seed=1");
 	/* everything else works */
@@ -2446,8 +2464,8 @@ START_TEST(test_gpuctl_dead_url)
 	ctl_result *r = CTL_AT(dead, "status");
 	ck_assert_msg(r->code == 1, "'%s' at a dead URL exited %d, expected 1\nstderr: %s", r->cmd,
 		      r->code, r->err);
-	ck_assert_msg(strncmp(r->err, "gpuctl: error: cannot connect", 29) == 0,
-		      "stderr: '%s'", r->err);
+	ck_assert_msg(strncmp(r->err, "gpuctl: error: cannot connect", 29) == 0, "stderr: '%s'",
+		      r->err);
 	ck_assert_msg(strstr(r->err, "dead.sock") != NULL, "stderr does not name the URL: '%s'",
 		      r->err);
 	ck_assert_str_eq(r->out, "");
@@ -2476,9 +2494,8 @@ START_TEST(test_gpuctl_errors)
 	gen_ls(4242, nx, nf, x, y, f);
 	for (int i = 0; i < 100; i++)
 		sq[i] = 1.0 + i;
-	static const char *files[] = {"x.npy",	    "y.npy",	  "freqs.npy", "x32.npy",
-				      "y49.npy",    "sq.npy",	  "trunc.npy", "text.npy",
-				      "missing.npy", "out.npy"};
+	static const char *files[] = {"x.npy",  "y.npy",     "freqs.npy", "x32.npy",     "y49.npy",
+				      "sq.npy", "trunc.npy", "text.npy",  "missing.npy", "out.npy"};
 	for (int i = 0; i < 10; i++)
 		path_in_dir(p[i], sizeof(p[i]), files[i]);
 	save_vec(p[0], GPUD_F64, x, nx);
@@ -2561,7 +2578,8 @@ START_TEST(test_message_size_limit)
 	gpud_array back;
 	LIB_OK(c, gpud_download(c, h, &back));
 	ck_assert_uint_eq(back.nbytes, big);
-	ck_assert_msg(memcmp(back.data, data, big) == 0, "1 MiB round trip in 64 KiB pieces differs");
+	ck_assert_msg(memcmp(back.data, data, big) == 0,
+		      "1 MiB round trip in 64 KiB pieces differs");
 	gpud_array_free(&back);
 	LIB_OK(c, gpud_free(c, &h, 1));
 	/* Up to the limit is fine. */
@@ -2617,9 +2635,11 @@ START_TEST(test_message_size_limit)
 	m = frame(&hdr, data, 8193 * sizeof(double), &len);
 	rv = raw_call_isolated(m, len, 3000, &r);
 	free(m);
-	ck_assert_msg(rv == 0, "an alloc 8 bytes over the limit got no reply: %s", nng_strerror(rv));
-	ck_assert_msg(r.code == ST_TOO_LARGE, "an alloc 8 bytes over the limit: code %" PRIu64 " ('%s')",
-		      r.code, r.message);
+	ck_assert_msg(rv == 0, "an alloc 8 bytes over the limit got no reply: %s",
+		      nng_strerror(rv));
+	ck_assert_msg(r.code == ST_TOO_LARGE,
+		      "an alloc 8 bytes over the limit: code %" PRIu64 " ('%s')", r.code,
+		      r.message);
 	ck_assert_msg(strstr(r.message, "65544") && strstr(r.message, "65536"),
 		      "the message should name 65544 and 65536: '%s'", r.message);
 	assert_fresh_client_works("an oversized alloc");
@@ -2716,8 +2736,8 @@ typedef struct long_run {
 	double t_done;      /* when gpud_run returned */
 	ls_result res;
 	char msg[1024];
-	double *out;          /* the output, if the daemon still serves a download */
-	gpud_status dl_st;    /* that download's status */
+	double *out;       /* the output, if the daemon still serves a download */
+	gpud_status dl_st; /* that download's status */
 	char dl_msg[1024];
 } long_run;
 
@@ -2951,7 +2971,6 @@ END_TEST
 /* tenants                                                                                   */
 /* ========================================================================================= */
 
-
 /* A self-signed certificate (CN=localhost, IP 127.0.0.1, EC P-256, valid to
  * 2126) for the tls+tcp:// tests, and another that did not sign it. */
 static const char test_tls_cert[] =
@@ -3132,7 +3151,6 @@ START_TEST(test_tcp_tokens_and_isolation)
 }
 END_TEST
 
-
 START_TEST(test_tls_with_tokens)
 {
 	gpud_client *c;
@@ -3211,7 +3229,8 @@ START_TEST(test_custom_kernels_registered)
 	snprintf(ay5, sizeof(ay5), "y=%s", py5);
 	snprintf(ax64, sizeof(ax64), "x=%s", px64);
 	/* checked like a built-in, then the cpu backend says it cannot run it */
-	CTL_FAIL(1, "custom kernels need the cuda backend", "run", "my_saxpy_trig", ax, ay, "a=0.5");
+	CTL_FAIL(1, "custom kernels need the cuda backend", "run", "my_saxpy_trig", ax, ay,
+		 "a=0.5");
 	CTL_FAIL(1, "'y' has 5 elements but 'x' has 4", "run", "my_saxpy_trig", ax, ay5, "a=0.5");
 	CTL_FAIL(1, "'x'", "run", "my_saxpy_trig", ax64, ay, "a=0.5");
 	CTL_FAIL(1, "missing argument 'a'", "run", "my_saxpy_trig", ax, ay);
@@ -3230,8 +3249,8 @@ START_TEST(test_custom_kernels_registered)
 			"s * x[i]; }\n");
 	CTL_FAIL(1, "unknown type 'f33'", "kernel", "add", "scale", "--source", src, "--entry",
 		 "scale", "--sig", "x:in f33[], y:out f32[]");
-	CTL_FAIL(1, "has no 'scal'", "kernel", "add", "scale", "--source", src, "--entry",
-		 "scal", "--sig", "x:in f32[], y:out f32[], s:f32, n:i32");
+	CTL_FAIL(1, "has no 'scal'", "kernel", "add", "scale", "--source", src, "--entry", "scal",
+		 "--sig", "x:in f32[], y:out f32[], s:f32, n:i32");
 	CTL_FAIL(2, "needs --source FILE.cu", "kernel", "add", "scale", "--entry", "scale");
 	r = CTL("kernel", "add", "scale", "--source", src, "--entry", "scale", "--sig",
 		"x:in f32[], y:out f32[], s:f32, n:i32", "--blocks-per-sm", "2");
@@ -3248,8 +3267,11 @@ START_TEST(test_custom_kernels_registered)
 	gpud_kernel_list_free(kl);
 	LIB_FAIL(bob, gpud_run(bob, "my_saxpy_trig", NULL, 0, NULL, 0, NULL, NULL),
 		 GPUD_EUNKNOWN_KERNEL, "unknown kernel 'my_saxpy_trig'");
-	gpud_kernel_spec spec = {.name = "my_saxpy_trig", .elementwise = 1, .source = "z = x",
-				 .in_params = "float64 x", .out_params = "float64 z"};
+	gpud_kernel_spec spec = {.name = "my_saxpy_trig",
+				 .elementwise = 1,
+				 .source = "z = x",
+				 .in_params = "float64 x",
+				 .out_params = "float64 z"};
 	LIB_OK(bob, gpud_register(bob, &spec));
 	gpud_close(bob);
 
@@ -3266,8 +3288,12 @@ START_TEST(test_shared_kernels)
 {
 	gpud_client *alice = connect_as(tcp_url, TOKEN_ALICE, GPUD_OK),
 		    *bob = connect_as(tcp_url, TOKEN_BOB, GPUD_OK);
-	gpud_kernel_spec spec = {.name = "double_it", .elementwise = 1, .source = "y = 2 * x",
-				 .in_params = "float64 x", .out_params = "float64 y", .shared = 1};
+	gpud_kernel_spec spec = {.name = "double_it",
+				 .elementwise = 1,
+				 .source = "y = 2 * x",
+				 .in_params = "float64 x",
+				 .out_params = "float64 y",
+				 .shared = 1};
 	LIB_FAIL(bob, gpud_register(bob, &spec), GPUD_EACCESS, "not in admin_tenants");
 	LIB_OK(alice, gpud_register(alice, &spec));
 	/* bob sees it, runs it (checked; the cpu backend then declines), cannot take its name */
@@ -3466,7 +3492,8 @@ START_TEST(test_kept_buffers_and_quotas)
 	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &m, big, &h1));
 	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &m, NULL, &h2), GPUD_EQUOTA,
 		 "device_bytes quota of tenant");
-	ck_assert_msg(strstr(gpud_errmsg(c), "614400 bytes asked") && strstr(gpud_errmsg(c), "1048576"),
+	ck_assert_msg(strstr(gpud_errmsg(c), "614400 bytes asked") &&
+			      strstr(gpud_errmsg(c), "1048576"),
 		      "%s", gpud_errmsg(c));
 	/* nothing of the tenant's was touched */
 	double *back = malloc(m * sizeof(double));
@@ -3499,9 +3526,21 @@ static void *slow_run(void *arg)
 	gpud_client *c;
 	res->st = gpud_connect(url, &c);
 	if (res->st == GPUD_OK) {
-		gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {nx}, .data = x, .nbytes = nx * 4},
-			   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {nx}, .data = y, .nbytes = nx * 4},
-			   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {nf}, .data = f, .nbytes = nf * 4};
+		gpud_array ax = {.dtype = GPUD_F32,
+				 .ndim = 1,
+				 .shape = {nx},
+				 .data = x,
+				 .nbytes = nx * 4},
+			   ay = {.dtype = GPUD_F32,
+				 .ndim = 1,
+				 .shape = {nx},
+				 .data = y,
+				 .nbytes = nx * 4},
+			   af = {.dtype = GPUD_F32,
+				 .ndim = 1,
+				 .shape = {nf},
+				 .data = f,
+				 .nbytes = nf * 4};
 		gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
 				   gpud_arg_array("freqs", &af)};
 		gpud_result out;

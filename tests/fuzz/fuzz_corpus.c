@@ -68,7 +68,8 @@ int main(int argc, char **argv)
 	Gpud__Request r;
 	Gpud__AllocRequest a;
 	float data[4] = {1, 2, 3, 4};
-	uint64_t four = 4, huge[2] = {1ull << 40, 1ull << 40}, nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+	uint64_t four = 4, huge[2] = {1ull << 40, 1ull << 40},
+		 nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 	/* simple verbs */
 	Gpud__StatusRequest st = GPUD__STATUS_REQUEST__INIT;
@@ -265,7 +266,8 @@ int main(int argc, char **argv)
 	raw.kind = GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
 	raw.signature = "x:in f32[], y:out f32[], s:f32, n:i32";
 	raw.entry = "scale";
-	raw.source = "extern \"C\" __global__ void scale(const float *x, float *y, float s, int n) {}";
+	raw.source =
+		"extern \"C\" __global__ void scale(const float *x, float *y, float s, int n) {}";
 	raw.blocks_per_sm = 2;
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
 	r.body_case = GPUD__REQUEST__BODY_REGISTER;

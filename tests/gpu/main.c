@@ -209,13 +209,15 @@ static void reference(const ls_case *cs, void *x, void *y, void *f, void *out)
 		arr.shape[0] = lens[i];
 		arr.count = lens[i];
 		arr.data = ptrs[i];
-		ck_assert_int_eq(kernel_bind_array(k, &k->params[i], &arr, &a.v[i], err, sizeof(err)), 0);
+		ck_assert_int_eq(kernel_bind_array(k, &k->params[i], &arr, &a.v[i], err,
+						   sizeof(err)),
+				 0);
 	}
-	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_PRECENTER], KGIVEN_BOOL, cs->precenter, 0,
-					    0, &a.v[LS_PRECENTER], err, sizeof(err)),
+	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_PRECENTER], KGIVEN_BOOL, cs->precenter,
+					    0, 0, &a.v[LS_PRECENTER], err, sizeof(err)),
 			 0);
-	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_NORMALIZE], KGIVEN_BOOL, cs->normalize, 0,
-					    0, &a.v[LS_NORMALIZE], err, sizeof(err)),
+	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_NORMALIZE], KGIVEN_BOOL, cs->normalize,
+					    0, 0, &a.v[LS_NORMALIZE], err, sizeof(err)),
 			 0);
 	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), 0);
 	ck_assert_int_eq(k->check(&a, err, sizeof(err)), 0);
@@ -243,8 +245,10 @@ static void run_ls_case(gpud_client *c, const ls_case *cs)
 	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, y, &h[1]) == GPUD_OK, "%s", gpud_errmsg(c));
 	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, f, &h[2]) == GPUD_OK, "%s", gpud_errmsg(c));
 	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, got, &h[3]) == GPUD_OK, "%s", gpud_errmsg(c));
-	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
-			   gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("pgram", h[3]),
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]),
+			   gpud_arg_buffer("y", h[1]),
+			   gpud_arg_buffer("freqs", h[2]),
+			   gpud_arg_buffer("pgram", h[3]),
 			   gpud_arg_bool("precenter", cs->precenter),
 			   gpud_arg_bool("normalize", cs->normalize)};
 	ck_assert_msg(gpud_run(c, "lombscargle", args, 6, &o, 1, &no, NULL) == GPUD_OK, "%s",
@@ -287,9 +291,10 @@ static void run_ls_case(gpud_client *c, const ls_case *cs)
 	 * compared there; every element must still be written.
 	 */
 	if (cs->nx > 1) {
-		ck_assert_msg(nan_mismatch == 0, "%zu outputs finite on one side only", nan_mismatch);
-		ck_assert_msg(maxerr <= tol * maxref, "max abs error %.3e > %.0e x max %.4g", maxerr,
-			      tol, maxref);
+		ck_assert_msg(nan_mismatch == 0, "%zu outputs finite on one side only",
+			      nan_mismatch);
+		ck_assert_msg(maxerr <= tol * maxref, "max abs error %.3e > %.0e x max %.4g",
+			      maxerr, tol, maxref);
 	}
 	free(x);
 	free(y);
@@ -316,7 +321,6 @@ static void test_lombscargle(gpud_client *c)
 				}
 			}
 }
-
 
 static gpud_handle poisoned(gpud_client *c, gpud_dtype dt, uint64_t n);
 
@@ -404,10 +408,11 @@ static void ew_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, i
 		a.v[i].present = 1;
 		a.v[i].scalar = sc[i];
 		a.v[i].s.f64 = sv[i];
-		a.v[i].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n,
-					    .data = in[i]};
+		a.v[i].arr = (kernel_array){
+			.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = in[i]};
 	}
-	a.v[EW_Z].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = ref};
+	a.v[EW_Z].arr =
+		(kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = ref};
 	a.v[EW_A].s.f64 = av;
 	k->cpu_run(&a, 0, n);
 	double tol = dt == GPUD_F32 ? 2e-6 : 1e-13, worst = 0;
@@ -419,8 +424,10 @@ static void ew_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, i
 		}
 		double g = get_any(dt, z, i), r = get_any(dt, ref, i);
 		if (ints) {
-			if (memcmp((char *)z + i * gpud_dtype_size(dt), (char *)ref + i * gpud_dtype_size(dt),
-				   gpud_dtype_size(dt)) != 0 && bad == n)
+			if (memcmp((char *)z + i * gpud_dtype_size(dt),
+				   (char *)ref + i * gpud_dtype_size(dt),
+				   gpud_dtype_size(dt)) != 0 &&
+			    bad == n)
 				bad = i;
 			continue;
 		}
@@ -433,12 +440,12 @@ static void ew_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, i
 	ck_assert_msg(bad == n, "%s %s n=%zu: element %zu differs from the CPU reference", name,
 		      gpud_dtype_name(dt), n, bad);
 	ck_assert_msg(worst <= tol, "%s %s n=%zu (x%s y%s): max rel err %.3g > %.1g", name,
-		      gpud_dtype_name(dt), n, xscalar ? " scalar" : "", yscalar ? " scalar" : "", worst,
-		      tol);
+		      gpud_dtype_name(dt), n, xscalar ? " scalar" : "", yscalar ? " scalar" : "",
+		      worst, tol);
 	if (n > 1000)
 		printf("%-15s %-8s n=%-8zu x%s y%s max err/ref %.2e unwritten=0\n", name,
-		       gpud_dtype_name(dt), n, xscalar ? "=scalar" : "[] ", yscalar ? "=scalar" : "[] ",
-		       worst);
+		       gpud_dtype_name(dt), n, xscalar ? "=scalar" : "[] ",
+		       yscalar ? "=scalar" : "[] ", worst);
 	gpud_handle fr[3] = {hz};
 	size_t nfr = 1;
 	if (!xscalar)
@@ -466,8 +473,11 @@ static void test_ew(gpud_client *c, const char *name)
 	}
 }
 
-#define EW_TEST(nm) \
-	static void test_ew_##nm(gpud_client *c) { test_ew(c, #nm); }
+#define EW_TEST(nm)                                                                                \
+	static void test_ew_##nm(gpud_client *c)                                                   \
+	{                                                                                          \
+		test_ew(c, #nm);                                                                   \
+	}
 EW_TEST(add)
 EW_TEST(sub)
 EW_TEST(mul)
@@ -476,7 +486,6 @@ EW_TEST(axpy)
 EW_TEST(saxpy_trig)
 EW_TEST(rel_diff)
 EW_TEST(sum_of_squares)
-
 
 /* --- the reductions ---------------------------------------------------------------------- */
 
@@ -520,17 +529,19 @@ static void red_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, 
 	for (size_t i = 0; i < n; i++)
 		scale += fabs(get_any(dt, x, i) * (op == RED_DOT ? get_any(dt, y, i) : 1));
 	if (dt == GPUD_I32 || dt == GPUD_I64) {
-		ck_assert_msg(memcmp(got, ref, gpud_dtype_size(odt)) == 0, "%s %s n=%zu: %.17g vs %.17g",
-			      name, gpud_dtype_name(dt), n, g, r);
+		ck_assert_msg(memcmp(got, ref, gpud_dtype_size(odt)) == 0,
+			      "%s %s n=%zu: %.17g vs %.17g", name, gpud_dtype_name(dt), n, g, r);
 	} else if (r != r) {
-		ck_assert_msg(g != g, "%s %s n=%zu: %g, expected NaN", name, gpud_dtype_name(dt), n, g);
+		ck_assert_msg(g != g, "%s %s n=%zu: %g, expected NaN", name, gpud_dtype_name(dt), n,
+			      g);
 	} else {
 		/* kernels/reduce.h: CUB's float64 tree within 1e-13 of sum|terms| at these
 		 * sizes, the reference compensated; float32 results rounded once (1 ulp) */
 		double tol = (dt == GPUD_F32 ? 1.2e-7 * fabs(r) : 0) +
 			     1e-13 * (op == RED_MEAN ? scale / (double)n : scale);
-		ck_assert_msg(fabs(g - r) <= tol, "%s %s n=%zu: %.17g vs reference %.17g (tol %.3g)",
-			      name, gpud_dtype_name(dt), n, g, r, tol);
+		ck_assert_msg(fabs(g - r) <= tol,
+			      "%s %s n=%zu: %.17g vs reference %.17g (tol %.3g)", name,
+			      gpud_dtype_name(dt), n, g, r, tol);
 	}
 	if (n > 1000)
 		printf("%-6s %-8s n=%-8zu%s gpu %.10g ref %.10g\n", name, gpud_dtype_name(dt), n,
@@ -556,8 +567,11 @@ static void test_red(gpud_client *c, const char *name)
 	}
 }
 
-#define RED_TEST(nm) \
-	static void test_red_##nm(gpud_client *c) { test_red(c, #nm); }
+#define RED_TEST(nm)                                                                               \
+	static void test_red_##nm(gpud_client *c)                                                  \
+	{                                                                                          \
+		test_red(c, #nm);                                                                  \
+	}
 RED_TEST(sum)
 RED_TEST(asum)
 RED_TEST(min)
@@ -628,12 +642,13 @@ static void mm_case(gpud_client *c, gpud_dtype dt, int tf32, uint64_t m, uint64_
 			}
 			double tol = ((double)(k + 2) * eps + (tf32 ? 0x1p-9 : 0)) * sabs;
 			double e = fabs(get(dt, got, i * n + j) - s);
-			ck_assert_msg(e <= tol, "matmul %s%s %llux%llux%llu: c[%llu][%llu] = %.17g, "
-						"reference %.17g (tol %.3g)",
-				      gpud_dtype_name(dt), tf32 ? " tf32" : "", (unsigned long long)m,
-				      (unsigned long long)k, (unsigned long long)n,
-				      (unsigned long long)i, (unsigned long long)j,
-				      get(dt, got, i * n + j), s, tol);
+			ck_assert_msg(e <= tol,
+				      "matmul %s%s %llux%llux%llu: c[%llu][%llu] = %.17g, "
+				      "reference %.17g (tol %.3g)",
+				      gpud_dtype_name(dt), tf32 ? " tf32" : "",
+				      (unsigned long long)m, (unsigned long long)k,
+				      (unsigned long long)n, (unsigned long long)i,
+				      (unsigned long long)j, get(dt, got, i * n + j), s, tol);
 			if (sabs > 0 && e / sabs > worst)
 				worst = e / sabs;
 		}
@@ -657,7 +672,7 @@ static void mm_case(gpud_client *c, gpud_dtype dt, int tf32, uint64_t m, uint64_
 static void test_matmul(gpud_client *c)
 {
 	static const uint64_t shapes[][3] = {
-		{1, 1, 1},   {1, 200, 7},    {7, 1, 9},	      {37, 53, 29},   {129, 3, 2},
+		{1, 1, 1},    {1, 200, 7},     {7, 1, 9},       {37, 53, 29},       {129, 3, 2},
 		{3, 1000, 5}, {255, 257, 263}, {640, 512, 768}, {1024, 1024, 1024}, {6, 0, 5},
 	};
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
@@ -667,7 +682,7 @@ static void test_matmul(gpud_client *c)
 		mm_case(c, GPUD_F32, 1, s[0], s[1], s[2], 0);
 	}
 	mm_case(c, GPUD_F64, 0, 33, 17, 65, 1); /* c made by gpud */
-	mm_case(c, GPUD_F32, 0, 0, 4, 3, 1);	/* an empty c */
+	mm_case(c, GPUD_F32, 0, 0, 4, 3, 1);    /* an empty c */
 }
 
 /* --- uniform, normal (cuRAND) --------------------------------------------------------------- */
@@ -687,8 +702,10 @@ static void rnd_case(gpud_client *c, const char *name, gpud_dtype dt, uint64_t n
 	int normal = k == &kernel_normal;
 	size_t es = gpud_dtype_size(dt);
 	gpud_handle h = poisoned(c, dt, n);
-	gpud_arg args[6] = {gpud_arg_i64("n", (int64_t)n), gpud_arg_i64("seed", seed),
-			    gpud_arg_dtype("dtype", dt), gpud_arg_buffer("out", h),
+	gpud_arg args[6] = {gpud_arg_i64("n", (int64_t)n),
+			    gpud_arg_i64("seed", seed),
+			    gpud_arg_dtype("dtype", dt),
+			    gpud_arg_buffer("out", h),
 			    gpud_arg_f64(normal ? "mean" : "low", p1),
 			    gpud_arg_f64(normal ? "stddev" : "high", p2)};
 	gpud_output o;
@@ -707,8 +724,8 @@ static void rnd_case(gpud_client *c, const char *name, gpud_dtype dt, uint64_t n
 	a.v[RND_DTYPE].s.dtype = dt;
 	a.v[RND_P1].s.f64 = p1;
 	a.v[RND_P2].s.f64 = p2;
-	a.v[RND_OUT].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n,
-					  .data = ref};
+	a.v[RND_OUT].arr =
+		(kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = ref};
 	char err[1024];
 	ck_assert_msg(k->cpu_available(err, sizeof(err)) == 0, "the reference: %s", err);
 	k->cpu_run(&a, 0, 1);
@@ -791,12 +808,16 @@ static void put_sample(gpud_dtype dt, void *x, size_t i, double v)
 		((double *)x)[i] = v;
 		break;
 	case GPUD_I32:
-		((int32_t *)x)[i] = !(v == v) ? 0 : v < -2e9 ? -2000000000 : v > 2e9 ? 2000000000
-											: (int32_t)floor(v);
+		((int32_t *)x)[i] = !(v == v)  ? 0
+				    : v < -2e9 ? -2000000000
+				    : v > 2e9  ? 2000000000
+					       : (int32_t)floor(v);
 		break;
 	default:
-		((int64_t *)x)[i] = !(v == v) ? 0 : v < -9e18 ? (int64_t)-9e18 : v > 9e18 ? (int64_t)9e18
-											: (int64_t)floor(v);
+		((int64_t *)x)[i] = !(v == v)   ? 0
+				    : v < -9e18 ? (int64_t)-9e18
+				    : v > 9e18  ? (int64_t)9e18
+						: (int64_t)floor(v);
 		break;
 	}
 }
@@ -851,9 +872,13 @@ static void hist_case(gpud_client *c, gpud_dtype dt, size_t n, int64_t bins, dou
 	memset(&a, 0, sizeof(a));
 	a.kernel = k;
 	a.dtype = dt;
-	a.v[HIST_X].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = x};
-	a.v[HIST_COUNTS].arr = (kernel_array){.dtype = GPUD_I64, .ndim = 1, .shape = {(uint64_t)bins},
-					      .count = (size_t)bins, .data = ref};
+	a.v[HIST_X].arr =
+		(kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = x};
+	a.v[HIST_COUNTS].arr = (kernel_array){.dtype = GPUD_I64,
+					      .ndim = 1,
+					      .shape = {(uint64_t)bins},
+					      .count = (size_t)bins,
+					      .data = ref};
 	a.v[HIST_BINS].s.i64 = bins;
 	a.v[HIST_MIN].s.f64 = lo;
 	a.v[HIST_MAX].s.f64 = hi;
@@ -896,14 +921,15 @@ static void test_histogram(gpud_client *c)
 			for (size_t j = 0; j < sizeof(binss) / sizeof(binss[0]); j++) {
 				double lo = uniform(-1000, 1000), hi;
 				if (ints) /* integer edges: samples land on them */
-					lo = floor(lo), hi = lo + (double)binss[j] * (double)(1 + rnd() % 5);
+					lo = floor(lo),
+					hi = lo + (double)binss[j] * (double)(1 + rnd() % 5);
 				else
 					hi = lo + exp(uniform(log(1e-3), log(1e4)));
 				hist_case(c, (gpud_dtype)dt, ns[i], binss[j], lo, hi);
 			}
 		}
 		double lo = floor(uniform(-100, 100));
-		hist_case(c, (gpud_dtype)dt, 4099, 3, lo, lo);           /* an empty range, widened */
+		hist_case(c, (gpud_dtype)dt, 4099, 3, lo, lo); /* an empty range, widened */
 		hist_case(c, (gpud_dtype)dt, (1u << 20) + 3, 1 << 19, lo, lo + (1 << 19));
 	}
 	/* float32 ranges beyond ±3.4e38 (numpy 1.x bins them in float64), and one wider
@@ -1000,11 +1026,12 @@ START_TEST(pool_accounting_returns_to_zero)
 		static const uint64_t sizes[] = {1, 1000, 1 << 20, 3 << 20, 64 << 20};
 		for (int i = 0; i < 5; i++) {
 			gpud_handle h;
-			ck_assert_msg(gpud_alloc(a, GPUD_F32, 1, &sizes[i], NULL, &h) == GPUD_OK, "%s",
-				      gpud_errmsg(a));
+			ck_assert_msg(gpud_alloc(a, GPUD_F32, 1, &sizes[i], NULL, &h) == GPUD_OK,
+				      "%s", gpud_errmsg(a));
 		}
 		gpud_daemon_status st = status_of(b);
-		ck_assert_uint_ge(st.pool_in_use, (1 + 1000 + (1 << 20) + (3 << 20) + (64 << 20)) * 4ull);
+		ck_assert_uint_ge(st.pool_in_use,
+				  (1 + 1000 + (1 << 20) + (3 << 20) + (64 << 20)) * 4ull);
 		gpud_close(a); /* no free: the connection's buffers are released */
 		for (int i = 0; i < 200 && (st = status_of(b)).pool_in_use != 0; i++)
 			usleep(10000);
@@ -1066,7 +1093,6 @@ START_TEST(pool_out_of_memory_leaves_others_intact)
 }
 END_TEST
 
-
 /*
  * Every copy path of the cuda backend at sizes around its edges: through
  * messages (small on the loop via one staging buffer; larger streamed through
@@ -1080,7 +1106,8 @@ static void copy_roundtrip(gpud_client *c, const char *how, uint8_t *src, uint8_
 	for (size_t i = 0; i < n; i++)
 		src[i] = (uint8_t)rnd();
 	memset(dst, 0xA5, n);
-	ck_assert_msg(gpud_alloc(c, GPUD_I32, 1, &count, NULL, &h) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_alloc(c, GPUD_I32, 1, &count, NULL, &h) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
 	ck_assert_msg(gpud_upload(c, h, 0, src, n) == GPUD_OK, "%s upload of %zu: %s", how, n,
 		      gpud_errmsg(c));
 	ck_assert_msg(gpud_download_range(c, h, 0, dst, n) == GPUD_OK, "%s download of %zu: %s",
@@ -1096,15 +1123,16 @@ static void copy_roundtrip(gpud_client *c, const char *how, uint8_t *src, uint8_
 		ck_assert(gpud_upload(c, h, 4, src + 4, n - 8) == GPUD_OK);
 		memset(dst, 0xA5, n);
 		ck_assert(gpud_download_range(c, h, 0, dst, n) == GPUD_OK);
-		ck_assert_msg(memcmp(src, dst, n) == 0, "%s: offset upload of %zu bytes", how, n - 8);
+		ck_assert_msg(memcmp(src, dst, n) == 0, "%s: offset upload of %zu bytes", how,
+			      n - 8);
 	}
 	gpud_free(c, &h, 1);
 }
 
 START_TEST(copy_paths_at_their_edges)
 {
-	static const size_t sizes[] = {4, 60 << 10, (64 << 10) + 4, (4 << 20) - 4, 4 << 20,
-				       (9 << 20) + 12, 37 << 20};
+	static const size_t sizes[] = {4,       60 << 10,       (64 << 10) + 4, (4 << 20) - 4,
+				       4 << 20, (9 << 20) + 12, 37 << 20};
 	const size_t maxn = 37 << 20;
 	gpud_client *msg, *shm;
 	uint8_t *src = malloc(maxn), *dst = malloc(maxn);
@@ -1153,7 +1181,6 @@ typedef struct overlap_arg {
 	gpud_status st;
 } overlap_arg;
 
-
 static void *overlap_work(void *p)
 {
 	overlap_arg *a = p;
@@ -1162,7 +1189,8 @@ static void *overlap_work(void *p)
 		if (a->kind == 0) {
 			a->st = gpud_upload(a->c, a->h[0], 0, a->region, a->n);
 		} else {
-			gpud_arg args[4] = {gpud_arg_buffer("x", a->h[0]), gpud_arg_buffer("y", a->h[1]),
+			gpud_arg args[4] = {gpud_arg_buffer("x", a->h[0]),
+					    gpud_arg_buffer("y", a->h[1]),
 					    gpud_arg_buffer("freqs", a->h[2]),
 					    gpud_arg_buffer("pgram", a->h[3])};
 			gpud_output o;
@@ -1209,8 +1237,8 @@ START_TEST(sessions_overlap)
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
 	double both = wall() - t0;
-	ck_assert_msg(cp.st == GPUD_OK && kr.st == GPUD_OK, "together: %s / %s",
-		      gpud_errmsg(cp.c), gpud_errmsg(kr.c));
+	ck_assert_msg(cp.st == GPUD_OK && kr.st == GPUD_OK, "together: %s / %s", gpud_errmsg(cp.c),
+		      gpud_errmsg(kr.c));
 	printf("overlap: 8 x 1 GiB uploads alone %.1f ms, 8 lombscargle runs alone %.1f ms, "
 	       "both at once %.1f ms (sum %.1f ms)\n",
 	       alone_cp * 1e3, alone_kr * 1e3, both * 1e3, (alone_cp + alone_kr) * 1e3);
@@ -1231,11 +1259,10 @@ END_TEST
 
 static char cache_conf[256];
 
-static gpud_kernel_spec ew_spec(const char *name, const char *in, const char *out,
-				const char *body)
+static gpud_kernel_spec ew_spec(const char *name, const char *in, const char *out, const char *body)
 {
-	gpud_kernel_spec s = {.name = name, .elementwise = 1, .in_params = in, .out_params = out,
-			      .source = body};
+	gpud_kernel_spec s = {
+		.name = name, .elementwise = 1, .in_params = in, .out_params = out, .source = body};
 	return s;
 }
 
@@ -1269,8 +1296,8 @@ START_TEST(custom_kernels_against_cpu)
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 
 	/* elementwise float32: z = exp(a * sin(x) + cos(y)), a broadcast */
-	gpud_kernel_spec st = ew_spec("my_saxpy_trig", "float32 x, float32 y, float32 a", "float32 z",
-				      "z = exp(a * sin(x) + cos(y))");
+	gpud_kernel_spec st = ew_spec("my_saxpy_trig", "float32 x, float32 y, float32 a",
+				      "float32 z", "z = exp(a * sin(x) + cos(y))");
 	ck_assert_msg(gpud_register(c, &st) == GPUD_OK, "%s", gpud_errmsg(c));
 	uint64_t n = (1u << 20) + 7;
 	float *x = make_array(GPUD_F32, n, -3, 3, 0), *y = make_array(GPUD_F32, n, -3, 3, 0);
@@ -1278,8 +1305,8 @@ START_TEST(custom_kernels_against_cpu)
 	gpud_handle hx, hy, hz = poisoned(c, GPUD_F32, n);
 	ck_assert(gpud_alloc(c, GPUD_F32, 1, &n, x, &hx) == GPUD_OK);
 	ck_assert(gpud_alloc(c, GPUD_F32, 1, &n, y, &hy) == GPUD_OK);
-	gpud_arg args[] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hy), gpud_arg_f64("a", 0.7),
-			   gpud_arg_buffer("z", hz)};
+	gpud_arg args[] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hy),
+			   gpud_arg_f64("a", 0.7), gpud_arg_buffer("z", hz)};
 	gpud_output o;
 	size_t no;
 	ck_assert_msg(gpud_run(c, "my_saxpy_trig", args, 4, &o, 1, &no, NULL) == GPUD_OK, "%s",
@@ -1323,7 +1350,9 @@ START_TEST(custom_kernels_against_cpu)
 	gpud_array_free(&res.array);
 
 	/* raw, grid-stride (SMs x 2 blocks), and raw with _grid/_block per run */
-	gpud_kernel_spec sc = {.name = "scale_gs", .source = scale_src, .entry = "scale",
+	gpud_kernel_spec sc = {.name = "scale_gs",
+			       .source = scale_src,
+			       .entry = "scale",
 			       .signature = "x:in f32[], y:out f32[], s:f32, n:i64",
 			       .blocks_per_sm = 2};
 	ck_assert_msg(gpud_register(c, &sc) == GPUD_OK, "%s", gpud_errmsg(c));
@@ -1333,8 +1362,10 @@ START_TEST(custom_kernels_against_cpu)
 	ck_assert_msg(gpud_register(c, &sc2) == GPUD_OK, "%s", gpud_errmsg(c));
 	for (int variant = 0; variant < 2; variant++) {
 		gpud_handle hy2 = poisoned(c, GPUD_F32, n);
-		gpud_arg ra[6] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hy2),
-				  gpud_arg_f64("s", -2.5), gpud_arg_i64("n", (int64_t)n),
+		gpud_arg ra[6] = {gpud_arg_buffer("x", hx),
+				  gpud_arg_buffer("y", hy2),
+				  gpud_arg_f64("s", -2.5),
+				  gpud_arg_i64("n", (int64_t)n),
 				  gpud_arg_i64("_grid", (int64_t)((n + 255) / 256)),
 				  gpud_arg_i64("_block", 256)};
 		ck_assert_msg(gpud_run(c, variant ? "scale_explicit" : "scale_gs", ra,
@@ -1349,15 +1380,21 @@ START_TEST(custom_kernels_against_cpu)
 	}
 
 	/* a source that does not compile: NVRTC's log, with the line */
-	gpud_kernel_spec bad = {.name = "broken", .source = "extern \"C\" __global__ void broken(float *y)\n{\n\ty[0] = undefined_thing;\n}\n",
-				.entry = "broken", .signature = "y:out f32[]", .blocks_per_sm = 1};
+	gpud_kernel_spec bad = {
+		.name = "broken",
+		.source =
+			"extern \"C\" __global__ void broken(float *y)\n{\n\ty[0] = undefined_thing;\n}\n",
+		.entry = "broken",
+		.signature = "y:out f32[]",
+		.blocks_per_sm = 1};
 	ck_assert_int_eq(gpud_register(c, &bad), GPUD_EINVAL);
 	printf("compile error: %s\n", gpud_errmsg(c));
 	ck_assert_msg(strstr(gpud_errmsg(c), "undefined_thing") && strstr(gpud_errmsg(c), "(3)"),
 		      "the log should name the identifier and line 3: %s", gpud_errmsg(c));
 	/* a bad _block is refused before the launch */
-	gpud_arg badl[6] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hz), gpud_arg_f64("s", 1),
-			    gpud_arg_i64("n", 1), gpud_arg_i64("_grid", 1), gpud_arg_i64("_block", 4096)};
+	gpud_arg badl[6] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hz),
+			    gpud_arg_f64("s", 1),     gpud_arg_i64("n", 1),
+			    gpud_arg_i64("_grid", 1), gpud_arg_i64("_block", 4096)};
 	ck_assert_int_eq(gpud_run(c, "scale_explicit", badl, 6, &o, 1, &no, NULL), GPUD_EINVAL);
 	ck_assert_msg(strstr(gpud_errmsg(c), "_block"), "%s", gpud_errmsg(c));
 	gpud_close(c);
@@ -1415,8 +1452,9 @@ START_TEST(custom_kernel_fault_ends_the_context)
 	ck_assert(connect_timeout(&other) == GPUD_OK);
 	gpud_kernel_spec bad = {
 		.name = "crash",
-		.source = "extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
-			  "\tp[threadIdx.x] = y[0];\n}\n",
+		.source =
+			"extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
+			"\tp[threadIdx.x] = y[0];\n}\n",
 		.entry = "crash",
 		.signature = "y:out f32[]",
 		.blocks_per_sm = 1};

@@ -18,7 +18,7 @@
 #define NAME "test.conf"
 
 /* Asserts that err contains want. */
-#define assert_has(err, want)                                                             \
+#define assert_has(err, want)                                                                      \
 	ck_assert_msg(strstr((err), (want)) != NULL, "message '%s' lacks '%s'", (err), (want))
 
 /* Asserts that err begins with "NAME:line: ". */
@@ -38,8 +38,8 @@ static void expect_load_error(const char *text, int line, char *err, size_t errl
 
 	config_defaults(&c);
 	err[0] = '\0';
-	ck_assert_msg(config_load_string(&c, text, NAME, err, errlen) == -1,
-		      "'%s' was accepted", text);
+	ck_assert_msg(config_load_string(&c, text, NAME, err, errlen) == -1, "'%s' was accepted",
+		      text);
 	assert_where(err, NAME, line);
 	config_free(&c);
 }
@@ -272,8 +272,10 @@ END_TEST
 static const struct {
 	const char *key, *value, *expected;
 } bad[] = {
-	{"listen", "http://example.com:80", "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"},
-	{"listen", "ipc:/tmp/one-slash", "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"},
+	{"listen", "http://example.com:80",
+	 "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"},
+	{"listen", "ipc:/tmp/one-slash",
+	 "expected ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"},
 	{"backend", "gpu", "expected auto, cpu or cuda"},
 	{"backend", "CPU", "expected auto, cpu or cuda"},
 	{"log_level", "verbose", "expected error, warn, info or debug"},
@@ -466,8 +468,9 @@ START_TEST(test_listen_schemes)
 	static const char *const good[] = {"ipc:///run/gpud/gpud.sock", "tcp://127.0.0.1:7100",
 					   "tcp4://0.0.0.0:7100", "tcp6://[::]:7100",
 					   "tls+tcp://0.0.0.0:7101"};
-	static const char *const refused[] = {"http://localhost:80", "ws://h:1", "inproc://x",
-					      "ipc:/x", "tcp:/h:1", "", "/run/gpud.sock"};
+	static const char *const refused[] = {
+		"http://localhost:80", "ws://h:1", "inproc://x", "ipc:/x", "tcp:/h:1", "",
+		"/run/gpud.sock"};
 	char err[512];
 	gpud_config c;
 
@@ -496,7 +499,7 @@ START_TEST(test_listen_http_in_file)
 	expect_load_error("[gpud]\nlisten = ipc:///tmp/ok.sock\nlisten = http://localhost:8080\n",
 			  3, err, sizeof(err));
 	ck_assert_str_eq(err, NAME ":3: listen URL 'http://localhost:8080': expected ipc://PATH, "
-			      "tcp://HOST:PORT or tls+tcp://HOST:PORT");
+				   "tcp://HOST:PORT or tls+tcp://HOST:PORT");
 }
 END_TEST
 
@@ -536,7 +539,6 @@ START_TEST(test_pool_keys)
 }
 END_TEST
 
-
 START_TEST(test_transfer_keys)
 {
 	gpud_config c;
@@ -556,12 +558,13 @@ START_TEST(test_transfer_keys)
 	ck_assert_int_eq(config_add_listen(&c, "ipc:///run/gpud/b.sock", err, sizeof(err)), 0);
 	config_shm_path(&c, path, sizeof(path));
 	ck_assert_str_eq(path, "/run/gpud/a.sock.shm");
-	ck_assert_int_eq(config_load_string(&c,
-					    "[gpud]\nstaging_buffers = 3\nstaging_chunk = 64KiB\n"
-					    "poll_us = 0\nshm_socket = /tmp/x.shm\nshm_max_bytes = 1GiB\n"
-					    "run_slots = 3\n",
-					    NAME, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		config_load_string(&c,
+				   "[gpud]\nstaging_buffers = 3\nstaging_chunk = 64KiB\n"
+				   "poll_us = 0\nshm_socket = /tmp/x.shm\nshm_max_bytes = 1GiB\n"
+				   "run_slots = 3\n",
+				   NAME, err, sizeof(err)),
+		0);
 	ck_assert_int_eq(c.staging_buffers, 3);
 	ck_assert_uint_eq(c.staging_chunk, 64u << 10);
 	ck_assert_int_eq(c.poll_us, 0);
@@ -569,7 +572,8 @@ START_TEST(test_transfer_keys)
 	ck_assert_uint_eq(c.shm_max_bytes, 1ull << 30);
 	config_shm_path(&c, path, sizeof(path));
 	ck_assert_str_eq(path, "/tmp/x.shm");
-	ck_assert_int_eq(config_load_string(&c, "[gpud]\nshm_socket = off\n", NAME, err, sizeof(err)),
+	ck_assert_int_eq(config_load_string(&c, "[gpud]\nshm_socket = off\n", NAME, err,
+					    sizeof(err)),
 			 0);
 	config_shm_path(&c, path, sizeof(path));
 	ck_assert_str_eq(path, "");
@@ -591,7 +595,6 @@ START_TEST(test_transfer_keys)
 }
 END_TEST
 
-
 START_TEST(test_quota_sections)
 {
 	gpud_config c;
@@ -602,14 +605,15 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(d.device_bytes, 0);
 	ck_assert_uint_eq(d.kept_buffers, 1024);
 	ck_assert_uint_eq(d.requests_in_flight, 64);
-	ck_assert_int_eq(config_load_string(&c,
-					    "[gpud]\ntokens_file = /etc/gpud/tokens\n"
-					    "socket_mode = 0660\nsocket_group = gpu\n"
-					    "[quota]\ndevice_bytes = 2GiB\nkept_buffers = 10\n"
-					    "[tenant alice]\ndevice_bytes = 40GiB\n"
-					    "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n",
-					    NAME, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		config_load_string(&c,
+				   "[gpud]\ntokens_file = /etc/gpud/tokens\n"
+				   "socket_mode = 0660\nsocket_group = gpu\n"
+				   "[quota]\ndevice_bytes = 2GiB\nkept_buffers = 10\n"
+				   "[tenant alice]\ndevice_bytes = 40GiB\n"
+				   "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n",
+				   NAME, err, sizeof(err)),
+		0);
 	ck_assert_str_eq(c.tokens_file, "/etc/gpud/tokens");
 	ck_assert_int_eq(c.socket_mode, 0660);
 	ck_assert_str_eq(c.socket_group, "gpu");

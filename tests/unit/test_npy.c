@@ -81,8 +81,8 @@ static unsigned char *read_file(const char *path, size_t *len)
 }
 
 /* A .npy image: magic, version major.minor, header length, header, data. */
-static unsigned char *build(int major, int minor, const char *header, const void *data,
-			    size_t dlen, size_t *len)
+static unsigned char *build(int major, int minor, const char *header, const void *data, size_t dlen,
+			    size_t *len)
 {
 	size_t hl = strlen(header), lb = major == 1 ? 2 : 4, pre = 8 + lb;
 	unsigned char *b = malloc(pre + hl + dlen + 1);
@@ -143,14 +143,16 @@ static void expect_error(const char *header, const void *data, size_t dlen, cons
 	b = build(1, 0, header, data, dlen, &len);
 	ck_assert_int_eq(run_both(b, len, "bad.npy", &a, err, sizeof(err)), -1);
 	tmp_path(path, sizeof(path), "bad.npy");
-	ck_assert_msg(strncmp(err, path, strlen(path)) == 0 && strncmp(err + strlen(path), ": ", 2) == 0,
+	ck_assert_msg(strncmp(err, path, strlen(path)) == 0 &&
+			      strncmp(err + strlen(path), ": ", 2) == 0,
 		      "error \"%s\" does not start with \"%s: \"", err, path);
 	ck_assert_msg(strstr(err, want) != NULL, "error \"%s\" lacks \"%s\" (header %s)", err, want,
 		      header);
 	free(b);
 }
 
-#define assert_has(err, s) ck_assert_msg(strstr((err), (s)) != NULL, "error \"%s\" lacks \"%s\"", (err), (s))
+#define assert_has(err, s)                                                                         \
+	ck_assert_msg(strstr((err), (s)) != NULL, "error \"%s\" lacks \"%s\"", (err), (s))
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -190,14 +192,14 @@ static void fill_random(gpud_array *a, uint64_t seed)
 
 /* --- round trips ---------------------------------------------------------------------- */
 
-static const gpud_dtype all_dtypes[] = { GPUD_F32, GPUD_F64, GPUD_I32, GPUD_I64 };
+static const gpud_dtype all_dtypes[] = {GPUD_F32, GPUD_F64, GPUD_I32, GPUD_I64};
 
 /* _i picks the dtype (_i / 3) and the rank (0, 1 or 3). */
 START_TEST(test_roundtrip)
 {
-	static const uint64_t shapes[3][3] = { { 0 }, { 7 }, { 2, 3, 4 } };
-	static const int ndims[3] = { 0, 1, 3 };
-	gpud_array a = { 0 }, b;
+	static const uint64_t shapes[3][3] = {{0}, {7}, {2, 3, 4}};
+	static const int ndims[3] = {0, 1, 3};
+	gpud_array a = {0}, b;
 	char path[PATH_MAX], err[256];
 
 	a.dtype = all_dtypes[_i / 3];
@@ -231,18 +233,23 @@ START_TEST(test_save_layout)
 		uint64_t shape[3];
 		const char *dict;
 	} cases[] = {
-		{ GPUD_F64, 0, { 0 }, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }" },
-		{ GPUD_F32, 1, { 5 }, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }" },
-		{ GPUD_I32, 2, { 2, 3 }, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }" },
-		{ GPUD_I64, 3, { 1, 0, 4 },
-		  "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 0, 4), }" },
+		{GPUD_F64, 0, {0}, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }"},
+		{GPUD_F32, 1, {5}, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }"},
+		{GPUD_I32,
+		 2,
+		 {2, 3},
+		 "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }"},
+		{GPUD_I64,
+		 3,
+		 {1, 0, 4},
+		 "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 0, 4), }"},
 	};
 	char path[PATH_MAX], err[256];
-	unsigned char data[8 * 6] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	unsigned char data[8 * 6] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 	tmp_path(path, sizeof(path), "layout.npy");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		gpud_array a = { .dtype = cases[i].dtype, .ndim = cases[i].ndim, .data = data };
+		gpud_array a = {.dtype = cases[i].dtype, .ndim = cases[i].ndim, .data = data};
 		size_t len, hlen, dl = strlen(cases[i].dict);
 		unsigned char *f;
 
@@ -270,9 +277,10 @@ END_TEST
 /* Format versions 1.0, 2.0 and 3.0 (_i = major). */
 START_TEST(test_versions)
 {
-	const double v[4] = { 1.5, -2.25, 1e300, -0.0 };
-	const char *hdr = _i == 3 ? "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }  \n"
-				  : "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }\n";
+	const double v[4] = {1.5, -2.25, 1e300, -0.0};
+	const char *hdr =
+		_i == 3 ? "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }  \n"
+			: "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }\n";
 	char err[256];
 	unsigned char *b;
 	gpud_array a;
@@ -293,7 +301,7 @@ END_TEST
 
 START_TEST(test_double_quotes_any_order)
 {
-	const int64_t v[3] = { 1, -2, INT64_MAX };
+	const int64_t v[3] = {1, -2, INT64_MAX};
 	static const char *hdrs[] = {
 		"{\"descr\": \"<i8\", \"fortran_order\": False, \"shape\": (3,)}",
 		"{\"shape\": (3,), \"fortran_order\": False, \"descr\": \"<i8\", }",
@@ -323,11 +331,11 @@ END_TEST
 
 START_TEST(test_big_endian)
 {
-	static const unsigned char f8[] = { 0x3f, 0xf8, 0, 0, 0, 0, 0, 0,	/* 1.5 */
-					    0xc0, 0x02, 0, 0, 0, 0, 0, 0 }; /* -2.25 */
-	static const unsigned char i4[] = { 0x01, 0x02, 0x03, 0x04, 0xff, 0xff, 0xff, 0xfe };
-	static const unsigned char f4[] = { 0x3f, 0xc0, 0x00, 0x00 }; /* 1.5 */
-	static const unsigned char i8[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const unsigned char f8[] = {0x3f, 0xf8, 0, 0, 0, 0, 0, 0,  /* 1.5 */
+					   0xc0, 0x02, 0, 0, 0, 0, 0, 0}; /* -2.25 */
+	static const unsigned char i4[] = {0x01, 0x02, 0x03, 0x04, 0xff, 0xff, 0xff, 0xfe};
+	static const unsigned char f4[] = {0x3f, 0xc0, 0x00, 0x00}; /* 1.5 */
+	static const unsigned char i8[] = {1, 2, 3, 4, 5, 6, 7, 8};
 	char err[256];
 	unsigned char *b;
 	gpud_array a;
@@ -371,8 +379,8 @@ END_TEST
 
 START_TEST(test_native_prefixes)
 {
-	const int32_t i4[2] = { 7, -9 };
-	const double f8[1] = { 3.25 };
+	const int32_t i4[2] = {7, -9};
+	const double f8[1] = {3.25};
 	char err[256];
 	unsigned char *b;
 	gpud_array a;
@@ -444,7 +452,7 @@ END_TEST
 /* numpy reads only what the header declares; so do we. */
 START_TEST(test_trailing_bytes_ignored)
 {
-	const int32_t v[3] = { 10, 20, 30 };
+	const int32_t v[3] = {10, 20, 30};
 	char err[256];
 	unsigned char *b;
 	gpud_array a;
@@ -482,13 +490,14 @@ END_TEST
 /* A single entry without its comma, as (5), is taken as (5,). */
 START_TEST(test_lenient_shape)
 {
-	const int32_t v[5] = { 1, 2, 3, 4, 5 };
+	const int32_t v[5] = {1, 2, 3, 4, 5};
 	char err[256];
 	unsigned char *b;
 	gpud_array a;
 	size_t len;
 
-	b = build(1, 0, "{'descr': '<i4', 'fortran_order': False, 'shape': (5)}", v, sizeof(v), &len);
+	b = build(1, 0, "{'descr': '<i4', 'fortran_order': False, 'shape': (5)}", v, sizeof(v),
+		  &len);
 	ck_assert_msg(run_both(b, len, "l.npy", &a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(a.ndim, 1);
 	ck_assert_uint_eq(a.shape[0], 5);
@@ -501,7 +510,7 @@ END_TEST
 
 START_TEST(test_fortran)
 {
-	const double v[6] = { 0 };
+	const double v[6] = {0};
 
 	expect_error("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", v, sizeof(v),
 		     "Fortran");
@@ -512,21 +521,22 @@ END_TEST
 
 START_TEST(test_unsupported_descr)
 {
-	static const char *descrs[] = { "|O", "<c16", "|b1", "<u4", "<f2", "<f16", "f8", "<i2", "" };
-	const unsigned char v[64] = { 0 };
+	static const char *descrs[] = {"|O", "<c16", "|b1", "<u4", "<f2", "<f16", "f8", "<i2", ""};
+	const unsigned char v[64] = {0};
 	char hdr[256];
 
 	for (size_t i = 0; i < sizeof(descrs) / sizeof(descrs[0]); i++) {
 		char want[32];
 
-		snprintf(hdr, sizeof(hdr), "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }",
-			 descrs[i]);
+		snprintf(hdr, sizeof(hdr),
+			 "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }", descrs[i]);
 		snprintf(want, sizeof(want), "'%s'", descrs[i]);
 		expect_error(hdr, v, sizeof(v), want);
 		expect_error(hdr, v, sizeof(v), "supported: '<f4', '<f8', '<i4', '<i8'");
 	}
-	expect_error("{'descr': [('x', '<f4'), ('y', '<i4')], 'fortran_order': False, 'shape': (2,), }",
-		     v, sizeof(v), "[('x', '<f4'), ('y', '<i4')]");
+	expect_error(
+		"{'descr': [('x', '<f4'), ('y', '<i4')], 'fortran_order': False, 'shape': (2,), }",
+		v, sizeof(v), "[('x', '<f4'), ('y', '<i4')]");
 	expect_error("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }", v,
 		     sizeof(v), "structured");
 }
@@ -539,8 +549,8 @@ START_TEST(test_bad_magic)
 	char err[256], path[PATH_MAX];
 	gpud_array a;
 
-	ck_assert_int_eq(run_both((const unsigned char *)notnpy, sizeof(notnpy) - 1, "m.npy", &a, err,
-				  sizeof(err)),
+	ck_assert_int_eq(run_both((const unsigned char *)notnpy, sizeof(notnpy) - 1, "m.npy", &a,
+				  err, sizeof(err)),
 			 -1);
 	tmp_path(path, sizeof(path), "m.npy");
 	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
@@ -553,7 +563,8 @@ START_TEST(test_bad_magic)
 	ck_assert_int_eq(run_both((const unsigned char *)"", 0, "m.npy", &a, err, sizeof(err)), -1);
 	assert_has(err, "not a .npy");
 	/* A magic prefix alone is a truncated file, not a foreign one. */
-	ck_assert_int_eq(run_both((const unsigned char *)"\x93NUM", 4, "m.npy", &a, err, sizeof(err)),
+	ck_assert_int_eq(run_both((const unsigned char *)"\x93NUM", 4, "m.npy", &a, err,
+				  sizeof(err)),
 			 -1);
 	assert_has(err, "truncated preamble");
 	ck_assert_int_eq(gpud_npy_parse(NULL, 0, "mem", &a, err, sizeof(err)), -1);
@@ -563,7 +574,7 @@ END_TEST
 
 START_TEST(test_truncated_data)
 {
-	unsigned char v[100] = { 0 };
+	unsigned char v[100] = {0};
 
 	expect_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1024,), }", v, sizeof(v),
 		     "truncated: header declares 4096 bytes of data, file has 100");
@@ -583,8 +594,8 @@ START_TEST(test_truncated_header)
 
 	b = build(1, 0, hdr, NULL, 0, &len);
 	ck_assert_int_eq(run_both(b, 10 + 50, "th.npy", &a, err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "truncated header: preamble declares %zu bytes of header, file has 50",
-		 hl);
+	snprintf(want, sizeof(want),
+		 "truncated header: preamble declares %zu bytes of header, file has 50", hl);
 	assert_has(err, want);
 	/* Version 2.0: the 4-byte length field itself cut short. */
 	free(b);
@@ -597,7 +608,7 @@ END_TEST
 
 START_TEST(test_bad_version)
 {
-	static const int vers[][2] = { { 4, 0 }, { 1, 1 }, { 0, 0 }, { 255, 0 } };
+	static const int vers[][2] = {{4, 0}, {1, 1}, {0, 0}, {255, 0}};
 	const char *hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (), }";
 	const double v = 1.0;
 
@@ -620,18 +631,20 @@ END_TEST
 
 START_TEST(test_too_many_dims)
 {
-	const double v[2] = { 0 };
+	const double v[2] = {0};
 
-	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }",
-		     v, sizeof(v), "shape has 9 dimensions; at most 8 are supported");
-	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 4), }",
-		     v, sizeof(v), "shape has 12 dimensions");
+	expect_error(
+		"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }",
+		v, sizeof(v), "shape has 9 dimensions; at most 8 are supported");
+	expect_error(
+		"{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 4), }",
+		v, sizeof(v), "shape has 12 dimensions");
 }
 END_TEST
 
 START_TEST(test_bad_shape)
 {
-	const unsigned char v[64] = { 0 };
+	const unsigned char v[64] = {0};
 
 	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (-1,), }", v, sizeof(v),
 		     "negative dimension -1");
@@ -651,8 +664,9 @@ START_TEST(test_bad_shape)
 		     "expected ',' or ')'");
 	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }",
 		     v, sizeof(v), "does not fit in 64 bits");
-	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }",
-		     v, sizeof(v), "is too large: its byte count overflows");
+	expect_error(
+		"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }",
+		v, sizeof(v), "is too large: its byte count overflows");
 	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551615,), }",
 		     v, sizeof(v), "overflows");
 }
@@ -660,12 +674,13 @@ END_TEST
 
 START_TEST(test_malformed_header)
 {
-	const unsigned char v[64] = { 0 };
+	const unsigned char v[64] = {0};
 
 	expect_error("", v, sizeof(v), "expected '{' opening the header dict, got the end");
 	expect_error("{'descr': '<f8', 'fortran_order': False}", v, sizeof(v),
 		     "missing key 'shape'");
-	expect_error("{'descr': '<f8', 'shape': (1,)}", v, sizeof(v), "missing key 'fortran_order'");
+	expect_error("{'descr': '<f8', 'shape': (1,)}", v, sizeof(v),
+		     "missing key 'fortran_order'");
 	expect_error("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), 'extra': 1}", v,
 		     sizeof(v), "unexpected key 'extra'");
 	expect_error("{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (1,)}", v,
@@ -695,7 +710,7 @@ END_TEST
 
 START_TEST(test_out_zeroed_on_error)
 {
-	const gpud_array zero = { 0 };
+	const gpud_array zero = {0};
 	char err[256];
 	gpud_array a;
 
@@ -726,7 +741,7 @@ END_TEST
 /* Tiny message buffers are filled and terminated, never overrun. */
 START_TEST(test_small_errlen)
 {
-	static const size_t sizes[] = { 1, 2, 8, 13 };
+	static const size_t sizes[] = {1, 2, 8, 13};
 	unsigned char bad[] = "not a numpy file at all";
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -735,7 +750,8 @@ START_TEST(test_small_errlen)
 		size_t n = sizes[i];
 
 		memset(buf, 0xa5, sizeof(buf));
-		ck_assert_int_eq(gpud_npy_parse(bad, sizeof(bad), "some-long-name.npy", &a, buf, n), -1);
+		ck_assert_int_eq(gpud_npy_parse(bad, sizeof(bad), "some-long-name.npy", &a, buf, n),
+				 -1);
 		ck_assert_uint_eq(strlen(buf), n - 1);
 		ck_assert_mem_eq(buf, "some-long-name.npy", n - 1);
 		for (size_t j = n; j < sizeof(buf); j++)
@@ -769,8 +785,8 @@ END_TEST
 
 START_TEST(test_save_errors)
 {
-	double v[4] = { 1, 2, 3, 4 };
-	gpud_array a = { .dtype = GPUD_F64, .ndim = 1, .shape = { 4 }, .data = v, .nbytes = 32 };
+	double v[4] = {1, 2, 3, 4};
+	gpud_array a = {.dtype = GPUD_F64, .ndim = 1, .shape = {4}, .data = v, .nbytes = 32};
 	char err[256], path[PATH_MAX];
 
 	tmp_path(path, sizeof(path), "no-such-dir/x.npy");
@@ -806,7 +822,7 @@ END_TEST
 
 START_TEST(test_array_helpers)
 {
-	gpud_array a = { 0 };
+	gpud_array a = {0};
 
 	ck_assert_uint_eq(gpud_array_count(&a), 1);
 	gpud_array_free(&a);
@@ -864,9 +880,9 @@ START_TEST(test_numpy_writes)
 		"np.save(p('f.npy'), np.asfortranarray(np.ones((2, 3))))\n"
 		"np.save(p('g.npy'), np.array([1, 2], dtype='<u2'))\n"
 		"np.save(p('h.npy'), np.array([1.0 + 2j]))\n";
-	const float a_want[6] = { 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f };
-	const double b_want[3] = { 1.5, -2.25, 1e300 };
-	const int64_t v_want[3] = { 5, -6, 7 };
+	const float a_want[6] = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f};
+	const double b_want[3] = {1.5, -2.25, 1e300};
+	const int64_t v_want[3] = {5, -6, 7};
 	char path[PATH_MAX], err[256];
 	gpud_array a;
 
@@ -942,15 +958,19 @@ START_TEST(test_numpy_reads)
 	float f4[6];
 	double f8 = -0.125;
 	int32_t i4[24];
-	int64_t i8[3] = { 1LL << 40, -(1LL << 62), 1 };
+	int64_t i8[3] = {1LL << 40, -(1LL << 62), 1};
 	gpud_array arrs[5] = {
-		{ .dtype = GPUD_F32, .ndim = 2, .shape = { 3, 2 }, .data = f4, .nbytes = sizeof(f4) },
-		{ .dtype = GPUD_F64, .ndim = 0, .data = &f8, .nbytes = sizeof(f8) },
-		{ .dtype = GPUD_I32, .ndim = 3, .shape = { 2, 3, 4 }, .data = i4, .nbytes = sizeof(i4) },
-		{ .dtype = GPUD_I64, .ndim = 1, .shape = { 3 }, .data = i8, .nbytes = sizeof(i8) },
-		{ .dtype = GPUD_F64, .ndim = 2, .shape = { 2, 0 }, .data = NULL, .nbytes = 0 },
+		{.dtype = GPUD_F32, .ndim = 2, .shape = {3, 2}, .data = f4, .nbytes = sizeof(f4)},
+		{.dtype = GPUD_F64, .ndim = 0, .data = &f8, .nbytes = sizeof(f8)},
+		{.dtype = GPUD_I32,
+		 .ndim = 3,
+		 .shape = {2, 3, 4},
+		 .data = i4,
+		 .nbytes = sizeof(i4)},
+		{.dtype = GPUD_I64, .ndim = 1, .shape = {3}, .data = i8, .nbytes = sizeof(i8)},
+		{.dtype = GPUD_F64, .ndim = 2, .shape = {2, 0}, .data = NULL, .nbytes = 0},
 	};
-	static const char *names[5] = { "f4.npy", "f8.npy", "i4.npy", "i8.npy", "e.npy" };
+	static const char *names[5] = {"f4.npy", "f8.npy", "i4.npy", "i8.npy", "e.npy"};
 	char path[PATH_MAX], err[256];
 
 	for (int i = 0; i < 6; i++)

@@ -13,7 +13,7 @@
 #include "proto/wire.h"
 #include "tests/unit/suites.h"
 
-#define assert_has(err, want)                                                             \
+#define assert_has(err, want)                                                                      \
 	ck_assert_msg(strstr((err), (want)) != NULL, "message '%s' lacks '%s'", (err), (want))
 
 /* --- helpers ----------------------------------------------------------------------- */
@@ -122,9 +122,9 @@ static framed *new_framed(void)
 	return f;
 }
 
-#define REQUEST_INIT(r)                                 \
-	Gpud__Request r = GPUD__REQUEST__INIT;          \
-	r.version = GPUD_PROTOCOL_VERSION;              \
+#define REQUEST_INIT(r)                                                                            \
+	Gpud__Request r = GPUD__REQUEST__INIT;                                                     \
+	r.version = GPUD_PROTOCOL_VERSION;                                                         \
 	r.id = 0xfedcba9876543210ull + (uint64_t)_i
 
 /* --- requests, one verb each ------------------------------------------------------ */
@@ -371,11 +371,11 @@ END_TEST
 
 /* --- responses, one body each ---------------------------------------------------- */
 
-#define RESPONSE_INIT(r, c, msg)                        \
-	Gpud__Response r = GPUD__RESPONSE__INIT;        \
-	r.version = GPUD_PROTOCOL_VERSION;              \
-	r.id = 0x0123456789abcdefull + (uint64_t)_i;    \
-	r.code = (c);                                   \
+#define RESPONSE_INIT(r, c, msg)                                                                   \
+	Gpud__Response r = GPUD__RESPONSE__INIT;                                                   \
+	r.version = GPUD_PROTOCOL_VERSION;                                                         \
+	r.id = 0x0123456789abcdefull + (uint64_t)_i;                                               \
+	r.code = (c);                                                                              \
 	r.message = (msg)
 
 static void assert_device(const Gpud__Device *got, const Gpud__Device *want)
@@ -421,7 +421,8 @@ static void assert_buffer_info(const Gpud__BufferInfo *got, const Gpud__BufferIn
 START_TEST(test_resp_error_no_body)
 {
 	framed *f = new_framed();
-	RESPONSE_INIT(rs, GPUD__STATUS__STATUS_NOT_FOUND, "download: unknown handle 00000000deadbeef");
+	RESPONSE_INIT(rs, GPUD__STATUS__STATUS_NOT_FOUND,
+		      "download: unknown handle 00000000deadbeef");
 	Gpud__Response *out = response_roundtrip(&rs, _i, f);
 
 	ck_assert_int_eq(out->code, GPUD__STATUS__STATUS_NOT_FOUND);
@@ -910,8 +911,7 @@ START_TEST(test_status_names)
 	ck_assert_str_eq(wire_status_name((Gpud__Status)13), "UNKNOWN_STATUS");
 	ck_assert_str_eq(wire_status_name((Gpud__Status)-1), "UNKNOWN_STATUS");
 	/* and every code of the schema has its name there, less "STATUS_" */
-	ck_assert_uint_eq(gpud__status__descriptor.n_values,
-			  sizeof(names) / sizeof(names[0]));
+	ck_assert_uint_eq(gpud__status__descriptor.n_values, sizeof(names) / sizeof(names[0]));
 	for (unsigned i = 0; i < gpud__status__descriptor.n_values; i++) {
 		const ProtobufCEnumValue *v = &gpud__status__descriptor.values[i];
 		ck_assert_str_eq(wire_status_name((Gpud__Status)v->value), v->name + 7);

@@ -60,14 +60,14 @@ typedef struct cuda_backend {
 	stream_libs libs[MAX_STREAMS];
 	size_t blas_ws_bytes;
 	char blas_why[768], rng_why[768]; /* why there are no handles */
-	pthread_t preload; /* loads cuBLAS and cuRAND while the context is made */
+	pthread_t preload;                /* loads cuBLAS and cuRAND while the context is made */
 	int preload_started;
 	cudaEvent_t free_events[MAX_EVENTS]; /* loop only */
 	int nfree_events;
 	uv_async_t done_async; /* completions from CUDA's callback thread */
 	uv_idle_t poll_idle;   /* polls end events while jobs are young */
 	struct cuda_job *poll_head;
-	pthread_t waiter;      /* then this thread does */
+	pthread_t waiter; /* then this thread does */
 	pthread_mutex_t wait_lock;
 	pthread_cond_t wait_cond;
 	struct cuda_job *wait_head;
@@ -87,7 +87,7 @@ typedef struct cuda_backend {
 	pthread_cond_t stage_cond;
 	_Atomic uint64_t bytes_staged;
 	atomic_int frees_pending; /* uncached frees running on workers */
-	atomic_int lost; /* a sticky error happened */
+	atomic_int lost;          /* a sticky error happened */
 	char lost_msg[512];
 	int fatal_reported;
 } cuda_backend;
@@ -203,8 +203,9 @@ static void libs_open(cuda_backend *cb)
 				l->blas_ws = NULL;
 				cudaGetLastError();
 				snprintf(cb->blas_why, sizeof(cb->blas_why),
-					 "%s: its workspace of %zu MiB: cudaMalloc: %s", bl->describe,
-					 cb->blas_ws_bytes >> 20, cudaGetErrorString(e));
+					 "%s: its workspace of %zu MiB: cudaMalloc: %s",
+					 bl->describe, cb->blas_ws_bytes >> 20,
+					 cudaGetErrorString(e));
 				break;
 			}
 			if ((st = bl->set_stream(h, cb->streams[i])) != 0)
@@ -215,8 +216,8 @@ static void libs_open(cuda_backend *cb)
 				call = "cublasSetMathMode";
 		}
 		if (st != 0) {
-			snprintf(cb->blas_why, sizeof(cb->blas_why), "%s: %s: %s", bl->describe, call,
-				 bl->status_string(st));
+			snprintf(cb->blas_why, sizeof(cb->blas_why), "%s: %s: %s", bl->describe,
+				 call, bl->status_string(st));
 			break;
 		}
 	}
@@ -238,7 +239,8 @@ static void libs_open(cuda_backend *cb)
 			cb->libs[i].rng = g;
 			if ((st = rn->set_stream(g, cb->streams[i])) != 0)
 				call = "curandSetStream";
-			else if ((st = rn->set_ordering(g, LIBS_CURAND_ORDERING_PSEUDO_DEFAULT)) != 0)
+			else if ((st = rn->set_ordering(g, LIBS_CURAND_ORDERING_PSEUDO_DEFAULT)) !=
+				 0)
 				call = "curandSetGeneratorOrdering";
 		}
 		if (st != 0) {
@@ -256,8 +258,9 @@ static void libs_open(cuda_backend *cb)
 		}
 	}
 	if (bl)
-		log_info("cuda backend: %s: a handle and %zu MiB of workspace on each of %d streams",
-			 bl->describe, cb->blas_ws_bytes >> 20, cb->nstreams);
+		log_info(
+			"cuda backend: %s: a handle and %zu MiB of workspace on each of %d streams",
+			bl->describe, cb->blas_ws_bytes >> 20, cb->nstreams);
 	else
 		log_warn("matmul is unavailable on the cuda backend: %s", cb->blas_why);
 	if (rn)
@@ -312,13 +315,13 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	snprintf(threads, sizeof(threads), "%d", cfg->cpu_threads < 4 ? 4 : cfg->cpu_threads);
 	setenv("UV_THREADPOOL_SIZE", threads, 1);
 	uint64_t t0 = uv_hrtime();
-#define OPEN_CHECK(call, name)                              \
-	do {                                                \
-		cudaError_t e_ = (call);                    \
-		if (e_ != cudaSuccess) {                    \
-			cuda_fail(e_, (name), err, errlen); \
-			goto fail;                          \
-		}                                           \
+#define OPEN_CHECK(call, name)                                                                     \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			cuda_fail(e_, (name), err, errlen);                                        \
+			goto fail;                                                                 \
+		}                                                                                  \
 	} while (0)
 	OPEN_CHECK(cudaSetDevice(cb->device), "cudaSetDevice");
 	OPEN_CHECK(cudaFree(NULL), "cudaFree (context creation)");
@@ -490,7 +493,8 @@ static void check_fatal(gpud_backend *b)
 
 static int lost_error(cuda_backend *cb, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "the CUDA context is lost (%.400s); gpud is restarting", cb->lost_msg);
+	snprintf(err, errlen, "the CUDA context is lost (%.400s); gpud is restarting",
+		 cb->lost_msg);
 	return GPUD__STATUS__STATUS_BACKEND;
 }
 
@@ -601,8 +605,7 @@ typedef struct cuda_job {
 	struct cuda_job *pprev, *pnext; /* the poll list (loop) or the waiter's */
 } cuda_job;
 
-static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done_fn done,
-			 void *arg)
+static cuda_job *job_new(gpud_backend *b, int kind, cudaStream_t s, backend_done_fn done, void *arg)
 {
 	cuda_job *j = calloc(1, sizeof(*j));
 	if (j == NULL)
@@ -832,7 +835,8 @@ static int enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
 static void stage_reclaim(cuda_backend *cb)
 {
 	for (int i = 0; i < cb->nstage; i++) {
-		if (cb->stage_inflight_[i] && cudaEventQuery(cb->stage_ev[i]) != cudaErrorNotReady) {
+		if (cb->stage_inflight_[i] &&
+		    cudaEventQuery(cb->stage_ev[i]) != cudaErrorNotReady) {
 			cudaGetLastError(); /* an error here also shows on the job's own event */
 			cb->stage_inflight_[i] = 0;
 			cb->stage_free[cb->nstage_free++] = i;
@@ -892,7 +896,8 @@ static cudaError_t stage_h2d(cuda_backend *cb, int idx, void *dst, size_t n, cud
 {
 	cudaError_t e;
 	*call = "cudaMemcpyAsync (staged)";
-	if ((e = cudaMemcpyAsync(dst, cb->stage[idx], n, cudaMemcpyHostToDevice, st)) == cudaSuccess) {
+	if ((e = cudaMemcpyAsync(dst, cb->stage[idx], n, cudaMemcpyHostToDevice, st)) ==
+	    cudaSuccess) {
 		*call = "cudaEventRecord (staging)";
 		e = cudaEventRecord(cb->stage_ev[idx], st);
 	}
@@ -1186,8 +1191,9 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 		rv = note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
 	else if (uk ? custom_launch(cb, uk, a, j->stream, err, errlen) < 0
 		    : ck->launch(a, &lc, err, errlen) != 0)
-		rv = uk && cudaPeekAtLastError() == cudaSuccess ? GPUD__STATUS__STATUS_INVALID_ARGUMENT
-							       : note_error(cb, cudaGetLastError(), err);
+		rv = uk && cudaPeekAtLastError() == cudaSuccess
+			     ? GPUD__STATUS__STATUS_INVALID_ARGUMENT
+			     : note_error(cb, cudaGetLastError(), err);
 	else if ((e = cudaEventRecord(j->ev[1], j->stream)) != cudaSuccess)
 		rv = note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
 	else
@@ -1220,7 +1226,6 @@ static int cuda_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void
 		free(j);
 	return rv;
 }
-
 
 /* --- custom kernels: NVRTC, a cubin cache on disk, the runtime's library API ----------- */
 
@@ -1270,7 +1275,8 @@ static void *cache_read(const char *path, const char *key, size_t klen, size_t *
 	    fread(k2, 1, klen, f) != klen || memcmp(k2, key, klen) != 0)
 		goto out;
 	long start = ftell(f);
-	if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) <= start || fseek(f, start, SEEK_SET) != 0)
+	if (fseek(f, 0, SEEK_END) != 0 || (end = ftell(f)) <= start ||
+	    fseek(f, start, SEEK_SET) != 0)
 		goto out;
 	*len = (size_t)(end - start);
 	if ((cubin = malloc(*len)) != NULL && fread(cubin, 1, *len, f) != *len) {
@@ -1342,13 +1348,14 @@ static int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache
 	klen = (size_t)snprintf(key, klen, "nvrtc %s\narch sm_%d\nopts %s %s\nentry %s\n%s", ver,
 				arch, opt1, opt2, k->entry, k->source);
 	if (cache_dir && cache_dir[0]) {
-		snprintf(path, sizeof(path), "%s/%016" PRIx64 ".cubin", cache_dir, fnv1a(key, klen));
+		snprintf(path, sizeof(path), "%s/%016" PRIx64 ".cubin", cache_dir,
+			 fnv1a(key, klen));
 		if ((cubin = cache_read(path, key, klen, &len)) != NULL)
 			k->cached = 1;
 	}
 	if (cubin == NULL) {
-		if (nvrtc_compile(k->name, k->source, arch, opts, nopts, &cubin, &len, err, errlen) !=
-		    0)
+		if (nvrtc_compile(k->name, k->source, arch, opts, nopts, &cubin, &len, err,
+				  errlen) != 0)
 			goto out;
 		if (path[0])
 			cache_write(cache_dir, path, key, klen, cubin, len);
@@ -1363,8 +1370,9 @@ static int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache
 		goto out;
 	}
 	if ((e = cudaLibraryGetKernel(&kern, lib, k->entry)) != cudaSuccess) {
-		snprintf(err, errlen, "the compiled code has no kernel '%s' (declare it extern \"C\" "
-				      "__global__): %s",
+		snprintf(err, errlen,
+			 "the compiled code has no kernel '%s' (declare it extern \"C\" "
+			 "__global__): %s",
 			 k->entry, cudaGetErrorString(e));
 		cudaGetLastError();
 		cudaLibraryUnload(lib);
@@ -1480,7 +1488,8 @@ static int custom_launch(struct cuda_backend *cb, const custom_kernel *k, const 
 	arg_val vals[3 * KERNEL_MAX_PARAMS + 1];
 	void *args[3 * KERNEL_MAX_PARAMS + 1];
 	int na = 0;
-	long long grid = (long long)cb->prop.multiProcessorCount * k->blocks_per_sm, block = k->block;
+	long long grid = (long long)cb->prop.multiProcessorCount * k->blocks_per_sm,
+		  block = k->block;
 
 	if (k->fn == NULL) {
 		snprintf(err, errlen, "kernel %s is not loaded", k->name);
@@ -1532,10 +1541,11 @@ static int custom_launch(struct cuda_backend *cb, const custom_kernel *k, const 
 			grid = a->v[k->nparams].s.i64;
 			block = a->v[k->nparams + 1].s.i64;
 			if (grid < 1 || grid > 2147483647 || block < 1 || block > 1024) {
-				snprintf(err, errlen,
-					 "%s: _grid must be 1 to 2^31-1 and _block 1 to 1024, got %lld "
-					 "and %lld",
-					 k->name, grid, block);
+				snprintf(
+					err, errlen,
+					"%s: _grid must be 1 to 2^31-1 and _block 1 to 1024, got %lld "
+					"and %lld",
+					k->name, grid, block);
 				return -1;
 			}
 		}

@@ -30,27 +30,31 @@ static void load(void)
 {
 	/* $GPUD_NVRTC, then the loader's path, then the toolkit's usual place. */
 	const char *env = getenv("GPUD_NVRTC");
-	const char *names[] = {env, "libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13",
-			       "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so.12",
+	const char *names[] = {env,
+			       "libnvrtc.so.13",
+			       "/usr/local/cuda/lib64/libnvrtc.so.13",
+			       "libnvrtc.so.12",
+			       "/usr/local/cuda/lib64/libnvrtc.so.12",
 			       "libnvrtc.so"};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !api.h; i++)
 		if (names[i] && names[i][0])
 			api.h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 	if (api.h == NULL) {
-		snprintf(api.why, sizeof(api.why),
-			 "NVRTC (libnvrtc.so.13) was not found; install the CUDA Toolkit's NVRTC or "
-			 "set GPUD_NVRTC to its path");
+		snprintf(
+			api.why, sizeof(api.why),
+			"NVRTC (libnvrtc.so.13) was not found; install the CUDA Toolkit's NVRTC or "
+			"set GPUD_NVRTC to its path");
 		return;
 	}
-#define SYM(f, name)                                                                   \
-	do {                                                                           \
-		*(void **)&api.f = dlsym(api.h, name);                                 \
-		if (api.f == NULL) {                                                   \
-			snprintf(api.why, sizeof(api.why), "NVRTC lacks %s", name);    \
-			dlclose(api.h);                                                \
-			api.h = NULL;                                                  \
-			return;                                                        \
-		}                                                                      \
+#define SYM(f, name)                                                                               \
+	do {                                                                                       \
+		*(void **)&api.f = dlsym(api.h, name);                                             \
+		if (api.f == NULL) {                                                               \
+			snprintf(api.why, sizeof(api.why), "NVRTC lacks %s", name);                \
+			dlclose(api.h);                                                            \
+			api.h = NULL;                                                              \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 	SYM(create, "nvrtcCreateProgram");
 	SYM(compile, "nvrtcCompileProgram");

@@ -44,7 +44,8 @@ int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errle
 {
 	*out = nullptr;
 	if (cfg->bin_growth < 2 || cfg->min_bin > cfg->max_bin) {
-		snprintf(err, errlen, "pool: bin_growth %u must be >= 2 and min_bin %u <= max_bin %u",
+		snprintf(err, errlen,
+			 "pool: bin_growth %u must be >= 2 and min_bin %u <= max_bin %u",
 			 cfg->bin_growth, cfg->min_bin, cfg->max_bin);
 		return -1;
 	}
@@ -74,8 +75,9 @@ int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errle
 		delete p;
 		return -1;
 	}
-	p->cub = new (std::nothrow) cub::CachingDeviceAllocator(
-		cfg->bin_growth, cfg->min_bin, cfg->max_bin, (size_t)cfg->max_cached, true);
+	p->cub = new (std::nothrow)
+		cub::CachingDeviceAllocator(cfg->bin_growth, cfg->min_bin, cfg->max_bin,
+					    (size_t)cfg->max_cached, true);
 	if (p->cub == nullptr) {
 		snprintf(err, errlen, "pool: out of memory");
 		cudaStreamDestroy(p->stream);
@@ -96,7 +98,8 @@ int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errle
 	uint64_t left = cfg->reserve, size = 1;
 	for (unsigned i = 0; i < cfg->min_bin; i++)
 		size *= cfg->bin_growth;
-	for (unsigned k = cfg->min_bin; k <= cfg->max_bin && nwarm < 64; k++, size *= cfg->bin_growth) {
+	for (unsigned k = cfg->min_bin; k <= cfg->max_bin && nwarm < 64;
+	     k++, size *= cfg->bin_growth) {
 		if (size > left || size > cfg->max_cached)
 			break;
 		if (p->cub->DeviceAllocate(p->device, &warm[nwarm], size, p->stream) != cudaSuccess)
@@ -133,11 +136,12 @@ int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
 	std::lock_guard<std::mutex> g(p->mtx);
 
 	if (p->in_use + rounded > p->max_total) {
-		snprintf(err, errlen,
-			 "out of device memory: asked for %zu bytes (%llu with rounding); the pool has "
-			 "%llu of its %llu-byte limit in use",
-			 bytes, (unsigned long long)rounded, (unsigned long long)p->in_use,
-			 (unsigned long long)p->max_total);
+		snprintf(
+			err, errlen,
+			"out of device memory: asked for %zu bytes (%llu with rounding); the pool has "
+			"%llu of its %llu-byte limit in use",
+			bytes, (unsigned long long)rounded, (unsigned long long)p->in_use,
+			(unsigned long long)p->max_total);
 		return POOL_OUT_OF_MEMORY;
 	}
 	uint64_t before = cached_free(p);
@@ -147,10 +151,11 @@ int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
 			cudaGetLastError(); /* not sticky: clear it */
 			size_t fr = 0, total = 0;
 			cudaMemGetInfo(&fr, &total);
-			snprintf(err, errlen,
-				 "out of device memory: asked for %zu bytes; %zu of %zu bytes free on "
-				 "device %d (pool: %llu bytes in use)",
-				 bytes, fr, total, p->device, (unsigned long long)p->in_use);
+			snprintf(
+				err, errlen,
+				"out of device memory: asked for %zu bytes; %zu of %zu bytes free on "
+				"device %d (pool: %llu bytes in use)",
+				bytes, fr, total, p->device, (unsigned long long)p->in_use);
 			return POOL_OUT_OF_MEMORY;
 		}
 		cuda_fail(e, "cudaMalloc (pool)", err, errlen);
