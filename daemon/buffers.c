@@ -8,7 +8,7 @@
 
 #include "daemon/buffers.h"
 #include "daemon/log.h"
-#include "proto/wire.h"
+#include "daemon/loop.h"
 
 void buffers_init(buffer_table *t, gpud_backend *backend)
 {
@@ -35,30 +35,31 @@ static gpud_handle new_handle(buffer_table *t)
 	}
 }
 
-int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
-		  const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen)
+dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
+		      const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen)
 {
 	size_t esize = gpud_dtype_size(dt);
 	gpud_tenant *tn = s->tenant;
 	gpud_buffer *b;
-	int rv;
+	dstatus rv;
 
+	ON_LOOP("buffers_alloc");
 	if (esize == 0) {
 		snprintf(err, errlen, "dtype %d is not one of float32, float64, int32, int64",
 			 (int)dt);
-		return GPUD__STATUS__STATUS_INVALID_ARGUMENT;
+		return ST_INVALID;
 	}
 	if (ndim < 0 || ndim > GPUD_MAX_DIMS) {
 		snprintf(err, errlen, "an array may have at most %d dimensions, got %d",
 			 GPUD_MAX_DIMS, ndim);
-		return GPUD__STATUS__STATUS_INVALID_ARGUMENT;
+		return ST_INVALID;
 	}
 	size_t nbytes = gpud_shape_bytes(shape, ndim, esize);
 	if (nbytes == SIZE_MAX) {
 		snprintf(err, errlen,
 			 "shape of %d dimensions x %zu-byte %s overflows the address space", ndim,
 			 esize, gpud_dtype_name(dt));
-		return GPUD__STATUS__STATUS_TOO_LARGE;
+		return ST_TOO_LARGE;
 	}
 	if (tn && tn->quota.device_bytes &&
 	    (nbytes > tn->quota.device_bytes || tn->bytes > tn->quota.device_bytes - nbytes)) {
@@ -67,20 +68,20 @@ int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int
 			 "in use",
 			 tn->name, nbytes, (unsigned long long)tn->bytes,
 			 (unsigned long long)tn->quota.device_bytes);
-		return GPUD__STATUS__STATUS_QUOTA;
+		return ST_QUOTA;
 	}
 	if (keep && tn && tn->quota.kept_buffers && tn->nkept >= tn->quota.kept_buffers) {
 		snprintf(err, errlen,
 			 "over the kept_buffers quota of tenant %s: it keeps %llu of %llu buffers",
 			 tn->name, (unsigned long long)tn->nkept,
 			 (unsigned long long)tn->quota.kept_buffers);
-		return GPUD__STATUS__STATUS_QUOTA;
+		return ST_QUOTA;
 	}
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
 		snprintf(err, errlen, "out of host memory for a buffer record");
-		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+		return ST_OUT_OF_MEMORY;
 	}
-	if ((rv = t->backend->ops->alloc(t->backend, nbytes, &b->mem, err, errlen)) != 0) {
+	if ((rv = backend_alloc(t->backend, nbytes, &b->mem, err, errlen)) != ST_OK) {
 		free(b);
 		return rv;
 	}
@@ -114,7 +115,7 @@ int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int
 	if (t->bytes > t->high_water)
 		t->high_water = t->bytes;
 	*out = b;
-	return 0;
+	return ST_OK;
 }
 
 gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q)
@@ -134,6 +135,7 @@ gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *
 gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h)
 {
 	gpud_buffer *b;
+	ON_LOOP("buffers_get");
 	HASH_FIND(hh, t->by_handle, &h, sizeof(h), b);
 	return b && b->tenant == tn ? b : NULL;
 }
@@ -145,9 +147,10 @@ void buffer_ref(gpud_buffer *b)
 
 void buffer_unref(buffer_table *t, gpud_buffer *b)
 {
+	ON_LOOP("buffer_unref");
 	if (--b->refs > 0)
 		return;
-	t->backend->ops->free(t->backend, b->mem);
+	backend_free(t->backend, b->mem);
 	t->bytes -= b->nbytes;
 	free(b);
 }
@@ -178,6 +181,7 @@ void buffers_release(buffer_table *t, gpud_buffer *b)
 gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create)
 {
 	gpud_session *s;
+	ON_LOOP("sessions_get");
 	HASH_FIND(hh, t->sessions, &pipe_id, sizeof(pipe_id), s);
 	if (s != NULL || !create)
 		return s;

@@ -1,5 +1,6 @@
 /*
- * daemon/buffers.h — buffers, their handles, and the sessions that own them.
+ * daemon/buffers.h — buffers, their handles, the sessions and the tenants
+ * that own them.
  *
  * A session is one client connection (an nng pipe). A buffer belongs to the
  * session that allocated it and is freed when that connection goes away.
@@ -7,7 +8,9 @@
  * one reference, and every request using it (a copy, a kernel run) holds
  * another, so freeing a buffer that is busy only takes it out of the table;
  * its memory goes back when the last request lets go. All of this is owned
- * by the loop thread.
+ * by the loop thread. A tenant also carries state of two other owners, both
+ * on the loop too: its run queue (daemon/sched.h) and its custom kernels
+ * (daemon/registry.h).
  */
 #ifndef GPUD_BUFFERS_H
 #define GPUD_BUFFERS_H
@@ -19,6 +22,8 @@
 #include <gpud/types.h>
 
 #include "daemon/backend/backend.h"
+#include "daemon/sched.h"
+#include "daemon/status.h"
 
 typedef struct gpud_session gpud_session;
 typedef struct gpud_tenant gpud_tenant;
@@ -55,14 +60,9 @@ struct gpud_tenant {
 	uint64_t bytes, nbuffers; /* all its buffers */
 	uint64_t nkept;
 	uint32_t in_flight;
-	gpud_buffer *kept; /* its kept buffers */
-	/* runs waiting for a backend slot (daemon/verbs.c), and its place in
-	 * the round-robin ring of tenants with waiting runs */
-	struct gpud_request *qhead, *qtail;
-	uint32_t queued;
-	struct gpud_tenant *ring_next;
-	int in_ring;
-	struct custom_entry *customs; /* its registered kernels (daemon/verbs.c) */
+	gpud_buffer *kept;            /* its kept buffers */
+	sched_queue runs;             /* runs waiting for a slot (daemon/sched.h) */
+	struct custom_entry *customs; /* its registered kernels (daemon/registry.h) */
 	UT_hash_handle hh;
 };
 
@@ -91,7 +91,6 @@ typedef struct buffer_table {
 	gpud_buffer *by_handle;
 	gpud_session *sessions;
 	gpud_tenant *tenants;
-	struct custom_entry *shared; /* kernels for every tenant (admin_tenants) */
 	size_t count;
 	uint64_t bytes, high_water;
 } buffer_table;
@@ -101,12 +100,12 @@ void buffers_init(buffer_table *t, gpud_backend *backend);
 void buffers_fini(buffer_table *t);
 
 /*
- * Allocates a buffer owned by s (or, with keep, by s's tenant). Returns 0,
- * or a Gpud__Status with err set (bad shape, size overflow, over the
+ * Allocates a buffer owned by s (or, with keep, by s's tenant). Returns
+ * ST_OK, or a status with err set (bad shape, size overflow, over the
  * tenant's quota, backend out of memory).
  */
-int buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
-		  const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen);
+dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
+		      const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen);
 /* A live buffer of tenant tn by handle, or NULL: another tenant's handle is
  * not found, like one that never existed. */
 gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h);

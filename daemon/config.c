@@ -1,8 +1,11 @@
 /*
  * daemon/config.c — the config file is INI, parsed by libinih (Debian's
- * libinih-dev); this file only maps keys to fields and checks values.
+ * libinih-dev); this file maps keys to fields through one table of options
+ * and checks values. Read at start, before any thread exists; read-only
+ * afterwards.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <ini.h>
@@ -184,230 +187,268 @@ int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_int(const char *key, const char *value, long lo, long hi, long *out, char *err,
-		     size_t errlen)
+/*
+ * The options of [gpud] (and the command line), one row each, in the manner
+ * of Redis's config table: the type says how the text is parsed and checked,
+ * and every message is written once per type.
+ */
+typedef enum opt_type {
+	OPT_INT,    /* an int field, lo..hi */
+	OPT_SIZE,   /* a uint64_t of bytes ("256MiB"), lo..hi (hi 0: no bound) */
+	OPT_DOUBLE, /* a double, lo..hi */
+	OPT_STRING, /* a char[size] */
+	OPT_CHOICE, /* one of choices: into a char[size], or (size 0) its index into an int */
+	OPT_OCTAL,  /* an int file mode, 0..0777 */
+	OPT_LISTEN, /* appended to the listen URLs */
+	OPT_LOG,    /* a log level's name (daemon/log.h) into an int */
+} opt_type;
+
+enum {
+	STR_ABSOLUTE = 1u << 0, /* an absolute path */
+	STR_OFF = 1u << 1,      /* ... or "off" */
+	STR_EMPTY = 1u << 2,    /* ... or nothing */
+};
+
+typedef struct config_option {
+	const char *name;
+	opt_type type;
+	size_t offset, size; /* the field in gpud_config */
+	uint64_t lo, hi;
+	const char *what; /* OPT_SIZE: an example; OPT_DOUBLE: the unit; OPT_STRING: a noun */
+	const char *note; /* appended to OPT_SIZE's message */
+	unsigned flags;   /* OPT_STRING: STR_* */
+	const char *const *choices;
+	void (*after)(gpud_config *c); /* derived fields, once the value is in */
+} config_option;
+
+#define FIELD(f) .offset = offsetof(gpud_config, f), .size = sizeof(((gpud_config *)0)->f)
+#define INT(n, f, l, h)                                                                            \
+	{                                                                                          \
+		.name = n, .type = OPT_INT, FIELD(f), .lo = l, .hi = h                             \
+	}
+#define SIZE(n, f, l, h, ex, nt)                                                                   \
+	{                                                                                          \
+		.name = n, .type = OPT_SIZE, FIELD(f), .lo = l, .hi = h, .what = ex, .note = nt    \
+	}
+#define STRING(n, f, noun, fl)                                                                     \
+	{                                                                                          \
+		.name = n, .type = OPT_STRING, FIELD(f), .what = noun, .flags = fl                 \
+	}
+
+static const char *const backends[] = {"auto", "cpu", "cuda", NULL};
+
+static void derive_kernel_cache_dir(gpud_config *c)
+{
+	snprintf(c->kernel_cache_dir, sizeof(c->kernel_cache_dir), "%s%s", c->kernel_cache,
+		 c->kernel_cache[0] ? "/cubin" : "");
+}
+
+static const config_option options[] = {
+	{.name = "listen", .type = OPT_LISTEN},
+	{.name = "backend", .type = OPT_CHOICE, FIELD(backend), .choices = backends},
+	{.name = "log_level", .type = OPT_LOG, FIELD(log_level)},
+	INT("device", device, 0, 1024),
+	SIZE("max_message_size", max_message_size, 4096, 4ull << 30, "256MiB", NULL),
+	INT("contexts", contexts, 1, 4096),
+	INT("cpu_threads", cpu_threads, 1, 1024),
+	INT("streams", streams, 1, 256),
+	INT("run_slots", run_slots, 0, 4096),
+	INT("poll_us", poll_us, 0, 1000000),
+	INT("staging_buffers", staging_buffers, 2, 1024),
+	SIZE("staging_chunk", staging_chunk, 64u << 10, 1ull << 30, "4MiB", NULL),
+	INT("pool_bin_growth", pool_bin_growth, 2, 62),
+	INT("pool_min_bin", pool_min_bin, 0, 62),
+	INT("pool_max_bin", pool_max_bin, 0, 62),
+	SIZE("pool_max_cached", pool_max_cached, 0, 0, "4GiB", " (0 for none)"),
+	SIZE("pool_max_total", pool_max_total, 0, 0, "4GiB", " (0 for none)"),
+	SIZE("pool_reserve", pool_reserve, 0, 0, "4GiB", " (0 for none)"),
+	STRING("shm_socket", shm_socket, "path", STR_ABSOLUTE | STR_OFF),
+	SIZE("shm_max_bytes", shm_max_bytes, 0, 0, "64GiB", NULL),
+	STRING("admin_tenants", admin_tenants, "list of tenant names", 0),
+	{.name = "kernel_cache",
+	 .type = OPT_STRING,
+	 FIELD(kernel_cache),
+	 .what = "directory",
+	 .flags = STR_ABSOLUTE | STR_EMPTY,
+	 .after = derive_kernel_cache_dir},
+	STRING("tokens_file", tokens_file, "path", 0),
+	STRING("tls_cert", tls_cert, "path", 0),
+	STRING("tls_key", tls_key, "path", 0),
+	STRING("tls_ca", tls_ca, "path", 0),
+	{.name = "socket_mode", .type = OPT_OCTAL, FIELD(socket_mode), .lo = 0, .hi = 0777},
+	STRING("socket_group", socket_group, "name", 0),
+	{.name = "shutdown_timeout",
+	 .type = OPT_DOUBLE,
+	 FIELD(shutdown_timeout),
+	 .lo = 0,
+	 .hi = 86400,
+	 .what = "seconds"},
+};
+
+/* 4096 -> "4KiB", 1 << 30 -> "1GiB": a bound in a message. */
+static void size_text(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (u < 4 && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)v, units[u]);
+}
+
+static int set_int(const config_option *o, int *field, const char *value, char *err, size_t errlen)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(value, &end, 10);
-	if (errno != 0 || end == value || *end != '\0' || v < lo || v > hi) {
-		snprintf(err, errlen, "%s = '%s': expected an integer from %ld to %ld", key, value,
-			 lo, hi);
+	if (errno != 0 || end == value || *end != '\0' || v < (long)o->lo || v > (long)o->hi) {
+		snprintf(err, errlen, "%s = '%s': expected an integer from %ld to %ld", o->name,
+			 value, (long)o->lo, (long)o->hi);
 		return -1;
 	}
-	*out = v;
+	*field = (int)v;
+	return 0;
+}
+
+static int set_size(const config_option *o, uint64_t *field, const char *value, char *err,
+		    size_t errlen)
+{
+	uint64_t v;
+	if (config_parse_size(value, &v) == 0 && v >= o->lo && (o->hi == 0 || v <= o->hi)) {
+		*field = v;
+		return 0;
+	}
+	if (o->hi) {
+		char lo[32], hi[32];
+		size_text(o->lo, lo, sizeof(lo));
+		size_text(o->hi, hi, sizeof(hi));
+		snprintf(err, errlen, "%s = '%s': expected a size from %s to %s, e.g. %s", o->name,
+			 value, lo, hi, o->what);
+	} else {
+		snprintf(err, errlen, "%s = '%s': expected a size, e.g. %s%s", o->name, value,
+			 o->what, o->note ? o->note : "");
+	}
+	return -1;
+}
+
+static int set_double(const config_option *o, double *field, const char *value, char *err,
+		      size_t errlen)
+{
+	char *end;
+	double d = strtod(value, &end);
+	if (end == value || *end != '\0' || !(d >= (double)o->lo && d <= (double)o->hi)) {
+		snprintf(err, errlen, "%s = '%s': expected %s from %g to %g", o->name, value,
+			 o->what, (double)o->lo, (double)o->hi);
+		return -1;
+	}
+	*field = d;
+	return 0;
+}
+
+static int set_string(const config_option *o, char *field, const char *value, char *err,
+		      size_t errlen)
+{
+	int ok = strlen(value) < o->size;
+	if (o->flags & STR_ABSOLUTE)
+		ok = ok &&
+		     (value[0] == '/' || ((o->flags & STR_OFF) && strcmp(value, "off") == 0) ||
+		      ((o->flags & STR_EMPTY) && value[0] == '\0'));
+	if (ok) {
+		snprintf(field, o->size, "%s", value);
+		return 0;
+	}
+	if (o->flags & STR_ABSOLUTE)
+		snprintf(err, errlen, "%s = '%s': expected an absolute %s shorter than %zu bytes%s",
+			 o->name, value, o->what, o->size,
+			 (o->flags & STR_OFF)     ? ", or off"
+			 : (o->flags & STR_EMPTY) ? " (or nothing)"
+						  : "");
+	else
+		snprintf(err, errlen, "%s: a %s shorter than %zu bytes", o->name, o->what, o->size);
+	return -1;
+}
+
+static int set_choice(const config_option *o, void *field, const char *value, char *err,
+		      size_t errlen)
+{
+	char list[128];
+	size_t n = 0;
+	for (int i = 0; o->choices[i]; i++) {
+		if (strcmp(value, o->choices[i]) == 0) {
+			if (o->size)
+				snprintf(field, o->size, "%s", value);
+			else
+				*(int *)field = i;
+			return 0;
+		}
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s",
+				      i == 0              ? ""
+				      : o->choices[i + 1] ? ", "
+							  : " or ",
+				      o->choices[i]);
+	}
+	snprintf(err, errlen, "%s = '%s': expected %s", o->name, value, list);
+	return -1;
+}
+
+static int set_octal(const config_option *o, int *field, const char *value, char *err,
+		     size_t errlen)
+{
+	char *end;
+	long m = strtol(value, &end, 8);
+	if (end == value || *end != '\0' || m < (long)o->lo || m > (long)o->hi) {
+		snprintf(err, errlen, "%s = '%s': expected an octal mode, e.g. 0660", o->name,
+			 value);
+		return -1;
+	}
+	*field = (int)m;
 	return 0;
 }
 
 int config_set(gpud_config *c, const char *key, const char *value, char *err, size_t errlen)
 {
-	long v;
-
-	if (strcmp(key, "listen") == 0)
-		return config_add_listen(c, value, err, errlen);
-	if (strcmp(key, "backend") == 0) {
-		if (strcmp(value, "auto") && strcmp(value, "cpu") && strcmp(value, "cuda")) {
-			snprintf(err, errlen, "backend = '%s': expected auto, cpu or cuda", value);
-			return -1;
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		const config_option *o = &options[i];
+		if (strcmp(key, o->name) != 0)
+			continue;
+		void *field = (char *)c + o->offset;
+		int rv = -1;
+		switch (o->type) {
+		case OPT_INT:
+			rv = set_int(o, field, value, err, errlen);
+			break;
+		case OPT_SIZE:
+			rv = set_size(o, field, value, err, errlen);
+			break;
+		case OPT_DOUBLE:
+			rv = set_double(o, field, value, err, errlen);
+			break;
+		case OPT_STRING:
+			rv = set_string(o, field, value, err, errlen);
+			break;
+		case OPT_CHOICE:
+			rv = set_choice(o, field, value, err, errlen);
+			break;
+		case OPT_OCTAL:
+			rv = set_octal(o, field, value, err, errlen);
+			break;
+		case OPT_LISTEN:
+			rv = config_add_listen(c, value, err, errlen);
+			break;
+		case OPT_LOG:
+			if ((rv = log_level_parse(value)) >= 0) {
+				*(int *)field = rv;
+				rv = 0;
+			} else
+				snprintf(err, errlen,
+					 "%s = '%s': expected error, warn, info or debug", key,
+					 value);
+			break;
 		}
-		snprintf(c->backend, sizeof(c->backend), "%s", value);
-		return 0;
-	}
-	if (strcmp(key, "log_level") == 0) {
-		int l = log_level_parse(value);
-		if (l < 0) {
-			snprintf(err, errlen,
-				 "log_level = '%s': expected error, warn, info or debug", value);
-			return -1;
-		}
-		c->log_level = l;
-		return 0;
-	}
-	if (strcmp(key, "max_message_size") == 0) {
-		uint64_t sz;
-		if (config_parse_size(value, &sz) != 0 || sz < 4096 || sz > (4ull << 30)) {
-			snprintf(err, errlen,
-				 "max_message_size = '%s': expected a size from 4KiB to 4GiB, "
-				 "e.g. 256MiB",
-				 value);
-			return -1;
-		}
-		c->max_message_size = sz;
-		return 0;
-	}
-	if (strcmp(key, "device") == 0) {
-		if (parse_int(key, value, 0, 1024, &v, err, errlen))
-			return -1;
-		c->device = (int)v;
-		return 0;
-	}
-	if (strcmp(key, "contexts") == 0) {
-		if (parse_int(key, value, 1, 4096, &v, err, errlen))
-			return -1;
-		c->contexts = (int)v;
-		return 0;
-	}
-	if (strcmp(key, "streams") == 0) {
-		if (parse_int(key, value, 1, 256, &v, err, errlen))
-			return -1;
-		c->streams = (int)v;
-		return 0;
-	}
-	if (strcmp(key, "run_slots") == 0) {
-		if (parse_int(key, value, 0, 4096, &v, err, errlen))
-			return -1;
-		c->run_slots = (int)v;
-		return 0;
-	}
-	if (strcmp(key, "poll_us") == 0) {
-		if (parse_int(key, value, 0, 1000000, &v, err, errlen))
-			return -1;
-		c->poll_us = (int)v;
-		return 0;
-	}
-	if (strcmp(key, "staging_buffers") == 0) {
-		if (parse_int(key, value, 2, 1024, &v, err, errlen))
-			return -1;
-		c->staging_buffers = (int)v;
-		return 0;
-	}
-	if (strcmp(key, "staging_chunk") == 0) {
-		uint64_t sz;
-		if (config_parse_size(value, &sz) != 0 || sz < (64u << 10) || sz > (1ull << 30)) {
-			snprintf(
-				err, errlen,
-				"staging_chunk = '%s': expected a size from 64KiB to 1GiB, e.g. 4MiB",
-				value);
-			return -1;
-		}
-		c->staging_chunk = sz;
-		return 0;
-	}
-	if (strcmp(key, "shm_socket") == 0) {
-		if (strlen(value) >= sizeof(c->shm_socket) ||
-		    (strcmp(value, "off") != 0 && value[0] != '/')) {
-			snprintf(
-				err, errlen,
-				"shm_socket = '%s': expected an absolute path shorter than %zu bytes, "
-				"or off",
-				value, sizeof(c->shm_socket));
-			return -1;
-		}
-		snprintf(c->shm_socket, sizeof(c->shm_socket), "%s", value);
-		return 0;
-	}
-	if (strcmp(key, "admin_tenants") == 0) {
-		if (strlen(value) >= sizeof(c->admin_tenants)) {
-			snprintf(err, errlen, "admin_tenants: at most %zu characters",
-				 sizeof(c->admin_tenants) - 1);
-			return -1;
-		}
-		snprintf(c->admin_tenants, sizeof(c->admin_tenants), "%s", value);
-		return 0;
-	}
-	if (strcmp(key, "kernel_cache") == 0) {
-		if (strlen(value) >= sizeof(c->kernel_cache) || (value[0] && value[0] != '/')) {
-			snprintf(err, errlen,
-				 "kernel_cache = '%s': expected an absolute directory shorter than "
-				 "%zu bytes (or nothing)",
-				 value, sizeof(c->kernel_cache));
-			return -1;
-		}
-		snprintf(c->kernel_cache, sizeof(c->kernel_cache), "%s", value);
-		snprintf(c->kernel_cache_dir, sizeof(c->kernel_cache_dir), "%s%s", value,
-			 value[0] ? "/cubin" : "");
-		return 0;
-	}
-	if (strcmp(key, "tokens_file") == 0) {
-		if (strlen(value) >= sizeof(c->tokens_file)) {
-			snprintf(err, errlen, "tokens_file: a path shorter than %zu bytes",
-				 sizeof(c->tokens_file));
-			return -1;
-		}
-		snprintf(c->tokens_file, sizeof(c->tokens_file), "%s", value);
-		return 0;
-	}
-	char *tls = !strcmp(key, "tls_cert")  ? c->tls_cert
-		    : !strcmp(key, "tls_key") ? c->tls_key
-		    : !strcmp(key, "tls_ca")  ? c->tls_ca
-					      : NULL;
-	if (tls) {
-		if (strlen(value) >= sizeof(c->tls_cert)) {
-			snprintf(err, errlen, "%s: a path shorter than %zu bytes", key,
-				 sizeof(c->tls_cert));
-			return -1;
-		}
-		snprintf(tls, sizeof(c->tls_cert), "%s", value);
-		return 0;
-	}
-	if (strcmp(key, "socket_mode") == 0) {
-		char *end;
-		long m = strtol(value, &end, 8);
-		if (end == value || *end != '\0' || m < 0 || m > 0777) {
-			snprintf(err, errlen,
-				 "socket_mode = '%s': expected an octal mode, e.g. 0660", value);
-			return -1;
-		}
-		c->socket_mode = (int)m;
-		return 0;
-	}
-	if (strcmp(key, "socket_group") == 0) {
-		if (strlen(value) >= sizeof(c->socket_group)) {
-			snprintf(err, errlen, "socket_group: a name shorter than %zu bytes",
-				 sizeof(c->socket_group));
-			return -1;
-		}
-		snprintf(c->socket_group, sizeof(c->socket_group), "%s", value);
-		return 0;
-	}
-	if (strcmp(key, "shm_max_bytes") == 0) {
-		if (config_parse_size(value, &c->shm_max_bytes) != 0) {
-			snprintf(err, errlen, "shm_max_bytes = '%s': expected a size, e.g. 64GiB",
-				 value);
-			return -1;
-		}
-		return 0;
-	}
-	if (strcmp(key, "cpu_threads") == 0) {
-		if (parse_int(key, value, 1, 1024, &v, err, errlen))
-			return -1;
-		c->cpu_threads = (int)v;
-		return 0;
-	}
-	/* The pool's bins: see daemon/pool.h. */
-	unsigned *bin = !strcmp(key, "pool_bin_growth") ? &c->pool_bin_growth
-			: !strcmp(key, "pool_min_bin")  ? &c->pool_min_bin
-			: !strcmp(key, "pool_max_bin")  ? &c->pool_max_bin
-							: NULL;
-	if (bin) {
-		if (parse_int(key, value, bin == &c->pool_bin_growth ? 2 : 0, 62, &v, err, errlen))
-			return -1;
-		*bin = (unsigned)v;
-		return 0;
-	}
-	uint64_t *size = !strcmp(key, "pool_max_cached")  ? &c->pool_max_cached
-			 : !strcmp(key, "pool_max_total") ? &c->pool_max_total
-			 : !strcmp(key, "pool_reserve")   ? &c->pool_reserve
-							  : NULL;
-	if (size) {
-		if (config_parse_size(value, size) != 0) {
-			snprintf(err, errlen, "%s = '%s': expected a size, e.g. 4GiB (0 for none)",
-				 key, value);
-			return -1;
-		}
-		return 0;
-	}
-	if (strcmp(key, "shutdown_timeout") == 0) {
-		char *end;
-		double d = strtod(value, &end);
-		if (end == value || *end != '\0' || !(d >= 0 && d <= 86400)) {
-			snprintf(err, errlen,
-				 "shutdown_timeout = '%s': expected seconds from 0 to 86400",
-				 value);
-			return -1;
-		}
-		c->shutdown_timeout = d;
-		return 0;
+		if (rv == 0 && o->after)
+			o->after(c);
+		return rv;
 	}
 	snprintf(err, errlen, "unknown key '%s'", key);
 	return -1;

@@ -13,6 +13,7 @@
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/server.h"
+#include "proto/wire.h"
 
 static void usage(FILE *f)
 {

@@ -26,9 +26,9 @@
 #include <utlist.h>
 
 #include "daemon/log.h"
+#include "daemon/loop.h"
 #include "daemon/regions.h"
 #include "proto/shm.h"
-#include "proto/wire.h"
 
 /* A connection that has not sent its one message by then is dropped. */
 #define CONN_TIMEOUT_MS 5000
@@ -80,6 +80,7 @@ void region_unref(host_region *r)
 
 void regions_release(region_server *rs, host_region *r)
 {
+	ON_LOOP("regions_release");
 	if (r->session == NULL)
 		return;
 	HASH_DELETE(hh, rs->by_id, r);
@@ -104,6 +105,7 @@ void regions_session_closed(region_server *rs, gpud_session *s)
 host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id)
 {
 	host_region *r;
+	ON_LOOP("regions_get");
 	HASH_FIND(hh, rs->by_id, &id, sizeof(id), r);
 	return r && r->session == s ? r : NULL;
 }
@@ -152,14 +154,15 @@ static void conn_close(shm_conn *c)
 	}
 }
 
-static void conn_reply(shm_conn *c, int status, uint64_t region, int pinned, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+static void conn_reply(shm_conn *c, dstatus status, uint64_t region, int pinned, const char *fmt,
+		       ...) __attribute__((format(printf, 5, 6)));
 
-static void conn_reply(shm_conn *c, int status, uint64_t region, int pinned, const char *fmt, ...)
+static void conn_reply(shm_conn *c, dstatus status, uint64_t region, int pinned, const char *fmt,
+		       ...)
 {
 	shm_reply rep;
 	memset(&rep, 0, sizeof(rep));
-	rep.status = status;
+	rep.status = status_wire(status);
 	rep.region = region;
 	rep.pinned = (uint32_t)pinned;
 	if (fmt) {
@@ -178,15 +181,14 @@ static void conn_reply(shm_conn *c, int status, uint64_t region, int pinned, con
 static void on_conn_timeout(uv_timer_t *t)
 {
 	shm_conn *c = t->data;
-	conn_reply(c, GPUD__STATUS__STATUS_PROTOCOL, 0, 0, "no registration within %d ms",
-		   CONN_TIMEOUT_MS);
+	conn_reply(c, ST_PROTOCOL, 0, 0, "no registration within %d ms", CONN_TIMEOUT_MS);
 }
 
 static void pin_work(uv_work_t *w)
 {
 	shm_conn *c = w->data;
 	gpud_backend *b = c->rs->backend;
-	if (b->ops->host_register(b, c->base, c->size, c->pin_err, sizeof(c->pin_err)) == 0)
+	if (b->ops->host_register(b, c->base, c->size, c->pin_err, sizeof(c->pin_err)) == ST_OK)
 		c->pinned = 1;
 }
 
@@ -211,10 +213,8 @@ static void register_finish(shm_conn *c)
 					   .rs = rs};
 			region_unref(r);
 		}
-		conn_reply(c,
-			   s == NULL ? GPUD__STATUS__STATUS_NOT_FOUND
-				     : GPUD__STATUS__STATUS_OUT_OF_MEMORY,
-			   0, 0, "region not kept: %s", why);
+		conn_reply(c, s == NULL ? ST_NOT_FOUND : ST_OUT_OF_MEMORY, 0, 0,
+			   "region not kept: %s", why);
 		return;
 	}
 	if (c->pin && !c->pinned && c->pin_err[0])
@@ -239,7 +239,7 @@ static void register_finish(shm_conn *c)
 	rs->bytes += r->size;
 	log_debug("connection %u: host region %016" PRIx64 " of %zu bytes%s", c->pipe_id, r->id,
 		  r->size, r->pinned ? ", pinned" : "");
-	conn_reply(c, 0, r->id, r->pinned, NULL);
+	conn_reply(c, ST_OK, r->id, r->pinned, NULL);
 }
 
 static void pin_after(uv_work_t *w, int status)
@@ -312,48 +312,47 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 
 	if (n != (ssize_t)sizeof(msg) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
 	    memcmp(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic)) != 0) {
-		conn_reply(c, GPUD__STATUS__STATUS_PROTOCOL, 0, 0,
+		conn_reply(c, ST_PROTOCOL, 0, 0,
 			   "expected one %zu-byte registration message, got %zd bytes", sizeof(msg),
 			   n);
 		goto out;
 	}
 	if (fd < 0) {
-		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+		conn_reply(c, ST_INVALID, 0, 0,
 			   "expected exactly one file descriptor (a memfd), got %d", nfds);
 		goto out;
 	}
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
-		conn_reply(c, GPUD__STATUS__STATUS_INTERNAL, 0, 0, "SO_PEERCRED: %s",
-			   strerror(errno));
+		conn_reply(c, ST_INTERNAL, 0, 0, "SO_PEERCRED: %s", strerror(errno));
 		goto out;
 	}
 	/* An unknown key and another user's key get the same answer. */
 	s = session_by_key(rs, msg.key);
 	if (s == NULL || s->peer_uid < 0 || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
-		conn_reply(c, GPUD__STATUS__STATUS_NOT_FOUND, 0, 0,
+		conn_reply(c, ST_NOT_FOUND, 0, 0,
 			   "unknown session key (from hello on an ipc:// connection of this user)");
 		goto out;
 	}
 	if (fstatfs(fd, &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
-		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+		conn_reply(c, ST_INVALID, 0, 0,
 			   "the file descriptor must be a memfd on tmpfs (not hugetlbfs or a "
 			   "regular file)");
 		goto out;
 	}
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
-		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+		conn_reply(c, ST_INVALID, 0, 0,
 			   "the memfd must be sealed with F_SEAL_SHRINK (seals: %d)", seals);
 		goto out;
 	}
 	if (fstat(fd, &st) != 0 || msg.size == 0 || (uint64_t)st.st_size != msg.size) {
-		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
+		conn_reply(c, ST_INVALID, 0, 0,
 			   "declared size %" PRIu64 " bytes does not match the memfd's %lld bytes",
 			   msg.size, (long long)st.st_size);
 		goto out;
 	}
 	if (s->region_bytes + msg.size > rs->max_bytes || msg.size > SIZE_MAX) {
-		conn_reply(c, GPUD__STATUS__STATUS_TOO_LARGE, 0, 0,
+		conn_reply(c, ST_TOO_LARGE, 0, 0,
 			   "a %" PRIu64 "-byte region would bring connection %u to %" PRIu64
 			   " bytes of host regions; the limit is %" PRIu64 " (region_max_bytes)",
 			   msg.size, s->pipe_id, s->region_bytes + msg.size, rs->max_bytes);
@@ -363,8 +362,8 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c->base == MAP_FAILED) {
 		c->base = NULL;
-		conn_reply(c, GPUD__STATUS__STATUS_INVALID_ARGUMENT, 0, 0,
-			   "cannot map the memfd read-write: %s", strerror(errno));
+		conn_reply(c, ST_INVALID, 0, 0, "cannot map the memfd read-write: %s",
+			   strerror(errno));
 		goto out;
 	}
 	c->pipe_id = s->pipe_id;

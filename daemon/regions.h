@@ -7,8 +7,11 @@
  * it: another connection's region id is "unknown region". Like buffers,
  * regions are reference-counted: a copy in flight holds one, so unmapping
  * (or the connection closing) only takes the region out of reach; it is
- * unpinned and unmapped, on a worker, when the last copy lets go. Owned by
- * the loop thread.
+ * unpinned and unmapped, on a worker, when the last copy lets go.
+ *
+ * Threads: regions and the socket are the loop's; a worker pins a new
+ * region (its shm_conn, before the region exists) and unpins and unmaps one
+ * whose last reference went (the region is out of every table by then).
  */
 #ifndef GPUD_REGIONS_H
 #define GPUD_REGIONS_H

@@ -1,11 +1,12 @@
 /*
  * daemon/server.c — the nng REP socket, its contexts, the event queue into
- * the loop, request lifecycle and orderly shutdown.
+ * the loop, the checks every request passes before its verb, and orderly
+ * shutdown.
  *
- * Each context runs: recv (nng thread) -> posted to the loop -> decoded and
- * dispatched on the loop -> reply sent (nng thread) -> recv again. A
- * context's state changes under its mutex, so shutdown can tell an idle
- * context (cancel its recv) from a busy one (let it finish, then stop).
+ * Each context runs: recv (nng thread) -> posted to the loop -> decoded,
+ * checked and dispatched on the loop -> reply sent (nng thread) -> recv
+ * again. A context's state changes under its mutex, so shutdown can tell an
+ * idle context (cancel its recv) from a busy one (let it finish, then stop).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -13,18 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
-#include <nng/supplemental/tls/tls.h>
 #include <arpa/inet.h>
 
 #include "daemon/log.h"
+#include "daemon/loop.h"
 #include "daemon/server.h"
+#include "daemon/verbs/verbs.h"
+#include "proto/wire.h"
 
 enum ctx_state { CTX_RECV, CTX_BUSY, CTX_SEND, CTX_STOPPED };
 
@@ -50,6 +51,7 @@ struct server_ctx {
 	enum ctx_state state;
 	int stopping;
 	server_event ev;
+	nng_msg *msg; /* received, not yet taken by the loop */
 	gpud_request req;
 	/* server_inject: a request that came from a test, not from nng */
 	int injected;
@@ -58,13 +60,6 @@ struct server_ctx {
 	void (*inject_cb)(void *arg, nng_msg *reply);
 	void *inject_arg;
 };
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- event queue (any thread -> loop) ------------------------------------ */
 
@@ -122,7 +117,7 @@ static void on_stop_tick(uv_timer_t *t)
 	uint64_t last = last_reply > s->last_request_ns ? last_reply : s->last_request_ns;
 
 	if (!s->contexts_stopping) {
-		if (s->in_flight > 0 ||
+		if (s->stats.in_flight > 0 ||
 		    (sessions_count(&s->buffers) > 0 && now - last < DRAIN_IDLE_NS))
 			return;
 		s->contexts_stopping = 1;
@@ -243,7 +238,7 @@ static void ctx_cb(void *arg)
 	switch (c->state) {
 	case CTX_RECV:
 		if (rv == 0) {
-			c->req.msg = nng_aio_get_msg(c->aio);
+			c->msg = nng_aio_get_msg(c->aio);
 			c->state = CTX_BUSY;
 			ctx_post(c, EV_REQUEST);
 		} else if (rv == NNG_ECLOSED || rv == NNG_ECANCELED || c->stopping) {
@@ -277,77 +272,12 @@ static void ctx_cb(void *arg)
 
 /* --- requests (loop thread) ----------------------------------------------- */
 
-static void request_cleanup(gpud_request *r)
+/* The request layer's send: the reply leaves on the context's nng aio, or
+ * goes to the test that injected the request. */
+static void ctx_send(gpud_request *r, nng_msg *m)
 {
-	gpud_server *s = r->srv;
+	server_ctx *c = r->sender;
 
-	if (r->has_slot)
-		sched_release(r);
-	if (r->custom) {
-		custom_unref(r->custom);
-		r->custom = NULL;
-	}
-	/* Inline arrays and returned outputs: gone with the request. */
-	for (int i = 0; i < r->ntemps; i++)
-		buffers_release(&s->buffers, r->temps[i]);
-	r->ntemps = 0;
-	for (int i = 0; i < r->nheld; i++)
-		buffer_unref(&s->buffers, r->held[i]);
-	r->nheld = 0;
-	for (int i = 0; i < r->nregions; i++)
-		region_unref(r->regions[i]);
-	r->nregions = 0;
-	if (r->session && sessions_get(&s->buffers, r->pipe_id, 0) == r->session)
-		r->session->in_flight--;
-	r->session = NULL;
-	if (r->tenant) /* tenants live as long as gpud */
-		r->tenant->in_flight--;
-	r->tenant = NULL;
-	r->ncreated = 0;
-	if (r->reply) {
-		nng_msg_free(r->reply);
-		r->reply = NULL;
-	}
-	if (r->req) {
-		gpud__request__free_unpacked(r->req, NULL);
-		r->req = NULL;
-	}
-	if (r->msg) {
-		nng_msg_free(r->msg);
-		r->msg = NULL;
-	}
-	r->kernel = NULL;
-}
-
-void request_hold(gpud_request *r, gpud_buffer *b)
-{
-	buffer_ref(b);
-	r->held[r->nheld++] = b;
-}
-
-void request_hold_region(gpud_request *r, host_region *hr)
-{
-	region_ref(hr);
-	r->regions[r->nregions++] = hr;
-}
-
-void request_send_msg(gpud_request *r, nng_msg *m)
-{
-	server_ctx *c = r->sc;
-	gpud_server *s = r->srv;
-
-	if (r->reply == m)
-		r->reply = NULL;
-	/* The session may have closed meanwhile: look it up, do not keep it. */
-	gpud_session *sess = sessions_get(&s->buffers, r->pipe_id, 0);
-	if (sess)
-		sess->last_reply_ns = now_ns();
-	if (log_get_level() >= LOG_DEBUG)
-		log_debug("request %llu from connection %u done in %.1f us",
-			  (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
-			  (double)(now_ns() - r->t0_ns) / 1e3);
-	request_cleanup(r);
-	s->in_flight--;
 	if (c->injected) {
 		c->inject_cb(c->inject_arg, m);
 		pthread_mutex_destroy(&c->mtx);
@@ -357,69 +287,11 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 	pthread_mutex_lock(&c->mtx);
 	c->state = CTX_SEND;
 	nng_aio_set_msg(c->aio, m);
-	nng_ctx_send(c->ctx, c->aio);
+	if (m)
+		nng_ctx_send(c->ctx, c->aio);
 	pthread_mutex_unlock(&c->mtx);
-}
-
-void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len)
-{
-	nng_msg *m;
-	int rv;
-
-	resp->version = GPUD_PROTOCOL_VERSION;
-	resp->id = r->req ? r->req->id : 0;
-	if (resp->code != GPUD__STATUS__STATUS_OK) {
-		r->srv->errors++;
-		/* A failed request gives back what it made. */
-		for (int i = 0; i < r->ncreated; i++)
-			buffers_release(&r->srv->buffers, r->created[i]);
-		r->ncreated = 0;
-	}
-	rv = wire_pack(&m, &resp->base, payload, len, NULL);
-	if (rv != 0) {
-		Gpud__Response fail = GPUD__RESPONSE__INIT;
-		log_error("cannot build a reply of %zu bytes: %s", len, nng_strerror(rv));
-		fail.version = GPUD_PROTOCOL_VERSION;
-		fail.id = resp->id;
-		fail.code = GPUD__STATUS__STATUS_INTERNAL;
-		fail.message = "gpud could not build the reply (out of memory)";
-		if (wire_pack(&m, &fail.base, NULL, 0, NULL) != 0) {
-			/* Nothing can be sent; the client's request times out. */
-			request_cleanup(r);
-			r->srv->in_flight--;
-			if (r->sc->injected) {
-				server_ctx *ic = r->sc;
-				ic->inject_cb(ic->inject_arg, NULL);
-				pthread_mutex_destroy(&ic->mtx);
-				free(ic);
-				return;
-			}
-			pthread_mutex_lock(&r->sc->mtx);
-			r->sc->state = CTX_SEND;
-			pthread_mutex_unlock(&r->sc->mtx);
-			nng_aio_set_msg(r->sc->aio, NULL);
-			ctx_cb(r->sc); /* takes the failure path: re-arm or stop */
-			return;
-		}
-	}
-	request_send_msg(r, m);
-}
-
-void request_fail(gpud_request *r, int status, const char *fmt, ...)
-{
-	Gpud__Response resp = GPUD__RESPONSE__INIT;
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_info("request %llu from connection %u failed: %s: %s",
-		 (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
-		 wire_status_name((Gpud__Status)status), msg);
-	resp.code = (Gpud__Status)status;
-	resp.message = msg;
-	request_reply(r, &resp, NULL, 0);
+	if (m == NULL)
+		ctx_cb(c); /* no reply could be built: re-arm or stop, as after a send */
 }
 
 /* True while nng still knows the pipe: a request from a connection that has
@@ -437,40 +309,32 @@ static void handle_request(server_ctx *c)
 	size_t hlen;
 	char err[256];
 
-	r->srv = s;
-	r->sc = c;
-	r->t0_ns = now_ns();
-	r->nheld = r->ncreated = r->ntemps = r->pending = 0;
-	r->has_slot = 0;
-	r->qnext = NULL;
-	r->custom = NULL;
-	r->session = NULL;
-	r->tenant = NULL;
-	r->nregions = 0;
-	s->requests++;
-	s->in_flight++;
+	nng_pipe p = nng_msg_get_pipe(c->msg);
+	request_begin(r, &s->core, ctx_send, c, c->msg,
+		      c->injected ? c->inject_pipe : (uint32_t)nng_pipe_id(p));
+	c->msg = NULL;
+	s->stats.requests++;
+	s->stats.in_flight++;
 	s->last_request_ns = r->t0_ns;
-	nng_pipe p = nng_msg_get_pipe(r->msg);
-	r->pipe_id = c->injected ? c->inject_pipe : (uint32_t)nng_pipe_id(p);
 
 	if (wire_split(r->msg, &hdr, &hlen, &r->payload, &r->payload_len, err, sizeof(err)) != 0) {
-		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL, "malformed message: %s", err);
+		request_fail(r, ST_PROTOCOL, "malformed message: %s", err);
 		return;
 	}
 	r->req = gpud__request__unpack(NULL, hlen, hdr);
 	if (r->req == NULL) {
-		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
+		request_fail(r, ST_PROTOCOL,
 			     "malformed message: the %zu-byte header is not a gpud Request", hlen);
 		return;
 	}
 	if (r->payload_len > s->cfg->max_message_size) {
-		request_fail(r, GPUD__STATUS__STATUS_TOO_LARGE,
+		request_fail(r, ST_TOO_LARGE,
 			     "request payload of %zu bytes exceeds max_message_size (%llu bytes)",
 			     r->payload_len, (unsigned long long)s->cfg->max_message_size);
 		return;
 	}
 	if (r->req->version != GPUD_PROTOCOL_VERSION) {
-		request_fail(r, GPUD__STATUS__STATUS_PROTOCOL,
+		request_fail(r, ST_PROTOCOL,
 			     "protocol version %u is not supported; this gpud speaks version %u",
 			     r->req->version, GPUD_PROTOCOL_VERSION);
 		return;
@@ -478,18 +342,17 @@ static void handle_request(server_ctx *c)
 	gpud_session *prev = sessions_get(&s->buffers, r->pipe_id, 0);
 	if (s->stopping && r->t0_ns - s->stop_started_ns > DRAIN_MAX_NS &&
 	    (prev == NULL || r->t0_ns - prev->last_reply_ns > DRAIN_IDLE_NS)) {
-		request_fail(r, GPUD__STATUS__STATUS_SHUTTING_DOWN,
-			     "gpud is shutting down and takes no new work");
+		request_fail(r, ST_SHUTTING_DOWN, "gpud is shutting down and takes no new work");
 		return;
 	}
 	if (s->fatal && r->req->body_case != GPUD__REQUEST__BODY_STATUS) {
-		request_fail(r, GPUD__STATUS__STATUS_BACKEND,
+		request_fail(r, ST_BACKEND,
 			     "the GPU context is lost (%s); gpud is exiting for its supervisor to "
 			     "restart it",
 			     s->fatal);
 		return;
 	}
-	r->session = sessions_get(&s->buffers, r->pipe_id, 0);
+	r->session = prev;
 	if (r->session == NULL && (c->injected || pipe_alive(p))) {
 		/* The request overtook its pipe's add event: learn the peer here. */
 		r->session = sessions_get(&s->buffers, r->pipe_id, 1);
@@ -503,20 +366,20 @@ static void handle_request(server_ctx *c)
 	}
 	if (r->session == NULL) {
 		/* The connection is gone (or memory is): nobody will read a reply. */
-		request_fail(r, GPUD__STATUS__STATUS_INTERNAL, "connection closed");
+		request_fail(r, ST_INTERNAL, "connection closed");
 		return;
 	}
 	Gpud__Request__BodyCase verb = r->req->body_case;
 	if (r->session->tenant == NULL && verb != GPUD__REQUEST__BODY_HELLO &&
 	    verb != GPUD__REQUEST__BODY_STATUS && verb != GPUD__REQUEST__BODY__NOT_SET) {
-		request_fail(r, GPUD__STATUS__STATUS_UNAUTHENTICATED,
+		request_fail(r, ST_UNAUTHENTICATED,
 			     "send hello first: only hello and status are served before it (the "
 			     "client library does this on connect)");
 		return;
 	}
 	gpud_tenant *tn = r->session->tenant;
 	if (tn && tn->quota.message_size && r->payload_len > tn->quota.message_size) {
-		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
+		request_fail(r, ST_QUOTA,
 			     "over the message_size quota of tenant %s: a %zu-byte payload, the "
 			     "limit is %llu",
 			     tn->name, r->payload_len, (unsigned long long)tn->quota.message_size);
@@ -527,7 +390,7 @@ static void handle_request(server_ctx *c)
 	int counted = verb != GPUD__REQUEST__BODY_HELLO && verb != GPUD__REQUEST__BODY_STATUS;
 	if (tn && counted && tn->quota.requests_in_flight &&
 	    tn->in_flight >= tn->quota.requests_in_flight) {
-		request_fail(r, GPUD__STATUS__STATUS_QUOTA,
+		request_fail(r, ST_QUOTA,
 			     "over the requests_in_flight quota of tenant %s: %u in flight, the "
 			     "limit is %llu",
 			     tn->name, tn->in_flight,
@@ -561,7 +424,7 @@ int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m
 	c->inject_uid = peer_uid;
 	c->inject_cb = cb;
 	c->inject_arg = arg;
-	c->req.msg = m;
+	c->msg = m;
 	handle_request(c);
 	return 0;
 }
@@ -581,20 +444,20 @@ static void on_signal(uv_signal_t *h, int signum)
 		 * delivery, supervisors) does not: the shutdown timeout bounds it. */
 		if (signum == SIGINT) {
 			log_warn("second SIGINT: exiting now with %u requests in flight",
-				 s->in_flight);
+				 s->stats.in_flight);
 			exit(1);
 		}
 		return;
 	}
 	log_info("%s: stopping (finishing %u requests in flight)",
-		 signum == SIGINT ? "SIGINT" : "SIGTERM", s->in_flight);
+		 signum == SIGINT ? "SIGINT" : "SIGTERM", s->stats.in_flight);
 	server_shutdown(s);
 }
 
 static void on_shutdown_timeout(uv_timer_t *t)
 {
 	gpud_server *s = t->data;
-	log_error("shutdown: %u requests still in flight after %.0f s; exiting", s->in_flight,
+	log_error("shutdown: %u requests still in flight after %.0f s; exiting", s->stats.in_flight,
 		  s->cfg->shutdown_timeout);
 	exit(1);
 }
@@ -625,7 +488,7 @@ static void teardown(gpud_server *s)
 	pthread_mutex_unlock(&s->qlock);
 	regions_stop(&s->regions);
 	regions_fini(&s->regions);
-	customs_fini(&s->buffers);
+	registry_fini(&s->registry);
 	buffers_fini(&s->buffers);
 	backend_close(&s->backend);
 	close_handle((uv_handle_t *)&s->wake);
@@ -633,11 +496,10 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->stop_timer);
-	log_info("stopped after %llu requests", (unsigned long long)s->requests);
+	log_info("stopped after %llu requests", (unsigned long long)s->stats.requests);
 	free(s->fatal);
 	s->fatal = NULL;
-	free(s->tokens);
-	s->tokens = NULL;
+	auth_fini(&s->auth);
 }
 
 void server_shutdown(gpud_server *s)
@@ -679,157 +541,6 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 	server_shutdown(s);
 }
 
-/* A whole (small) file into a NUL-terminated string; NULL with err on failure. */
-static char *read_file(const char *what, const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0;
-	if (f == NULL) {
-		snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
-		return NULL;
-	}
-	if ((buf = malloc(1 << 20)) != NULL)
-		n = fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	if (buf == NULL || n == 0) {
-		snprintf(err, errlen, "%s %s: empty or unreadable", what, path);
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
-/*
- * A tls+tcp:// listener: nng's TLS (mbedtls) with the certificate and key
- * from tls_cert / tls_key; with tls_ca, client certificates are asked for
- * and, when given, checked against it. Tenants come from tokens, as on tcp://.
- */
-static int tls_setup(gpud_server *s, nng_listener l, const char *url, char *err, size_t errlen)
-{
-	const gpud_config *cfg = s->cfg;
-	nng_tls_config *tc = NULL;
-	char *cert = NULL, *key = NULL;
-	int rv;
-
-	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
-		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config",
-			 url);
-		return -1;
-	}
-	if ((cert = read_file("tls_cert", cfg->tls_cert, err, errlen)) == NULL ||
-	    (key = read_file("tls_key", cfg->tls_key, err, errlen)) == NULL)
-		goto fail;
-	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_SERVER)) != 0 ||
-	    (rv = nng_tls_config_own_cert(tc, cert, key, NULL)) != 0) {
-		snprintf(err, errlen, "%s: tls_cert %s / tls_key %s: %s", url, cfg->tls_cert,
-			 cfg->tls_key, nng_strerror(rv));
-		goto fail;
-	}
-	if (cfg->tls_ca[0] &&
-	    ((rv = nng_tls_config_ca_file(tc, cfg->tls_ca)) != 0 ||
-	     (rv = nng_tls_config_auth_mode(tc, NNG_TLS_AUTH_MODE_OPTIONAL)) != 0)) {
-		snprintf(err, errlen, "%s: tls_ca %s: %s", url, cfg->tls_ca, nng_strerror(rv));
-		goto fail;
-	}
-	if ((rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, tc)) != 0) {
-		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
-		goto fail;
-	}
-	nng_tls_config_free(tc); /* the listener holds its own reference */
-	free(cert);
-	free(key);
-	return 0;
-fail:
-	if (tc)
-		nng_tls_config_free(tc);
-	free(cert);
-	free(key);
-	return -1;
-}
-
-/*
- * tokens_file: one "TENANT TOKEN" per line; '#' starts a comment. A file
- * others can read gets a warning: anyone who reads it is every tenant.
- */
-static int load_tokens(gpud_server *s, char *err, size_t errlen)
-{
-	const char *path = s->cfg->tokens_file;
-	char line[512];
-	int lineno = 0;
-	struct stat st;
-
-	if (path[0] == '\0')
-		return 0;
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		snprintf(err, errlen, "tokens_file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-		log_warn("tokens_file %s is readable by group or others (mode %03o); chmod 600",
-			 path, (unsigned)(st.st_mode & 0777));
-	while (fgets(line, sizeof(line), f)) {
-		char tenant[GPUD_TENANT_NAME + 1], token[129], extra[2];
-		lineno++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		int n = sscanf(line, "%64s %128s %1s", tenant, token, extra);
-		if (n <= 0)
-			continue;
-		if (n != 2 || strlen(tenant) >= GPUD_TENANT_NAME || strlen(token) < 16 ||
-		    strlen(token) >= 128) {
-			snprintf(err, errlen,
-				 "tokens_file %s:%d: expected 'TENANT TOKEN' (a name under %d "
-				 "characters, a token of 16 to 127)",
-				 path, lineno, GPUD_TENANT_NAME);
-			fclose(f);
-			return -1;
-		}
-		struct gpud_token *nt = realloc(s->tokens, (size_t)(s->ntokens + 1) * sizeof(*nt));
-		if (nt == NULL) {
-			snprintf(err, errlen, "tokens_file: out of memory");
-			fclose(f);
-			return -1;
-		}
-		s->tokens = nt;
-		snprintf(nt[s->ntokens].tenant, sizeof(nt->tenant), "%s", tenant);
-		snprintf(nt[s->ntokens].token, sizeof(nt->token), "%s", token);
-		s->ntokens++;
-	}
-	fclose(f);
-	log_info("tokens_file %s: %d tokens", path, s->ntokens);
-	return 0;
-}
-
-/* socket_mode and socket_group on a socket file gpud made. */
-static int socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen)
-{
-	if (cfg->socket_mode >= 0 && chmod(path, (mode_t)cfg->socket_mode) != 0) {
-		snprintf(err, errlen, "socket_mode %04o on %s: %s", (unsigned)cfg->socket_mode,
-			 path, strerror(errno));
-		return -1;
-	}
-	if (cfg->socket_group[0]) {
-		struct group gr, *res = NULL;
-		char buf[4096];
-		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 ||
-		    res == NULL) {
-			snprintf(err, errlen, "socket_group '%s': no such group",
-				 cfg->socket_group);
-			return -1;
-		}
-		if (chown(path, (uid_t)-1, gr.gr_gid) != 0) {
-			snprintf(err, errlen, "socket_group %s on %s: %s", cfg->socket_group, path,
-				 strerror(errno));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static void on_session_close(void *arg, gpud_session *sess)
 {
 	gpud_server *s = arg;
@@ -853,7 +564,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	s->regions.fd = -1;
 	s->loop = loop;
 	s->cfg = cfg;
-	s->started_ns = now_ns();
+	s->stats.started_ns = now_ns();
 	pthread_mutex_init(&s->qlock, NULL);
 
 	if (backend_open(&s->backend, loop, cfg, err, errlen) != 0)
@@ -863,6 +574,16 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	buffers_init(&s->buffers, &s->backend);
 	s->buffers.on_session_close = on_session_close;
 	s->buffers.hook_arg = s;
+	registry_init(&s->registry, cfg, &s->backend, &s->buffers);
+	s->core = (gpud_core){.loop = loop,
+			      .cfg = cfg,
+			      .backend = &s->backend,
+			      .buffers = &s->buffers,
+			      .regions = &s->regions,
+			      .sched = &s->sched,
+			      .registry = &s->registry,
+			      .auth = &s->auth,
+			      .stats = &s->stats};
 
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
 		snprintf(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
@@ -893,7 +614,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 			rv = nng_listener_set_size(s->listeners[i], NNG_OPT_RECVMAXSZ,
 						   request_cap(cfg));
 		if (rv == 0 && strncmp(cfg->listen[i], "tls+", 4) == 0 &&
-		    tls_setup(s, s->listeners[i], cfg->listen[i], err, errlen) != 0)
+		    auth_tls_listener(cfg, s->listeners[i], cfg->listen[i], err, errlen) != 0)
 			return -1;
 		if (rv == 0)
 			rv = nng_listener_start(s->listeners[i], 0);
@@ -906,18 +627,18 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		log_info("listening on %s", cfg->listen[i]);
 	}
 
-	if (load_tokens(s, err, errlen) != 0)
+	if (auth_load(&s->auth, cfg, err, errlen) != 0)
 		return -1;
 	for (int i = 0; i < cfg->nlisten; i++)
 		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 ||
 		     strncmp(cfg->listen[i], "tls+", 4) == 0) &&
-		    s->ntokens == 0)
+		    s->auth.ntokens == 0)
 			log_warn("%s: no tokens_file, so every tcp:// client is tenant 'anonymous' "
 				 "and they share one another's buffers",
 				 cfg->listen[i]);
 	for (int i = 0; i < s->nlisteners; i++)
 		if (strncmp(cfg->listen[i], "ipc://", 6) == 0 &&
-		    socket_access(cfg, cfg->listen[i] + 6, err, errlen) != 0)
+		    auth_socket_access(cfg, cfg->listen[i] + 6, err, errlen) != 0)
 			return -1;
 	char shm[sizeof(cfg->shm_socket)];
 	config_shm_path(cfg, shm, sizeof(shm));
@@ -925,13 +646,14 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 			  errlen) != 0)
 		return -1;
 
-	if (s->regions.fd >= 0 && socket_access(cfg, shm, err, errlen) != 0)
+	if (s->regions.fd >= 0 && auth_socket_access(cfg, shm, err, errlen) != 0)
 		return -1;
 
-	customs_load(s);
-	s->run_slots = cfg->run_slots > 0                          ? cfg->run_slots
-		       : strcmp(s->backend.ops->name, "cuda") == 0 ? cfg->streams
-								   : 1;
+	registry_load(&s->registry);
+	/* From here on the loop owns the state (start-up itself may wait). */
+	loop_thread_set();
+	sched_init(&s->sched, cfg->run_slots > 0 ? cfg->run_slots
+						 : backend_default_run_slots(&s->backend, cfg));
 
 	s->nctx = cfg->contexts;
 	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));

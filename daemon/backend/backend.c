@@ -1,40 +1,88 @@
-/* daemon/backend.c — choosing and opening a backend. */
+/*
+ * daemon/backend/backend.c — the table of backends, opening one by name,
+ * and the op wrappers the request layer calls (each checks it runs on the
+ * loop thread).
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "daemon/backend/backend.h"
 #include "daemon/log.h"
+#include "daemon/loop.h"
 
-int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen)
+extern const backend_ops backend_cpu_ops;
+#ifdef GPUD_HAVE_CUDA
+extern const backend_ops backend_cuda_ops;
+#define CUDA_OPS (&backend_cuda_ops)
+#else
+#define CUDA_OPS NULL
+#endif
+
+/* In the order "auto" tries them. ops NULL: not built into this gpud (why says why). */
+static const struct backend_entry {
+	const char *name;
+	const backend_ops *ops;
+	const char *why;
+} backends[] = {
+	{"cuda", CUDA_OPS,
+	 "this gpud was built without CUDA (rebuild with nvcc on PATH or CUDA=1)"},
+	{"cpu", &backend_cpu_ops, NULL},
+};
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+const char *backend_names(void)
+{
+	static char names[64];
+	if (names[0] == '\0') {
+		size_t n = 0;
+		for (size_t i = 0; i < NBACKENDS; i++)
+			if (backends[i].ops)
+				n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+						      n ? ", " : "", backends[i].name);
+	}
+	return names;
+}
+
+static int open_one(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops,
+		    const gpud_config *cfg, char *err, size_t errlen)
 {
 	memset(b, 0, sizeof(*b));
 	b->loop = loop;
-
-	if (strcmp(cfg->backend, "cpu") == 0) {
-		b->ops = &backend_cpu_ops;
-		return b->ops->open(b, cfg, err, errlen);
-	}
-#ifdef GPUD_HAVE_CUDA
-	b->ops = &backend_cuda_ops;
-	if (b->ops->open(b, cfg, err, errlen) == 0)
+	b->ops = ops;
+	if (ops->open(b, cfg, err, errlen) == 0)
 		return 0;
-	if (strcmp(cfg->backend, "cuda") == 0)
-		return -1;
-	log_warn("backend auto: %s; using the cpu backend", err);
-#else
-	if (strcmp(cfg->backend, "cuda") == 0) {
-		snprintf(
-			err, errlen,
-			"backend cuda: this gpud was built without CUDA (rebuild with nvcc on PATH "
-			"or CUDA=1)");
-		return -1;
+	b->ops = NULL;
+	return -1;
+}
+
+int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen)
+{
+	int automatic = strcmp(cfg->backend, "auto") == 0;
+
+	for (size_t i = 0; i < NBACKENDS; i++) {
+		const struct backend_entry *e = &backends[i];
+		if (!automatic && strcmp(cfg->backend, e->name) != 0)
+			continue;
+		if (e->ops == NULL) {
+			snprintf(err, errlen, "backend %s: %s", e->name, e->why);
+			if (!automatic)
+				return -1;
+			log_warn("backend auto: %s; trying the %s backend", err,
+				 backends[i + 1].name);
+			continue;
+		}
+		if (open_one(b, loop, e->ops, cfg, err, errlen) == 0)
+			return 0;
+		if (!automatic)
+			return -1;
+		if (i + 1 < NBACKENDS)
+			log_warn("backend auto: %s; trying the %s backend", err,
+				 backends[i + 1].name);
 	}
-	log_warn("backend auto: this gpud was built without CUDA; using the cpu backend");
-#endif
-	memset(b, 0, sizeof(*b));
-	b->loop = loop;
-	b->ops = &backend_cpu_ops;
-	return b->ops->open(b, cfg, err, errlen);
+	if (!automatic)
+		snprintf(err, errlen, "backend '%s': this gpud has %s", cfg->backend,
+			 backend_names());
+	return -1;
 }
 
 void backend_close(gpud_backend *b)
@@ -42,4 +90,49 @@ void backend_close(gpud_backend *b)
 	if (b->ops && b->ops->close)
 		b->ops->close(b);
 	b->ops = NULL;
+}
+
+int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg)
+{
+	return b->ops->default_run_slots ? b->ops->default_run_slots(b, cfg) : 1;
+}
+
+dstatus backend_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+{
+	ON_LOOP("backend alloc");
+	return b->ops->alloc(b, bytes, mem, err, errlen);
+}
+
+void backend_free(gpud_backend *b, void *mem)
+{
+	ON_LOOP("backend free");
+	b->ops->free(b, mem);
+}
+
+dstatus backend_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		       unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	ON_LOOP("backend upload");
+	return b->ops->upload(b, queue, dst, src, len, flags, done, arg, err, errlen);
+}
+
+dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+			 unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	ON_LOOP("backend download");
+	return b->ops->download(b, queue, dst, src, len, flags, done, arg, err, errlen);
+}
+
+dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		    double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	ON_LOOP("backend run");
+	return b->ops->run(b, queue, k, a, kernel_us, done, arg, err, errlen);
+}
+
+dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+		     size_t errlen)
+{
+	ON_LOOP("backend sync");
+	return b->ops->sync(b, queue, done, arg, err, errlen);
 }

@@ -1,14 +1,18 @@
 /*
- * daemon/backend.h — the backend ops table, gpud's seam between requests
- * and the hardware (in the manner of nng's transport ops and RMM's memory
- * resources). `cpu` is the reference and what CI runs end to end; `cuda` is
- * the product.
+ * daemon/backend/backend.h — the backend ops table, gpud's seam between
+ * requests and the hardware (in the manner of nng's transport ops and RMM's
+ * memory resources). `cpu` (backend/cpu.c) is the reference and what CI runs
+ * end to end; `cuda` (backend/cuda/) is the product. backend.c keeps the
+ * table of backends by name.
  *
- * Every op is called on the loop thread. Ops that take a backend_done_fn
- * never block the loop: they start the work and return 0, and later call
- * done exactly once, on the loop thread, with a status (a Gpud__Status value)
- * and a message for errors. If they return non-zero (with err set), done is
- * never called.
+ * Every op is called on the loop thread (the backend_* wrappers below check
+ * it), except host_register/host_unregister and compile_now, noted there.
+ * Ops that take a backend_done_fn never block the loop, error paths
+ * included: they start the work and return ST_OK, and later call done
+ * exactly once, on the loop thread, with a status and a message for errors.
+ * If they return another status (with err set), nothing was started and done
+ * is never called. A backend never replies to requests and never reaches
+ * above this interface: it reports a lost device through on_fatal.
  */
 #ifndef GPUD_BACKEND_H
 #define GPUD_BACKEND_H
@@ -18,11 +22,12 @@
 #include <uv.h>
 
 #include "daemon/config.h"
+#include "daemon/status.h"
 #include "kernels/core/kernel.h"
 
 typedef struct gpud_backend gpud_backend;
 struct custom_kernel;
-typedef void (*backend_done_fn)(void *arg, int status, const char *msg);
+typedef void (*backend_done_fn)(void *arg, dstatus status, const char *msg);
 
 typedef struct backend_device {
 	int index;
@@ -56,10 +61,14 @@ enum {
 
 typedef struct backend_ops {
 	const char *name;
+	/* 0, or -1 with err (then nothing is left open). */
 	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
+	/* After the last request: may wait for the device. */
 	void (*close)(gpud_backend *b);
-	/* Synchronous and quick (a pool hit). 0, or a Gpud__Status + err. */
-	int (*alloc)(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+	/* Kernel runs the backend takes at once when run_slots is 0 (auto). */
+	int (*default_run_slots)(gpud_backend *b, const gpud_config *cfg);
+	/* Synchronous and quick (a pool hit). ST_OK, or a status + err. */
+	dstatus (*alloc)(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
 	void (*free)(gpud_backend *b, void *mem);
 	/*
 	 * `queue` names the session: one queue's operations execute in order,
@@ -67,18 +76,21 @@ typedef struct backend_ops {
 	 * fixed set).
 	 */
 	/* Host src (lives until done) -> backend dst. flags: BACKEND_HOST_*. */
-	int (*upload)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-		      unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
+	dstatus (*upload)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+			  unsigned flags, backend_done_fn done, void *arg, char *err,
+			  size_t errlen);
 	/* Backend src -> host dst (lives until done). */
-	int (*download)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-			unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
+	dstatus (*download)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+			    unsigned flags, backend_done_fn done, void *arg, char *err,
+			    size_t errlen);
 	/* Runs a bound, checked kernel; arrays live until done. *kernel_us is set
 	 * (before done) to the kernel's own time. */
-	int (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		   double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen);
+	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		       double *kernel_us, backend_done_fn done, void *arg, char *err,
+		       size_t errlen);
 	/* done once everything queued on `queue` before it has completed. */
-	int (*sync)(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
-		    size_t errlen);
+	dstatus (*sync)(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+			size_t errlen);
 	/* Devices for hello and status; returns how many were written. */
 	int (*devices)(gpud_backend *b, backend_device *out, int max);
 	/* Loaded kernel variants for status (NULL: none). */
@@ -92,17 +104,18 @@ typedef struct backend_ops {
 	 * undo it. NULL where pinning means nothing (cpu). Called on a worker
 	 * thread, never on the loop: pinning takes milliseconds per GiB.
 	 */
-	int (*host_register)(gpud_backend *b, void *p, size_t len, char *err, size_t errlen);
+	dstatus (*host_register)(gpud_backend *b, void *p, size_t len, char *err, size_t errlen);
 	void (*host_unregister)(gpud_backend *b, void *p);
 	/*
-	 * Custom kernels (kernels/custom.h). NULL where the backend runs none
-	 * (cpu). compile: build k's code, or load it from the cache directory
-	 * (may be ""), on a worker; done on the loop, with the compiler's log as
-	 * the message on failure. compile_now: the same on this thread (at start,
-	 * before gpud serves). release: give the code back (after the last run).
+	 * Custom kernels (kernels/custom/custom.h). NULL where the backend runs
+	 * none (cpu). compile: build k's code, or load it from the cache
+	 * directory (may be ""), on a worker; done on the loop, with the
+	 * compiler's log as the message on failure. compile_now: the same on the
+	 * calling thread (at start, before gpud serves); 0 or -1 + err. release:
+	 * give the code back (after the last run).
 	 */
-	int (*compile)(gpud_backend *b, struct custom_kernel *k, const char *cache_dir,
-		       backend_done_fn done, void *arg, char *err, size_t errlen);
+	dstatus (*compile)(gpud_backend *b, struct custom_kernel *k, const char *cache_dir,
+			   backend_done_fn done, void *arg, char *err, size_t errlen);
 	int (*compile_now)(gpud_backend *b, struct custom_kernel *k, const char *cache_dir,
 			   char *err, size_t errlen);
 	void (*release)(gpud_backend *b, struct custom_kernel *k);
@@ -120,17 +133,28 @@ struct gpud_backend {
 	void *owner;
 };
 
-extern const backend_ops backend_cpu_ops;
-#ifdef GPUD_HAVE_CUDA
-extern const backend_ops backend_cuda_ops;
-#endif
-
 /*
- * Opens the backend named in cfg->backend ("auto" picks cuda when a device
- * is present, else cpu with a warning). 0 or -1 + err.
+ * Opens the backend named in cfg->backend: "cpu", "cuda", or "auto" (the
+ * first backend of the table that opens: cuda when a device is present, else
+ * cpu with a warning). 0 or -1 + err.
  */
 int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err,
 		 size_t errlen);
 void backend_close(gpud_backend *b);
+/* The backends this gpud was built with, for messages: "cuda, cpu". */
+const char *backend_names(void);
+
+/* The ops, called on the loop (checked). */
+int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg);
+dstatus backend_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+void backend_free(gpud_backend *b, void *mem);
+dstatus backend_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		       unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
+dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+			 unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
+dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		    double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen);
+dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+		     size_t errlen);
 
 #endif

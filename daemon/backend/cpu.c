@@ -1,8 +1,11 @@
 /*
- * daemon/backend_cpu.c — the cpu backend: buffers in host memory, copies and
+ * daemon/backend/cpu.c — the cpu backend: buffers in host memory, copies and
  * kernels on libuv's work queue so the loop never waits on them. A kernel's
  * work items are split into chunks that run on the pool's threads in
  * parallel. This backend is the correctness reference and what CI exercises.
+ *
+ * Threads: jobs are made and completed on the loop; the workers touch only
+ * their own job's chunk (run_work, copy_work). The pool size is cpu_threads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +13,6 @@
 
 #include "daemon/backend/backend.h"
 #include "daemon/log.h"
-#include "proto/wire.h"
 
 typedef struct cpu_backend {
 	int threads;
@@ -49,15 +51,20 @@ static void cpu_close(gpud_backend *b)
 	b->impl = NULL;
 }
 
-static int cpu_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+static int cpu_default_run_slots(gpud_backend *b, const gpud_config *cfg)
+{
+	return 1;
+}
+
+static dstatus cpu_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
 {
 	size_t sz = (bytes + 63) & ~(size_t)63;
 	if (sz < bytes || (*mem = aligned_alloc(64, sz ? sz : 64)) == NULL) {
 		snprintf(err, errlen, "cpu backend: cannot allocate %zu bytes of host memory",
 			 bytes);
-		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+		return ST_OUT_OF_MEMORY;
 	}
-	return 0;
+	return ST_OK;
 }
 
 static void cpu_free(gpud_backend *b, void *mem)
@@ -88,28 +95,28 @@ static void copy_after(uv_work_t *w, int status)
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
 	free(j);
-	done(arg, status == 0 ? 0 : GPUD__STATUS__STATUS_INTERNAL,
+	done(arg, status == 0 ? ST_OK : ST_INTERNAL,
 	     status == 0 ? NULL : "cpu backend: copy cancelled");
 }
 
-static int cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
-		    unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
+static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+			unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	copy_job *j = malloc(sizeof(*j));
 	int rv;
 
 	if (j == NULL) {
 		snprintf(err, errlen, "cpu backend: out of memory");
-		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+		return ST_OUT_OF_MEMORY;
 	}
 	*j = (copy_job){.dst = dst, .src = src, .len = len, .done = done, .arg = arg};
 	j->work.data = j;
 	if ((rv = uv_queue_work(b->loop, &j->work, copy_work, copy_after)) != 0) {
 		free(j);
 		snprintf(err, errlen, "cpu backend: uv_queue_work: %s", uv_strerror(rv));
-		return GPUD__STATUS__STATUS_INTERNAL;
+		return ST_INTERNAL;
 	}
-	return 0;
+	return ST_OK;
 }
 
 /* --- kernels -------------------------------------------------------------- */
@@ -153,12 +160,11 @@ static void run_after(uv_work_t *w, int status)
 	void *arg = j->arg;
 	int failed = j->failed;
 	free(j);
-	done(arg, failed ? GPUD__STATUS__STATUS_INTERNAL : 0,
-	     failed ? "cpu backend: kernel cancelled" : NULL);
+	done(arg, failed ? ST_INTERNAL : ST_OK, failed ? "cpu backend: kernel cancelled" : NULL);
 }
 
-static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		   double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
+static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+		       double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
 	if (k->cpu_items == NULL || k->cpu_run == NULL) {
@@ -166,10 +172,10 @@ static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const k
 			err, errlen,
 			"custom kernels need the cuda backend (this gpud runs the cpu backend; the "
 			"arguments were checked and are fine)");
-		return GPUD__STATUS__STATUS_UNSUPPORTED;
+		return ST_UNSUPPORTED;
 	}
 	if (k->cpu_available && k->cpu_available(err, errlen) != 0)
-		return GPUD__STATUS__STATUS_UNSUPPORTED;
+		return ST_UNSUPPORTED;
 	size_t items = k->cpu_items(a);
 	size_t nchunks = (size_t)cb->threads * 4;
 
@@ -180,7 +186,7 @@ static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const k
 	run_job *j = calloc(1, sizeof(*j) + nchunks * sizeof(run_chunk));
 	if (j == NULL) {
 		snprintf(err, errlen, "cpu backend: out of memory");
-		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+		return ST_OUT_OF_MEMORY;
 	}
 	*j = (run_job){.k = k,
 		       .a = a,
@@ -198,7 +204,7 @@ static int cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const k
 		/* uv_queue_work only fails on a NULL callback, which cannot happen here. */
 		uv_queue_work(b->loop, &c->work, run_work, run_after);
 	}
-	return 0;
+	return ST_OK;
 }
 
 /*
@@ -209,18 +215,18 @@ static void sync_work(uv_work_t *w)
 {
 }
 
-static int cpu_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
-		    size_t errlen)
+static dstatus cpu_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
+			size_t errlen)
 {
 	copy_job *j = malloc(sizeof(*j));
 	if (j == NULL) {
 		snprintf(err, errlen, "cpu backend: out of memory");
-		return GPUD__STATUS__STATUS_OUT_OF_MEMORY;
+		return ST_OUT_OF_MEMORY;
 	}
 	*j = (copy_job){.done = done, .arg = arg};
 	j->work.data = j;
 	uv_queue_work(b->loop, &j->work, sync_work, copy_after);
-	return 0;
+	return ST_OK;
 }
 
 static int cpu_devices(gpud_backend *b, backend_device *out, int max)
@@ -232,6 +238,7 @@ const backend_ops backend_cpu_ops = {
 	.name = "cpu",
 	.open = cpu_open,
 	.close = cpu_close,
+	.default_run_slots = cpu_default_run_slots,
 	.alloc = cpu_alloc,
 	.free = cpu_free,
 	.upload = cpu_copy,

@@ -113,9 +113,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while (tn->kept)
 			buffers_release(&srv.buffers, tn->kept);
 	}
-	customs_fini(&srv.buffers); /* and kernels it registered */
+	registry_fini(&srv.registry); /* and kernels it registered */
 	/* Work handed to threads (a free, a copy) finishes before the next input. */
-	while (uv_run(&loop, UV_RUN_NOWAIT) != 0 && srv.in_flight > 0)
+	while (uv_run(&loop, UV_RUN_NOWAIT) != 0 && srv.stats.in_flight > 0)
 		;
 	return 0;
 }

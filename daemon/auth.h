@@ -1,0 +1,52 @@
+/*
+ * daemon/auth.h — who a connection is, and who may connect.
+ *
+ * A connection's tenant: over ipc:// the peer's user (by name, else
+ * "uid:N"); over tcp:// and tls+tcp:// the tenant whose bearer token hello
+ * presents (tokens_file: "TENANT TOKEN" lines), or "anonymous" when gpud has
+ * no tokens. tls+tcp:// listeners get the certificate and key of tls_cert /
+ * tls_key (and, with tls_ca, ask clients for certificates); ipc:// socket
+ * files get socket_mode / socket_group.
+ *
+ * Loaded at start on the loop thread, read-only afterwards.
+ */
+#ifndef GPUD_AUTH_H
+#define GPUD_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "daemon/config.h"
+#include "daemon/status.h"
+
+typedef struct auth_token {
+	char tenant[GPUD_TENANT_NAME];
+	char token[128];
+} auth_token;
+
+typedef struct auth {
+	auth_token *tokens;
+	int ntokens;
+} auth;
+
+/* Reads cfg->tokens_file (if set). 0, or -1 with err naming the file and line. */
+int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen);
+void auth_fini(auth *a);
+
+/*
+ * The tenant name of a connection: an ipc:// peer (peer_uid >= 0) by user;
+ * otherwise by the token hello presented (may be "" or NULL). ST_OK with
+ * name set, or ST_UNAUTHENTICATED with err (an unknown or missing token).
+ */
+dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *name, size_t len,
+		    char *err, size_t errlen);
+
+/* Sets up TLS on a tls+tcp:// listener from cfg. 0, or -1 with err. */
+int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, char *err,
+		      size_t errlen);
+/* socket_mode and socket_group on a socket file gpud made. 0, or -1 with err. */
+int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen);
+
+#endif

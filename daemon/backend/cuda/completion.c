@@ -1,0 +1,321 @@
+/*
+ * daemon/backend/cuda/completion.c — how the loop learns that work on a
+ * stream is done, without waiting for it and without stream callbacks.
+ *
+ * A callback (cudaStreamAddCallback, cudaLaunchHostFunc) stalls its stream
+ * until the host has run it, tens of microseconds per operation; an event
+ * does not. Every job ends with an event. For poll_us after it is enqueued
+ * the loop asks that event on every turn (cudaEventQuery never waits) and
+ * completes the job the moment it is done; the loop spins meanwhile. Older
+ * jobs go to the waiter thread, which asks their events with a backoff of up
+ * to WAITER_MAX_SLEEP_US and hands the finished ones to the loop (done_lock,
+ * done_async).
+ *
+ * Error paths: a job that may have left work on its stream is drained by a
+ * worker (cudaStreamSynchronize off the loop) before it reports, so the
+ * memory that work touches is released only once nothing touches it.
+ *
+ * Threads: the poll list and the event pool are the loop's; the wait list is
+ * the waiter's (wait_lock); the done queue is handed over under done_lock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/backend/cuda/internal.h"
+#include "daemon/log.h"
+#include "daemon/loop.h"
+#include "kernels/core/cuda_check.h"
+
+#define WAITER_MAX_SLEEP_US 1000
+
+/* --- events (loop) ------------------------------------------------------------------ */
+
+dstatus job_take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen)
+{
+	if (cb->nfree_events > 0) {
+		*ev = cb->free_events[--cb->nfree_events];
+		return ST_OK;
+	}
+	cudaError_t e = cudaEventCreate(ev);
+	if (e != cudaSuccess) {
+		*ev = NULL;
+		cuda_fail(e, "cudaEventCreate", err, errlen);
+		return cuda_note_error(cb, e, err);
+	}
+	return ST_OK;
+}
+
+/* Keeps up to MAX_EVENTS idle events for reuse; destroys the rest. */
+void job_put_event(cuda_backend *cb, cudaEvent_t ev)
+{
+	if (cb->nfree_events < MAX_EVENTS)
+		cb->free_events[cb->nfree_events++] = ev;
+	else
+		cudaEventDestroy(ev);
+}
+
+/* --- jobs ---------------------------------------------------------------------------- */
+
+cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_fn done, void *arg)
+{
+	cuda_job *j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return NULL;
+	j->b = b;
+	j->kind = kind;
+	j->stream = s;
+	j->done = done;
+	j->arg = arg;
+	j->work.data = j;
+	j->stage_idx = -1;
+	return j;
+}
+
+/* Reports a job's outcome, once. */
+static void job_complete(cuda_job *j, dstatus status, const char *msg)
+{
+	gpud_backend *b = j->b;
+	cuda_backend *cb = b->impl;
+	if (j->completed)
+		return;
+	j->completed = 1;
+	if (j->stage_idx >= 0) {
+		/* A small download: out of its staging buffer, on the loop. */
+		if (status == ST_OK && j->kind == JOB_D2H)
+			memcpy(j->dst, cb->stage[j->stage_idx], j->len);
+		stage_put(cb, j->stage_idx);
+		j->stage_idx = -1;
+	}
+	if (j->kind == JOB_RUN && status == ST_OK) {
+		float ms = 0;
+		/* Both events have completed: this does not wait. */
+		cudaEventElapsedTime(&ms, j->ev[0], j->ev[1]);
+		*j->kernel_us = (double)ms * 1e3;
+	}
+	j->done(j->arg, status, status != ST_OK ? (msg ? msg : "") : NULL);
+	cuda_check_fatal(b);
+}
+
+void job_finish(cuda_job *j, dstatus status, const char *msg)
+{
+	cuda_backend *cb = j->b->impl;
+	ON_LOOP("cuda job_finish");
+	job_complete(j, status, msg);
+	for (int i = 0; i < 2; i++)
+		if (j->ev[i]) /* the events it holds */
+			job_put_event(cb, j->ev[i]);
+	free(j);
+}
+
+/* On the loop: the job's end event said e (done, or an error). */
+static void job_event_done(cuda_backend *cb, cuda_job *j, cudaError_t e)
+{
+	char msg[512];
+	if (e == cudaSuccess) {
+		job_finish(j, ST_OK, NULL);
+		return;
+	}
+	cuda_fail(e, j->kind == JOB_RUN ? "kernel" : "stream", msg, sizeof(msg));
+	job_finish(j, cuda_note_error(cb, e, msg), msg);
+}
+
+/* --- the drain: error paths wait on a worker ---------------------------------------------- */
+
+static void drain_work(uv_work_t *w)
+{
+	cuda_job *j = w->data;
+	cuda_backend *cb = j->b->impl;
+	OFF_LOOP("draining a stream after an error");
+	cudaSetDevice(cb->device);
+	cudaStreamSynchronize(j->stream);
+	cudaGetLastError(); /* the job's own error is the one reported */
+}
+
+static void drain_after(uv_work_t *w, int status)
+{
+	cuda_job *j = w->data;
+	job_finish(j, j->status, j->msg);
+}
+
+void job_fail_after_drain(cuda_job *j, dstatus status, const char *msg)
+{
+	ON_LOOP("job_fail_after_drain");
+	j->status = status;
+	if (msg != j->msg)
+		snprintf(j->msg, sizeof(j->msg), "%s", msg ? msg : "");
+	j->work.data = j;
+	uv_queue_work(j->b->loop, &j->work, drain_work, drain_after);
+}
+
+/* --- young jobs: the loop polls ---------------------------------------------------------- */
+
+static void list_remove(cuda_job **head, cuda_job *j)
+{
+	if (j->pprev)
+		j->pprev->pnext = j->pnext;
+	else
+		*head = j->pnext;
+	if (j->pnext)
+		j->pnext->pprev = j->pprev;
+	j->pprev = j->pnext = NULL;
+}
+
+static void list_push(cuda_job **head, cuda_job *j)
+{
+	j->pprev = NULL;
+	j->pnext = *head;
+	if (*head)
+		(*head)->pprev = j;
+	*head = j;
+}
+
+static void to_waiter(cuda_backend *cb, cuda_job *j)
+{
+	pthread_mutex_lock(&cb->wait_lock);
+	list_push(&cb->wait_head, j);
+	pthread_cond_signal(&cb->wait_cond);
+	pthread_mutex_unlock(&cb->wait_lock);
+}
+
+static void on_poll(uv_idle_t *h)
+{
+	cuda_backend *cb = h->data;
+	uint64_t now = uv_hrtime();
+	for (cuda_job *j = cb->poll_head, *next; j; j = next) {
+		next = j->pnext;
+		cudaError_t e = cudaEventQuery(j->ev[1]);
+		if (e == cudaErrorNotReady) {
+			if (now - j->poll_start > cb->poll_ns) {
+				list_remove(&cb->poll_head, j);
+				to_waiter(cb, j);
+			}
+			continue;
+		}
+		list_remove(&cb->poll_head, j);
+		job_event_done(cb, j, e);
+	}
+	if (cb->poll_head == NULL)
+		uv_idle_stop(&cb->poll_idle);
+}
+
+dstatus job_enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen)
+{
+	dstatus rv;
+	if (j->kind != JOB_RUN) {
+		if ((rv = job_take_event(cb, &j->ev[1], err, errlen)) != ST_OK)
+			return rv;
+		cudaError_t e = cudaEventRecord(j->ev[1], j->stream);
+		if (e != cudaSuccess) {
+			job_put_event(cb, j->ev[1]);
+			j->ev[1] = NULL;
+			cuda_fail(e, "cudaEventRecord", err, errlen);
+			return cuda_note_error(cb, e, err);
+		}
+	}
+	j->poll_start = uv_hrtime();
+	if (cb->poll_ns == 0) {
+		to_waiter(cb, j);
+		return ST_OK;
+	}
+	list_push(&cb->poll_head, j);
+	uv_idle_start(&cb->poll_idle, on_poll);
+	return ST_OK;
+}
+
+/* --- old jobs: the waiter thread ------------------------------------------------------------ */
+
+/* Old jobs' events, asked in turn; finished ones to the loop. */
+static void *waiter_main(void *arg)
+{
+	cuda_backend *cb = arg;
+	useconds_t nap = 10;
+
+	cudaSetDevice(cb->device);
+	pthread_mutex_lock(&cb->wait_lock);
+	for (;;) {
+		while (cb->wait_head == NULL && !cb->wait_stop)
+			pthread_cond_wait(&cb->wait_cond, &cb->wait_lock);
+		if (cb->wait_head == NULL && cb->wait_stop)
+			break;
+		int finished = 0;
+		for (cuda_job *j = cb->wait_head, *next; j; j = next) {
+			next = j->pnext;
+			cudaError_t e = cudaEventQuery(j->ev[1]);
+			if (e == cudaErrorNotReady)
+				continue;
+			list_remove(&cb->wait_head, j);
+			j->cuda_status = e;
+			pthread_mutex_lock(&cb->done_lock);
+			j->next = cb->done_head;
+			cb->done_head = j;
+			pthread_mutex_unlock(&cb->done_lock);
+			finished++;
+		}
+		if (finished) {
+			uv_async_send(&cb->done_async);
+			nap = 10;
+			continue;
+		}
+		pthread_mutex_unlock(&cb->wait_lock);
+		usleep(nap);
+		nap = nap * 2 > WAITER_MAX_SLEEP_US ? WAITER_MAX_SLEEP_US : nap * 2;
+		pthread_mutex_lock(&cb->wait_lock);
+	}
+	pthread_mutex_unlock(&cb->wait_lock);
+	return NULL;
+}
+
+static void on_done_async(uv_async_t *h)
+{
+	cuda_backend *cb = h->data;
+	pthread_mutex_lock(&cb->done_lock);
+	cuda_job *j = cb->done_head, *next;
+	cb->done_head = NULL;
+	pthread_mutex_unlock(&cb->done_lock);
+	for (; j; j = next) {
+		next = j->next;
+		job_event_done(cb, j, j->cuda_status);
+	}
+}
+
+/* --- start and stop ------------------------------------------------------------------------ */
+
+int completion_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+{
+	cuda_backend *cb = b->impl;
+
+	pthread_mutex_init(&cb->done_lock, NULL);
+	uv_async_init(b->loop, &cb->done_async, on_done_async);
+	cb->done_async.data = cb;
+	uv_idle_init(b->loop, &cb->poll_idle);
+	cb->poll_idle.data = cb;
+	cb->handles_open = 2;
+	pthread_mutex_init(&cb->wait_lock, NULL);
+	pthread_cond_init(&cb->wait_cond, NULL);
+	if (pthread_create(&cb->waiter, NULL, waiter_main, cb) == 0)
+		cb->waiter_started = 1;
+	else
+		log_warn("cuda backend: no waiter thread; jobs complete by polling only");
+	cb->poll_ns = (uint64_t)cfg->poll_us * 1000u;
+	return 0;
+}
+
+void completion_stop(cuda_backend *cb)
+{
+	if (!cb->waiter_started)
+		return;
+	pthread_mutex_lock(&cb->wait_lock);
+	cb->wait_stop = 1;
+	pthread_cond_signal(&cb->wait_cond);
+	pthread_mutex_unlock(&cb->wait_lock);
+	pthread_join(cb->waiter, NULL);
+	cb->waiter_started = 0;
+}
+
+void completion_close_handles(cuda_backend *cb, uv_close_cb last)
+{
+	uv_close((uv_handle_t *)&cb->done_async, last);
+	uv_close((uv_handle_t *)&cb->poll_idle, last);
+}

@@ -1,0 +1,200 @@
+/*
+ * daemon/backend/cuda/internal.h — what the cuda backend's files share.
+ *
+ *   backend.c     open and close, memory (the pool), runs, sync, errors, info
+ *   completion.c  jobs and their end events: polled on the loop while young,
+ *                 then watched by the waiter thread; the drain for error paths
+ *   staging.c     copies: pinned, staged on the loop, staged by workers
+ *   custom.c      users' kernels: NVRTC, the cubin cache, launches
+ *   libs.c        each stream's cuBLAS handle and cuRAND generator
+ *   pool.cu       the device memory pool over CUB (pool.h)
+ *   nvrtc.c       NVRTC, loaded with dlopen (nvrtc.h)
+ *
+ * Four kinds of thread touch a cuda_backend: the loop (ops, completions),
+ * libuv's workers (staged copies, pinning, frees that give memory back to
+ * CUDA, compiles, drains), the waiter (old jobs' events) and, during open
+ * only, the preload thread. The struct groups its fields by who owns them;
+ * a field is touched only by its owner, or under the lock named with it.
+ */
+#ifndef GPUD_CUDA_INTERNAL_H
+#define GPUD_CUDA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <cuda_runtime_api.h>
+
+#include "daemon/backend/backend.h"
+#include "daemon/backend/cuda/pool.h"
+#include "kernels/core/cuda_kernel.h"
+#include "kernels/custom/custom.h"
+
+#define MAX_VARIANTS 32
+#define MAX_STREAMS 256
+#define MAX_EVENTS 4096
+#define MAX_STAGING 1024
+
+/* A stream's handles of the libraries kernels call (kernels/core/libs.h). */
+typedef struct stream_libs {
+	void *blas;    /* cublasHandle_t, bound to the stream */
+	void *blas_ws; /* its workspace: device memory of its own */
+	void *rng;     /* curandGenerator_t, Philox4_32_10, bound to the stream */
+} stream_libs;
+
+typedef struct cuda_job cuda_job;
+
+typedef struct cuda_backend {
+	/* Set by open, read-only afterwards: any thread. */
+	int device;
+	struct cudaDeviceProp prop;
+	cudaStream_t streams[MAX_STREAMS];
+	int nstreams;
+	stream_libs libs[MAX_STREAMS];
+	size_t blas_ws_bytes;
+	char blas_why[768], rng_why[768]; /* why there are no handles */
+	cuda_variant_attr variants[MAX_VARIANTS];
+	int nvariants;
+	gpud_pool *pool; /* thread-safe: CUB's allocator takes its own mutex */
+	void *stage[MAX_STAGING]; /* pinned staging buffers, and their events */
+	cudaEvent_t stage_ev[MAX_STAGING];
+	int nstage;
+	size_t stage_chunk;
+	uint64_t poll_ns;
+
+	/* Open only: the thread that loads cuBLAS and cuRAND meanwhile. */
+	pthread_t preload;
+	int preload_started;
+
+	/* The loop's. */
+	cudaEvent_t free_events[MAX_EVENTS]; /* idle events for reuse */
+	int nfree_events;
+	uv_idle_t poll_idle; /* polls young jobs' end events */
+	cuda_job *poll_head;
+	uv_async_t done_async; /* the waiter's finished jobs, to the loop */
+	int handles_open;
+	int fatal_reported;
+
+	/* The waiter's, under wait_lock: old jobs it watches. */
+	pthread_t waiter;
+	int waiter_started;
+	pthread_mutex_t wait_lock;
+	pthread_cond_t wait_cond;
+	cuda_job *wait_head;
+	int wait_stop;
+
+	/* Jobs the waiter finished, under done_lock, for the loop. */
+	pthread_mutex_t done_lock;
+	cuda_job *done_head;
+
+	/* Staging buffers' state, under stage_lock (loop and workers). */
+	pthread_mutex_t stage_lock;
+	pthread_cond_t stage_cond;
+	int stage_free[MAX_STAGING];
+	int stage_inflight[MAX_STAGING]; /* its DMA runs until stage_ev */
+	int nstage_free;
+
+	/* Any thread. */
+	_Atomic uint64_t bytes_staged;
+	atomic_int frees_pending; /* frees running on workers */
+	atomic_int lost;          /* a sticky error happened; lost_msg is set before */
+	pthread_mutex_t lost_lock;
+	char lost_msg[512];
+} cuda_backend;
+
+/*
+ * One operation on a stream, from its submission on the loop to its done on
+ * the loop. A job is touched by one thread at a time: the loop, then the
+ * worker it was handed to (staging, drain) or the waiter, then the loop again.
+ */
+typedef enum job_kind { JOB_H2D, JOB_D2H, JOB_RUN, JOB_SYNC } job_kind;
+
+struct cuda_job {
+	uv_work_t work;
+	gpud_backend *b;
+	job_kind kind;
+	cudaStream_t stream;
+	void *dst;
+	const void *src;
+	size_t len;
+	cudaEvent_t ev[2]; /* runs: around the kernel; others: ev[1] at the end; NULL: none */
+	int stage_idx; /* a staging buffer it holds until it completes, or -1 */
+	double *kernel_us;
+	backend_done_fn done;
+	void *arg;
+	dstatus status; /* a worker's outcome, or the error a drain reports */
+	cudaError_t cuda_status;
+	char msg[512];
+	int completed;
+	uint64_t poll_start;
+	cuda_job *next;          /* the done queue */
+	cuda_job *pprev, *pnext; /* the poll list (loop) or the waiter's */
+};
+
+/* --- backend.c --- */
+/* Records a failure; a sticky one marks the backend lost. Returns ST_BACKEND. */
+dstatus cuda_note_error(cuda_backend *cb, cudaError_t e, const char *msg);
+/* ST_BACKEND with err saying the context is lost. */
+dstatus cuda_lost_error(cuda_backend *cb, char *err, size_t errlen);
+/* On the loop, after an operation: report a lost context to the owner, once. */
+void cuda_check_fatal(gpud_backend *b);
+/* The stream of a queue (a session): queue modulo the streams. */
+int cuda_stream_index(cuda_backend *cb, uint32_t queue);
+
+/* --- completion.c --- */
+cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_fn done,
+		  void *arg);
+/* An event from the loop's pool (or a new one). ST_OK, or a status with err. */
+dstatus job_take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen);
+void job_put_event(cuda_backend *cb, cudaEvent_t ev);
+/* Records the job's end event (runs have theirs) and starts watching it. */
+dstatus job_enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen);
+/* Reports the outcome (done), gives back its events and staging buffer, frees j. Loop. */
+void job_finish(cuda_job *j, dstatus status, const char *msg);
+/*
+ * The error path of a job that may have enqueued work on its stream: the
+ * memory it names must stay until that work is done, and the loop must not
+ * wait for it. A worker waits for the stream; then, on the loop, the job
+ * finishes with status and msg.
+ */
+void job_fail_after_drain(cuda_job *j, dstatus status, const char *msg);
+/* The poller, the waiter thread and the done queue: made at open, ended at close. */
+int completion_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
+void completion_stop(cuda_backend *cb);
+void completion_close_handles(cuda_backend *cb, uv_close_cb last);
+
+/* --- staging.c --- */
+int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen);
+void staging_close(cuda_backend *cb);
+/* Gives a staging buffer back (the job that held one completed). */
+void stage_put(cuda_backend *cb, int idx);
+dstatus cuda_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		    unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
+dstatus cuda_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
+		      unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
+dstatus cuda_host_register(gpud_backend *b, void *p, size_t len, char *err, size_t errlen);
+void cuda_host_unregister(gpud_backend *b, void *p);
+int cuda_staging_stats(gpud_backend *b, backend_staging_stats *out);
+
+/* --- custom.c --- */
+int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache_dir, char *err,
+		     size_t errlen);
+dstatus cuda_compile(gpud_backend *b, custom_kernel *k, const char *cache_dir,
+		     backend_done_fn done, void *arg, char *err, size_t errlen);
+void cuda_release(gpud_backend *b, custom_kernel *k);
+/* Enqueues k on stream: 0, 1 (nothing to do: no elements), or -1 with err. */
+int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a,
+		  cudaStream_t stream, char *err, size_t errlen);
+
+/* --- libs.c --- */
+/* Starts loading the libraries on a thread of their own (while the context is made). */
+void libs_preload_start(cuda_backend *cb);
+/* Waits for the preload, then makes every stream's handles (or says why not). */
+void libs_open(cuda_backend *cb);
+void libs_close(cuda_backend *cb);
+/* The launch context of stream idx, with its library handles. */
+cuda_launch_ctx libs_stream_ctx(cuda_backend *cb, int idx);
+
+#endif

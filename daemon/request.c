@@ -1,0 +1,217 @@
+/* daemon/request.c — replies, and what a request holds until its reply. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/log.h"
+#include "daemon/loop.h"
+#include "daemon/request.h"
+#include "proto/wire.h"
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,
+		   nng_msg *msg, uint32_t pipe_id)
+{
+	ON_LOOP("request_begin");
+	r->core = core;
+	r->send = send;
+	r->sender = sender;
+	r->msg = msg;
+	r->req = NULL;
+	r->payload = NULL;
+	r->payload_len = 0;
+	r->pipe_id = pipe_id;
+	r->session = NULL;
+	r->tenant = NULL;
+	r->t0_ns = now_ns();
+	r->nheld = r->ncreated = r->ntemps = r->nregions = 0;
+	r->reply = NULL;
+	r->custom = NULL;
+	r->kernel = NULL;
+	r->slot = (sched_item){0};
+	r->pending = 0;
+	r->pending_status = ST_OK;
+}
+
+/* Lets go of everything the request holds; the message goes last. */
+static void request_cleanup(gpud_request *r)
+{
+	gpud_core *core = r->core;
+
+	if (r->slot.has_slot)
+		sched_release(core->sched, &r->slot);
+	if (r->custom) {
+		registry_unref(r->custom);
+		r->custom = NULL;
+	}
+	/* Inline arrays and returned outputs: gone with the request. */
+	for (int i = 0; i < r->ntemps; i++)
+		buffers_release(core->buffers, r->temps[i]);
+	r->ntemps = 0;
+	for (int i = 0; i < r->nheld; i++)
+		buffer_unref(core->buffers, r->held[i]);
+	r->nheld = 0;
+	for (int i = 0; i < r->nregions; i++)
+		region_unref(r->regions[i]);
+	r->nregions = 0;
+	if (r->session && sessions_get(core->buffers, r->pipe_id, 0) == r->session)
+		r->session->in_flight--;
+	r->session = NULL;
+	if (r->tenant) /* tenants live as long as gpud */
+		r->tenant->in_flight--;
+	r->tenant = NULL;
+	r->ncreated = 0;
+	if (r->reply) {
+		nng_msg_free(r->reply);
+		r->reply = NULL;
+	}
+	if (r->req) {
+		gpud__request__free_unpacked(r->req, NULL);
+		r->req = NULL;
+	}
+	if (r->msg) {
+		nng_msg_free(r->msg);
+		r->msg = NULL;
+	}
+	r->kernel = NULL;
+}
+
+void request_hold(gpud_request *r, gpud_buffer *b)
+{
+	ON_LOOP("request_hold");
+	buffer_ref(b);
+	r->held[r->nheld++] = b;
+}
+
+void request_created(gpud_request *r, gpud_buffer *b)
+{
+	r->created[r->ncreated++] = b;
+}
+
+void request_temp(gpud_request *r, gpud_buffer *b)
+{
+	r->temps[r->ntemps++] = b;
+}
+
+void request_send_msg(gpud_request *r, nng_msg *m)
+{
+	gpud_core *core = r->core;
+
+	ON_LOOP("request_send_msg");
+	if (r->reply == m)
+		r->reply = NULL;
+	/* The session may have closed meanwhile: look it up, do not keep it. */
+	gpud_session *sess = sessions_get(core->buffers, r->pipe_id, 0);
+	if (sess)
+		sess->last_reply_ns = now_ns();
+	if (log_get_level() >= LOG_DEBUG)
+		log_debug("request %llu from connection %u done in %.1f us",
+			  (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
+			  (double)(now_ns() - r->t0_ns) / 1e3);
+	request_cleanup(r);
+	core->stats->in_flight--;
+	r->send(r, m);
+}
+
+void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len)
+{
+	gpud_core *core = r->core;
+	nng_msg *m;
+	int rv;
+
+	ON_LOOP("request_reply");
+	resp->version = GPUD_PROTOCOL_VERSION;
+	resp->id = r->req ? r->req->id : 0;
+	if (resp->code != GPUD__STATUS__STATUS_OK) {
+		core->stats->errors++;
+		/* A failed request gives back what it made. */
+		for (int i = 0; i < r->ncreated; i++)
+			buffers_release(core->buffers, r->created[i]);
+		r->ncreated = 0;
+	}
+	rv = wire_pack(&m, &resp->base, payload, len, NULL);
+	if (rv != 0) {
+		Gpud__Response fail = GPUD__RESPONSE__INIT;
+		log_error("cannot build a reply of %zu bytes: %s", len, nng_strerror(rv));
+		fail.version = GPUD_PROTOCOL_VERSION;
+		fail.id = resp->id;
+		fail.code = GPUD__STATUS__STATUS_INTERNAL;
+		fail.message = "gpud could not build the reply (out of memory)";
+		if (wire_pack(&m, &fail.base, NULL, 0, NULL) != 0) {
+			/* Nothing can be sent; the client's request times out. */
+			request_cleanup(r);
+			core->stats->in_flight--;
+			r->send(r, NULL);
+			return;
+		}
+	}
+	request_send_msg(r, m);
+}
+
+void request_fail(gpud_request *r, dstatus status, const char *fmt, ...)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_info("request %llu from connection %u failed: %s: %s",
+		 (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id, status_name(status),
+		 msg);
+	resp.code = (Gpud__Status)status_wire(status);
+	resp.message = msg;
+	request_reply(r, &resp, NULL, 0);
+}
+
+gpud_buffer *request_buffer_or_fail(gpud_request *r, const char *verb, uint64_t h)
+{
+	gpud_buffer *b = buffers_get(r->core->buffers, r->session->tenant, h);
+	if (b == NULL)
+		request_fail(r, ST_NOT_FOUND, "%s: unknown handle %016" PRIx64, verb, h);
+	return b;
+}
+
+void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRef *ref,
+			   uint64_t len, unsigned *flags)
+{
+	host_region *hr = regions_get(r->core->regions, r->session, ref->region);
+	if (hr == NULL) {
+		request_fail(r, ST_NOT_FOUND, "%s: unknown host region %016" PRIx64, verb,
+			     ref->region);
+		return NULL;
+	}
+	if (ref->offset > hr->size || len > hr->size - ref->offset) {
+		request_fail(r, ST_INVALID,
+			     "%s: %" PRIu64 " bytes at offset %" PRIu64
+			     " do not fit in host region %016" PRIx64 " of %zu bytes",
+			     verb, len, ref->offset, hr->id, hr->size);
+		return NULL;
+	}
+	if (r->nregions == KERNEL_MAX_PARAMS + 1) {
+		request_fail(r, ST_INVALID, "%s: too many host regions in one request", verb);
+		return NULL;
+	}
+	region_ref(hr);
+	r->regions[r->nregions++] = hr;
+	*flags = hr->pinned ? BACKEND_HOST_PINNED : 0;
+	return (char *)hr->base + ref->offset;
+}
+
+int request_pending_done(gpud_request *r, dstatus status, const char *msg)
+{
+	if (status != ST_OK && r->pending_status == ST_OK) {
+		r->pending_status = status;
+		snprintf(r->pending_msg, sizeof(r->pending_msg), "%s", msg ? msg : "backend failure");
+	}
+	return --r->pending == 0;
+}

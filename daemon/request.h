@@ -1,0 +1,133 @@
+/*
+ * daemon/request.h — one request from decode to reply, and the layer the
+ * verbs call: reply, fail, hold what the request uses, and the parts of the
+ * daemon a request may reach (gpud_core).
+ *
+ * The server (daemon/server.c) fills a gpud_request per received message,
+ * checks the session, tenant and quotas, and hands it to verbs_dispatch
+ * (daemon/verbs/). A verb ends in exactly one reply — request_reply,
+ * request_fail or request_send_msg — at once or from a backend completion;
+ * the reply releases everything the request held and gives the message to
+ * the server's send function. Verbs include this header, never server.h.
+ *
+ * Functions whose names end in _or_fail reply with the error themselves
+ * when they fail; the caller then returns without replying.
+ *
+ * Everything here runs on the loop thread (checked with ON_LOOP).
+ */
+#ifndef GPUD_REQUEST_H
+#define GPUD_REQUEST_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include <nng/nng.h>
+
+#include "daemon/auth.h"
+#include "daemon/backend/backend.h"
+#include "daemon/buffers.h"
+#include "daemon/config.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
+#include "daemon/sched.h"
+#include "daemon/status.h"
+#include "gpud.pb-c.h"
+#include "kernels/core/kernel.h"
+
+/* Counters for status, kept by the server and the request layer. */
+typedef struct request_stats {
+	uint64_t started_ns;
+	uint64_t requests, errors;
+	uint32_t in_flight;
+} request_stats;
+
+/* The parts of gpud a request may reach, owned by the server. */
+typedef struct gpud_core {
+	uv_loop_t *loop;
+	const gpud_config *cfg;
+	gpud_backend *backend;
+	buffer_table *buffers; /* sessions, tenants, buffers */
+	region_server *regions;
+	sched *sched;
+	registry *registry;
+	const auth *auth;
+	request_stats *stats;
+} gpud_core;
+
+typedef struct gpud_request gpud_request;
+/* The server's: sends m (NULL: no reply could be built) and frees the request's slot. */
+typedef void (*request_send_fn)(gpud_request *r, nng_msg *m);
+
+struct gpud_request {
+	/* Set by the server for every request. */
+	gpud_core *core;
+	request_send_fn send;
+	void *sender; /* the server's context */
+	nng_msg *msg; /* the request; payload points into it */
+	Gpud__Request *req;
+	uint8_t *payload;
+	size_t payload_len;
+	uint32_t pipe_id;
+	gpud_session *session;
+	gpud_tenant *tenant; /* counted in its in_flight until the reply */
+	uint64_t t0_ns;
+
+	/* What the request holds until its reply, released by it. */
+	gpud_buffer *held[KERNEL_MAX_PARAMS + 1]; /* a reference each */
+	int nheld;
+	gpud_buffer *created[KERNEL_MAX_PARAMS + 1]; /* released if the request fails */
+	int ncreated;
+	gpud_buffer *temps[KERNEL_MAX_PARAMS]; /* inline arrays, returned outputs */
+	int ntemps;
+	host_region *regions[KERNEL_MAX_PARAMS + 1]; /* host regions copied from or to */
+	int nregions;
+	nng_msg *reply;       /* a reply being filled by the backend (download) */
+	custom_entry *custom; /* a custom kernel it runs or registers */
+
+	/* run: the kernel, its bound arguments and the buffer of each parameter */
+	const kernel_def *kernel;
+	kernel_args kargs;
+	gpud_buffer *bound[KERNEL_MAX_PARAMS];
+	double kernel_us;
+	sched_item slot; /* its place in the run scheduler */
+
+	/* several copies in flight: how many, and the first error among them */
+	int pending;
+	dstatus pending_status;
+	char pending_msg[512];
+};
+
+/* Readies r for a new message (the server, before it checks anything). */
+void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,
+		   nng_msg *msg, uint32_t pipe_id);
+/* Packs resp (code, message, id and version filled in here) + payload and sends it. */
+void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len);
+/* Replies with an error status and a formatted message. */
+void request_fail(gpud_request *r, dstatus status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Sends a reply message already built (a download's). */
+void request_send_msg(gpud_request *r, nng_msg *m);
+
+/* Holds a reference on b until the reply. */
+void request_hold(gpud_request *r, gpud_buffer *b);
+/* A buffer the request made: released if it fails, the client's if it succeeds. */
+void request_created(gpud_request *r, gpud_buffer *b);
+/* A buffer that goes with the request, whatever the outcome. */
+void request_temp(gpud_request *r, gpud_buffer *b);
+
+/* The tenant's live buffer of handle h; NULL after replying "unknown handle". */
+gpud_buffer *request_buffer_or_fail(gpud_request *r, const char *verb, uint64_t h);
+/*
+ * The host memory a HostRef names: len bytes at ref->offset of one of the
+ * connection's regions, held until the reply; *flags gets BACKEND_HOST_*.
+ * NULL after replying the error.
+ */
+void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRef *ref,
+			   uint64_t len, unsigned *flags);
+
+/* Several copies in flight: one finished with status; 1 if it was the last. */
+int request_pending_done(gpud_request *r, dstatus status, const char *msg);
+
+uint64_t now_ns(void);
+
+#endif

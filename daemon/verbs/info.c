@@ -1,0 +1,266 @@
+/*
+ * daemon/verbs/info.c — what gpud is and has: hello (which also fixes the
+ * connection's tenant), status, and the kernels a tenant may run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/log.h"
+#include "daemon/verbs/verbs.h"
+#include "proto/wire.h"
+
+/* --- hello, status, kernels ----------------------------------------------- */
+
+static int fill_devices(gpud_backend *be, backend_device *devs, Gpud__Device *pb,
+			Gpud__Device **ptrs, int max)
+{
+	int n = be->ops->devices(be, devs, max);
+	for (int i = 0; i < n; i++) {
+		gpud__device__init(&pb[i]);
+		pb[i].index = devs[i].index;
+		pb[i].name = devs[i].name;
+		pb[i].cc_major = devs[i].cc_major;
+		pb[i].cc_minor = devs[i].cc_minor;
+		pb[i].memory_total = devs[i].memory_total;
+		pb[i].memory_free = devs[i].memory_free;
+		pb[i].sm_count = devs[i].sm_count;
+		ptrs[i] = &pb[i];
+	}
+	return n;
+}
+
+/*
+ * Who this connection is (daemon/auth.h): fixed by its first hello. 0, or
+ * -1 after replying.
+ */
+static int assign_tenant_or_fail(gpud_request *r)
+{
+	gpud_session *sess = r->session;
+	char name[GPUD_TENANT_NAME], err[512];
+
+	if (sess->tenant)
+		return 0;
+	dstatus st = auth_tenant(r->core->auth, sess->peer_uid, r->req->hello->token, name,
+				 sizeof(name), err, sizeof(err));
+	if (st != ST_OK) {
+		request_fail(r, st, "%s", err);
+		return -1;
+	}
+	tenant_quota q = config_quota(r->core->cfg, name);
+	if ((sess->tenant = tenants_get(r->core->buffers, name, &q)) == NULL) {
+		request_fail(r, ST_OUT_OF_MEMORY, "hello: out of memory");
+		return -1;
+	}
+	log_info("connection %u (%s) is tenant %s", sess->pipe_id, sess->peer, name);
+	return 0;
+}
+
+void verb_hello(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__HelloResponse hello = GPUD__HELLO_RESPONSE__INIT;
+	backend_device devs[8];
+	Gpud__Device pb[8], *ptrs[8];
+
+	if (assign_tenant_or_fail(r) != 0)
+		return;
+	hello.server_version = GPUD_VERSION;
+	hello.protocol_version = GPUD_PROTOCOL_VERSION;
+	hello.tenant = r->session->tenant->name;
+	hello.backend = (char *)r->core->backend->ops->name;
+	hello.max_message_size = r->core->cfg->max_message_size;
+	hello.connection = r->pipe_id;
+	/* Host regions need the peer's uid, so only over ipc://. */
+	if (r->core->regions->fd >= 0 && r->session->peer_uid >= 0) {
+		hello.shm_socket = r->core->regions->path;
+		hello.session_key.data = r->session->key;
+		hello.session_key.len = sizeof(r->session->key);
+	}
+	hello.n_devices = (size_t)fill_devices(r->core->backend, devs, pb, ptrs, 8);
+	hello.devices = ptrs;
+	if (r->req->hello->client && r->req->hello->client[0])
+		log_debug("connection %u: hello from %s", r->pipe_id, r->req->hello->client);
+	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
+	resp.hello = &hello;
+	request_reply(r, &resp, NULL, 0);
+}
+
+void verb_status(gpud_request *r)
+{
+	gpud_core *core = r->core;
+	gpud_backend *be = core->backend;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__StatusResponse st = GPUD__STATUS_RESPONSE__INIT;
+	backend_device devs[8];
+	Gpud__Device pb[8], *ptrs[8];
+
+	st.server_version = GPUD_VERSION;
+	st.backend = (char *)be->ops->name;
+	st.uptime_s = (double)(now_ns() - core->stats->started_ns) / 1e9;
+	st.requests = core->stats->requests;
+	st.errors = core->stats->errors;
+	st.connections = (uint32_t)sessions_count(core->buffers);
+	st.buffers = core->buffers->count;
+	st.bytes_in_use = core->buffers->bytes;
+	st.bytes_high_water = core->buffers->high_water;
+	st.n_devices = (size_t)fill_devices(be, devs, pb, ptrs, 8);
+	st.devices = ptrs;
+	st.n_listen = (size_t)core->cfg->nlisten;
+	st.listen = (char **)core->cfg->listen;
+	st.in_flight = core->stats->in_flight;
+	backend_variant bv[32];
+	Gpud__KernelVariant kv[32], *kvp[32];
+	int nv = be->ops->variants ? be->ops->variants(be, bv, 32) : 0;
+	for (int i = 0; i < nv; i++) {
+		gpud__kernel_variant__init(&kv[i]);
+		kv[i].kernel = bv[i].kernel;
+		kv[i].variant = bv[i].variant;
+		kv[i].registers = bv[i].registers;
+		kv[i].shared_bytes = bv[i].shared_bytes;
+		kv[i].local_bytes = bv[i].local_bytes;
+		kv[i].block = bv[i].block;
+		kv[i].max_threads = bv[i].max_threads;
+		kvp[i] = &kv[i];
+	}
+	st.n_variants = (size_t)nv;
+	st.variants = kvp;
+	backend_pool_stats ps;
+	Gpud__MemoryPool pool = GPUD__MEMORY_POOL__INIT;
+	if (be->ops->pool_stats && be->ops->pool_stats(be, &ps) == 0) {
+		pool.in_use = ps.in_use;
+		pool.cached = ps.cached;
+		pool.high_water = ps.high_water;
+		pool.limit = ps.limit;
+		pool.allocs = ps.allocs;
+		pool.hits = ps.hits;
+		st.pool = &pool;
+	}
+	backend_staging_stats ss;
+	Gpud__Staging staging = GPUD__STAGING__INIT;
+	if (be->ops->staging_stats && be->ops->staging_stats(be, &ss) == 0) {
+		staging.buffers = ss.buffers;
+		staging.chunk = ss.chunk;
+		staging.free = ss.free;
+		staging.bytes_staged = ss.bytes_staged;
+		st.staging = &staging;
+	}
+	/* Per connection, in pipe order (uthash keeps insertion order). */
+	size_t ns = sessions_count(core->buffers);
+	Gpud__Session *sess = calloc(ns ? ns : 1, sizeof(*sess));
+	Gpud__Session **sptr = calloc(ns ? ns : 1, sizeof(*sptr));
+	if (sess && sptr) {
+		gpud_session *g, *tmp;
+		size_t i = 0;
+		HASH_ITER(hh, core->buffers->sessions, g, tmp)
+		{
+			gpud__session__init(&sess[i]);
+			sess[i].id = g->pipe_id;
+			sess[i].peer = g->peer;
+			sess[i].tenant = g->tenant ? g->tenant->name : "";
+			sess[i].buffers = g->nbuffers;
+			sess[i].bytes = g->bytes;
+			sess[i].requests = g->requests;
+			sess[i].in_flight = g->in_flight;
+			sess[i].regions = g->nregions;
+			sess[i].region_bytes = g->region_bytes;
+			sptr[i] = &sess[i];
+			i++;
+		}
+		st.n_sessions = i;
+		st.sessions = sptr;
+	}
+	resp.body_case = GPUD__RESPONSE__BODY_STATUS;
+	resp.status = &st;
+	request_reply(r, &resp, NULL, 0);
+	free(sess);
+	free(sptr);
+}
+
+void verb_kernels(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__KernelsResponse kr = GPUD__KERNELS_RESPONSE__INIT;
+	size_t nb, total = 0;
+	const kernel_def *const *builtins = kernel_list(&nb);
+	gpud_tenant *tn = r->session->tenant;
+	size_t nc = registry_visible(r->core->registry, tn, NULL, 0);
+	size_t nk = nb + nc;
+	const kernel_def **ks = calloc(nk ? nk : 1, sizeof(*ks));
+	if (ks == NULL) {
+		request_fail(r, ST_OUT_OF_MEMORY, "kernels: out of memory");
+		return;
+	}
+	for (size_t i = 0; i < nb; i++)
+		ks[i] = builtins[i];
+	registry_visible(r->core->registry, tn, ks + nb, nc);
+	for (size_t i = 0; i < nk; i++)
+		total += (size_t)ks[i]->nparams;
+	Gpud__KernelInfo *infos = calloc(nk ? nk : 1, sizeof(*infos));
+	Gpud__KernelInfo **iptrs = calloc(nk ? nk : 1, sizeof(*iptrs));
+	Gpud__Param *params = calloc(total ? total : 1, sizeof(*params));
+	Gpud__Param **pptrs = calloc(total ? total : 1, sizeof(*pptrs));
+	Gpud__DType *dts = calloc(total ? total * 4 : 1, sizeof(*dts));
+	char(*types)[96] = calloc(total ? total : 1, sizeof(*types));
+	if (!infos || !iptrs || !params || !pptrs || !dts || !types) {
+		request_fail(r, ST_OUT_OF_MEMORY, "kernels: out of memory");
+		goto out;
+	}
+	size_t pi = 0;
+	for (size_t i = 0; i < nk; i++) {
+		const kernel_def *k = ks[i];
+		gpud__kernel_info__init(&infos[i]);
+		infos[i].name = (char *)k->name;
+		infos[i].doc = (char *)k->doc;
+		infos[i].params = &pptrs[pi];
+		infos[i].n_params = (size_t)k->nparams;
+		for (int j = 0; j < k->nparams; j++, pi++) {
+			const kernel_param *p = &k->params[j];
+			Gpud__Param *q = &params[pi];
+			gpud__param__init(q);
+			q->name = (char *)p->name;
+			q->doc = (char *)p->doc;
+			q->role = p->role == KPARAM_IN    ? GPUD__PARAM__ROLE__ROLE_IN
+				  : p->role == KPARAM_OUT ? GPUD__PARAM__ROLE__ROLE_OUT
+							  : GPUD__PARAM__ROLE__ROLE_SCALAR;
+			q->dtypes = &dts[pi * 4];
+			if (p->role == KPARAM_SCALAR) {
+				/* Scalars: f64 and i64 as their dtypes; bool has none; a
+				 * dtype name lists the dtypes it may name. */
+				if (p->stype == KSCALAR_F64)
+					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_F64;
+				else if (p->stype == KSCALAR_I64)
+					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_I64;
+				else if (p->stype == KSCALAR_DTYPE)
+					for (int t = GPUD_F32; t <= GPUD_I64; t++)
+						if (p->dtypes & KDT(t))
+							q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
+				q->ndim = 0;
+			} else {
+				for (int t = GPUD_F32; t <= GPUD_I64; t++)
+					if (p->dtypes & KDT(t))
+						q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
+				q->ndim = p->ndim;
+			}
+			q->optional = p->role == KPARAM_OUT || p->default_value != NULL;
+			q->default_value = (char *)(p->default_value ? p->default_value : "");
+			kernel_param_describe(p, types[pi], sizeof(types[pi]));
+			q->type = types[pi];
+			pptrs[pi] = q;
+		}
+		iptrs[i] = &infos[i];
+	}
+	kr.n_kernels = nk;
+	kr.kernels = iptrs;
+	resp.body_case = GPUD__RESPONSE__BODY_KERNELS;
+	resp.kernels = &kr;
+	request_reply(r, &resp, NULL, 0);
+out:
+	free(ks);
+	free(infos);
+	free(iptrs);
+	free(params);
+	free(pptrs);
+	free(dts);
+	free(types);
+}
+

@@ -1,0 +1,454 @@
+/*
+ * daemon/verbs/run.c — run: a kernel by name (built-in, or the tenant's or a
+ * shared custom one), its arguments bound and checked against the kernel's
+ * parameters (kernels/core/kernel.h), missing outputs allocated, inline
+ * arrays uploaded, then a slot from the run scheduler and the backend's run;
+ * with return_outputs the outputs come back in the reply.
+ *
+ *   verb_run -> find_kernel_or_fail -> bind_args_or_fail (inline_array_or_fail)
+ *            -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
+ *   slot granted -> run_start -> backend -> run_done [-> return_outputs]
+ */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/verbs/verbs.h"
+#include "proto/wire.h"
+
+/* An inline array's bytes: where they are and where they go. */
+typedef struct inline_upload {
+	void *dst;
+	const void *src;
+	size_t len;
+	unsigned flags;
+} inline_upload;
+
+/* --- the run's end ------------------------------------------------------------------- */
+
+static void returned_done(void *arg, dstatus status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (!request_pending_done(r, status, msg))
+		return;
+	if (r->pending_status != ST_OK) {
+		request_fail(r, r->pending_status, "run %s: returning outputs: %s", r->kernel->name,
+			     r->pending_msg);
+		return;
+	}
+	request_send_msg(r, r->reply);
+}
+
+/* return_outputs: the outputs' bytes into the reply; the buffers go with the request. */
+static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out_param)
+{
+	Gpud__RunResponse *rr = resp->run;
+	const kernel_def *k = r->kernel;
+	size_t total = 0;
+	uint8_t *dst;
+
+	for (size_t i = 0; i < rr->n_outputs; i++) {
+		rr->outputs[i]->buffer->handle = 0;
+		total += r->bound[out_param[i]]->nbytes;
+	}
+	resp->version = GPUD_PROTOCOL_VERSION;
+	resp->id = r->req->id;
+	int rv = wire_pack(&r->reply, &resp->base, NULL, total, (void **)&dst);
+	if (rv != 0) {
+		request_fail(r, ST_OUT_OF_MEMORY, "run %s: cannot make a %zu-byte reply: %s",
+			     k->name, total, nng_strerror(rv));
+		return;
+	}
+	r->pending = 1; /* held until every download is issued */
+	r->pending_status = ST_OK;
+	for (size_t i = 0; i < rr->n_outputs; i++) {
+		gpud_buffer *b = r->bound[out_param[i]];
+		char err[512];
+		if (b->nbytes == 0)
+			continue;
+		r->pending++;
+		dstatus st = backend_download(r->core->backend, r->pipe_id, dst, b->mem, b->nbytes,
+					      0, returned_done, r, err, sizeof(err));
+		if (st != ST_OK)
+			returned_done(r, st, err);
+		dst += b->nbytes;
+	}
+	returned_done(r, ST_OK, NULL);
+}
+
+static void run_done(void *arg, dstatus status, const char *msg)
+{
+	gpud_request *r = arg;
+	const kernel_def *k = r->kernel;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__RunResponse rr = GPUD__RUN_RESPONSE__INIT;
+	Gpud__Output outs[KERNEL_MAX_PARAMS], *optrs[KERNEL_MAX_PARAMS];
+	Gpud__BufferInfo infos[KERNEL_MAX_PARAMS];
+	int out_param[KERNEL_MAX_PARAMS];
+
+	if (r->slot.has_slot) /* the kernel is done; outputs may still be copied */
+		sched_release(r->core->sched, &r->slot);
+	if (status != ST_OK) {
+		request_fail(r, status, "run %s: %s", k->name, msg ? msg : "backend failure");
+		return;
+	}
+	/* The outputs, in parameter order. */
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].role != KPARAM_OUT)
+			continue;
+		out_param[rr.n_outputs] = i;
+		gpud__output__init(&outs[rr.n_outputs]);
+		verb_buffer_info(r->bound[i], &infos[rr.n_outputs]);
+		outs[rr.n_outputs].name = (char *)k->params[i].name;
+		outs[rr.n_outputs].buffer = &infos[rr.n_outputs];
+		optrs[rr.n_outputs] = &outs[rr.n_outputs];
+		rr.n_outputs++;
+	}
+	rr.outputs = optrs;
+	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
+	rr.kernel_us = r->kernel_us;
+	/* Outputs gpud made now belong to the client, or, returned, go with the request. */
+	for (int i = 0; r->req->run->return_outputs && i < r->ncreated; i++)
+		request_temp(r, r->created[i]);
+	r->ncreated = 0;
+	resp.body_case = GPUD__RESPONSE__BODY_RUN;
+	resp.run = &rr;
+	if (r->req->run->return_outputs)
+		return_outputs(r, &resp, out_param);
+	else
+		request_reply(r, &resp, NULL, 0);
+}
+
+/* The scheduler gave the run a slot: the backend takes it. */
+static void run_start(sched_item *it)
+{
+	gpud_request *r = (gpud_request *)((char *)it - offsetof(gpud_request, slot));
+	char err[768];
+	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &r->kernel_us,
+				 run_done, r, err, sizeof(err));
+	if (rv != ST_OK)
+		request_fail(r, rv, "run %s: %s", r->kernel->name, err); /* releases the slot */
+}
+
+static void run_submit(gpud_request *r)
+{
+	r->slot.start = run_start;
+	sched_submit(r->core->sched, r->tenant ? &r->tenant->runs : NULL, &r->slot);
+}
+
+/* --- inline arrays -------------------------------------------------------------------- */
+
+/* The inline arrays are in: on to the scheduler, or report the first failure. */
+static void inline_done(void *arg, dstatus status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (!request_pending_done(r, status, msg))
+		return;
+	if (r->pending_status != ST_OK) {
+		request_fail(r, r->pending_status, "run %s: inline arrays: %s", r->kernel->name,
+			     r->pending_msg);
+		return;
+	}
+	run_submit(r);
+}
+
+/* Inline arrays first; the run is submitted when the last is in. */
+static void upload_inline(gpud_request *r, const inline_upload *up, int nup)
+{
+	char err[768];
+
+	r->pending = 1;
+	r->pending_status = ST_OK;
+	for (int i = 0; i < nup; i++) {
+		r->pending++;
+		dstatus rv = backend_upload(r->core->backend, r->pipe_id, up[i].dst, up[i].src,
+					    up[i].len, up[i].flags, inline_done, r, err,
+					    sizeof(err));
+		if (rv != ST_OK)
+			inline_done(r, rv, err);
+	}
+	inline_done(r, ST_OK, NULL);
+}
+
+static void to_kernel_array(const gpud_buffer *b, kernel_array *a)
+{
+	a->dtype = b->dtype;
+	a->ndim = b->ndim;
+	memcpy(a->shape, b->shape, sizeof(a->shape));
+	a->count = b->count;
+	a->data = b->mem;
+}
+
+/*
+ * An inline array argument: checks it, takes its bytes from the payload at
+ * *cursor (or a host region), allocates a buffer that goes with the request,
+ * and says what to upload. The buffer, or NULL after replying an error.
+ */
+static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
+					 const Gpud__InlineArray *ia, size_t *cursor,
+					 inline_upload *up)
+{
+	const kernel_def *k = r->kernel;
+	char shape[256], err[512];
+	gpud_buffer *b;
+
+	if (p->role != KPARAM_IN) {
+		request_fail(r, ST_INVALID, "%s: argument '%s' is %s, not an input array", k->name,
+			     p->name,
+			     p->role == KPARAM_SCALAR ? "a scalar"
+						      : "an output (gpud allocates it; leave it out)");
+		return NULL;
+	}
+	if (ia->n_shape > GPUD_MAX_DIMS || gpud_dtype_size((gpud_dtype)ia->dtype) == 0) {
+		request_fail(r, ST_INVALID,
+			     "%s: argument '%s': an inline array needs a dtype (float32, float64, "
+			     "int32, int64) and at most %d dimensions",
+			     k->name, p->name, GPUD_MAX_DIMS);
+		return NULL;
+	}
+	size_t want = gpud_shape_bytes(ia->shape, (int)ia->n_shape,
+				       gpud_dtype_size((gpud_dtype)ia->dtype));
+	if (want == SIZE_MAX) {
+		request_fail(r, ST_TOO_LARGE, "%s: argument '%s': the shape overflows", k->name,
+			     p->name);
+		return NULL;
+	}
+	*up = (inline_upload){.len = want};
+	if (ia->from) {
+		if ((up->src = request_host_or_fail(r, k->name, ia->from, want, &up->flags)) == NULL)
+			return NULL;
+	} else {
+		if (want > r->payload_len - *cursor) {
+			gpud_shape_format(shape, sizeof(shape), ia->shape, (int)ia->n_shape);
+			request_fail(r, ST_INVALID,
+				     "%s: argument '%s' (%s %s) needs %zu bytes at payload offset "
+				     "%zu, but the payload has %zu",
+				     k->name, p->name, gpud_dtype_name((gpud_dtype)ia->dtype), shape,
+				     want, *cursor, r->payload_len);
+			return NULL;
+		}
+		up->src = r->payload + *cursor;
+		*cursor += want;
+	}
+	dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, (gpud_dtype)ia->dtype,
+				   (int)ia->n_shape, ia->shape, &b, err, sizeof(err));
+	if (rv != ST_OK) {
+		request_fail(r, rv, "%s: argument '%s': %s", k->name, p->name, err);
+		return NULL;
+	}
+	request_temp(r, b);
+	up->dst = b->mem;
+	return b;
+}
+
+/* --- binding ------------------------------------------------------------------------------ */
+
+/* The kernel the run names; NULL after replying "unknown kernel". */
+static const kernel_def *find_kernel_or_fail(gpud_request *r)
+{
+	const char *name = r->req->run->kernel;
+	const kernel_def *k = kernel_find(name);
+	char names[256];
+
+	if (k != NULL)
+		return k;
+	if (r->session->tenant &&
+	    (r->custom = registry_find(r->core->registry, r->session->tenant, name)) != NULL)
+		return &r->custom->k.def;
+	size_t nk, n = 0;
+	const kernel_def *const *ks = kernel_list(&nk);
+	names[0] = '\0';
+	for (size_t i = 0; i < nk; i++)
+		n += (size_t)snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
+				      i ? ", " : "", ks[i]->name);
+	if (n < sizeof(names))
+		registry_names(r->session->tenant, names + n, sizeof(names) - n);
+	request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)", name, names);
+	return NULL;
+}
+
+/* One scalar argument into ka->v[idx]. 0, or -1 after replying. */
+static int bind_scalar_or_fail(gpud_request *r, const kernel_param *p, const Gpud__Argument *arg,
+			       kernel_value *v)
+{
+	const kernel_def *k = r->kernel;
+	const Gpud__Scalar *sc = arg->scalar;
+	char err[768];
+	kscalar_given kind;
+
+	switch (sc->value_case) {
+	case GPUD__SCALAR__VALUE_B:
+		kind = KGIVEN_BOOL;
+		break;
+	case GPUD__SCALAR__VALUE_I64:
+		kind = KGIVEN_I64;
+		break;
+	case GPUD__SCALAR__VALUE_F64:
+		kind = KGIVEN_F64;
+		break;
+	case GPUD__SCALAR__VALUE_TEXT:
+		if (kernel_bind_text(k, p, sc->text ? sc->text : "", v, err, sizeof(err)) != 0) {
+			request_fail(r, ST_INVALID, "%s", err);
+			return -1;
+		}
+		return 0;
+	default:
+		request_fail(r, ST_INVALID, "%s: argument '%s' has an empty scalar", k->name,
+			     arg->name);
+		return -1;
+	}
+	if (kernel_bind_scalar(k, p, kind, sc->b, sc->i64, sc->f64, v, err, sizeof(err)) != 0) {
+		request_fail(r, ST_INVALID, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every argument of the request against the kernel's parameters; inline
+ * arrays get their buffers and an entry in up (*nup). 0, or -1 after replying.
+ */
+static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
+{
+	Gpud__RunRequest *rq = r->req->run;
+	const kernel_def *k = r->kernel;
+	kernel_args *ka = &r->kargs;
+	char err[768], names[256];
+	size_t cursor = 0; /* payload bytes taken by inline arrays */
+
+	for (size_t i = 0; i < rq->n_args; i++) {
+		Gpud__Argument *arg = rq->args[i];
+		int idx = kernel_param_index(k, arg->name);
+		if (idx < 0) {
+			kernel_param_names(k, names, sizeof(names));
+			request_fail(r, ST_INVALID, "%s: unknown argument '%s' (arguments: %s)",
+				     k->name, arg->name, names);
+			return -1;
+		}
+		if (ka->v[idx].present) {
+			request_fail(r, ST_INVALID, "%s: argument '%s' given twice", k->name,
+				     arg->name);
+			return -1;
+		}
+		const kernel_param *p = &k->params[idx];
+		gpud_buffer *b = NULL;
+		if (arg->value_case == GPUD__ARGUMENT__VALUE_BUFFER) {
+			b = buffers_get(r->core->buffers, r->session->tenant, arg->buffer);
+			if (b == NULL) {
+				request_fail(r, ST_NOT_FOUND,
+					     "%s: argument '%s': unknown handle %016" PRIx64, k->name,
+					     arg->name, arg->buffer);
+				return -1;
+			}
+		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_ARRAY && arg->array) {
+			if ((b = inline_array_or_fail(r, p, arg->array, &cursor, &up[*nup])) == NULL)
+				return -1;
+			if (up[*nup].len > 0)
+				(*nup)++;
+		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_SCALAR && arg->scalar) {
+			if (bind_scalar_or_fail(r, p, arg, &ka->v[idx]) != 0)
+				return -1;
+			continue;
+		} else {
+			request_fail(r, ST_INVALID, "%s: argument '%s' has no value", k->name,
+				     arg->name);
+			return -1;
+		}
+		kernel_array a;
+		to_kernel_array(b, &a);
+		if (kernel_bind_array(k, p, &a, &ka->v[idx], err, sizeof(err)) != 0) {
+			request_fail(r, ST_INVALID, "%s", err);
+			return -1;
+		}
+		r->bound[idx] = b;
+	}
+	if (cursor != r->payload_len) {
+		request_fail(r, ST_INVALID,
+			     "%s: the payload has %zu bytes but the inline arrays take %zu", k->name,
+			     r->payload_len, cursor);
+		return -1;
+	}
+	if (kernel_args_finish(ka, err, sizeof(err)) != 0 || k->check(ka, err, sizeof(err)) != 0) {
+		request_fail(r, ST_INVALID, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Outputs: check the ones given against what check expects, allocate the
+ * others; with return_outputs, they must fit one reply. 0, or -1 after replying. */
+static int outputs_or_fail(gpud_request *r)
+{
+	const kernel_def *k = r->kernel;
+	kernel_args *ka = &r->kargs;
+	char err[768], want[128], got[128];
+	uint64_t total = 0;
+
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].role != KPARAM_OUT)
+			continue;
+		kernel_value *v = &ka->v[i];
+		if (v->present) {
+			if (v->arr.dtype != v->expect.dtype || v->arr.ndim != v->expect.ndim ||
+			    memcmp(v->arr.shape, v->expect.shape,
+				   (size_t)v->arr.ndim * sizeof(uint64_t)) != 0) {
+				gpud_shape_format(want, sizeof(want), v->expect.shape,
+						  v->expect.ndim);
+				gpud_shape_format(got, sizeof(got), v->arr.shape, v->arr.ndim);
+				request_fail(r, ST_INVALID,
+					     "%s: output '%s' must be %s with shape %s, got %s with "
+					     "shape %s",
+					     k->name, k->params[i].name, gpud_dtype_name(v->expect.dtype),
+					     want, gpud_dtype_name(v->arr.dtype), got);
+				return -1;
+			}
+		} else {
+			gpud_buffer *b;
+			dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, v->expect.dtype,
+						   v->expect.ndim, v->expect.shape, &b, err,
+						   sizeof(err));
+			if (rv != ST_OK) {
+				request_fail(r, rv, "%s: output '%s': %s", k->name, k->params[i].name,
+					     err);
+				return -1;
+			}
+			request_created(r, b);
+			to_kernel_array(b, &v->arr);
+			v->present = 1;
+			r->bound[i] = b;
+		}
+		total += r->bound[i]->nbytes;
+	}
+	uint64_t max_message = r->core->cfg->max_message_size;
+	if (r->req->run->return_outputs && total > max_message) {
+		request_fail(r, ST_TOO_LARGE,
+			     "%s: the outputs have %" PRIu64 " bytes, more than one reply may "
+			     "carry (max_message_size %" PRIu64
+			     "); run without return_outputs and download them",
+			     k->name, total, max_message);
+		return -1;
+	}
+	return 0;
+}
+
+void verb_run(gpud_request *r)
+{
+	inline_upload up[KERNEL_MAX_PARAMS];
+	int nup = 0;
+
+	if ((r->kernel = find_kernel_or_fail(r)) == NULL)
+		return;
+	memset(&r->kargs, 0, sizeof(r->kargs));
+	r->kargs.kernel = r->kernel;
+	memset(r->bound, 0, sizeof(r->bound));
+	if (bind_args_or_fail(r, up, &nup) != 0 || outputs_or_fail(r) != 0)
+		return;
+	for (int i = 0; i < r->kernel->nparams; i++)
+		if (r->bound[i])
+			request_hold(r, r->bound[i]);
+	if (nup == 0)
+		run_submit(r);
+	else
+		upload_inline(r, up, nup);
+}
