@@ -157,7 +157,8 @@ int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, c
 	int rv;
 
 	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
-		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config", url);
+		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config",
+			 url);
 		return -1;
 	}
 	if ((cert = read_file("tls_cert", cfg->tls_cert, err, errlen)) == NULL ||
@@ -194,15 +195,17 @@ fail:
 int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen)
 {
 	if (cfg->socket_mode >= 0 && chmod(path, (mode_t)cfg->socket_mode) != 0) {
-		snprintf(err, errlen, "socket_mode %04o on %s: %s", (unsigned)cfg->socket_mode, path,
-			 strerror(errno));
+		snprintf(err, errlen, "socket_mode %04o on %s: %s", (unsigned)cfg->socket_mode,
+			 path, strerror(errno));
 		return -1;
 	}
 	if (cfg->socket_group[0]) {
 		struct group gr, *res = NULL;
 		char buf[4096];
-		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 || res == NULL) {
-			snprintf(err, errlen, "socket_group '%s': no such group", cfg->socket_group);
+		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 ||
+		    res == NULL) {
+			snprintf(err, errlen, "socket_group '%s': no such group",
+				 cfg->socket_group);
 			return -1;
 		}
 		if (chown(path, (uid_t)-1, gr.gr_gid) != 0) {

@@ -96,7 +96,8 @@ static void describe(custom_entry *e)
 			 k->cached ? "loaded from the compile cache" : "compiled", k->registers);
 	snprintf(k->doc, sizeof(k->doc), "%s %s kernel%s%s", e->shared ? "shared" : "custom",
 		 k->kind == CUSTOM_RAW ? "raw" : "elementwise",
-		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)" : "",
+		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)"
+								: "",
 		 how);
 }
 
@@ -113,7 +114,8 @@ static custom_entry *parse(const Gpud__RegisterRequest *q, dstatus *st, char *er
 
 	*st = ST_INVALID;
 	if (kernel_find(name) != NULL) {
-		snprintf(err, errlen, "register: '%s' is a built-in kernel; pick another name", name);
+		snprintf(err, errlen, "register: '%s' is a built-in kernel; pick another name",
+			 name);
 		return NULL;
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
@@ -244,8 +246,8 @@ custom_entry *registry_prepare(registry *g, gpud_tenant *tn, const Gpud__Registe
 	if (!q->shared) {
 		HASH_FIND_STR(g->shared, name, old);
 		if (old != NULL) {
-			snprintf(err, errlen, "register: '%s' is a shared kernel; pick another name",
-				 name);
+			snprintf(err, errlen,
+				 "register: '%s' is a shared kernel; pick another name", name);
 			return NULL;
 		}
 	}
@@ -276,8 +278,8 @@ dstatus registry_compile(registry *g, custom_entry *e, backend_done_fn done, voi
 	return be->ops->compile(be, &e->k, g->cfg->kernel_cache_dir, done, arg, err, errlen);
 }
 
-dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e,
-		     const Gpud__RegisterRequest *q, char *err, size_t errlen)
+dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e, const Gpud__RegisterRequest *q,
+		     char *err, size_t errlen)
 {
 	custom_entry *old;
 

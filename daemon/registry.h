@@ -76,8 +76,8 @@ dstatus registry_compile(registry *g, custom_entry *e, backend_done_fn done, voi
 			 size_t errlen);
 /* Step three, once compiled: into its table (taking the caller's reference) and
  * onto disk. ST_OK, or a status with err (registered meanwhile) and e untouched. */
-dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e,
-		     const Gpud__RegisterRequest *q, char *err, size_t errlen);
+dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e, const Gpud__RegisterRequest *q,
+		     char *err, size_t errlen);
 /* Out of tn's table (or the shared one) and off disk; runs in flight keep it. */
 dstatus registry_remove(registry *g, gpud_tenant *tn, int shared, const char *name, char *err,
 			size_t errlen);

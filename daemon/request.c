@@ -211,7 +211,8 @@ int request_pending_done(gpud_request *r, dstatus status, const char *msg)
 {
 	if (status != ST_OK && r->pending_status == ST_OK) {
 		r->pending_status = status;
-		snprintf(r->pending_msg, sizeof(r->pending_msg), "%s", msg ? msg : "backend failure");
+		snprintf(r->pending_msg, sizeof(r->pending_msg), "%s",
+			 msg ? msg : "backend failure");
 	}
 	return --r->pending == 0;
 }

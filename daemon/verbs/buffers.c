@@ -37,7 +37,8 @@ void verb_alloc(gpud_request *r)
 	dstatus rv;
 
 	if (a->n_shape > GPUD_MAX_DIMS) {
-		request_fail(r, ST_INVALID, "alloc: an array may have at most %d dimensions, got %zu",
+		request_fail(r, ST_INVALID,
+			     "alloc: an array may have at most %d dimensions, got %zu",
 			     GPUD_MAX_DIMS, a->n_shape);
 		return;
 	}
@@ -60,9 +61,10 @@ void verb_alloc(gpud_request *r)
 	unsigned flags = 0;
 	if (a->from) {
 		if (a->with_data || r->payload_len != 0) {
-			request_fail(r, ST_INVALID,
-				     "alloc: data comes either in the payload (with_data) or from a "
-				     "host region, not both");
+			request_fail(
+				r, ST_INVALID,
+				"alloc: data comes either in the payload (with_data) or from a "
+				"host region, not both");
 			return;
 		}
 		if ((src = request_host_or_fail(r, "alloc", a->from, want, &flags)) == NULL)
@@ -121,9 +123,10 @@ void verb_upload(gpud_request *r)
 	unsigned flags = 0;
 	if (u->from) {
 		if (r->payload_len != 0) {
-			request_fail(r, ST_INVALID,
-				     "upload: data comes either in the payload or from a host region, "
-				     "not both");
+			request_fail(
+				r, ST_INVALID,
+				"upload: data comes either in the payload or from a host region, "
+				"not both");
 			return;
 		}
 		len = u->length;
@@ -259,8 +262,9 @@ void verb_download(gpud_request *r)
 	resp.download = &dr;
 	int prv = wire_pack(&r->reply, &resp.base, NULL, (size_t)len, &dst);
 	if (prv != 0) {
-		request_fail(r, ST_OUT_OF_MEMORY, "download: cannot make a %" PRIu64 "-byte reply: %s",
-			     len, nng_strerror(prv));
+		request_fail(r, ST_OUT_OF_MEMORY,
+			     "download: cannot make a %" PRIu64 "-byte reply: %s", len,
+			     nng_strerror(prv));
 		return;
 	}
 	if (len == 0) {

@@ -263,4 +263,3 @@ out:
 	free(dts);
 	free(types);
 }
-

@@ -196,8 +196,9 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 	if (p->role != KPARAM_IN) {
 		request_fail(r, ST_INVALID, "%s: argument '%s' is %s, not an input array", k->name,
 			     p->name,
-			     p->role == KPARAM_SCALAR ? "a scalar"
-						      : "an output (gpud allocates it; leave it out)");
+			     p->role == KPARAM_SCALAR
+				     ? "a scalar"
+				     : "an output (gpud allocates it; leave it out)");
 		return NULL;
 	}
 	if (ia->n_shape > GPUD_MAX_DIMS || gpud_dtype_size((gpud_dtype)ia->dtype) == 0) {
@@ -216,7 +217,8 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 	}
 	*up = (inline_upload){.len = want};
 	if (ia->from) {
-		if ((up->src = request_host_or_fail(r, k->name, ia->from, want, &up->flags)) == NULL)
+		if ((up->src = request_host_or_fail(r, k->name, ia->from, want, &up->flags)) ==
+		    NULL)
 			return NULL;
 	} else {
 		if (want > r->payload_len - *cursor) {
@@ -224,8 +226,8 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 			request_fail(r, ST_INVALID,
 				     "%s: argument '%s' (%s %s) needs %zu bytes at payload offset "
 				     "%zu, but the payload has %zu",
-				     k->name, p->name, gpud_dtype_name((gpud_dtype)ia->dtype), shape,
-				     want, *cursor, r->payload_len);
+				     k->name, p->name, gpud_dtype_name((gpud_dtype)ia->dtype),
+				     shape, want, *cursor, r->payload_len);
 			return NULL;
 		}
 		up->src = r->payload + *cursor;
@@ -337,12 +339,13 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 			b = buffers_get(r->core->buffers, r->session->tenant, arg->buffer);
 			if (b == NULL) {
 				request_fail(r, ST_NOT_FOUND,
-					     "%s: argument '%s': unknown handle %016" PRIx64, k->name,
-					     arg->name, arg->buffer);
+					     "%s: argument '%s': unknown handle %016" PRIx64,
+					     k->name, arg->name, arg->buffer);
 				return -1;
 			}
 		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_ARRAY && arg->array) {
-			if ((b = inline_array_or_fail(r, p, arg->array, &cursor, &up[*nup])) == NULL)
+			if ((b = inline_array_or_fail(r, p, arg->array, &cursor, &up[*nup])) ==
+			    NULL)
 				return -1;
 			if (up[*nup].len > 0)
 				(*nup)++;
@@ -365,8 +368,8 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 	}
 	if (cursor != r->payload_len) {
 		request_fail(r, ST_INVALID,
-			     "%s: the payload has %zu bytes but the inline arrays take %zu", k->name,
-			     r->payload_len, cursor);
+			     "%s: the payload has %zu bytes but the inline arrays take %zu",
+			     k->name, r->payload_len, cursor);
 		return -1;
 	}
 	if (kernel_args_finish(ka, err, sizeof(err)) != 0 || k->check(ka, err, sizeof(err)) != 0) {
@@ -396,11 +399,13 @@ static int outputs_or_fail(gpud_request *r)
 				gpud_shape_format(want, sizeof(want), v->expect.shape,
 						  v->expect.ndim);
 				gpud_shape_format(got, sizeof(got), v->arr.shape, v->arr.ndim);
-				request_fail(r, ST_INVALID,
-					     "%s: output '%s' must be %s with shape %s, got %s with "
-					     "shape %s",
-					     k->name, k->params[i].name, gpud_dtype_name(v->expect.dtype),
-					     want, gpud_dtype_name(v->arr.dtype), got);
+				request_fail(
+					r, ST_INVALID,
+					"%s: output '%s' must be %s with shape %s, got %s with "
+					"shape %s",
+					k->name, k->params[i].name,
+					gpud_dtype_name(v->expect.dtype), want,
+					gpud_dtype_name(v->arr.dtype), got);
 				return -1;
 			}
 		} else {
@@ -409,8 +414,8 @@ static int outputs_or_fail(gpud_request *r)
 						   v->expect.ndim, v->expect.shape, &b, err,
 						   sizeof(err));
 			if (rv != ST_OK) {
-				request_fail(r, rv, "%s: output '%s': %s", k->name, k->params[i].name,
-					     err);
+				request_fail(r, rv, "%s: output '%s': %s", k->name,
+					     k->params[i].name, err);
 				return -1;
 			}
 			request_created(r, b);

@@ -22,6 +22,9 @@ int main(void)
 	srunner_add_suite(sr, histogram_suite());
 	srunner_add_suite(sr, matmul_suite());
 	srunner_add_suite(sr, random_suite());
+	srunner_add_suite(sr, sched_suite());
+	srunner_add_suite(sr, registry_suite());
+	srunner_add_suite(sr, verbs_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -15,5 +15,8 @@ Suite *reduce_suite(void);
 Suite *histogram_suite(void);
 Suite *matmul_suite(void);
 Suite *random_suite(void);
+Suite *sched_suite(void);
+Suite *registry_suite(void);
+Suite *verbs_suite(void);
 
 #endif

@@ -210,8 +210,8 @@ static void compile_after(uv_work_t *w, int status)
 	free(j);
 }
 
-dstatus cuda_compile(gpud_backend *b, custom_kernel *k, const char *cache_dir,
-		     backend_done_fn done, void *arg, char *err, size_t errlen)
+dstatus cuda_compile(gpud_backend *b, custom_kernel *k, const char *cache_dir, backend_done_fn done,
+		     void *arg, char *err, size_t errlen)
 {
 	compile_job *j = calloc(1, sizeof(*j));
 	if (j == NULL) {

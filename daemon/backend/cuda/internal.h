@@ -57,7 +57,7 @@ typedef struct cuda_backend {
 	char blas_why[768], rng_why[768]; /* why there are no handles */
 	cuda_variant_attr variants[MAX_VARIANTS];
 	int nvariants;
-	gpud_pool *pool; /* thread-safe: CUB's allocator takes its own mutex */
+	gpud_pool *pool;          /* thread-safe: CUB's allocator takes its own mutex */
 	void *stage[MAX_STAGING]; /* pinned staging buffers, and their events */
 	cudaEvent_t stage_ev[MAX_STAGING];
 	int nstage;
@@ -120,7 +120,7 @@ struct cuda_job {
 	const void *src;
 	size_t len;
 	cudaEvent_t ev[2]; /* runs: around the kernel; others: ev[1] at the end; NULL: none */
-	int stage_idx; /* a staging buffer it holds until it completes, or -1 */
+	int stage_idx;     /* a staging buffer it holds until it completes, or -1 */
 	double *kernel_us;
 	backend_done_fn done;
 	void *arg;
@@ -144,8 +144,7 @@ void cuda_check_fatal(gpud_backend *b);
 int cuda_stream_index(cuda_backend *cb, uint32_t queue);
 
 /* --- completion.c --- */
-cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_fn done,
-		  void *arg);
+cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_fn done, void *arg);
 /* An event from the loop's pool (or a new one). ST_OK, or a status with err. */
 dstatus job_take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen);
 void job_put_event(cuda_backend *cb, cudaEvent_t ev);
@@ -181,8 +180,8 @@ int cuda_staging_stats(gpud_backend *b, backend_staging_stats *out);
 /* --- custom.c --- */
 int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache_dir, char *err,
 		     size_t errlen);
-dstatus cuda_compile(gpud_backend *b, custom_kernel *k, const char *cache_dir,
-		     backend_done_fn done, void *arg, char *err, size_t errlen);
+dstatus cuda_compile(gpud_backend *b, custom_kernel *k, const char *cache_dir, backend_done_fn done,
+		     void *arg, char *err, size_t errlen);
 void cuda_release(gpud_backend *b, custom_kernel *k);
 /* Enqueues k on stream: 0, 1 (nothing to do: no elements), or -1 with err. */
 int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a,

@@ -157,4 +157,3 @@ cuda_launch_ctx libs_stream_ctx(cuda_backend *cb, int idx)
 				 .blas_why = cb->blas_why,
 				 .rng_why = cb->rng_why};
 }
-

@@ -1,0 +1,150 @@
+/*
+ * tests/unit/test_sched.c — the run scheduler (daemon/sched.h) on its own:
+ * slots, the round-robin ring of tenant queues, work of no tenant, and a
+ * start that fails at once (releases its slot inside sched_submit or
+ * sched_release).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/sched.h"
+#include "tests/unit/suites.h"
+
+/* A run of the test: its name, and where the order of starts is written. */
+typedef struct run {
+	sched_item it;
+	char name[8];
+	int fail; /* releases its slot as soon as it starts */
+} run;
+
+static sched s;
+static char order[256];
+static int started;
+
+static void on_start(sched_item *it)
+{
+	run *r = (run *)it;
+	ck_assert(it->has_slot);
+	started++;
+	strcat(order, r->name);
+	strcat(order, " ");
+	if (r->fail)
+		sched_release(&s, it);
+}
+
+static void submit(run *r, sched_queue *q, const char *name)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->it.start = on_start;
+	sched_submit(&s, q, &r->it);
+}
+
+static void setup(void)
+{
+	order[0] = '\0';
+	started = 0;
+}
+
+START_TEST(test_slots_then_round_robin)
+{
+	sched_queue a = {0}, b = {0}, c = {0};
+	run ra[5], rb[2], rc[1];
+	sched_init(&s, 2);
+	submit(&ra[0], &a, "A1");
+	submit(&ra[1], &a, "A2");
+	ck_assert_str_eq(order, "A1 A2 ");
+	submit(&ra[2], &a, "A3");
+	submit(&ra[3], &a, "A4");
+	submit(&ra[4], &a, "A5");
+	submit(&rb[0], &b, "B1");
+	submit(&rb[1], &b, "B2");
+	submit(&rc[0], &c, "C1");
+	ck_assert_int_eq(started, 2);
+	ck_assert_int_eq(s.busy, 2);
+	ck_assert_uint_eq(a.queued, 3);
+	ck_assert_uint_eq(b.queued, 2);
+	ck_assert_uint_eq(c.queued, 1);
+	/* Each release starts the next tenant's oldest run; A's flood waits behind B and C. */
+	sched_release(&s, &ra[0].it);
+	sched_release(&s, &ra[1].it);
+	sched_release(&s, &ra[2].it);
+	sched_release(&s, &rb[0].it);
+	sched_release(&s, &rc[0].it);
+	sched_release(&s, &ra[3].it);
+	ck_assert_str_eq(order, "A1 A2 A3 B1 C1 A4 B2 A5 ");
+	ck_assert_uint_eq(a.queued + b.queued + c.queued, 0);
+	ck_assert(!a.in_ring && !b.in_ring && !c.in_ring);
+	ck_assert_ptr_null(s.ring_head);
+	sched_release(&s, &rb[1].it);
+	sched_release(&s, &ra[4].it);
+	ck_assert_int_eq(s.busy, 0);
+	ck_assert(!ra[4].it.has_slot);
+}
+END_TEST
+
+START_TEST(test_no_tenant_never_waits)
+{
+	sched_queue a = {0};
+	run r[3];
+	sched_init(&s, 1);
+	submit(&r[0], &a, "A1");
+	submit(&r[1], &a, "A2"); /* waits: one slot */
+	submit(&r[2], NULL, "X");
+	ck_assert_str_eq(order, "A1 X ");
+	ck_assert_int_eq(s.busy, 2); /* counted, over the slots */
+	sched_release(&s, &r[2].it);
+	ck_assert_str_eq(order, "A1 X "); /* still full: A1 holds the one slot */
+	sched_release(&s, &r[0].it);
+	ck_assert_str_eq(order, "A1 X A2 ");
+	sched_release(&s, &r[1].it);
+	ck_assert_int_eq(s.busy, 0);
+}
+END_TEST
+
+/* A run whose start fails gives its slot back within the call: the next
+ * waiting runs start, and the counts stay right. */
+START_TEST(test_failing_start_passes_the_slot_on)
+{
+	sched_queue a = {0}, b = {0};
+	run r[4];
+	sched_init(&s, 1);
+	submit(&r[0], &a, "A1");
+	memset(&r[1], 0, sizeof(r[1]));
+	snprintf(r[1].name, sizeof(r[1].name), "B1");
+	r[1].fail = 1;
+	r[1].it.start = on_start;
+	sched_submit(&s, &b, &r[1].it);
+	submit(&r[2], &a, "A2");
+	submit(&r[3], &b, "B2");
+	sched_release(&s, &r[0].it); /* B1 starts and fails; A2 gets the slot */
+	ck_assert_str_eq(order, "A1 B1 A2 ");
+	ck_assert_int_eq(s.busy, 1);
+	sched_release(&s, &r[2].it);
+	ck_assert_str_eq(order, "A1 B1 A2 B2 ");
+	sched_release(&s, &r[3].it);
+	ck_assert_int_eq(s.busy, 0);
+	ck_assert_ptr_null(s.ring_head);
+}
+END_TEST
+
+START_TEST(test_slots_at_least_one)
+{
+	sched_init(&s, 0);
+	ck_assert_int_eq(s.slots, 1);
+}
+END_TEST
+
+Suite *sched_suite(void)
+{
+	Suite *su = suite_create("sched");
+	TCase *tc = tcase_create("sched");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_slots_then_round_robin);
+	tcase_add_test(tc, test_no_tenant_never_waits);
+	tcase_add_test(tc, test_failing_start_passes_the_slot_on);
+	tcase_add_test(tc, test_slots_at_least_one);
+	suite_add_tcase(su, tc);
+	return su;
+}

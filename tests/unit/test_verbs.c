@@ -1,0 +1,432 @@
+/*
+ * tests/unit/test_verbs.c — the verbs through the server's injection hook
+ * (server_inject, the path the fuzzer takes): a real gpud_server on the cpu
+ * backend with no listeners, requests built and replies read here, one
+ * pseudo connection per client. Checks values and messages, and that what a
+ * connection made goes when it closes.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+#include "daemon/server.h"
+#include "proto/wire.h"
+#include "tests/unit/suites.h"
+
+static uv_loop_t loop;
+static gpud_server srv;
+static gpud_config cfg;
+static uint64_t next_id = 1;
+
+/* A reply, decoded, with a copy of its payload. */
+typedef struct reply {
+	Gpud__Response *r;
+	uint8_t *payload;
+	size_t len;
+	int got;
+} reply;
+
+static void on_reply(void *arg, nng_msg *m)
+{
+	reply *out = arg;
+	const uint8_t *hdr;
+	uint8_t *pl;
+	size_t hlen, plen;
+	char err[128];
+
+	out->got = 1;
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(wire_split(m, &hdr, &hlen, &pl, &plen, err, sizeof(err)), 0);
+	out->r = gpud__response__unpack(NULL, hlen, hdr);
+	ck_assert_ptr_nonnull(out->r);
+	out->payload = malloc(plen ? plen : 1);
+	memcpy(out->payload, pl, plen);
+	out->len = plen;
+	nng_msg_free(m);
+}
+
+static void reply_free(reply *rp)
+{
+	if (rp->r)
+		gpud__response__free_unpacked(rp->r, NULL);
+	free(rp->payload);
+	memset(rp, 0, sizeof(*rp));
+}
+
+/* Sends q (+ payload) on connection pipe and turns the loop until the reply. */
+static reply call(uint32_t pipe, Gpud__Request *q, const void *payload, size_t len)
+{
+	reply rp = {0};
+	nng_msg *m;
+	q->version = GPUD_PROTOCOL_VERSION;
+	q->id = next_id++;
+	ck_assert_int_eq(wire_pack(&m, &q->base, payload, len, NULL), 0);
+	ck_assert_int_eq(server_inject(&srv, pipe, (int64_t)getuid(), m, on_reply, &rp), 0);
+	while (!rp.got)
+		uv_run(&loop, UV_RUN_ONCE);
+	ck_assert_uint_eq(rp.r->id, q->id);
+	return rp;
+}
+
+static void expect_error(reply *rp, Gpud__Status code, const char *words)
+{
+	ck_assert_msg(rp->r->code == code, "status %d, expected %d (%s)", rp->r->code, code,
+		      rp->r->message);
+	ck_assert_msg(strstr(rp->r->message, words) != NULL, "'%s' lacks '%s'", rp->r->message,
+		      words);
+	reply_free(rp);
+}
+
+static void hello(uint32_t pipe)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	q.body_case = GPUD__REQUEST__BODY_HELLO;
+	q.hello = &h;
+	reply rp = call(pipe, &q, NULL, 0);
+	ck_assert_int_eq(rp.r->code, GPUD__STATUS__STATUS_OK);
+	ck_assert_str_eq(rp.r->hello->backend, "cpu");
+	ck_assert_uint_eq(rp.r->hello->connection, pipe);
+	ck_assert_uint_eq(rp.r->hello->max_message_size, cfg.max_message_size);
+	reply_free(&rp);
+}
+
+/* A float64 vector uploaded with alloc; its handle. */
+static uint64_t alloc_f64(uint32_t pipe, const double *v, uint64_t n)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	a.dtype = GPUD__DTYPE__DTYPE_F64;
+	a.n_shape = 1;
+	a.shape = &n;
+	a.with_data = 1;
+	q.body_case = GPUD__REQUEST__BODY_ALLOC;
+	q.alloc = &a;
+	reply rp = call(pipe, &q, v, n * sizeof(double));
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	uint64_t h = rp.r->alloc->buffer->handle;
+	ck_assert_uint_ne(h, 0);
+	reply_free(&rp);
+	return h;
+}
+
+static reply download(uint32_t pipe, uint64_t h)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__DownloadRequest d = GPUD__DOWNLOAD_REQUEST__INIT;
+	d.handle = h;
+	q.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+	q.download = &d;
+	return call(pipe, &q, NULL, 0);
+}
+
+static Gpud__StatusResponse *status_of(reply *rp)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__StatusRequest s = GPUD__STATUS_REQUEST__INIT;
+	q.body_case = GPUD__REQUEST__BODY_STATUS;
+	q.status = &s;
+	*rp = call(1, &q, NULL, 0);
+	ck_assert_int_eq(rp->r->code, 0);
+	return rp->r->status;
+}
+
+static void setup(void)
+{
+	char err[512];
+	log_set_level(LOG_ERROR);
+	config_defaults(&cfg);
+	snprintf(cfg.backend, sizeof(cfg.backend), "cpu");
+	cfg.cpu_threads = 2;
+	cfg.max_message_size = 1 << 20;
+	cfg.quota.device_bytes = 1 << 20;
+	uv_loop_init(&loop);
+	ck_assert_msg(server_start(&srv, &loop, &cfg, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void teardown(void)
+{
+	server_shutdown(&srv);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(srv.exit_code, 0);
+	uv_loop_close(&loop);
+}
+
+START_TEST(test_hello_first)
+{
+	reply rp = download(7, 1);
+	expect_error(&rp, GPUD__STATUS__STATUS_UNAUTHENTICATED, "send hello first");
+	hello(7);
+	rp = download(7, 1);
+	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND, "download: unknown handle 0000000000000001");
+}
+END_TEST
+
+START_TEST(test_alloc_run_download_free)
+{
+	const double x[4] = {1.5, -2, 3.25, 8}, y[4] = {0.5, 4, -1.25, 2};
+	hello(2);
+	uint64_t hx = alloc_f64(2, x, 4), hy = alloc_f64(2, y, 4);
+
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument ax = GPUD__ARGUMENT__INIT, ay = GPUD__ARGUMENT__INIT;
+	Gpud__Argument *args[] = {&ax, &ay};
+	ax.name = "x";
+	ax.value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+	ax.buffer = hx;
+	ay.name = "y";
+	ay.value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+	ay.buffer = hy;
+	run.kernel = "sub";
+	run.n_args = 2;
+	run.args = args;
+	q.body_case = GPUD__REQUEST__BODY_RUN;
+	q.run = &run;
+	reply rp = call(2, &q, NULL, 0);
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	ck_assert_uint_eq(rp.r->run->n_outputs, 1);
+	ck_assert_str_eq(rp.r->run->outputs[0]->name, "z");
+	uint64_t hz = rp.r->run->outputs[0]->buffer->handle;
+	reply_free(&rp);
+
+	rp = download(2, hz);
+	ck_assert_int_eq(rp.r->code, 0);
+	ck_assert_uint_eq(rp.len, 4 * sizeof(double));
+	const double *z = (const double *)rp.payload;
+	for (int i = 0; i < 4; i++)
+		ck_assert_double_eq(z[i], x[i] - y[i]);
+	reply_free(&rp);
+
+	/* The same run with return_outputs: the bytes come in the reply, nothing is kept. */
+	run.return_outputs = 1;
+	rp = call(2, &q, NULL, 0);
+	ck_assert_int_eq(rp.r->code, 0);
+	ck_assert_uint_eq(rp.r->run->outputs[0]->buffer->handle, 0);
+	ck_assert_uint_eq(rp.len, 4 * sizeof(double));
+	ck_assert_double_eq(((const double *)rp.payload)[3], 6);
+	reply_free(&rp);
+
+	/* Free is all or nothing. */
+	Gpud__Request fq = GPUD__REQUEST__INIT;
+	Gpud__FreeRequest f = GPUD__FREE_REQUEST__INIT;
+	uint64_t hs[] = {hx, 12345, hy};
+	f.n_handles = 3;
+	f.handles = hs;
+	fq.body_case = GPUD__REQUEST__BODY_FREE;
+	fq.free = &f;
+	rp = call(2, &fq, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND, "free: unknown handle 0000000000003039");
+	Gpud__StatusResponse *st = status_of(&rp);
+	ck_assert_uint_eq(st->buffers, 3);
+	reply_free(&rp);
+	hs[1] = hz;
+	rp = call(2, &fq, NULL, 0);
+	ck_assert_int_eq(rp.r->code, 0);
+	reply_free(&rp);
+	st = status_of(&rp);
+	ck_assert_uint_eq(st->buffers, 0);
+	ck_assert_uint_eq(st->bytes_in_use, 0);
+	reply_free(&rp);
+}
+END_TEST
+
+START_TEST(test_run_refusals)
+{
+	const double x[3] = {1, 2, 3};
+	hello(3);
+	uint64_t hx = alloc_f64(3, x, 3);
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument ax = GPUD__ARGUMENT__INIT, ab = GPUD__ARGUMENT__INIT;
+	Gpud__Scalar s = GPUD__SCALAR__INIT;
+	Gpud__Argument *args[] = {&ax, &ab};
+	ax.name = "x";
+	ax.value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+	ax.buffer = hx;
+	q.body_case = GPUD__REQUEST__BODY_RUN;
+	q.run = &run;
+	run.args = args;
+
+	run.kernel = "no_such_kernel";
+	reply rp = call(3, &q, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_UNKNOWN_KERNEL,
+		     "run: unknown kernel 'no_such_kernel' (known: lombscargle, ");
+
+	run.kernel = "histogram";
+	run.n_args = 1;
+	rp = call(3, &q, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_INVALID_ARGUMENT,
+		     "histogram: missing argument 'range_min' (float64 scalar)");
+
+	ab.name = "bins";
+	ab.value_case = GPUD__ARGUMENT__VALUE_SCALAR;
+	ab.scalar = &s;
+	s.value_case = GPUD__SCALAR__VALUE_TEXT;
+	s.text = "many";
+	run.n_args = 2;
+	rp = call(3, &q, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_INVALID_ARGUMENT,
+		     "histogram: argument 'bins' must be int64; cannot parse 'many'");
+
+	ab.name = "x";
+	rp = call(3, &q, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_INVALID_ARGUMENT,
+		     "histogram: argument 'x' given twice");
+
+	/* The payload must be exactly what the inline arrays take. */
+	run.kernel = "sum";
+	run.n_args = 1;
+	rp = call(3, &q, x, sizeof(x));
+	expect_error(&rp, GPUD__STATUS__STATUS_INVALID_ARGUMENT,
+		     "sum: the payload has 24 bytes but the inline arrays take 0");
+
+	/* Over the device_bytes quota (1 MiB): gpud allocates nothing. */
+	Gpud__Request aq = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	uint64_t n = 1 << 18;
+	a.dtype = GPUD__DTYPE__DTYPE_F64;
+	a.n_shape = 1;
+	a.shape = &n;
+	aq.body_case = GPUD__REQUEST__BODY_ALLOC;
+	aq.alloc = &a;
+	rp = call(3, &aq, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_QUOTA, "over the device_bytes quota of tenant");
+	Gpud__StatusResponse *st = status_of(&rp);
+	ck_assert_uint_eq(st->buffers, 1);
+	reply_free(&rp);
+}
+END_TEST
+
+/* A tenant's own kernel, registered, listed, run (the cpu backend refuses to
+ * run custom code, after checking the arguments), removed. */
+START_TEST(test_register_list_unregister)
+{
+	hello(4);
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__RegisterRequest reg = GPUD__REGISTER_REQUEST__INIT;
+	reg.name = "twice";
+	reg.kind = GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE;
+	reg.in_params = "float64 x";
+	reg.out_params = "float64 z";
+	reg.source = "z = 2 * x";
+	q.body_case = GPUD__REQUEST__BODY_REGISTER;
+	q.register_ = &reg;
+	reply rp = call(4, &q, NULL, 0);
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	reply_free(&rp);
+
+	Gpud__Request kq = GPUD__REQUEST__INIT;
+	Gpud__KernelsRequest k = GPUD__KERNELS_REQUEST__INIT;
+	kq.body_case = GPUD__REQUEST__BODY_KERNELS;
+	kq.kernels = &k;
+	rp = call(4, &kq, NULL, 0);
+	ck_assert_int_eq(rp.r->code, 0);
+	size_t nb;
+	kernel_list(&nb);
+	ck_assert_uint_eq(rp.r->kernels->n_kernels, nb + 1);
+	Gpud__KernelInfo *mine = rp.r->kernels->kernels[nb];
+	ck_assert_str_eq(mine->name, "twice");
+	ck_assert_str_eq(mine->doc, "custom elementwise kernel");
+	ck_assert_uint_eq(mine->n_params, 2);
+	reply_free(&rp);
+	/* Another tenant's connection does not see it: pipe 5 is the same
+	 * user here, so the same tenant; the count is the same. */
+
+	const double x[2] = {1, 2};
+	Gpud__Request rq = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument ax = GPUD__ARGUMENT__INIT;
+	Gpud__InlineArray ia = GPUD__INLINE_ARRAY__INIT;
+	Gpud__Argument *args[] = {&ax};
+	uint64_t two = 2;
+	ia.dtype = GPUD__DTYPE__DTYPE_F64;
+	ia.n_shape = 1;
+	ia.shape = &two;
+	ax.name = "x";
+	ax.value_case = GPUD__ARGUMENT__VALUE_ARRAY;
+	ax.array = &ia;
+	run.kernel = "twice";
+	run.n_args = 1;
+	run.args = args;
+	rq.body_case = GPUD__REQUEST__BODY_RUN;
+	rq.run = &run;
+	rp = call(4, &rq, x, sizeof(x));
+	expect_error(&rp, GPUD__STATUS__STATUS_UNSUPPORTED,
+		     "run twice: custom kernels need the cuda backend");
+
+	Gpud__Request uq = GPUD__REQUEST__INIT;
+	Gpud__UnregisterRequest un = GPUD__UNREGISTER_REQUEST__INIT;
+	un.name = "twice";
+	uq.body_case = GPUD__REQUEST__BODY_UNREGISTER;
+	uq.unregister = &un;
+	rp = call(4, &uq, NULL, 0);
+	ck_assert_int_eq(rp.r->code, 0);
+	reply_free(&rp);
+	rp = call(4, &uq, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_UNKNOWN_KERNEL, "unregister: no kernel 'twice'");
+	rp = call(4, &rq, x, sizeof(x));
+	expect_error(&rp, GPUD__STATUS__STATUS_UNKNOWN_KERNEL, "unknown kernel 'twice'");
+	/* The failed runs' inline arrays went with them. */
+	Gpud__StatusResponse *st = status_of(&rp);
+	ck_assert_uint_eq(st->buffers, 0);
+	reply_free(&rp);
+}
+END_TEST
+
+START_TEST(test_connection_close_releases)
+{
+	const double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	hello(6);
+	alloc_f64(6, v, 8);
+	alloc_f64(6, v, 4);
+	reply rp;
+	Gpud__StatusResponse *st = status_of(&rp);
+	ck_assert_uint_eq(st->buffers, 2);
+	ck_assert_uint_eq(st->bytes_in_use, 12 * sizeof(double));
+	ck_assert_uint_eq(st->requests, 4); /* hello, 2 allocs, this status */
+	reply_free(&rp);
+	server_inject_close(&srv, 6);
+	st = status_of(&rp);
+	ck_assert_uint_eq(st->buffers, 0);
+	ck_assert_uint_eq(st->bytes_in_use, 0);
+	ck_assert_uint_eq(st->in_flight, 1); /* this status */
+	reply_free(&rp);
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+	nng_msg *m;
+	reply rp = {0};
+	ck_assert_int_eq(nng_msg_alloc(&m, 0), 0);
+	ck_assert_int_eq(nng_msg_append(m, "\x03\x00\x00\x00\xff\xff\xff", 7), 0);
+	ck_assert_int_eq(server_inject(&srv, 9, -1, m, on_reply, &rp), 0);
+	while (!rp.got)
+		uv_run(&loop, UV_RUN_ONCE);
+	expect_error(&rp, GPUD__STATUS__STATUS_PROTOCOL, "malformed message");
+
+	Gpud__Request q = GPUD__REQUEST__INIT; /* no verb */
+	rp = call(9, &q, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_PROTOCOL, "unknown or missing verb (body field 0)");
+}
+END_TEST
+
+Suite *verbs_suite(void)
+{
+	Suite *s = suite_create("verbs");
+	TCase *tc = tcase_create("verbs");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_hello_first);
+	tcase_add_test(tc, test_alloc_run_download_free);
+	tcase_add_test(tc, test_run_refusals);
+	tcase_add_test(tc, test_register_list_unregister);
+	tcase_add_test(tc, test_connection_close_releases);
+	tcase_add_test(tc, test_malformed);
+	suite_add_tcase(s, tc);
+	return s;
+}
