@@ -35,7 +35,7 @@ typedef struct gpud_config {
 	int log_level;             /* enum log_level */
 	uint64_t max_message_size; /* largest request gpud reads, bytes */
 	int contexts;              /* nng contexts: requests handled at once */
-	int cpu_threads;           /* libuv work-queue threads (cpu backend) */
+	int cpu_threads;           /* libuv work-queue threads (cpu: kernels; cuda: >= 4) */
 	int streams;               /* cuda backend: streams sessions are spread over */
 	double shutdown_timeout;   /* seconds to finish in-flight work on SIGTERM */
 	/* cuda backend memory pool (daemon/pool.h) */

@@ -11,7 +11,9 @@
  * the server's send function. Verbs include this header, never server.h.
  *
  * Functions whose names end in _or_fail reply with the error themselves
- * when they fail; the caller then returns without replying.
+ * when they fail; the caller then returns without replying. After its reply
+ * a request belongs to the server again (an injected one is freed): nothing
+ * of r may be touched once a reply function has been called.
  *
  * Everything here runs on the loop thread (checked with ON_LOOP).
  */

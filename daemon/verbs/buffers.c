@@ -213,8 +213,8 @@ static void download_to_region(gpud_request *r, gpud_buffer *b, uint64_t len)
 void verb_download(gpud_request *r)
 {
 	Gpud__DownloadRequest *d = r->req->download;
-	gpud_buffer *b = request_buffer_or_fail(r, "download", d->handle);
 	uint64_t max_message = r->core->cfg->max_message_size;
+	gpud_buffer *b = request_buffer_or_fail(r, "download", d->handle);
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__DownloadResponse dr = GPUD__DOWNLOAD_RESPONSE__INIT;
 	Gpud__BufferInfo info;

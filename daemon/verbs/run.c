@@ -442,14 +442,16 @@ void verb_run(gpud_request *r)
 	inline_upload up[KERNEL_MAX_PARAMS];
 	int nup = 0;
 
-	if ((r->kernel = find_kernel_or_fail(r)) == NULL)
-		return;
+	const kernel_def *k = find_kernel_or_fail(r);
+	if (k == NULL)
+		return; /* replied: r is not ours any more */
+	r->kernel = k;
 	memset(&r->kargs, 0, sizeof(r->kargs));
 	r->kargs.kernel = r->kernel;
 	memset(r->bound, 0, sizeof(r->bound));
 	if (bind_args_or_fail(r, up, &nup) != 0 || outputs_or_fail(r) != 0)
 		return;
-	for (int i = 0; i < r->kernel->nparams; i++)
+	for (int i = 0; i < k->nparams; i++)
 		if (r->bound[i])
 			request_hold(r, r->bound[i]);
 	if (nup == 0)

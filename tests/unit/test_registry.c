@@ -130,7 +130,8 @@ START_TEST(test_register_find_remove)
 	ck_assert_str_eq(err, "unregister: no kernel 'scale' among ann");
 	ck_assert_int_eq(registry_remove(&g, ann, 0, "histogram", err, sizeof(err)),
 			 ST_UNKNOWN_KERNEL);
-	ck_assert_str_eq(err, "unregister: no kernel 'histogram' among ann (built-in kernels stay)");
+	ck_assert_str_eq(err,
+			 "unregister: no kernel 'histogram' among ann (built-in kernels stay)");
 }
 END_TEST
 

@@ -162,7 +162,8 @@ START_TEST(test_hello_first)
 	expect_error(&rp, GPUD__STATUS__STATUS_UNAUTHENTICATED, "send hello first");
 	hello(7);
 	rp = download(7, 1);
-	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND, "download: unknown handle 0000000000000001");
+	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND,
+		     "download: unknown handle 0000000000000001");
 }
 END_TEST
 
