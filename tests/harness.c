@@ -170,8 +170,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 
 int harness_rm_tree(const char *path)
 {
-	if (path == NULL || path[0] == '\0')
-		return 0;
+	struct stat st;
+	if (path == NULL || path[0] == '\0' || (lstat(path, &st) != 0 && errno == ENOENT))
+		return 0; /* nothing to remove */
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
 

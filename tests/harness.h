@@ -39,16 +39,15 @@ typedef struct harness_gpud_opts {
 
 /* A gpud and its directory. Zero-initialise before first use. */
 typedef struct harness_gpud {
-	char dir[256];  /* DIR: socket, log, config; made by harness_gpud_dir or _start */
-	char url[512];  /* the URL gpud was started on (opts.listen or the ipc:// default) */
-	char log[320];  /* DIR/gpud.log: gpud's stdout and stderr, appended to by each start */
-	char conf[320]; /* DIR/gpud.conf when opts.config was given, else "" */
-	const char *
-		backend; /* the --backend given (opts' string, or from the environment); NULL: none */
-	pid_t pid;       /* 0: never started */
-	int reaped;      /* it has exited and was waited for: wstatus says how */
-	int wstatus;     /* its wait status (see harness_describe_wait) */
-	int killed;      /* it had to be killed (SIGKILL) */
+	char dir[128];       /* DIR: socket, log, config (an ipc:// path must fit in 108 bytes) */
+	char url[256];       /* the URL gpud was started on (opts.listen or the ipc:// default) */
+	char log[160];       /* DIR/gpud.log: gpud's stdout and stderr, appended to by each start */
+	char conf[160];      /* DIR/gpud.conf when opts.config was given, else "" */
+	const char *backend; /* the --backend given (NULL: none) */
+	pid_t pid;           /* 0: never started */
+	int reaped;          /* it has exited and was waited for: wstatus says how */
+	int wstatus;         /* its wait status (see harness_describe_wait) */
+	int killed;          /* it had to be killed (SIGKILL) */
 } harness_gpud;
 
 /*
@@ -92,7 +91,7 @@ const char *harness_tmp_parent(void);
 int harness_mkdtemp(char *buf, size_t buflen, const char *parent, const char *prefix, char *msg,
 		    size_t len);
 
-/* rm -rf path (not following links); 0, or -1 if something stayed. */
+/* rm -rf path (not following links): 0 (also when there was nothing), or -1 if something stayed. */
 int harness_rm_tree(const char *path);
 
 /* Writes text to path (created or truncated). */
