@@ -122,7 +122,7 @@ int harness_wait_pid(pid_t pid, double timeout_s, int *wstatus)
 
 double harness_run_timed(char *const argv[], const char *stdout_path, int *wstatus)
 {
-	fflush(NULL); /* or the child's copy of our buffers could come out twice */
+	fflush(NULL); /* what we printed comes before what the child prints */
 	double t0 = harness_now_s();
 	pid_t pid = fork();
 	if (pid < 0)
@@ -132,13 +132,17 @@ double harness_run_timed(char *const argv[], const char *stdout_path, int *wstat
 			int fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 			if (fd < 0 || dup2(fd, 1) < 0)
 				_exit(127);
-			close(fd);
+			if (fd != 1)
+				close(fd);
 		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+	pid_t r;
+	while ((r = waitpid(pid, wstatus, 0)) < 0 && errno == EINTR)
 		;
+	if (r < 0)
+		*wstatus = 0x7f00; /* lost track of it: "exited with status 127" */
 	return harness_now_s() - t0;
 }
 
@@ -226,9 +230,9 @@ int harness_gpud_dir(harness_gpud *g, const harness_gpud_opts *opts, char *msg, 
 		g->dir[0] = '\0';
 		return -1;
 	}
+	snprintf(g->log, sizeof(g->log), "%s/gpud.log", g->dir);
 	if (opts->dir_mode != 0 && chmod(g->dir, (mode_t)opts->dir_mode) != 0)
 		return fail(msg, len, "chmod %s: %s", g->dir, strerror(errno));
-	snprintf(g->log, sizeof(g->log), "%s/gpud.log", g->dir);
 	return 0;
 }
 

@@ -103,7 +103,7 @@ long harness_read_text(const char *path, char *buf, size_t cap);
 /* Copies the file at path to stderr between "----- title (path) -----" lines (first MiB). */
 void harness_dump_file(const char *title, const char *path);
 
-/* "exited with status N", "was killed by signal N (name)", ... Thread-safe. */
+/* "exited with status N", "was killed by signal N (name)", ... */
 void harness_describe_wait(int wstatus, char *buf, size_t len);
 
 /* waitpid for up to timeout_s: 0 with *wstatus set, or -1 while pid still runs. A pid
