@@ -14,81 +14,46 @@
  *     with an empty CuPy cache and with a warm one.
  * Medians over REPS (default 5) repetitions; n = 4096 elements.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <gpud/npy.h>
 
-static char dir[64], url[160], cache[128], conf[160], logp[160];
-static const char *gpud_bin, *gpuctl_bin, *python;
-static pid_t gpud_pid;
+#include "tests/harness.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/* gpud, restarted in its directory (config, kernel cache, inputs) as the runs need */
+static harness_gpud srv;
+static harness_gpud_opts gpud_opts = {.backend = "cuda", .prefix = "gpud-custom", .timeout_s = 30};
+static const char *gpuctl_bin, *python;
 
 /* fork + exec + wait, stdout to /dev/null; wall milliseconds; exits on failure. */
 static double timed(char *const argv[], int may_fail)
 {
-	fflush(stdout);
-	double t0 = now_ms();
-	pid_t p = fork();
-	if (p == 0) {
-		if (freopen("/dev/null", "w", stdout) == NULL)
-			_exit(127);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	int st;
-	waitpid(p, &st, 0);
-	double t = now_ms() - t0;
-	if (!may_fail && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+	int st = 0;
+	double t = harness_run_timed(argv, "/dev/null", &st) * 1e3;
+	int ok = t >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!may_fail && !ok) {
 		fprintf(stderr, "custom_kernels: %s %s failed (status %d)\n", argv[0],
 			argv[1] ? argv[1] : "", st);
 		exit(1);
 	}
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? t : -1;
+	return ok ? t : -1;
 }
 
 static void start_gpud(void)
 {
-	gpud_pid = fork();
-	if (gpud_pid == 0) {
-		if (freopen(logp, "a", stderr) == NULL)
-			_exit(127);
-		execl(gpud_bin, gpud_bin, "--listen", url, "--backend", "cuda", "--config", conf,
-		      (char *)NULL);
-		_exit(127);
+	char msg[1024];
+	if (harness_gpud_start(&srv, &gpud_opts, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "custom_kernels: %s\n", msg);
+		exit(1);
 	}
-	char *st[] = {(char *)gpuctl_bin, "--url", url, "status", "--wait", "30", NULL};
-	timed(st, 0);
 }
 
 static void stop_gpud(void)
 {
-	int st;
-	kill(gpud_pid, SIGTERM);
-	waitpid(gpud_pid, &st, 0);
+	harness_gpud_stop(&srv, 60, NULL, 0);
 }
 
 static void save(const char *name, int n, float scale)
@@ -101,7 +66,7 @@ static void save(const char *name, int n, float scale)
 	a.data = malloc(a.nbytes);
 	for (int i = 0; i < n; i++)
 		((float *)a.data)[i] = scale * (float)((i * 37) % 1000) / 1000.0f - 0.5f * scale;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", srv.dir, name);
 	if (gpud_npy_save(path, &a, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);
@@ -115,7 +80,7 @@ static char *kept_y(void)
 	static char arg[80];
 	char cmd[512], h[64] = "";
 	snprintf(cmd, sizeof(cmd), "%s --url %s upload %s/x.npy --keep 2>/dev/null", gpuctl_bin,
-		 url, dir);
+		 srv.url, srv.dir);
 	FILE *p = popen(cmd, "r");
 	if (p == NULL || fscanf(p, "%63s", h) != 1) {
 		fprintf(stderr, "custom_kernels: gpuctl upload --keep failed\n");
@@ -158,24 +123,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: custom_kernels GPUD GPUCTL [PYTHON] [REPS]\n");
 		return 2;
 	}
-	gpud_bin = argv[1];
+	gpud_opts.bin = argv[1];
 	gpuctl_bin = argv[2];
 	python = argc > 3 ? argv[3] : "python3";
 	int reps = argc > 4 ? atoi(argv[4]) : 5;
-	snprintf(dir, sizeof(dir), "/tmp/gpud-custom-XXXXXX");
-	if (mkdtemp(dir) == NULL)
+	char msg[1024], cache[300], conf[400];
+	if (harness_gpud_dir(&srv, &gpud_opts, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "custom_kernels: %s\n", msg);
 		return 1;
-	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
-	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
-	snprintf(cache, sizeof(cache), "%s/kcache", dir);
-	snprintf(conf, sizeof(conf), "%s/gpud.conf", dir);
-	FILE *f = fopen(conf, "w");
-	fprintf(f, "[gpud]\nkernel_cache = %s\n", cache);
-	fclose(f);
-	char srcp[128], ewp[128], rawp[128];
-	snprintf(srcp, sizeof(srcp), "%s/scale.cu", dir);
-	snprintf(ewp, sizeof(ewp), "%s/ew.py", dir);
-	snprintf(rawp, sizeof(rawp), "%s/raw.py", dir);
+	}
+	snprintf(cache, sizeof(cache), "%s/kcache", srv.dir);
+	snprintf(conf, sizeof(conf), "[gpud]\nkernel_cache = %s\n", cache);
+	gpud_opts.config = conf; /* DIR/gpud.conf */
+	FILE *f;
+	char srcp[160], ewp[160], rawp[160];
+	snprintf(srcp, sizeof(srcp), "%s/scale.cu", srv.dir);
+	snprintf(ewp, sizeof(ewp), "%s/ew.py", srv.dir);
+	snprintf(rawp, sizeof(rawp), "%s/raw.py", srv.dir);
 	f = fopen(srcp, "w");
 	fputs(scale_src, f);
 	fclose(f);
@@ -188,27 +152,25 @@ int main(int argc, char **argv)
 	save("x.npy", 4096, 2.0f);
 	save("y.npy", 4096, 4.0f);
 	char x[160], y[160], o[160];
-	snprintf(x, sizeof(x), "x=%s/x.npy", dir);
-	snprintf(y, sizeof(y), "y=%s/y.npy", dir);
-	snprintf(o, sizeof(o), "%s/out.npy", dir);
+	snprintf(x, sizeof(x), "x=%s/x.npy", srv.dir);
+	snprintf(y, sizeof(y), "y=%s/y.npy", srv.dir);
+	snprintf(o, sizeof(o), "%s/out.npy", srv.dir);
 
 	enum { ADD, FIRST, RESTART, NK = 2 };
 	double t[NK][3][64];
-	char *add[NK][20] = {{(char *)gpuctl_bin, "--url", url, "kernel", "add", "my_saxpy_trig",
-			      "--elementwise", "float32 x, float32 y, float32 a", "float32 z",
-			      "z = exp(a * sin(x) + cos(y))", NULL},
-			     {(char *)gpuctl_bin, "--url", url, "kernel", "add", "scale",
+	char *add[NK][20] = {{(char *)gpuctl_bin, "--url", srv.url, "kernel", "add",
+			      "my_saxpy_trig", "--elementwise", "float32 x, float32 y, float32 a",
+			      "float32 z", "z = exp(a * sin(x) + cos(y))", NULL},
+			     {(char *)gpuctl_bin, "--url", srv.url, "kernel", "add", "scale",
 			      "--source", srcp, "--entry", "scale", "--sig",
 			      "x:in f32[], y:out f32[], s:f32, n:i64", "--blocks-per-sm", "2",
 			      NULL}};
-	char *run[NK][12] = {{(char *)gpuctl_bin, "--url", url, "run", "my_saxpy_trig", x, y,
+	char *run[NK][12] = {{(char *)gpuctl_bin, "--url", srv.url, "run", "my_saxpy_trig", x, y,
 			      "a=0.5", "-o", o, NULL},
-			     {(char *)gpuctl_bin, "--url", url, "run", "scale", x, "s=2.5",
+			     {(char *)gpuctl_bin, "--url", srv.url, "run", "scale", x, "s=2.5",
 			      "n=4096", NULL, NULL, NULL}};
 	for (int r = 0; r < reps; r++) {
-		char rm[256];
-		snprintf(rm, sizeof(rm), "rm -rf %s", cache);
-		if (system(rm) != 0)
+		if (harness_rm_tree(cache) != 0)
 			return 1;
 		start_gpud();
 		for (int k = 0; k < NK; k++) {
@@ -230,8 +192,8 @@ int main(int argc, char **argv)
 	double cp_t[NK][2][64];
 	int have_cupy = 1;
 	for (int r = 0; r < reps && have_cupy; r++) {
-		char cdir[128], env[160], rm[200];
-		snprintf(cdir, sizeof(cdir), "%s/cupy-%d", dir, r);
+		char cdir[320], env[360];
+		snprintf(cdir, sizeof(cdir), "%s/cupy-%d", srv.dir, r);
 		snprintf(env, sizeof(env), "CUPY_CACHE_DIR=%s", cdir);
 		putenv(env);
 		for (int k = 0; k < NK; k++) {
@@ -241,8 +203,7 @@ int main(int argc, char **argv)
 			if (cp_t[k][0][r] < 0 || cp_t[k][1][r] < 0)
 				have_cupy = 0;
 		}
-		snprintf(rm, sizeof(rm), "rm -rf %s", cdir);
-		if (system(rm) != 0)
+		if (harness_rm_tree(cdir) != 0)
 			return 1;
 	}
 	const char *names[NK] = {"my_saxpy_trig (elementwise)", "scale (raw)"};
@@ -254,17 +215,17 @@ int main(int argc, char **argv)
 	printf("   %-26s %12s %12s %14s %14s %14s\n", "", "(compiles)", "after add", "gpud restart",
 	       "(cold cache)", "(warm cache)");
 	for (int k = 0; k < NK; k++) {
-		printf("   %-26s %12.2f %12.2f %14.2f", names[k], median(t[k][ADD], reps),
-		       median(t[k][FIRST], reps), median(t[k][RESTART], reps));
+		printf("   %-26s %12.2f %12.2f %14.2f", names[k],
+		       harness_median(t[k][ADD], (size_t)reps),
+		       harness_median(t[k][FIRST], (size_t)reps),
+		       harness_median(t[k][RESTART], (size_t)reps));
 		if (have_cupy)
-			printf(" %14.1f %14.1f\n", median(cp_t[k][0], reps),
-			       median(cp_t[k][1], reps));
+			printf(" %14.1f %14.1f\n", harness_median(cp_t[k][0], (size_t)reps),
+			       harness_median(cp_t[k][1], (size_t)reps));
 		else
 			printf(" %14s %14s\n", "n/a", "n/a");
 	}
 	printf("\n   CuPy: python3 -c 'import cupy; ...' start to result, its compile cache in a "
 	       "fresh directory, then again\n");
-	char rm[100];
-	snprintf(rm, sizeof(rm), "rm -rf %s", dir);
-	return system(rm) == 0 ? 0 : 1;
+	return harness_gpud_remove(&srv) == 0 ? 0 : 1;
 }

@@ -11,16 +11,15 @@
  * the flood's jobs/s.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <gpud/client.h>
+
+#include "tests/harness.h"
 
 #define FLOODERS 32
 #define TOKEN_FLOOD "flood-000000000000000000"
@@ -32,15 +31,7 @@ static atomic_long flood_jobs, flood_errors;
 
 static double now_us(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	return harness_now_s() * 1e6;
 }
 
 static gpud_client *connect_token(const char *token)
@@ -107,7 +98,7 @@ static void quiet_runs(gpud_client *c, gpud_handle *h, double seconds, double *p
 		}
 		t[(*n)++] = now_us() - t0;
 	}
-	qsort(t, (size_t)*n, sizeof(double), cmp);
+	harness_sort(t, (size_t)*n); /* ranks rounded down, as for README */
 	*p50 = t[(int)(0.5 * (*n - 1))];
 	*p99 = t[(int)(0.99 * (*n - 1))];
 }
@@ -120,38 +111,32 @@ int main(int argc, char **argv)
 	}
 	const char *backend = argc > 2 ? argv[2] : "cuda";
 	double seconds = argc > 3 ? atof(argv[3]) : 5;
-	char dir[64] = "/tmp/gpud-fairness-XXXXXX", conf[128], tokens[128], logp[128];
-	if (mkdtemp(dir) == NULL)
-		return 1;
+	char conf[600], tokens[300], msg[1024];
+	harness_gpud srv = {0};
+	harness_gpud_opts o = {.bin = argv[1],
+			       .backend = backend,
+			       .listen = url,
+			       .prefix = "gpud-fairness",
+			       .timeout_s = 30};
 	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", 30000 + (int)(getpid() % 20000));
-	snprintf(conf, sizeof(conf), "%s/gpud.conf", dir);
-	snprintf(tokens, sizeof(tokens), "%s/tokens", dir);
-	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
+	if (harness_gpud_dir(&srv, &o, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "fairness: %s\n", msg);
+		return 1;
+	}
+	snprintf(tokens, sizeof(tokens), "%s/tokens", srv.dir);
 	FILE *f = fopen(tokens, "w");
 	fprintf(f, "flood %s\nquiet %s\n", TOKEN_FLOOD, TOKEN_QUIET);
 	fclose(f);
-	f = fopen(conf, "w");
-	fprintf(f, "[gpud]\ntokens_file = %s\n", tokens);
-	fclose(f);
-	pid_t gp = fork();
-	if (gp == 0) {
-		if (freopen(logp, "w", stderr) == NULL)
-			_exit(127);
-		execl(argv[1], argv[1], "--listen", url, "--backend", backend, "--config", conf,
-		      (char *)NULL);
-		_exit(127);
-	}
+	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\n", tokens);
+	o.config = conf;
 	gpud_client *q = NULL;
-	setenv("GPUD_TOKEN", TOKEN_QUIET, 1);
-	for (int i = 0; i < 600 && q == NULL; i++) {
-		if (gpud_connect(url, &q) != GPUD_OK) {
-			gpud_close(q);
-			q = NULL;
-			usleep(50000);
-		}
+	setenv("GPUD_TOKEN", TOKEN_QUIET, 1); /* the harness's hello needs a token too */
+	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "fairness: gpud did not start (%s)\n", msg);
+		return 1;
 	}
-	if (q == NULL) {
-		fprintf(stderr, "fairness: gpud did not start (%s)\n", logp);
+	if (gpud_connect(url, &q) != GPUD_OK) {
+		fprintf(stderr, "fairness: connect: %s\n", gpud_errmsg(q));
 		return 1;
 	}
 	enum { NX = 8, NF = 1024 };
@@ -197,10 +182,6 @@ int main(int argc, char **argv)
 	printf("   %-30s %8d %12.1f %12.1f\n", "quiet while flood floods", nb, b50, b99);
 	printf("   %-30s %8s %11.1fx %11.1fx\n", "ratio", "", b50 / a50, b99 / a99);
 	printf("   flood: %.0f jobs/s, %ld errors\n", rate, atomic_load(&flood_errors));
-	kill(gp, SIGTERM);
-	int st;
-	waitpid(gp, &st, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 && atomic_load(&flood_errors) == 0 ? 0 : 1;
+	harness_gpud_stop(&srv, 60, NULL, 0);
+	return harness_gpud_remove(&srv) == 0 && atomic_load(&flood_errors) == 0 ? 0 : 1;
 }

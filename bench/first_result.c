@@ -12,56 +12,25 @@
  * on one device.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <gpud/client.h>
 #include <gpud/npy.h>
 
 #include "client/demo.h"
+#include "tests/harness.h"
 
-static char dir[64], url[160];
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+static harness_gpud srv; /* its directory holds the inputs and outputs too */
 
 /* fork + exec + wait; returns wall seconds, exits on failure. */
 static double timed_run(char *const argv[], const char *capture)
 {
-	fflush(stdout); /* or the child's exit flushes our buffered table twice */
-	double t0 = now_s();
-	pid_t p = fork();
-	if (p == 0) {
-		if (capture && freopen(capture, "w", stdout) == NULL)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	int st;
-	waitpid(p, &st, 0);
-	double t = now_s() - t0;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+	int st = 0;
+	double t = harness_run_timed(argv, capture, &st);
+	if (t < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "first_result: %s failed (status %d)\n", argv[0], st);
 		exit(1);
 	}
@@ -79,7 +48,7 @@ static void save(const char *name, gpud_dtype dt, const double *v, size_t n)
 		else
 			((double *)a.data)[i] = v[i];
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", srv.dir, name);
 	if (gpud_npy_save(path, &a, err, sizeof(err)) != 0) {
 		fprintf(stderr, "%s\n", err);
 		exit(1);
@@ -91,7 +60,7 @@ static double load_at(const char *name, size_t i, gpud_array *a)
 {
 	char path[256], err[256];
 	if (a->data == NULL) {
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		snprintf(path, sizeof(path), "%s/%s", srv.dir, name);
 		if (gpud_npy_load(path, a, err, sizeof(err)) != 0) {
 			fprintf(stderr, "%s\n", err);
 			exit(1);
@@ -116,7 +85,7 @@ static double gpud_kernel_us(gpud_dtype dt, const demo_signal *s, int reps)
 	const double *src[3] = {s->x, s->y, s->freqs};
 	uint64_t *shape[3] = {&nx, &nx, &nf};
 
-	if (gpud_connect(url, &c) != GPUD_OK) {
+	if (gpud_connect(srv.url, &c) != GPUD_OK) {
 		fprintf(stderr, "%s\n", gpud_errmsg(c));
 		exit(1);
 	}
@@ -149,7 +118,7 @@ static double gpud_kernel_us(gpud_dtype dt, const demo_signal *s, int reps)
 		t[r] = info.kernel_us;
 	}
 	gpud_close(c);
-	double m = median(t, reps);
+	double m = harness_median(t, (size_t)reps);
 	free(t);
 	free(buf);
 	return m;
@@ -165,10 +134,17 @@ int main(int argc, char **argv)
 	int runs = argc > 4 ? atoi(argv[4]) : 15;
 	demo_signal s;
 
-	snprintf(dir, sizeof(dir), "/tmp/gpud-bench-XXXXXX");
-	if (mkdtemp(dir) == NULL || demo_signal_make(&s, 42) != 0)
+	harness_gpud_opts gopts = {.bin = gpud,
+				   .backend = "cuda",
+				   .prefix = "gpud-bench",
+				   .timeout_s = 60};
+	char msg[1024];
+	if (harness_gpud_dir(&srv, &gopts, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "first_result: %s\n", msg);
 		return 1;
-	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
+	}
+	if (demo_signal_make(&s, 42) != 0)
+		return 1;
 	static const gpud_dtype dts[] = {GPUD_F32, GPUD_F64};
 	static const char *tag[] = {"f32", "f64"};
 	for (int d = 0; d < 2; d++) {
@@ -181,23 +157,15 @@ int main(int argc, char **argv)
 		save(n, dts[d], s.freqs, DEMO_FREQS);
 	}
 
-	char logp[128];
-	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
-	double t_start = now_s();
-	fflush(stdout);
-	pid_t gp = fork();
-	if (gp == 0) {
-		if (freopen(logp, "w", stderr) == NULL)
-			_exit(127);
-		execl(gpud, gpud, "--listen", url, "--backend", "cuda", (char *)NULL);
-		_exit(127);
+	double t_start = harness_now_s();
+	if (harness_gpud_start(&srv, &gopts, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "first_result: %s\n", msg);
+		return 1;
 	}
-	char *wait_argv[] = {(char *)gpuctl, "--url", url, "status", "--wait", "60", NULL};
-	timed_run(wait_argv, "/dev/null");
-	double t_ready = now_s() - t_start;
+	double t_ready = harness_now_s() - t_start;
 
 	gpud_client *c;
-	if (gpud_connect(url, &c) != GPUD_OK) {
+	if (gpud_connect(srv.url, &c) != GPUD_OK) {
 		fprintf(stderr, "%s\n", gpud_errmsg(c));
 		return 1;
 	}
@@ -215,15 +183,16 @@ int main(int argc, char **argv)
 	       *tb = malloc((size_t)runs * sizeof(double));
 	for (int d = 0; d < 2; d++) {
 		char x[256], y[256], f[256], o1[256], o2[256], xa[300], ya[300], fa[300], kr[32];
-		snprintf(x, sizeof(x), "%s/x_%s.npy", dir, tag[d]);
-		snprintf(y, sizeof(y), "%s/y_%s.npy", dir, tag[d]);
-		snprintf(f, sizeof(f), "%s/f_%s.npy", dir, tag[d]);
-		snprintf(o1, sizeof(o1), "%s/out_gpud_%s.npy", dir, tag[d]);
-		snprintf(o2, sizeof(o2), "%s/out_alone_%s.npy", dir, tag[d]);
+		snprintf(x, sizeof(x), "%s/x_%s.npy", srv.dir, tag[d]);
+		snprintf(y, sizeof(y), "%s/y_%s.npy", srv.dir, tag[d]);
+		snprintf(f, sizeof(f), "%s/f_%s.npy", srv.dir, tag[d]);
+		snprintf(o1, sizeof(o1), "%s/out_gpud_%s.npy", srv.dir, tag[d]);
+		snprintf(o2, sizeof(o2), "%s/out_alone_%s.npy", srv.dir, tag[d]);
 		snprintf(xa, sizeof(xa), "x=%s", x);
 		snprintf(ya, sizeof(ya), "y=%s", y);
 		snprintf(fa, sizeof(fa), "freqs=%s", f);
-		char *g_argv[] = {(char *)gpuctl, "--url", url, "run", "lombscargle", xa, ya, fa,
+		char *g_argv[] = {(char *)gpuctl, "--url", srv.url, "run",
+				  "lombscargle",  xa,      ya,      fa,
 				  "-o",           o1,      NULL};
 		char *s_argv[] = {(char *)standalone, x, y, f, o2, NULL};
 		/* Interleave the two so drift in the machine hits both alike. */
@@ -231,7 +200,7 @@ int main(int argc, char **argv)
 			ta[r] = timed_run(g_argv, NULL);
 			tb[r] = timed_run(s_argv, NULL);
 		}
-		double mg = median(ta, runs), ms = median(tb, runs);
+		double mg = harness_median(ta, (size_t)runs), ms = harness_median(tb, (size_t)runs);
 
 		/* The two results must agree, and peak near 1 rad/s. */
 		gpud_array A = {0}, B = {0};
@@ -260,7 +229,7 @@ int main(int argc, char **argv)
 		double kg = gpud_kernel_us(dts[d], &s, 51);
 		snprintf(kr, sizeof(kr), "51");
 		char cap[300];
-		snprintf(cap, sizeof(cap), "%s/kernel_%s.txt", dir, tag[d]);
+		snprintf(cap, sizeof(cap), "%s/kernel_%s.txt", srv.dir, tag[d]);
 		char *k_argv[] = {(char *)standalone, x, y, f, o2, "--kernel-reps", kr, NULL};
 		timed_run(k_argv, cap);
 		FILE *fp = fopen(cap, "r");
@@ -277,15 +246,13 @@ int main(int argc, char **argv)
 	}
 	printf("\nratio: standalone / gpuctl (higher is better for gpud); kernel ratio: gpud / "
 	       "in-process (1.0 = no overhead)\n");
-	kill(gp, SIGTERM);
-	int st;
-	waitpid(gp, &st, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	int stopped = harness_gpud_stop(&srv, 60, msg, sizeof(msg));
+	if (stopped != 0)
+		fprintf(stderr, "first_result: %s\n", msg);
+	if (harness_gpud_remove(&srv) != 0)
 		return 1;
 	free(ta);
 	free(tb);
 	demo_signal_free(&s);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+	return stopped == 0 ? 0 : 1;
 }

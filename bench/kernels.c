@@ -20,18 +20,17 @@
  */
 #include <dlfcn.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <gpud/client.h>
+
+#include "tests/harness.h"
 
 #define CK(call)                                                                                   \
 	do {                                                                                       \
@@ -46,18 +45,10 @@
 
 static int reps = 10;
 static gpud_client *c;
-static char url[128];
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static double median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return harness_median(v, (size_t)n);
 }
 
 /* --- in-process baselines --------------------------------------------------------- */
@@ -316,28 +307,18 @@ int main(int argc, char **argv)
 	}
 	size_t n = (size_t)1 << log2n;
 
-	char dir[64] = "/tmp/gpud-kbench-XXXXXX", logp[128];
-	if (mkdtemp(dir) == NULL)
+	harness_gpud srv = {0};
+	harness_gpud_opts o = {.bin = argv[1],
+			       .backend = "cuda",
+			       .prefix = "gpud-kbench",
+			       .timeout_s = 30};
+	char msg[1024];
+	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "kernels: gpud did not start: %s\n", msg);
 		return 1;
-	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
-	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
-	fflush(stdout);
-	pid_t gp = fork();
-	if (gp == 0) {
-		if (freopen(logp, "w", stderr) == NULL)
-			_exit(127);
-		execl(argv[1], argv[1], "--listen", url, "--backend", "cuda", (char *)NULL);
-		_exit(127);
 	}
-	for (int i = 0; i < 600; i++) {
-		if (gpud_connect(url, &c) == GPUD_OK)
-			break;
-		gpud_close(c);
-		c = NULL;
-		usleep(50000);
-	}
-	if (c == NULL) {
-		fprintf(stderr, "kernels: gpud did not start (see %s)\n", logp);
+	if (gpud_connect(srv.url, &c) != GPUD_OK) {
+		fprintf(stderr, "kernels: %s\n", gpud_errmsg(c));
 		return 1;
 	}
 	gpud_set_timeout(c, 600000);
@@ -459,12 +440,8 @@ int main(int argc, char **argv)
 	}
 	gpud_kernel_list_free(kl);
 	gpud_close(c);
-	kill(gp, SIGTERM);
-	int st;
-	waitpid(gp, &st, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	harness_gpud_stop(&srv, 60, NULL, 0);
+	if (harness_gpud_remove(&srv) != 0)
 		return 1;
 	return failed;
 }

@@ -17,13 +17,9 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 #include <nng/nng.h>
@@ -34,27 +30,20 @@
 
 #include "kernels/core/cuda_kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
+#include "tests/harness.h"
 
-static char url[160];
+static harness_gpud srv;
+static const char *url = srv.url; /* the running gpud's */
 
 static double now_us(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return harness_now_s() * 1e6;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
+/* Sorts v; the value at rank round(p (n - 1)). */
 static double pctl(double *v, int n, double p)
 {
-	qsort(v, (size_t)n, sizeof(double), cmp);
-	int i = (int)(p * (n - 1) + 0.5);
-	return v[i];
+	return harness_percentile(v, (size_t)n, p);
 }
 
 static void die_client(gpud_client *c, const char *what)
@@ -81,7 +70,7 @@ static void fill(float *p, size_t n, float scale)
 /* --- 1. tiny run ------------------------------------------------------------------ */
 
 /* The transport's own floor: an nng REQ/REP echo over ipc://, no gpud. */
-static char echo_url[200];
+static char echo_url[sizeof(srv.url) + 8];
 static nng_socket echo_sock;
 
 static void *echo_main(void *arg)
@@ -466,29 +455,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int quick = argc > 3 && !strcmp(argv[3], "quick");
-	char dir[64] = "/tmp/gpud-transfer-XXXXXX", logp[128];
-	if (mkdtemp(dir) == NULL)
+	harness_gpud_opts o = {.bin = argv[1],
+			       .backend = "cuda",
+			       .prefix = "gpud-transfer",
+			       .timeout_s = 30};
+	char msg[1024];
+	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "transfer: gpud did not start: %s\n", msg);
 		return 1;
-	snprintf(url, sizeof(url), "ipc://%s/gpud.sock", dir);
-	snprintf(logp, sizeof(logp), "%s/gpud.log", dir);
-	fflush(stdout);
-	pid_t gp = fork();
-	if (gp == 0) {
-		if (freopen(logp, "w", stderr) == NULL)
-			_exit(127);
-		execl(argv[1], argv[1], "--listen", url, "--backend", "cuda", (char *)NULL);
-		_exit(127);
 	}
 	gpud_client *c = NULL;
-	for (int i = 0; i < 600; i++) {
-		if (gpud_connect(url, &c) == GPUD_OK)
-			break;
-		gpud_close(c);
-		c = NULL;
-		usleep(50000);
-	}
-	if (c == NULL) {
-		fprintf(stderr, "transfer: gpud did not start (see %s)\n", logp);
+	if (gpud_connect(url, &c) != GPUD_OK) {
+		fprintf(stderr, "transfer: %s\n", gpud_errmsg(c));
 		return 1;
 	}
 	printf("device: %s; gpud %s, backend %s\n\n", gpud_server(c)->devices[0].name,
@@ -501,47 +479,24 @@ int main(int argc, char **argv)
 	bandwidth(quick);
 	concurrency(quick);
 
-	kill(gp, SIGTERM);
-	int st;
-	waitpid(gp, &st, 0);
+	int stopped = harness_gpud_stop(&srv, 60, msg, sizeof(msg));
+	if (stopped != 0)
+		fprintf(stderr, "transfer: %s\n", msg);
 
-	/* The same tiny run with completions from stream callbacks only. */
-	char conf[128];
-	snprintf(conf, sizeof(conf), "%s/nopoll.conf", dir);
-	FILE *cf = fopen(conf, "w");
-	if (cf == NULL)
+	/* The same tiny run with completions from stream callbacks only: another gpud
+	 * in the same directory, on a socket of its own. */
+	char url2[200];
+	snprintf(url2, sizeof(url2), "ipc://%s/gpud2.sock", srv.dir);
+	o.listen = url2;
+	o.config = "[gpud]\npoll_us = 0\n";
+	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "transfer: %s\n", msg);
 		return 1;
-	fprintf(cf, "[gpud]\npoll_us = 0\n");
-	fclose(cf);
-	snprintf(url, sizeof(url), "ipc://%s/gpud2.sock", dir);
-	fflush(stdout);
-	pid_t gp2 = fork();
-	if (gp2 == 0) {
-		if (freopen(logp, "a", stderr) == NULL)
-			_exit(127);
-		execl(argv[1], argv[1], "--listen", url, "--backend", "cuda", "--config", conf,
-		      (char *)NULL);
-		_exit(127);
 	}
-	c = NULL;
-	for (int i = 0; i < 600 && c == NULL; i++) {
-		if (gpud_connect(url, &c) != GPUD_OK) {
-			gpud_close(c);
-			c = NULL;
-			usleep(50000);
-		}
-	}
-	if (c == NULL)
-		return 1;
-	gpud_close(c);
 	printf("\n");
 	tiny_run(quick ? 200 : 2000, "with poll_us = 0 (stream callbacks only)");
-	kill(gp2, SIGTERM);
-	int st2;
-	waitpid(gp2, &st2, 0);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	harness_gpud_stop(&srv, 60, NULL, 0); /* as before, only the first gpud's exit counts */
+	if (harness_gpud_remove(&srv) != 0)
 		return 1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+	return stopped == 0 ? 0 : 1;
 }

@@ -1,0 +1,180 @@
+/*
+ * tests/e2e/e2e.h — what the end-to-end suite's files share: the gpud fixture
+ * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
+ * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
+ * Each area file (library.c, sessions.c, gpuctl.c, limits.c, shutdown.c,
+ * tenants.c, faults.c, concurrency.c) makes its Check test cases; main.c puts
+ * them in one suite.
+ */
+#ifndef GPUD_TESTS_E2E_H
+#define GPUD_TESTS_E2E_H
+
+#include <check.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <nng/nng.h>
+
+#include <gpud/client.h>
+
+#include "tests/harness.h"
+
+/* Protocol constants, restated here (not taken from proto/) on purpose: the
+ * raw tests are a second, independent reading of proto/gpud.proto. */
+#define WIRE_VERSION 1u
+#define ST_OK 0
+#define ST_INVALID_ARGUMENT 1
+#define ST_TOO_LARGE 5
+#define ST_PROTOCOL 7
+#define ST_NOT_FOUND 2
+
+/* --- the program and the fixture's gpud (fixture.c; main sets them) ------------------------ */
+
+extern const char *gpud_bin, *gpuctl_bin, *backend_env;
+extern char base_dir[256];       /* made by main; every test's directory lives in it */
+extern char self_path[PATH_MAX]; /* this program, for its helper modes */
+extern harness_gpud e2e_gpud;    /* the test's gpud: its dir, url, log and pid */
+
+const char *expected_backend(void);
+/* Starts the test's gpud (--log-level debug) in a fresh directory of base_dir: with
+ * config text (or NULL), extra arguments and environment (NULL-terminated, or NULL). */
+void start_gpud(const char *config, const char *const *extra, const char *const *env);
+void setup_default(void);
+/* Stops it with SIGTERM; it must exit 0 within 10 s. */
+void gpud_teardown(void);
+
+void path_in_dir(char *buf, size_t len, const char *name); /* a file in the test's directory */
+void write_text(const char *path, const char *text);
+
+/* --- gpuctl ----------------------------------------------------------------------------- */
+
+typedef struct ctl_result {
+	int code; /* exit status, or 128 + signal */
+	char cmd[1024];
+	char out[65536];
+	char err[16384];
+} ctl_result;
+
+/* Runs gpuctl ARGS... (NULL-terminated) with GPUD_URL=u, in the test's directory; the
+ * result is static, overwritten by the next call. */
+ctl_result *ctl_url(const char *u, ...);
+#define CTL(...) ctl_url(e2e_gpud.url, __VA_ARGS__, (const char *)NULL)
+#define CTL_AT(u, ...) ctl_url(u, __VA_ARGS__, (const char *)NULL)
+
+void assert_ctl_ok(const ctl_result *r);
+void assert_daemon_alive(const char *after);
+void ctl_expect_error(int line, int want_code, const char *words, ...);
+#define CTL_FAIL(code, words, ...)                                                                 \
+	ctl_expect_error(__LINE__, code, words, __VA_ARGS__, (const char *)NULL)
+
+/* --- data and the reference periodogram ------------------------------------------------- */
+
+void gen_ls(uint64_t seed, size_t nx, size_t nf, double *x, double *y, double *f);
+void round_to_f32(double *v, size_t n);
+void *to_dtype(const double *v, size_t n, gpud_dtype dt);
+double elem(const void *p, gpud_dtype dt, size_t i);
+void ls_ref(const double *x, const double *y, size_t nx, const double *f, size_t nf, int precenter,
+	    int normalize, double *out);
+double rel_err(const void *got, gpud_dtype dt, const double *ref, size_t n, size_t *bad);
+double tol_for(gpud_dtype dt);
+void assert_matches(const void *got, gpud_dtype dt, const double *ref, size_t n, const char *what);
+void save_npy(const char *path, gpud_dtype dt, int ndim, const uint64_t *shape, const void *data);
+void save_vec(const char *path, gpud_dtype dt, const double *v, size_t n);
+void save_ls_inputs(const char *prefix, const double *x, const double *y, size_t nx,
+		    const double *f, size_t nf, char *px, char *py, char *pf);
+
+/* --- libgpud-client helpers ------------------------------------------------------------- */
+
+gpud_client *lib_connect(void);
+
+#define LIB_OK(c, call)                                                                            \
+	do {                                                                                       \
+		gpud_status st_ = (call);                                                          \
+		ck_assert_msg(st_ == GPUD_OK, "%s: %s: %s", #call, gpud_strerror(st_),             \
+			      gpud_errmsg(c));                                                     \
+	} while (0)
+
+/* Expects call to fail with status want and a message containing words. */
+#define LIB_FAIL(c, call, want, words)                                                             \
+	do {                                                                                       \
+		gpud_status st_ = (call);                                                          \
+		ck_assert_msg(st_ == (want), "%s: got %d (%s: %s), expected %d (%s)", #call,       \
+			      (int)st_, gpud_strerror(st_), gpud_errmsg(c), (int)(want),           \
+			      gpud_strerror(want));                                                \
+		ck_assert_msg(strstr(gpud_errmsg(c), (words)) != NULL,                             \
+			      "%s: message '%s' does not mention '%s'", #call, gpud_errmsg(c),     \
+			      (words));                                                            \
+	} while (0)
+
+gpud_daemon_status lib_status(gpud_client *c);
+gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s);
+void assert_fresh_client_works(const char *after);
+
+typedef struct ls_result {
+	gpud_status st;
+	char msg[1024];
+	gpud_output out;
+	size_t nout;
+	gpud_run_info info;
+} ls_result;
+
+void ls_lib_run(gpud_client *c, gpud_dtype dt, const double *x, const double *y, size_t nx,
+		const double *f, size_t nf, int precenter, int normalize, gpud_handle pgram_buf,
+		void *result, ls_result *res);
+
+/* --- raw wire messages (a plain nng REQ socket and hand-made protobuf) --------------------- */
+
+typedef struct pb {
+	uint8_t b[512];
+	size_t n;
+} pb;
+
+void pb_varint(pb *p, uint64_t v);
+void pb_key(pb *p, unsigned field, unsigned wiretype);
+void pb_uint(pb *p, unsigned field, uint64_t v);
+void pb_sub(pb *p, unsigned field, const pb *sub);
+pb pb_request(uint32_t version, uint64_t id, unsigned body_field, const pb *body);
+uint8_t *frame(const pb *hdr, const void *payload, size_t payload_len, size_t *total);
+
+typedef struct raw_reply {
+	uint64_t version, id, code;
+	char message[1024];
+	int body_field;     /* the oneof body present, 0 if none */
+	uint8_t body[1024]; /* its bytes (first 1024) */
+	size_t body_len;
+} raw_reply;
+
+int parse_reply(const uint8_t *m, size_t len, raw_reply *r);
+int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p, size_t *len,
+	    uint64_t *v);
+nng_socket raw_open(int timeout_ms);
+void raw_say_hello(nng_socket s);
+int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r);
+void raw_call_on(nng_socket s, const void *msg, size_t len, raw_reply *r);
+raw_reply raw_body_on(nng_socket s, uint64_t id, unsigned field, const pb *body,
+		      const void *payload, size_t plen);
+int raw_call_isolated(const void *msg, size_t len, int timeout_ms, raw_reply *r);
+void raw_expect(const void *msg, size_t len, uint64_t want_code, const char *words,
+		const char *what);
+
+/* --- this program's helper modes (see main) --------------------------------------------- */
+
+int raw_send_main(const char *u, const char *path, int timeout_ms); /* fixture.c */
+int as_uid_main(long uid, const char *u);                           /* tenants.c */
+int doomed_main(const char *u, const char *kind);                   /* faults.c */
+
+/* --- the test cases, in the suite's order ------------------------------------------------- */
+
+TCase *e2e_library(void);      /* library.c */
+TCase *e2e_sessions(void);     /* sessions.c */
+TCase *e2e_gpuctl(void);       /* gpuctl.c */
+TCase *e2e_no_libraries(void); /* gpuctl.c */
+TCase *e2e_limits(void);       /* limits.c */
+TCase *e2e_shutdown(void);     /* shutdown.c */
+TCase *e2e_tenants(void);      /* tenants.c */
+TCase *e2e_faults(void);       /* faults.c */
+TCase *e2e_concurrency(void);  /* concurrency.c */
+
+#endif

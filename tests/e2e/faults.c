@@ -1,0 +1,148 @@
+/*
+ * tests/e2e/faults.c — test case "faults": a client killed in the middle of
+ * an upload, a run or with a host region mapped; everything it had goes back
+ * and gpud serves on.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/e2e/e2e.h"
+
+/* This program as a client that is killed (see main): prints "ready" just
+ * before its blocking call. kind: upload (a big upload through messages),
+ * run (a slow one-trip run), region (host memory mapped, then a run). */
+int doomed_main(const char *u, const char *kind)
+{
+	gpud_client *c;
+	if (!strcmp(kind, "upload"))
+		setenv("GPUD_NO_SHM", "1", 1);
+	if (gpud_connect(u, &c) != GPUD_OK) {
+		printf("connect: %s\n", gpud_errmsg(c));
+		return 1;
+	}
+	uint64_t n = 24u << 20; /* 24 Mi doubles: 192 MiB */
+	gpud_handle h;
+	if (!strcmp(kind, "upload")) {
+		double *v = calloc(n, sizeof(double));
+		if (v == NULL || gpud_alloc(c, GPUD_F64, 1, &n, NULL, &h) != GPUD_OK)
+			return 1;
+		printf("ready\n");
+		fflush(stdout);
+		gpud_upload(c, h, 0, v, n * sizeof(double));
+		for (;;)
+			pause();
+	}
+	const size_t nx = 4000, nf = 200000;
+	float *x = gpud_host_alloc(c, nx * 4), *y = malloc(nx * 4), *f = malloc(nf * 4);
+	if (x == NULL && !strcmp(kind, "region")) {
+		printf("host alloc: %s\n", gpud_errmsg(c));
+		return 1;
+	}
+	if (x == NULL)
+		x = malloc(nx * 4);
+	for (size_t i = 0; i < nx; i++) {
+		x[i] = (float)i * 0.01f;
+		y[i] = (float)(i % 5) - 2.0f + 0.25f;
+	}
+	for (size_t i = 0; i < nf; i++)
+		f[i] = 0.01f + (float)i * 1e-5f;
+	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {nx}, .data = x, .nbytes = nx * 4},
+		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {nx}, .data = y, .nbytes = nx * 4},
+		   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {nf}, .data = f, .nbytes = nf * 4};
+	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			   gpud_arg_array("freqs", &af)};
+	gpud_result out;
+	size_t no;
+	printf("ready\n");
+	fflush(stdout);
+	gpud_call(c, "lombscargle", args, 3, &out, 1, &no, NULL);
+	/* A fast device may be done already: stay connected until killed. */
+	for (;;)
+		pause();
+}
+
+static void kill_mid_way(const char *kind)
+{
+	gpud_client *c = lib_connect();
+	gpud_daemon_status base = lib_status(c);
+	int out[2];
+	ck_assert_int_eq(pipe(out), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(out[1], 1);
+		close(out[0]);
+		execl(self_path, self_path, "--doomed", e2e_gpud.url, kind, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	FILE *fo = fdopen(out[0], "r");
+	char line[256] = "";
+	ck_assert_msg(fgets(line, sizeof(line), fo) && !strcmp(line, "ready\n"), "%s client: %s",
+		      kind, line);
+	harness_sleep_ms(30); /* into the upload or the run */
+	gpud_daemon_status mid = lib_status(c);
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	fclose(fo);
+	/* Everything it had goes back; the daemon serves on. */
+	double deadline = harness_now_s() + 20;
+	gpud_daemon_status s;
+	for (;;) {
+		s = lib_status(c);
+		if ((s.buffers == base.buffers && s.bytes_in_use == base.bytes_in_use &&
+		     s.connections == base.connections && s.in_flight == 1) ||
+		    harness_now_s() > deadline)
+			break;
+		harness_sleep_ms(20);
+	}
+	printf("killed mid-%s: %" PRIu64 " buffers, %u connections, %u in flight while it ran; "
+	       "after: %" PRIu64 " buffers (%" PRIu64 " bytes), %u connections\n",
+	       kind, mid.buffers, mid.connections, mid.in_flight, s.buffers, s.bytes_in_use,
+	       s.connections);
+	ck_assert_msg(mid.connections == base.connections + 1,
+		      "the %s client was not connected when killed", kind);
+	ck_assert_uint_eq(s.buffers, base.buffers);
+	ck_assert_uint_eq(s.bytes_in_use, base.bytes_in_use);
+	ck_assert_uint_eq(s.connections, base.connections);
+	for (int i = 0; i < s.nsessions; i++)
+		ck_assert_msg(s.sessions[i].regions == 0, "session %u keeps %" PRIu64 " regions",
+			      s.sessions[i].id, s.sessions[i].regions);
+	gpud_close(c);
+	assert_fresh_client_works("a client killed mid-way");
+}
+
+START_TEST(test_killed_mid_upload)
+{
+	kill_mid_way("upload");
+}
+END_TEST
+
+START_TEST(test_killed_mid_run)
+{
+	kill_mid_way("run");
+}
+END_TEST
+
+START_TEST(test_killed_with_a_region)
+{
+	kill_mid_way("region");
+}
+END_TEST
+
+TCase *e2e_faults(void)
+{
+	TCase *tc = tcase_create("faults");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_killed_mid_upload);
+	tcase_add_test(tc, test_killed_mid_run);
+	tcase_add_test(tc, test_killed_with_a_region);
+	return tc;
+}

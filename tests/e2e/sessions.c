@@ -1,0 +1,496 @@
+/*
+ * tests/e2e/sessions.c — test case "sessions": what belongs to a connection
+ * (buffers freed when it closes; host regions: shared memory for bulk bytes,
+ * and the region socket's refusals) and one-round-trip calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gpud/npy.h>
+
+#include "tests/e2e/e2e.h"
+
+/* The region socket's messages (proto/shm.h), restated (not taken from proto/) on
+ * purpose: the raw tests are a second, independent reading of the protocol. */
+typedef struct t_shm_register {
+	char magic[8];
+	uint8_t key[16];
+	uint64_t size;
+	uint32_t flags, reserved;
+} t_shm_register;
+typedef struct t_shm_reply {
+	int32_t status;
+	uint32_t pinned;
+	uint64_t region;
+	char message[496];
+} t_shm_reply;
+
+/* --- host regions: shared memory for bulk bytes ------------------------------------------ */
+
+static gpud_session_info *own_session(gpud_daemon_status *s, gpud_client *c)
+{
+	for (int i = 0; i < s->nsessions; i++)
+		if (s->sessions[i].id == gpud_server(c)->connection)
+			return &s->sessions[i];
+	ck_abort_msg("status lists no session %u (this client)", gpud_server(c)->connection);
+	return NULL;
+}
+
+START_TEST(test_host_regions_library)
+{
+	gpud_client *c = lib_connect();
+	const size_t n = (3u << 20) / 8 + 5, bytes = n * sizeof(double);
+	uint64_t shape = n, seed = 4242;
+
+	ck_assert_msg(gpud_has_shm(c), "an ipc:// connection should be offered host regions");
+	double *p = gpud_host_alloc(c, bytes), *q = gpud_host_alloc(c, bytes);
+	ck_assert_msg(p && q, "gpud_host_alloc: %s", gpud_errmsg(c));
+	ck_assert_msg(p[0] == 0 && p[n - 1] == 0, "fresh host memory is zero-filled");
+	for (size_t i = 0; i < n; i++)
+		p[i] = harness_rng_unit(&seed) * 2 - 1;
+
+	/* alloc from a region, download into another: no bytes through the socket */
+	gpud_handle h;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &shape, p, &h));
+	for (size_t i = 0; i < n; i++)
+		q[i] = NAN;
+	LIB_OK(c, gpud_download_range(c, h, 0, q, bytes));
+	ck_assert_msg(memcmp(p, q, bytes) == 0, "region -> gpud -> region changed the bytes");
+
+	/* ordinary memory: through the scratch region, at offsets */
+	double *m = malloc(bytes), *back = malloc(bytes);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_ptr_nonnull(back);
+	for (size_t i = 0; i < n; i++)
+		m[i] = harness_rng_unit(&seed);
+	LIB_OK(c, gpud_upload(c, h, 8, m + 1, bytes - 8));
+	gpud_array whole;
+	LIB_OK(c, gpud_download(c, h, &whole));
+	ck_assert_uint_eq(whole.nbytes, bytes);
+	ck_assert_msg(((double *)whole.data)[0] == p[0], "the first element was not written");
+	ck_assert_msg(memcmp((double *)whole.data + 1, m + 1, bytes - 8) == 0,
+		      "malloc'd memory -> gpud -> gpud_download changed the bytes");
+	gpud_array_free(&whole);
+	for (size_t i = 0; i < n; i++)
+		back[i] = NAN;
+	LIB_OK(c, gpud_download_range(c, h, 16, back, bytes - 16));
+	ck_assert_msg(memcmp(back, m + 2, bytes - 16) == 0, "a ranged download changed the bytes");
+
+	/* a .npy file bigger than SHM_MIN is read straight into a region */
+	char path[700];
+	path_in_dir(path, sizeof(path), "big.npy");
+	save_npy(path, GPUD_F64, 1, &shape, m);
+	gpud_handle hn;
+	gpud_array meta;
+	LIB_OK(c, gpud_alloc_npy(c, path, &hn, &meta));
+	ck_assert_uint_eq(meta.shape[0], n);
+	LIB_OK(c, gpud_download_range(c, hn, 0, q, bytes));
+	ck_assert_msg(memcmp(q, m, bytes) == 0, "a .npy through a region changed the bytes");
+
+	/* status: this connection's regions (two of ours + the scratch) and buffers */
+	gpud_daemon_status st = lib_status(c);
+	gpud_session_info *me = own_session(&st, c);
+	ck_assert_uint_eq(me->buffers, 2);
+	ck_assert_uint_eq(me->bytes, 2 * bytes);
+	ck_assert_uint_eq(me->regions, 3);
+	ck_assert_uint_ge(me->region_bytes, 2 * bytes);
+	ck_assert_msg(strncmp(me->peer, "uid ", 4) == 0, "peer '%s' should be a uid", me->peer);
+
+	LIB_OK(c, gpud_host_free(c, p));
+	LIB_OK(c, gpud_host_free(c, q));
+	LIB_FAIL(c, gpud_host_free(c, m), GPUD_EARG, "not from gpud_host_alloc");
+	st = lib_status(c);
+	ck_assert_uint_eq(own_session(&st, c)->regions, 1);
+	LIB_OK(c, gpud_free(c, (gpud_handle[]){h, hn}, 2));
+	unsigned id = gpud_server(c)->connection;
+	gpud_close(c);
+
+	/* The connection's regions and buffers went with it. */
+	gpud_client *c2 = lib_connect();
+	double deadline = harness_now_s() + 5;
+	int gone = 0;
+	while (!gone && harness_now_s() < deadline) {
+		st = lib_status(c2);
+		gone = 1;
+		for (int i = 0; i < st.nsessions; i++)
+			if (st.sessions[i].id == id)
+				gone = 0;
+		if (!gone)
+			harness_sleep_ms(10);
+	}
+	ck_assert_msg(gone, "session %u still listed after its client closed", id);
+	ck_assert_uint_eq(st.buffers, 0);
+	gpud_close(c2);
+	free(m);
+	free(back);
+}
+END_TEST
+
+/* A memfd of size bytes, sealed with seals (0: none). */
+static int make_memfd(size_t size, int seals)
+{
+	int fd = memfd_create("e2e", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	if (seals)
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, seals), 0);
+	return fd;
+}
+
+/* One registration on the region socket at path: the reply (status -1: none). */
+static t_shm_reply shm_try(const char *path, const uint8_t *key, uint64_t size, int fd,
+			   size_t msg_len)
+{
+	t_shm_register msg;
+	t_shm_reply rep;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memset(&msg, 0, sizeof(msg));
+	memset(&rep, 0, sizeof(rep));
+	memcpy(msg.magic, "gpudshm1", 8);
+	memcpy(msg.key, key, 16);
+	msg.size = size;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_msg(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect %s: %s", path,
+		      strerror(errno));
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	memset(&cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &msg, .iov_len = msg_len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)msg_len);
+	struct timeval tv = {.tv_sec = 10};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(s, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))
+		rep.status = -1;
+	close(s);
+	rep.message[sizeof(rep.message) - 1] = '\0';
+	return rep;
+}
+
+#define SHM_EXPECT(rep, code, words)                                                               \
+	do {                                                                                       \
+		t_shm_reply r_ = (rep);                                                            \
+		ck_assert_msg(r_.status == (code) && strstr(r_.message, (words)),                  \
+			      "region socket: got %d '%s', expected %d mentioning '%s'",           \
+			      r_.status, r_.message, (code), (words));                             \
+	} while (0)
+
+/* hello on a raw connection: its region socket path and key. */
+static void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16])
+{
+	pb empty = {.n = 0};
+	raw_reply r = raw_body_on(s, 1, 10, &empty, NULL, 0);
+	ck_assert_uint_eq(r.code, ST_OK);
+	const uint8_t *p;
+	size_t n;
+	ck_assert_msg(pb_find(r.body, r.body_len, 6, &p, &n, NULL) == 0 && n < pathlen,
+		      "hello on ipc:// should name the region socket");
+	snprintf(path, pathlen, "%.*s", (int)n, (const char *)p);
+	ck_assert_msg(pb_find(r.body, r.body_len, 7, &p, &n, NULL) == 0 && n == 16,
+		      "hello should carry a 16-byte session key");
+	memcpy(key, p, 16);
+}
+
+/* Upload request: handle, offset, from {region, offset}, length. */
+static raw_reply raw_upload_from(nng_socket s, uint64_t handle, uint64_t region, uint64_t roff,
+				 uint64_t length)
+{
+	pb up = {.n = 0}, ref = {.n = 0};
+	pb_uint(&up, 1, handle);
+	pb_uint(&ref, 1, region);
+	pb_uint(&ref, 2, roff);
+	pb_sub(&up, 3, &ref);
+	pb_uint(&up, 4, length);
+	return raw_body_on(s, 5, 12, &up, NULL, 0);
+}
+
+static uint64_t raw_alloc_f64(nng_socket s, uint64_t n)
+{
+	pb alloc = {.n = 0}, shape = {.n = 0};
+	pb_uint(&alloc, 1, 2);
+	pb_varint(&shape, n);
+	pb_sub(&alloc, 2, &shape);
+	raw_reply r = raw_body_on(s, 3, 11, &alloc, NULL, 0);
+	ck_assert_uint_eq(r.code, ST_OK);
+	const uint8_t *p;
+	size_t bn;
+	uint64_t h = 0;
+	ck_assert(pb_find(r.body, r.body_len, 1, &p, &bn, NULL) == 0); /* buffer */
+	ck_assert(pb_find(p, bn, 1, NULL, NULL, &h) == 0);             /* handle */
+	return h;
+}
+
+START_TEST(test_host_region_refusals)
+{
+	nng_socket a = raw_open(10000), b = raw_open(10000);
+	char path[256], pathb[256];
+	uint8_t key[16], keyb[16], bad[16];
+	const size_t sz = 1 << 16;
+	const int seal = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+	raw_hello(a, path, sizeof(path), key);
+	raw_hello(b, pathb, sizeof(pathb), keyb);
+	ck_assert_str_eq(path, pathb);
+	ck_assert_msg(memcmp(key, keyb, 16) != 0, "two connections got the same key");
+	memcpy(bad, key, 16);
+	bad[5] ^= 0x40;
+
+	int fd = make_memfd(sz, seal);
+	SHM_EXPECT(shm_try(path, bad, sz, fd, sizeof(t_shm_register)), ST_NOT_FOUND,
+		   "unknown session key");
+	SHM_EXPECT(shm_try(path, key, sz, -1, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "exactly one file descriptor");
+	SHM_EXPECT(shm_try(path, key, sz, fd, 12), ST_PROTOCOL, "registration message");
+	SHM_EXPECT(shm_try(path, key, sz + 4096, fd, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "does not match");
+	int unsealed = make_memfd(sz, 0);
+	SHM_EXPECT(shm_try(path, key, sz, unsealed, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "F_SEAL_SHRINK");
+	close(unsealed);
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	SHM_EXPECT(shm_try(path, key, sz, pfd[0], sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
+		   "memfd on tmpfs");
+	close(pfd[0]);
+	close(pfd[1]);
+
+	/* A good one, for connection a. */
+	t_shm_reply ok = shm_try(path, key, sz, fd, sizeof(t_shm_register));
+	ck_assert_msg(ok.status == 0 && ok.region != 0, "registration: %d %s", ok.status,
+		      ok.message);
+	double *mem = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(mem, MAP_FAILED);
+	close(fd);
+	for (size_t i = 0; i < sz / 8; i++)
+		mem[i] = (double)i * 0.5;
+
+	uint64_t ha = raw_alloc_f64(a, 64), hb = raw_alloc_f64(b, 64);
+	raw_reply r = raw_upload_from(a, ha, ok.region, 0, 64 * 8);
+	ck_assert_msg(r.code == ST_OK, "upload from a's region: %s", r.message);
+	r = raw_upload_from(a, ha, ok.region, sz - 8, 16);
+	ck_assert_msg(r.code == ST_INVALID_ARGUMENT &&
+			      strstr(r.message, "do not fit in host region"),
+		      "an overrun of the region: %" PRIu64 " %s", r.code, r.message);
+	/* b names a's region: the same answer as a region that never existed */
+	r = raw_upload_from(b, hb, ok.region, 0, 64 * 8);
+	ck_assert_msg(r.code == ST_NOT_FOUND && strstr(r.message, "unknown host region"),
+		      "another connection's region: %" PRIu64 " %s", r.code, r.message);
+	r = raw_upload_from(b, hb, ok.region ^ 1, 0, 8);
+	ck_assert_msg(r.code == ST_NOT_FOUND && strstr(r.message, "unknown host region"),
+		      "a made-up region: %" PRIu64 " %s", r.code, r.message);
+
+	/* unmap; then the region is unknown to a as well */
+	pb um = {.n = 0};
+	pb_uint(&um, 1, ok.region);
+	r = raw_body_on(a, 6, 19, &um, NULL, 0);
+	ck_assert_msg(r.code == ST_OK, "unmap: %s", r.message);
+	r = raw_upload_from(a, ha, ok.region, 0, 8);
+	ck_assert_msg(r.code == ST_NOT_FOUND, "upload from an unmapped region: %s", r.message);
+	munmap(mem, sz);
+	nng_close(a);
+	nng_close(b);
+	assert_fresh_client_works("refused host regions");
+}
+END_TEST
+
+/* One job, one round trip: inputs with the request, outputs in the reply. */
+static gpud_array vec_array(gpud_dtype dt, void *data, size_t n)
+{
+	gpud_array a;
+	memset(&a, 0, sizeof(a));
+	a.dtype = dt;
+	a.ndim = 1;
+	a.shape[0] = n;
+	a.data = data;
+	a.nbytes = n * gpud_dtype_size(dt);
+	return a;
+}
+
+START_TEST(test_call_one_round_trip)
+{
+	const size_t nx = 37, nf = 300;
+	double x[37], y[37], f[300], ref[300];
+	gpud_client *c = lib_connect();
+
+	for (int d = 0; d < 2; d++) {
+		gpud_dtype dt = d ? GPUD_F32 : GPUD_F64;
+		gen_ls(900 + (uint64_t)d, nx, nf, x, y, f);
+		if (dt == GPUD_F32) {
+			round_to_f32(x, nx);
+			round_to_f32(y, nx);
+			round_to_f32(f, nf);
+		}
+		ls_ref(x, y, nx, f, nf, 1, 1, ref);
+		void *bx = to_dtype(x, nx, dt), *by = to_dtype(y, nx, dt),
+		     *bf = to_dtype(f, nf, dt);
+		gpud_array ax = vec_array(dt, bx, nx), ay = vec_array(dt, by, nx),
+			   af = vec_array(dt, bf, nf);
+		gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+				   gpud_arg_array("freqs", &af), gpud_arg_bool("precenter", 1),
+				   gpud_arg_bool("normalize", 1)};
+		gpud_daemon_status before = lib_status(c);
+		uint64_t req0 = own_session(&before, c)->requests;
+		gpud_result out[2];
+		size_t nout = 0;
+		LIB_OK(c, gpud_call(c, "lombscargle", args, 5, out, 2, &nout, NULL));
+		gpud_daemon_status after = lib_status(c);
+		/* the call was one request (the second status is the other) */
+		ck_assert_uint_eq(own_session(&after, c)->requests - req0, 2);
+		ck_assert_uint_eq(after.buffers, 0); /* nothing kept */
+		ck_assert_uint_eq(nout, 1);
+		ck_assert_str_eq(out[0].name, "pgram");
+		ck_assert_int_eq(out[0].array.dtype, dt);
+		ck_assert_uint_eq(out[0].array.shape[0], nf);
+		assert_matches(out[0].array.data, dt, ref, nf, "gpud_call lombscargle");
+		gpud_array_free(&out[0].array);
+		free(bx);
+		free(by);
+		free(bf);
+	}
+
+	/* mixed: a kept buffer, an array from host memory shared with gpud, scalars */
+	gen_ls(950, nx, nf, x, y, f);
+	ls_ref(x, y, nx, f, nf, 0, 0, ref);
+	uint64_t sf = nf;
+	gpud_handle hf;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sf, f, &hf));
+	double *shared = gpud_host_alloc(c, sizeof(y));
+	ck_assert_msg(shared != NULL, "%s", gpud_errmsg(c));
+	memcpy(shared, y, sizeof(y));
+	gpud_array ax = vec_array(GPUD_F64, x, nx), ay = vec_array(GPUD_F64, shared, nx);
+	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			   gpud_arg_buffer("freqs", hf)};
+	gpud_result out[1];
+	size_t nout;
+	LIB_OK(c, gpud_call(c, "lombscargle", args, 3, out, 1, &nout, NULL));
+	assert_matches(out[0].array.data, GPUD_F64, ref, nf,
+		       "gpud_call with a handle and a region");
+	gpud_array_free(&out[0].array);
+	gpud_daemon_status st = lib_status(c);
+	ck_assert_uint_eq(st.buffers, 1); /* only freqs, which the client made */
+
+	/* errors: each names the argument; nothing is left behind */
+	gpud_array bad_y = vec_array(GPUD_F32, y, nx);
+	gpud_arg mism[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &bad_y),
+			   gpud_arg_buffer("freqs", hf)};
+	LIB_FAIL(c, gpud_call(c, "lombscargle", mism, 3, out, 1, &nout, NULL), GPUD_EINVAL, "y");
+	gpud_array pg = vec_array(GPUD_F64, f, nf);
+	gpud_arg asout[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			    gpud_arg_buffer("freqs", hf), gpud_arg_array("pgram", &pg)};
+	LIB_FAIL(c, gpud_call(c, "lombscargle", asout, 4, out, 1, &nout, NULL), GPUD_EINVAL,
+		 "an output");
+	gpud_arg in_run[] = {gpud_arg_array("x", &ax)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", in_run, 1, NULL, 0, NULL, NULL), GPUD_EARG,
+		 "gpud_call");
+	gpud_array liar = ax;
+	liar.nbytes += 8;
+	gpud_arg lies[] = {gpud_arg_array("x", &liar)};
+	LIB_FAIL(c, gpud_call(c, "lombscargle", lies, 1, out, 1, &nout, NULL), GPUD_EARG,
+		 "does not match");
+	st = wait_no_buffers(c, 0.5); /* freqs remains: expect exactly one */
+	ck_assert_uint_eq(st.buffers, 1);
+	LIB_OK(c, gpud_free(c, &hf, 1));
+	LIB_OK(c, gpud_host_free(c, shared));
+	gpud_close(c);
+}
+END_TEST
+
+START_TEST(test_call_raw_payload_mismatch)
+{
+	/* run lombscargle with x inline (f64, 4 elements) but 40 payload bytes */
+	pb run = {.n = 0}, arg = {.n = 0}, ia = {.n = 0}, shape = {.n = 0};
+	pb_key(&run, 1, 2);
+	pb_varint(&run, 11);
+	memcpy(run.b + run.n, "lombscargle", 11);
+	run.n += 11;
+	pb_key(&arg, 1, 2);
+	pb_varint(&arg, 1);
+	arg.b[arg.n++] = 'x';
+	pb_uint(&ia, 1, 2);
+	pb_varint(&shape, 4);
+	pb_sub(&ia, 2, &shape);
+	pb_sub(&arg, 4, &ia);
+	pb_sub(&run, 2, &arg);
+	pb_uint(&run, 3, 1);
+	pb hdr = pb_request(WIRE_VERSION, 77, 15, &run);
+	size_t len;
+	char payload[40] = {0};
+	uint8_t *m = frame(&hdr, payload, sizeof(payload), &len);
+	raw_expect(m, len, ST_INVALID_ARGUMENT, "the inline arrays take 32",
+		   "a run whose payload is longer than its inline arrays");
+	free(m);
+	m = frame(&hdr, payload, 16, &len);
+	raw_expect(m, len, ST_INVALID_ARGUMENT, "needs 32 bytes", "a run with a short payload");
+	free(m);
+	gpud_client *c = lib_connect();
+	gpud_daemon_status st = lib_status(c);
+	ck_assert_uint_eq(st.buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+/* --- buffers belong to their connection -------------------------------------------------- */
+
+START_TEST(test_buffers_freed_on_close)
+{
+	gpud_client *a = lib_connect(), *b = lib_connect();
+	double v[100];
+	uint64_t n = 100;
+	gpud_handle h[3];
+
+	for (int i = 0; i < 100; i++)
+		v[i] = i + 0.5;
+	for (int i = 0; i < 3; i++)
+		LIB_OK(a, gpud_alloc(a, GPUD_F64, 1, &n, v, &h[i]));
+	gpud_daemon_status s = lib_status(b);
+	ck_assert_uint_eq(s.buffers, 3);
+	ck_assert_uint_eq(s.bytes_in_use, 3 * 800);
+	ck_assert_uint_ge(s.connections, 2);
+
+	/* Buffers belong to their connection: A goes away without freeing. */
+	gpud_close(a);
+	s = wait_no_buffers(b, 2.0);
+	ck_assert_msg(s.buffers == 0 && s.bytes_in_use == 0,
+		      "2 s after client A closed: %" PRIu64 " buffers, %" PRIu64 " bytes in use",
+		      s.buffers, s.bytes_in_use);
+	ck_assert_uint_ge(s.bytes_high_water, 2400);
+	double back;
+	LIB_FAIL(b, gpud_download_range(b, h[0], 0, &back, 8), GPUD_ENOTFOUND, "unknown handle");
+	gpud_close(b);
+}
+END_TEST
+
+TCase *e2e_sessions(void)
+{
+	TCase *tc = tcase_create("sessions");
+	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_buffers_freed_on_close);
+	tcase_add_test(tc, test_host_regions_library);
+	tcase_add_test(tc, test_host_region_refusals);
+	tcase_add_test(tc, test_call_one_round_trip);
+	tcase_add_test(tc, test_call_raw_payload_mismatch);
+	return tc;
+}
