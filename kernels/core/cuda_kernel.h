@@ -1,5 +1,5 @@
 /*
- * kernels/cuda_kernels.h — the CUDA side of the kernel table: for each
+ * kernels/core/cuda_kernel.h — the CUDA side of the kernel table: for each
  * kernel that has a GPU implementation, its launch function, a warm-up and
  * the attributes of each compiled variant. Built only when nvcc is found.
  *
@@ -59,8 +59,25 @@ typedef struct cuda_kernel {
 	int per_stream;
 } cuda_kernel;
 
-const cuda_kernel *cuda_kernel_find(const char *name);
+/*
+ * The CUDA table, made from kernels/kernels.def: entry i is cuda_kernel_<name>
+ * of kernel_list()'s entry i (kernels/core/cuda_table.c).
+ */
 const cuda_kernel *const *cuda_kernel_list(size_t *n);
+
+/*
+ * 0 when cuda_kernel_list() and kernel_list() agree (as many entries, the
+ * same names in the same order, every kernel_def's id its position), else -1
+ * with the first difference in err.
+ */
+int cuda_kernel_tables_check(char *err, size_t errlen);
+
+/*
+ * Deprecated: the entry of a built-in kernel's name (through kernel_find), or
+ * NULL. gpud indexes cuda_kernel_list() by kernel_def.id; bench/ still calls
+ * this, and goes once it uses ids too.
+ */
+const cuda_kernel *cuda_kernel_find(const char *name);
 
 #ifdef __cplusplus
 }

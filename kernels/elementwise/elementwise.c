@@ -189,20 +189,21 @@ static void ew_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
-#define EW_DEF(var, nm, docstr, ps)                                                                \
-	const kernel_def var = {.name = nm,                                                        \
-				.doc = docstr,                                                     \
-				.params = ps,                                                      \
-				.nparams = sizeof(ps) / sizeof(ps[0]),                             \
-				.check = ew_check,                                                 \
-				.cpu_items = ew_items,                                             \
-				.cpu_run = ew_run}
+#define EW_DEF(nm, docstr, ps)                                                                     \
+	const kernel_def kernel_##nm = {.name = #nm,                                               \
+					.id = KERNEL_ID_##nm,                                      \
+					.doc = docstr,                                             \
+					.params = ps,                                              \
+					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
+					.check = ew_check,                                         \
+					.cpu_items = ew_items,                                     \
+					.cpu_run = ew_run}
 
-EW_DEF(kernel_add, "add", "z = x + y", p_any);
-EW_DEF(kernel_sub, "sub", "z = x - y", p_any);
-EW_DEF(kernel_mul, "mul", "z = x * y", p_any);
-EW_DEF(kernel_div, "div", "z = x / y", p_float);
-EW_DEF(kernel_axpy, "axpy", "z = a * x + y", p_float_a);
-EW_DEF(kernel_saxpy_trig, "saxpy_trig", "z = exp(a * sin(x) + cos(y))", p_float_a);
-EW_DEF(kernel_rel_diff, "rel_diff", "z = 2 (x - y) / (x + y)", p_float);
-EW_DEF(kernel_sum_of_squares, "sum_of_squares", "z = x^2 + y^2", p_any);
+EW_DEF(add, "z = x + y", p_any);
+EW_DEF(sub, "z = x - y", p_any);
+EW_DEF(mul, "z = x * y", p_any);
+EW_DEF(div, "z = x / y", p_float);
+EW_DEF(axpy, "z = a * x + y", p_float_a);
+EW_DEF(saxpy_trig, "z = exp(a * sin(x) + cos(y))", p_float_a);
+EW_DEF(rel_diff, "z = 2 (x - y) / (x + y)", p_float);
+EW_DEF(sum_of_squares, "z = x^2 + y^2", p_any);

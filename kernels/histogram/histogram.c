@@ -310,6 +310,7 @@ static void hist_run(const kernel_args *a, size_t lo, size_t hi)
 
 const kernel_def kernel_histogram = {
 	.name = "histogram",
+	.id = KERNEL_ID_histogram,
 	.doc = "numpy.histogram(x, bins, range=(range_min, range_max)) exactly: int64 counts of "
 	       "equal bins, the last bin closed, values outside it and NaN dropped",
 	.params = p_hist,

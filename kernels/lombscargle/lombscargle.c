@@ -132,6 +132,7 @@ static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 
 const kernel_def kernel_lombscargle = {
 	.name = "lombscargle",
+	.id = KERNEL_ID_lombscargle,
 	.doc = "Lomb-Scargle periodogram (scipy.signal.lombscargle, scipy <= 1.14)",
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),

@@ -96,6 +96,7 @@ static void mm_run(const kernel_args *a, size_t lo, size_t hi)
 
 const kernel_def kernel_matmul = {
 	.name = "matmul",
+	.id = KERNEL_ID_matmul,
 	.doc = "matrix product c = a b of 2-d arrays (cuBLAS on cuda, the CPU BLAS on cpu)",
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),

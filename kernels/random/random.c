@@ -194,6 +194,7 @@ static void rnd_run(const kernel_args *a, size_t lo, size_t hi)
 
 const kernel_def kernel_uniform = {
 	.name = "uniform",
+	.id = KERNEL_ID_uniform,
 	.doc = "n uniform numbers in (low, high] from cuRAND's Philox4_32_10 with seed",
 	.params = p_uniform,
 	.nparams = sizeof(p_uniform) / sizeof(p_uniform[0]),
@@ -205,6 +206,7 @@ const kernel_def kernel_uniform = {
 
 const kernel_def kernel_normal = {
 	.name = "normal",
+	.id = KERNEL_ID_normal,
 	.doc = "n normal numbers (mean, stddev) from cuRAND's Philox4_32_10 with seed",
 	.params = p_normal,
 	.nparams = sizeof(p_normal) / sizeof(p_normal[0]),

@@ -161,18 +161,19 @@ static void red_run(const kernel_args *a, size_t lo, size_t hi)
 		*(double *)out = r;
 }
 
-#define RED_DEF(var, nm, docstr, ps)                                                               \
-	const kernel_def var = {.name = nm,                                                        \
-				.doc = docstr,                                                     \
-				.params = ps,                                                      \
-				.nparams = sizeof(ps) / sizeof(ps[0]),                             \
-				.check = red_check,                                                \
-				.cpu_items = red_items,                                            \
-				.cpu_run = red_run}
+#define RED_DEF(nm, docstr, ps)                                                                    \
+	const kernel_def kernel_##nm = {.name = #nm,                                               \
+					.id = KERNEL_ID_##nm,                                      \
+					.doc = docstr,                                             \
+					.params = ps,                                              \
+					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
+					.check = red_check,                                        \
+					.cpu_items = red_items,                                    \
+					.cpu_run = red_run}
 
-RED_DEF(kernel_sum, "sum", "sum of x (integers: int64); float32 accumulates in float64", p_any);
-RED_DEF(kernel_asum, "asum", "sum of |x|; float32 accumulates in float64", p_float);
-RED_DEF(kernel_min, "min", "smallest element of x (NaN if any)", p_any);
-RED_DEF(kernel_max, "max", "largest element of x (NaN if any)", p_any);
-RED_DEF(kernel_mean, "mean", "mean of x; float32 accumulates in float64", p_float);
-RED_DEF(kernel_dot, "dot", "sum of x * y; float32 accumulates in float64", p_dot);
+RED_DEF(sum, "sum of x (integers: int64); float32 accumulates in float64", p_any);
+RED_DEF(asum, "sum of |x|; float32 accumulates in float64", p_float);
+RED_DEF(min, "smallest element of x (NaN if any)", p_any);
+RED_DEF(max, "largest element of x (NaN if any)", p_any);
+RED_DEF(mean, "mean of x; float32 accumulates in float64", p_float);
+RED_DEF(dot, "sum of x * y; float32 accumulates in float64", p_dot);

@@ -54,6 +54,7 @@ typedef struct cuda_backend {
 	struct cudaDeviceProp prop;
 	cuda_variant_attr variants[MAX_VARIANTS];
 	int nvariants;
+	const cuda_kernel *kernels[KERNEL_COUNT]; /* by kernel_def.id, bound at open */
 	gpud_pool *pool;
 	cudaStream_t streams[MAX_STREAMS];
 	int nstreams;
@@ -363,8 +364,11 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 			      .device = cb->device};
 	size_t nk;
 	const cuda_kernel *const *ks = cuda_kernel_list(&nk);
+	if (cuda_kernel_tables_check(err, errlen) != 0)
+		goto fail;
 	for (size_t i = 0; i < nk; i++) {
 		char kerr[512];
+		cb->kernels[i] = ks[i];
 		/* Kernels calling a library warm up on every stream, with its handles. */
 		for (int s = 0; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
 			cuda_launch_ctx ls = ks[i]->per_stream ? stream_ctx(cb, s) : lc;
@@ -1160,7 +1164,8 @@ static int cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 {
 	cuda_backend *cb = b->impl;
 	const custom_kernel *uk = k->custom;
-	const cuda_kernel *ck = uk ? NULL : cuda_kernel_find(k->name);
+	/* a built-in's id is its place in the table, checked at open */
+	const cuda_kernel *ck = uk ? NULL : cb->kernels[k->id];
 	int rv;
 
 	if (ck == NULL && uk == NULL) {
