@@ -3,24 +3,25 @@
  *
  * An entry declares its parameters (buffers in or out with accepted dtypes
  * and rank, typed scalars with defaults), a check of what the generic binder
- * cannot see (equal lengths, one dtype, output shapes), and a CPU reference.
- * The daemon binds a request's arguments against the parameters
- * (kernels/core/args.c), calls check, allocates missing outputs and hands
- * the bound arguments to the backend.
+ * cannot see (equal lengths, one dtype, output shapes), a CPU reference, and
+ * samples: argument texts the self-test runs at start on the GPU against the
+ * reference (kernels/core/sample.h). The daemon binds a request's arguments
+ * against the parameters (kernels/core/args.c), calls check, allocates
+ * missing outputs and hands the bound arguments to the backend.
  *
  * Adding a kernel <name> to a folder that exists: one line
  * KERNEL(<name>, <folder>) in kernels/kernels.def, and in the folder's files
- * its kernel_def kernel_<name> (.id = KERNEL_ID_<name>), its cuda_kernel
- * cuda_kernel_<name>, and its unit and GPU tests. A new folder
+ * its kernel_def kernel_<name> (.id = KERNEL_ID_<name>, .samples), its
+ * cuda_kernel cuda_kernel_<name>, and its unit and GPU tests. A new folder
  * kernels/<folder>/ adds a KERNEL_FOLDER(<folder>) line too and four files:
- * <folder>.c (the kernel_def: params, check, CPU reference), <folder>.cu (the
- * cuda_kernel: launch, attributes, warm-up), test_<folder>.c (Suite
- * *<folder>_suite(void)) and gpu_test_<folder>.c (void
+ * <folder>.c (the kernel_def: params, check, CPU reference, samples),
+ * <folder>.cu (the cuda_kernel: launch, attributes), test_<folder>.c
+ * (Suite *<folder>_suite(void)) and gpu_test_<folder>.c (void
  * gpu_test_<folder>(gpud_client *c, const char *kernel)), plus a header where
  * its files share declarations. Nothing else: the tables, the unit-test
  * suites and the GPU test list are made from kernels.def and the Makefile
  * finds the files. A kernel lacking its kernel_def, cuda_kernel, suite or GPU
- * test does not link; a wrong .id fails the unit tests.
+ * test does not link; a wrong .id or no .samples fails the unit tests.
  */
 #ifndef GPUD_KERNEL_H
 #define GPUD_KERNEL_H
@@ -111,6 +112,13 @@ typedef struct kernel_def {
 	 * before each run.
 	 */
 	int (*cpu_available)(char *err, size_t errlen);
+	/*
+	 * Argument texts the self-test runs, NULL-terminated (kernels/core/sample.h
+	 * gives the syntax): each for every dtype of the kernel's first input
+	 * array (or first dtype-name scalar) that check accepts, on the GPU at
+	 * start against cpu_run. Every built-in kernel has at least one.
+	 */
+	const char *const *samples;
 	/* a user's kernel (struct custom_kernel, kernels/custom.h); NULL for built-ins */
 	const void *custom;
 } kernel_def;

@@ -192,6 +192,18 @@ static void rnd_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
+/* Both dtypes; odd n (normal: a pair generated past the end) and even. */
+static const char *const uniform_samples[] = {
+	"n=7 seed=1234 low=2 high=6",
+	"n=8 seed=42",
+	NULL,
+};
+static const char *const normal_samples[] = {
+	"n=7 seed=1234",
+	"n=8 seed=5 mean=3 stddev=0.25",
+	NULL,
+};
+
 const kernel_def kernel_uniform = {
 	.name = "uniform",
 	.id = KERNEL_ID_uniform,
@@ -202,6 +214,7 @@ const kernel_def kernel_uniform = {
 	.cpu_items = rnd_items,
 	.cpu_run = rnd_run,
 	.cpu_available = rnd_available,
+	.samples = uniform_samples,
 };
 
 const kernel_def kernel_normal = {
@@ -214,4 +227,5 @@ const kernel_def kernel_normal = {
 	.cpu_items = rnd_items,
 	.cpu_run = rnd_run,
 	.cpu_available = rnd_available,
+	.samples = normal_samples,
 };

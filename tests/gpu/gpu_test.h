@@ -13,8 +13,7 @@
 
 #include <gpud/client.h>
 
-#define POISON64 0x7ff4dead0badf00dull /* a quiet NaN with a payload */
-#define POISON32 0x7fa0dead
+#include "kernels/core/sample.h"
 
 /* The generator's state, seeded by main (and printed). */
 extern uint64_t rng_state;
@@ -31,9 +30,15 @@ void *random_of(gpud_dtype dt, size_t n, double lo, double hi);
 /* Element i of a float32/float64 array; of any dtype. */
 double get(gpud_dtype dt, const void *p, size_t i);
 double get_any(gpud_dtype dt, const void *p, size_t i);
-/* The poison: written by poison, recognised by is_poison. */
-int is_poison(gpud_dtype dt, const void *p, size_t i);
-void poison(gpud_dtype dt, void *p, size_t n);
+/* The poison of the self-test (kernels/core/sample.h): written by poison, recognised by is_poison. */
+static inline int is_poison(gpud_dtype dt, const void *p, size_t i)
+{
+	return kernel_sample_is_poison(dt, p, i);
+}
+static inline void poison(gpud_dtype dt, void *p, size_t n)
+{
+	kernel_sample_poison(dt, p, n);
+}
 /* Uploads n poisoned elements of dt into a new buffer. */
 gpud_handle poisoned(gpud_client *c, gpud_dtype dt, uint64_t n);
 

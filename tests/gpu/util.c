@@ -61,31 +61,6 @@ double get(gpud_dtype dt, const void *p, size_t i)
 	return dt == GPUD_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
 }
 
-int is_poison(gpud_dtype dt, const void *p, size_t i)
-{
-	if (gpud_dtype_size(dt) == 4) {
-		uint32_t u;
-		memcpy(&u, (const char *)p + 4 * i, 4);
-		return u == POISON32;
-	}
-	uint64_t u;
-	memcpy(&u, (const char *)p + 8 * i, 8);
-	return u == POISON64;
-}
-
-void poison(gpud_dtype dt, void *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (gpud_dtype_size(dt) == 4) { /* float32 NaN; for int32 an unlikely value */
-			uint32_t u = POISON32;
-			memcpy((char *)p + 4 * i, &u, 4);
-		} else {
-			uint64_t u = POISON64;
-			memcpy((char *)p + 8 * i, &u, 8);
-		}
-	}
-}
-
 double get_any(gpud_dtype dt, const void *p, size_t i)
 {
 	switch (dt) {

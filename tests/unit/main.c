@@ -15,6 +15,7 @@ int main(void)
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, wire_suite());
 	srunner_add_suite(sr, kernel_table_suite());
+	srunner_add_suite(sr, sample_suite());
 	srunner_add_suite(sr, custom_suite());
 	/* each kernel folder's suite (kernels/kernels.def) */
 #define KERNEL_FOLDER(folder) srunner_add_suite(sr, folder##_suite());

@@ -33,6 +33,7 @@
 #include "kernels/core/cuda_check.h"
 #include "kernels/custom/custom.h"
 #include "kernels/core/cuda_kernel.h"
+#include "kernels/core/cuda_selftest.h"
 #include "kernels/core/libs.h"
 #include "proto/wire.h"
 
@@ -364,19 +365,25 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 			      .device = cb->device};
 	size_t nk;
 	const cuda_kernel *const *ks = cuda_kernel_list(&nk);
+	const kernel_def *const *kd = kernel_list(&nk);
 	if (cuda_kernel_tables_check(err, errlen) != 0)
 		goto fail;
 	for (size_t i = 0; i < nk; i++) {
-		char kerr[512];
+		char kerr[1024];
 		cb->kernels[i] = ks[i];
-		/* Kernels calling a library warm up on every stream, with its handles. */
+		/* The self-test is the warm-up; kernels calling a library run it on
+		 * every stream, with its handles (skipped without them: runs say why). */
 		for (int s = 0; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
 			cuda_launch_ctx ls = ks[i]->per_stream ? stream_ctx(cb, s) : lc;
-			if (ks[i]->warmup(&ls, kerr, sizeof(kerr)) != 0) {
-				snprintf(err, errlen, "warm-up of kernel %s failed (stream %d): %s",
+			int rv = kernel_selftest(kd[i], ks[i], &ls, kerr, sizeof(kerr));
+			if (rv < 0) {
+				snprintf(err, errlen,
+					 "self-test of kernel %s failed (stream %d): %s",
 					 ks[i]->name, s, kerr);
 				goto fail;
 			}
+			if (rv > 0)
+				break;
 		}
 		if (ks[i]->attributes == NULL) /* library code (CUB, cuBLAS, cuRAND) */
 			continue;
