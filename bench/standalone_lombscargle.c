@@ -19,6 +19,7 @@
 #include <gpud/npy.h>
 
 #include "kernels/core/cuda_kernel.h"
+#include "kernels/core/list.h"
 #include "kernels/lombscargle/lombscargle.h"
 
 #define CHECK(call)                                                                                \
@@ -69,7 +70,8 @@ int main(int argc, char **argv)
 	CHECK(cudaMalloc(&d[3], nf * es));
 
 	const kernel_def *k = kernel_find("lombscargle");
-	const cuda_kernel *ck = cuda_kernel_find("lombscargle");
+	size_t nk;
+	const cuda_kernel *ck = cuda_kernel_list(&nk)[KERNEL_ID_lombscargle];
 	kernel_args a;
 	memset(&a, 0, sizeof(a));
 	a.kernel = k;

@@ -29,6 +29,7 @@
 #include <gpud/client.h>
 
 #include "kernels/core/cuda_kernel.h"
+#include "kernels/core/list.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/harness.h"
 
@@ -203,7 +204,8 @@ static void tiny_run(int reps, const char *label)
 	cudaStream_t s;
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	cuda_launch_ctx lc = {.stream = s, .sm_count = prop.multiProcessorCount, .device = 0};
-	const cuda_kernel *ck = cuda_kernel_find("lombscargle");
+	size_t nk;
+	const cuda_kernel *ck = cuda_kernel_list(&nk)[KERNEL_ID_lombscargle];
 	for (int r = -50; r < reps; r++) {
 		double t0 = now_us();
 		if (ck->launch(&a, &lc, err, sizeof(err)) != 0) {

@@ -1,11 +1,14 @@
 /*
- * kernels/cuda_kernels.h — the CUDA side of the kernel table: for each
- * kernel that has a GPU implementation, its launch function, a warm-up and
+ * kernels/core/cuda_kernel.h — the CUDA side of the kernel table: for every
+ * built-in kernel its launch function, the code paths it chooses among, and
  * the attributes of each compiled variant. Built only when nvcc is found.
  *
  * The kernels are compiled by nvcc into a fatbin embedded in gpud (machine
  * code for every CUDA_ARCHS entry and PTX for the newest); gpud loads them
- * and runs each variant once at start, so no client ever pays module load.
+ * and runs every sample of every kernel at start (kernel_selftest,
+ * kernels/core/cuda_selftest.h), each path forced too, so no client ever pays
+ * a module load and a kernel that disagrees with its CPU reference stops gpud
+ * from starting.
  */
 #ifndef GPUD_CUDA_KERNELS_H
 #define GPUD_CUDA_KERNELS_H
@@ -44,6 +47,9 @@ typedef struct cuda_variant_attr {
 	int ptx_version, binary_version;
 } cuda_variant_attr;
 
+/* The library handles of cuda_launch_ctx a kernel needs (cuda_kernel.needs). */
+enum { CUDA_NEEDS_BLAS = 1, CUDA_NEEDS_RNG = 2 };
+
 typedef struct cuda_kernel {
 	const char *name; /* matches the kernel_def */
 	/* Enqueues the kernel on ctx->stream. 0, or -1 with "cudaX: error" in err. */
@@ -51,16 +57,38 @@ typedef struct cuda_kernel {
 	/* Fills up to max variant attributes; returns how many, or -1 + err.
 	 * NULL where the code is a library's (CUB, cuBLAS, cuRAND picks it). */
 	int (*attributes)(cuda_variant_attr *out, int max, char *err, size_t errlen);
-	/* One small launch of every variant on real data; synchronous. 0 or -1 + err. */
-	int (*warmup)(const cuda_launch_ctx *ctx, char *err, size_t errlen);
-	/* 1: it uses ctx's library handles, so the warm-up runs on every stream
+	/* 1: it uses ctx's library handles, so the self-test runs on every stream
 	 * (each handle's first use, and whatever it sets up lazily, happens at
 	 * start, not on the loop). */
 	int per_stream;
+	/* CUDA_NEEDS_*: without the handle in ctx the kernel cannot run (its runs
+	 * say why) and the self-test skips it. */
+	int needs;
+	/*
+	 * Optional, for a kernel that chooses among code paths by size: npaths
+	 * paths (named for messages), and launch_path, which runs path
+	 * 0..npaths-1 whatever the size: 0, -1 + err, or 1 (why in err) where the
+	 * path cannot take these arguments. The self-test runs each path on each
+	 * sample, so every path's code is loaded at start, never on a request.
+	 */
+	int npaths;
+	const char *const *path_names;
+	int (*launch_path)(const kernel_args *a, const cuda_launch_ctx *ctx, int path, char *err,
+			   size_t errlen);
 } cuda_kernel;
 
-const cuda_kernel *cuda_kernel_find(const char *name);
+/*
+ * The CUDA table, made from kernels/kernels.def: entry i is cuda_kernel_<name>
+ * of kernel_list()'s entry i (kernels/core/cuda_table.c).
+ */
 const cuda_kernel *const *cuda_kernel_list(size_t *n);
+
+/*
+ * 0 when cuda_kernel_list() and kernel_list() agree (as many entries, the
+ * same names in the same order, every kernel_def's id its position), else -1
+ * with the first difference in err.
+ */
+int cuda_kernel_tables_check(char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,27 @@
 /*
- * kernels/kernel.h — the kernel table: one entry per named kernel.
+ * kernels/core/kernel.h — the kernel table: one entry per named kernel.
  *
  * An entry declares its parameters (buffers in or out with accepted dtypes
  * and rank, typed scalars with defaults), a check of what the generic binder
- * cannot see (equal lengths, one dtype, output shapes), and one launch
- * function per backend. The daemon binds a request's arguments against the
- * parameters (kernels/table.c), calls check, allocates missing outputs and
- * hands the bound arguments to the backend. Adding a kernel is one file under
- * kernels/ plus one line in kernels/table.c.
+ * cannot see (equal lengths, one dtype, output shapes), a CPU reference, and
+ * samples: argument texts the self-test runs at start on the GPU against the
+ * reference (kernels/core/sample.h). The daemon binds a request's arguments
+ * against the parameters (kernels/core/args.c), calls check, allocates
+ * missing outputs and hands the bound arguments to the backend.
+ *
+ * Adding a kernel <name> to a folder that exists: one line
+ * KERNEL(<name>, <folder>) in kernels/kernels.def, and in the folder's files
+ * its kernel_def kernel_<name> (.id = KERNEL_ID_<name>, .samples), its
+ * cuda_kernel cuda_kernel_<name>, and its unit and GPU tests. A new folder
+ * kernels/<folder>/ adds a KERNEL_FOLDER(<folder>) line too and four files:
+ * <folder>.c (the kernel_def: params, check, CPU reference, samples),
+ * <folder>.cu (the cuda_kernel: launch, attributes), test_<folder>.c
+ * (Suite *<folder>_suite(void)) and gpu_test_<folder>.c (void
+ * gpu_test_<folder>(gpud_client *c, const char *kernel)), plus a header where
+ * its files share declarations. Nothing else: the tables, the unit-test
+ * suites and the GPU test list are made from kernels.def and the Makefile
+ * finds the files. A kernel lacking its kernel_def, cuda_kernel, suite or GPU
+ * test does not link; a wrong .id or no .samples fails the unit tests.
  */
 #ifndef GPUD_KERNEL_H
 #define GPUD_KERNEL_H
@@ -16,6 +30,8 @@
 #include <stdint.h>
 
 #include <gpud/types.h>
+
+#include "kernels/core/list.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,6 +92,7 @@ typedef struct kernel_args {
 
 typedef struct kernel_def {
 	const char *name;
+	int id; /* KERNEL_ID_<name> (kernels/core/list.h); KERNEL_ID_CUSTOM for a user's */
 	const char *doc;
 	const kernel_param *params;
 	int nparams;
@@ -95,13 +112,22 @@ typedef struct kernel_def {
 	 * before each run.
 	 */
 	int (*cpu_available)(char *err, size_t errlen);
+	/*
+	 * Argument texts the self-test runs, NULL-terminated (kernels/core/sample.h
+	 * gives the syntax): each for every dtype of the kernel's first input
+	 * array (or first dtype-name scalar) that check accepts, on the GPU at
+	 * start against cpu_run. Every built-in kernel has at least one.
+	 */
+	const char *const *samples;
 	/* a user's kernel (struct custom_kernel, kernels/custom.h); NULL for built-ins */
 	const void *custom;
 } kernel_def;
 
-/* --- the table (kernels/table.c) --- */
+/* --- the table (kernels/core/table.c), in the order of kernels/kernels.def --- */
 const kernel_def *kernel_find(const char *name);
 const kernel_def *const *kernel_list(size_t *n);
+
+/* --- arguments (kernels/core/args.c) --- */
 int kernel_param_index(const kernel_def *k, const char *name);
 
 /* "float32|float64 1-d array", "bool scalar (default false)": for messages and listings. */

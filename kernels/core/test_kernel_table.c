@@ -1,5 +1,6 @@
 /*
- * tests/test_kernel_table.c — unit tests of kernels/table.c: lookup,
+ * kernels/core/test_kernel_table.c — unit tests of kernels/core/table.c and
+ * args.c: lookup, the ids and the CUDA table made from kernels/kernels.def,
  * parameter descriptions, binding arrays and scalars (the coercions and the
  * refusals, with their messages) and filling defaults. A small kernel of this
  * file's own covers the parameter kinds lombscargle does not have.
@@ -12,6 +13,9 @@
 
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
+#ifdef GPUD_HAVE_CUDA
+#include "kernels/core/cuda_kernel.h"
+#endif
 #include "tests/unit/suites.h"
 
 #define assert_has(err, want)                                                                      \
@@ -103,6 +107,40 @@ START_TEST(test_find)
 		seen += all[i] == k;
 	}
 	ck_assert_int_eq(seen, 1);
+}
+END_TEST
+
+/*
+ * kernels/kernels.def made the table: entry i has id i (KERNEL_ID_<name>),
+ * names are unique, and with CUDA the CUDA table lists the same kernels in
+ * the same order.
+ */
+START_TEST(test_ids)
+{
+	size_t n = 0;
+	const kernel_def *const *all = kernel_list(&n);
+
+	ck_assert_uint_eq(n, KERNEL_COUNT);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_msg(all[i]->id == (int)i, "kernel %s, entry %zu, has id %d", all[i]->name,
+			      i, all[i]->id);
+		for (size_t j = 0; j < i; j++)
+			ck_assert_msg(strcmp(all[i]->name, all[j]->name) != 0,
+				      "entries %zu and %zu are both named %s", j, i, all[i]->name);
+	}
+	ck_assert_str_eq(all[KERNEL_ID_lombscargle]->name, "lombscargle");
+	ck_assert_str_eq(all[KERNEL_ID_normal]->name, "normal");
+	ck_assert_ptr_eq(kernel_find("histogram"), all[KERNEL_ID_histogram]);
+	ck_assert_int_lt(KERNEL_ID_CUSTOM, 0);
+#ifdef GPUD_HAVE_CUDA
+	size_t nc = 0;
+	const cuda_kernel *const *cs = cuda_kernel_list(&nc);
+	char err[256] = "";
+	ck_assert_uint_eq(nc, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(cs[i]->name, all[i]->name);
+	ck_assert_msg(cuda_kernel_tables_check(err, sizeof(err)) == 0, "%s", err);
+#endif
 }
 END_TEST
 
@@ -674,6 +712,7 @@ Suite *kernel_table_suite(void)
 
 	tc = tcase_create("lookup");
 	tcase_add_test(tc, test_find);
+	tcase_add_test(tc, test_ids);
 	tcase_add_test(tc, test_param_index);
 	tcase_add_test(tc, test_describe);
 	tcase_add_test(tc, test_scalar_parse);

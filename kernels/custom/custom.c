@@ -494,6 +494,7 @@ int custom_build(custom_kernel *k, const char *name, custom_kind kind, const cha
 	else
 		snprintf(k->doc, sizeof(k->doc), "custom elementwise kernel");
 	k->def = (kernel_def){.name = k->name,
+			      .id = KERNEL_ID_CUSTOM,
 			      .doc = k->doc,
 			      .params = k->kparams,
 			      .nparams = np,

@@ -116,6 +116,7 @@ START_TEST(test_elementwise_source)
 	assert_has(k.source, "_i += (long long)gridDim.x * blockDim.x");
 	/* the generated kernel takes x, y, a as arrays or scalars; z is an output */
 	ck_assert_int_eq(k.def.nparams, 4);
+	ck_assert_int_eq(k.def.id, KERNEL_ID_CUSTOM); /* in no table */
 	ck_assert_int_eq(k.kparams[2].broadcast, 1);
 	ck_assert_int_eq(k.kparams[3].role, KPARAM_OUT);
 	custom_free(&k);

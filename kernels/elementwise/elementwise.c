@@ -189,20 +189,45 @@ static void ew_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
-#define EW_DEF(var, nm, docstr, ps)                                                                \
-	const kernel_def var = {.name = nm,                                                        \
-				.doc = docstr,                                                     \
-				.params = ps,                                                      \
-				.nparams = sizeof(ps) / sizeof(ps[0]),                             \
-				.check = ew_check,                                                 \
-				.cpu_items = ew_items,                                             \
-				.cpu_run = ew_run}
+/*
+ * Samples: the integer ops take int32 and int64 too (whole numbers, a sum and
+ * a product that wrap int32); each op has a broadcast scalar on either side.
+ */
+static const char *const s_any[] = {
+	"x=3,-7,12,2147483647 y=5,2,-9,1",
+	"x=rand:1000:-100:100 y=-3",
+	"x=7 y=rand:1000:-100:100",
+	NULL,
+};
+static const char *const s_float[] = {
+	"x=0.5,1.5,2.5 y=1,2,3",
+	"x=rand:1000:0.5:3 y=rand:1000:0.5:3",
+	"x=1.25 y=rand:1000:0.5:3",
+	NULL,
+};
+static const char *const s_float_a[] = {
+	"x=0.5,1.5,2.5 y=1,2,3 a=0.5",
+	"x=rand:1000:-3:3 y=0.875 a=0.75",
+	"x=1.25 y=rand:1000:-3:3 a=-2",
+	NULL,
+};
 
-EW_DEF(kernel_add, "add", "z = x + y", p_any);
-EW_DEF(kernel_sub, "sub", "z = x - y", p_any);
-EW_DEF(kernel_mul, "mul", "z = x * y", p_any);
-EW_DEF(kernel_div, "div", "z = x / y", p_float);
-EW_DEF(kernel_axpy, "axpy", "z = a * x + y", p_float_a);
-EW_DEF(kernel_saxpy_trig, "saxpy_trig", "z = exp(a * sin(x) + cos(y))", p_float_a);
-EW_DEF(kernel_rel_diff, "rel_diff", "z = 2 (x - y) / (x + y)", p_float);
-EW_DEF(kernel_sum_of_squares, "sum_of_squares", "z = x^2 + y^2", p_any);
+#define EW_DEF(nm, docstr, ps, smp)                                                                \
+	const kernel_def kernel_##nm = {.name = #nm,                                               \
+					.id = KERNEL_ID_##nm,                                      \
+					.doc = docstr,                                             \
+					.params = ps,                                              \
+					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
+					.check = ew_check,                                         \
+					.cpu_items = ew_items,                                     \
+					.cpu_run = ew_run,                                         \
+					.samples = smp}
+
+EW_DEF(add, "z = x + y", p_any, s_any);
+EW_DEF(sub, "z = x - y", p_any, s_any);
+EW_DEF(mul, "z = x * y", p_any, s_any);
+EW_DEF(div, "z = x / y", p_float, s_float);
+EW_DEF(axpy, "z = a * x + y", p_float_a, s_float_a);
+EW_DEF(saxpy_trig, "z = exp(a * sin(x) + cos(y))", p_float_a, s_float_a);
+EW_DEF(rel_diff, "z = 2 (x - y) / (x + y)", p_float, s_float);
+EW_DEF(sum_of_squares, "z = x^2 + y^2", p_any, s_any);

@@ -196,70 +196,22 @@ int ew_attributes_of(int op, const char *name, cuda_variant_attr *out, char *err
 	return 0;
 }
 
-/* Warm-up: every op on three float32 elements, checked finite. */
-int ew_warmup_op(int op, const kernel_def *k, const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	const float h[6] = {0.5f, 1.5f, 2.5f, 1.0f, 2.0f, 3.0f};
-	float *d = nullptr, res[3];
-	cudaStream_t s = (cudaStream_t)ctx->stream;
-	kernel_args a;
-	memset(&a, 0, sizeof(a));
-	CUDA_CHECK(cudaMalloc((void **)&d, sizeof(h) + sizeof(res)), "cudaMalloc");
-	int rv = -1;
-	cudaError_t e = cudaMemcpyAsync(d, h, sizeof(h), cudaMemcpyHostToDevice, s);
-	a.kernel = k;
-	a.dtype = GPUD_F32;
-	for (int i = 0; i < 3; i++) {
-		a.v[i].present = 1;
-		a.v[i].arr.dtype = GPUD_F32;
-		a.v[i].arr.ndim = 1;
-		a.v[i].arr.shape[0] = a.v[i].arr.count = 3;
-		a.v[i].arr.data = d + 3 * i;
-	}
-	a.v[EW_A].s.f64 = 0.5;
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaMemcpyAsync", err, errlen);
-		goto out;
-	}
-	if (ew_launch(&a, ctx, err, errlen) != 0)
-		goto out;
-	e = cudaMemcpyAsync(res, d + 6, sizeof(res), cudaMemcpyDeviceToHost, s);
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(s);
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaStreamSynchronize", err, errlen);
-		goto out;
-	}
-	for (int i = 0; i < 3; i++)
-		if (!(res[i] == res[i])) {
-			snprintf(err, errlen, "%s warm-up gave NaN", k->name);
-			goto out;
-		}
-	(void)op;
-	rv = 0;
-out:
-	cudaFree(d);
-	return rv;
-}
-
 } // namespace
 
-#define EW_CUDA(var, OPC, def, nm)                                                                 \
-	static int var##_attr(cuda_variant_attr *out, int max, char *err, size_t errlen)           \
+#define EW_CUDA(nm, OPC)                                                                           \
+	static int ew_##nm##_attr(cuda_variant_attr *out, int max, char *err, size_t errlen)       \
 	{                                                                                          \
-		return max < 1 ? 0 : ew_attributes_of(OPC, nm, out, err, errlen) ? -1 : 1;         \
+		return max < 1 ? 0 : ew_attributes_of(OPC, #nm, out, err, errlen) ? -1 : 1;        \
 	}                                                                                          \
-	static int var##_warm(const cuda_launch_ctx *ctx, char *err, size_t errlen)                \
-	{                                                                                          \
-		return ew_warmup_op(OPC, &def, ctx, err, errlen);                                  \
-	}                                                                                          \
-	extern "C" const cuda_kernel var = {nm, ew_launch, var##_attr, var##_warm, 0}
+	extern "C" const cuda_kernel cuda_kernel_##nm = {                                          \
+		#nm, ew_launch, ew_##nm##_attr, 0, 0, 0, nullptr, nullptr,                         \
+	}
 
-EW_CUDA(cuda_kernel_add, EW_ADD, kernel_add, "add");
-EW_CUDA(cuda_kernel_sub, EW_SUB, kernel_sub, "sub");
-EW_CUDA(cuda_kernel_mul, EW_MUL, kernel_mul, "mul");
-EW_CUDA(cuda_kernel_div, EW_DIV, kernel_div, "div");
-EW_CUDA(cuda_kernel_axpy, EW_AXPY, kernel_axpy, "axpy");
-EW_CUDA(cuda_kernel_saxpy_trig, EW_SAXPY_TRIG, kernel_saxpy_trig, "saxpy_trig");
-EW_CUDA(cuda_kernel_rel_diff, EW_REL_DIFF, kernel_rel_diff, "rel_diff");
-EW_CUDA(cuda_kernel_sum_of_squares, EW_SUM_OF_SQUARES, kernel_sum_of_squares, "sum_of_squares");
+EW_CUDA(add, EW_ADD);
+EW_CUDA(sub, EW_SUB);
+EW_CUDA(mul, EW_MUL);
+EW_CUDA(div, EW_DIV);
+EW_CUDA(axpy, EW_AXPY);
+EW_CUDA(saxpy_trig, EW_SAXPY_TRIG);
+EW_CUDA(rel_diff, EW_REL_DIFF);
+EW_CUDA(sum_of_squares, EW_SUM_OF_SQUARES);

@@ -308,8 +308,24 @@ static void hist_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
+/*
+ * Samples, each on every path (cuda_kernel.npaths): few bins (below 64: the
+ * per-warp aggregation), some hundred, float32 with a range beyond ±3.4e38
+ * (float64 edges), many samples on and between edges, and more bins than
+ * shared memory holds (over 6143: CUB's DeviceHistogram).
+ */
+static const char *const hist_samples[] = {
+	"x=-1,0,1,2,3,7,-5,4 bins=4 range_min=-1 range_max=3",
+	"x=-1,0,1,2,3,7,-5,4 bins=300 range_min=-1 range_max=3",
+	"x=-1,0,1,2,3,7,-5,4 bins=4 range_min=-1 range_max=1e39",
+	"x=rand:100000:-12:12 bins=100 range_min=-10 range_max=10",
+	"x=rand:5000:-60:60 bins=7000 range_min=-50 range_max=50",
+	NULL,
+};
+
 const kernel_def kernel_histogram = {
 	.name = "histogram",
+	.id = KERNEL_ID_histogram,
 	.doc = "numpy.histogram(x, bins, range=(range_min, range_max)) exactly: int64 counts of "
 	       "equal bins, the last bin closed, values outside it and NaN dropped",
 	.params = p_hist,
@@ -317,4 +333,5 @@ const kernel_def kernel_histogram = {
 	.check = hist_check,
 	.cpu_items = hist_items,
 	.cpu_run = hist_run,
+	.samples = hist_samples,
 };

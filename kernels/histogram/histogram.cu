@@ -62,7 +62,7 @@ constexpr int HIST_BLOCK = 256;
 constexpr size_t HIST_SMEM_BYTES = 48u << 10; /* edges + counters in shared memory */
 constexpr long long HIST_AGG_BINS = 64;       /* below: increments aggregated per warp */
 
-/* How a histogram is counted: chosen by size, or forced (the warm-up). */
+/* How a histogram is counted: chosen by size, or forced (the self-test). */
 enum hist_path { PATH_AUTO, PATH_SMEM, PATH_CUB, PATH_DIRECT };
 
 /* Coalesced loads of the transform iterator; otherwise CUB's SM50 policy. */
@@ -355,7 +355,7 @@ template <typename T, typename E> cudaError_t cub_even(void *tmp, size_t &bytes,
 						 s, ::cuda::std::false_type{});
 }
 
-/* path: PATH_AUTO, or the one the warm-up wants loaded. */
+/* path: PATH_AUTO, or the one the self-test forces; 1 (why in err) where that cannot count these. */
 template <typename T, typename E> int hist_launch_t(const kernel_args *a, const hist_plan &p,
 						    const cuda_launch_ctx *ctx, hist_path path,
 						    char *err, size_t errlen)
@@ -377,6 +377,10 @@ template <typename T, typename E> int hist_launch_t(const kernel_args *a, const 
 	size_t smem = (size_t)(bins + 1) * sizeof(E) + (size_t)bins * sizeof(unsigned);
 	if (path == PATH_AUTO && smem <= HIST_SMEM_BYTES)
 		path = PATH_SMEM;
+	if (path == PATH_SMEM && smem > HIST_SMEM_BYTES) {
+		snprintf(err, errlen, "histogram: %lld bins do not fit in shared memory", bins);
+		return 1;
+	}
 	int use_cub = (path == PATH_AUTO || path == PATH_CUB) && bins <= HIST_CUB_MAX_BINS;
 	if (use_cub) {
 		hist_iter<T, E> it(thrust::counting_iterator<long long>(0),
@@ -384,6 +388,10 @@ template <typename T, typename E> int hist_launch_t(const kernel_args *a, const 
 		CUDA_CHECK((cub_even<T, E>(nullptr, cub_bytes, it, nullptr, bins, chunk0, s)),
 			   "cub::DeviceHistogram (size)");
 		use_cub = cub_bytes <= HIST_CUB_SCRATCH_MAX;
+	}
+	if (path == PATH_CUB && !use_cub) {
+		snprintf(err, errlen, "histogram: %lld bins are beyond CUB's counters", bins);
+		return 1;
 	}
 	size_t edges_bytes = align256((size_t)(bins + 1) * sizeof(E));
 	size_t counts_bytes = use_cub ? align256((size_t)bins * sizeof(unsigned)) : 0;
@@ -468,123 +476,22 @@ int hist_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, siz
 	return hist_launch_mode(a, ctx, PATH_AUTO, err, errlen);
 }
 
-/* The CPU reference of n samples of dt at host, into want[bins]. */
-void host_counts(const hist_plan &p, gpud_dtype dt, const void *host, int n, long long *want)
-{
-	memset(want, 0, (size_t)p.bins * sizeof(*want));
-	for (int i = 0; i < n; i++) {
-		int64_t b;
-		if (dt == GPUD_F32)
-			b = hist_bin_f32(&p, ((const float *)host)[i]);
-		else if (dt == GPUD_F64)
-			b = hist_bin_f64(&p, ((const double *)host)[i]);
-		else if (dt == GPUD_I32)
-			b = hist_bin_f64(&p, (double)((const int32_t *)host)[i]);
-		else
-			b = hist_bin_f64(&p, (double)((const int64_t *)host)[i]);
-		if (b >= 0)
-			want[b]++;
-	}
-}
+/* The paths the self-test forces: path i is hist_path PATH_SMEM + i. */
+constexpr int HIST_NPATHS = PATH_DIRECT - PATH_SMEM + 1;
+const char *const hist_path_names[HIST_NPATHS] = {"shared counters", "CUB", "atomics"};
 
-/*
- * Warm-up: every instantiation once — four dtypes and float32 with float64
- * bins; CUB with shared-memory counters (4 bins), with global ones (300
- * bins), and the atomic kernel — on 6 samples, checked against the CPU
- * reference.
- */
-int hist_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
+int hist_launch_path(const kernel_args *a, const cuda_launch_ctx *ctx, int path, char *err,
+		     size_t errlen)
 {
-	static const struct {
-		gpud_dtype dt;
-		double lo, hi;
-	} cases[] = {
-		{GPUD_F32, -1, 3}, {GPUD_F32, -1, 1e39}, {GPUD_F64, -1, 3},
-		{GPUD_I32, -1, 3}, {GPUD_I64, -1, 3},
-	};
-	static const double vals[6] = {-1, 0.5, 1, 2, 3, 7};
-	enum { MAXB = 300 };
-	cudaStream_t s = (cudaStream_t)ctx->stream;
-	unsigned char host[64];
-	static long long got[MAXB], want[MAXB];
-	void *d = nullptr;
-	int rv = -1;
-
-	CUDA_CHECK(cudaMalloc(&d, 64 + sizeof(got)), "cudaMalloc");
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		gpud_dtype dt = cases[c].dt;
-		for (int i = 0; i < 6; i++) {
-			if (dt == GPUD_F32)
-				((float *)host)[i] = (float)vals[i];
-			else if (dt == GPUD_F64)
-				((double *)host)[i] = vals[i];
-			else if (dt == GPUD_I32)
-				((int32_t *)host)[i] = (int32_t)vals[i];
-			else
-				((int64_t *)host)[i] = (int64_t)vals[i];
-		}
-		cudaError_t e = cudaMemcpyAsync(d, host, sizeof(host), cudaMemcpyHostToDevice, s);
-		if (e != cudaSuccess) {
-			cuda_fail(e, "cudaMemcpyAsync", err, errlen);
-			goto out;
-		}
-		/* shared counters (aggregated, plain), CUB (shared, global counters), atomics */
-		static const struct {
-			hist_path path;
-			int64_t bins;
-			const char *name;
-		} modes[] = {{PATH_SMEM, 4, "shared counters"},
-			     {PATH_SMEM, MAXB, "shared counters"},
-			     {PATH_CUB, 4, "CUB"},
-			     {PATH_CUB, MAXB, "CUB"},
-			     {PATH_DIRECT, 4, "atomics"}};
-		for (size_t mode = 0; mode < sizeof(modes) / sizeof(modes[0]); mode++) {
-			int64_t bins = modes[mode].bins;
-			kernel_args a;
-			hist_plan p;
-			memset(&a, 0, sizeof(a));
-			a.kernel = &kernel_histogram;
-			a.v[HIST_X].arr = (kernel_array){dt, 1, {6}, 6, d};
-			a.v[HIST_COUNTS].arr = (kernel_array){
-				GPUD_I64, 1, {(uint64_t)bins}, (size_t)bins, (char *)d + 64};
-			a.v[HIST_BINS].s.i64 = bins;
-			a.v[HIST_MIN].s.f64 = cases[c].lo;
-			a.v[HIST_MAX].s.f64 = cases[c].hi;
-			if (hist_launch_mode(&a, ctx, modes[mode].path, err, errlen) != 0)
-				goto out;
-			e = cudaMemcpyAsync(got, (char *)d + 64, (size_t)bins * sizeof(got[0]),
-					    cudaMemcpyDeviceToHost, s);
-			if (e == cudaSuccess)
-				e = cudaStreamSynchronize(s);
-			if (e != cudaSuccess) {
-				cuda_fail(e, "cudaStreamSynchronize", err, errlen);
-				goto out;
-			}
-			if (hist_plan_make(dt, bins, cases[c].lo, cases[c].hi, &p, err, errlen) !=
-			    0)
-				goto out;
-			host_counts(p, dt, host, 6, want);
-			for (int64_t b = 0; b < bins; b++) {
-				if (got[b] != want[b]) {
-					snprintf(
-						err, errlen,
-						"histogram warm-up (%s, %lld bins over [%g, %g], %s): "
-						"bin %lld counted %lld, expected %lld",
-						gpud_dtype_name(dt), (long long)bins, cases[c].lo,
-						cases[c].hi, modes[mode].name, (long long)b, got[b],
-						want[b]);
-					goto out;
-				}
-			}
-		}
+	if (path < 0 || path >= HIST_NPATHS) {
+		snprintf(err, errlen, "histogram: no path %d", path);
+		return -1;
 	}
-	rv = 0;
-out:
-	cudaFree(d);
-	return rv;
+	return hist_launch_mode(a, ctx, (hist_path)(PATH_SMEM + path), err, errlen);
 }
 
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_histogram = {"histogram", hist_launch, nullptr,
-						      hist_warmup, 0};
+extern "C" const cuda_kernel cuda_kernel_histogram = {
+	"histogram", hist_launch, nullptr, 0, 0, HIST_NPATHS, hist_path_names, hist_launch_path,
+};

@@ -130,12 +130,21 @@ static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
+/* Three points (both float dtypes); then two tiles of x (the GPU stages 256 at a time). */
+static const char *const ls_samples[] = {
+	"x=0.1,0.7,1.9 y=1,-0.5,2 freqs=0.5,2 precenter=true normalize=true",
+	"x=rand:300:0:30 y=rand:300:-3:3 freqs=rand:1000:0.1:10",
+	NULL,
+};
+
 const kernel_def kernel_lombscargle = {
 	.name = "lombscargle",
+	.id = KERNEL_ID_lombscargle,
 	.doc = "Lomb-Scargle periodogram (scipy.signal.lombscargle, scipy <= 1.14)",
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),
 	.check = ls_check,
 	.cpu_items = ls_cpu_items,
 	.cpu_run = ls_cpu_run,
+	.samples = ls_samples,
 };

@@ -197,45 +197,8 @@ int ls_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
 	return 2;
 }
 
-/* Runs both variants on a 3-point signal and checks the result is finite. */
-template <typename T> int warm_t(const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	const T h[3 + 3 + 2] = {0.1, 0.7, 1.9, 1.0, -0.5, 2.0, 0.5, 2.0};
-	T *d = nullptr, res[2] = {0, 0};
-	cudaStream_t s = (cudaStream_t)ctx->stream;
-	CUDA_CHECK(cudaMalloc((void **)&d, sizeof(h) + sizeof(res)), "cudaMalloc");
-	int rv = -1;
-	cudaError_t e = cudaMemcpyAsync(d, h, sizeof(h), cudaMemcpyHostToDevice, s);
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaMemcpyAsync", err, errlen);
-		goto out;
-	}
-	if (launch_t<T>(d, d + 3, d + 6, d + 8, 3, 2, 1, 1, ctx, err, errlen) != 0)
-		goto out;
-	e = cudaMemcpyAsync(res, d + 8, sizeof(res), cudaMemcpyDeviceToHost, s);
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(s);
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaStreamSynchronize", err, errlen);
-		goto out;
-	}
-	if (!(res[0] == res[0]) || !(res[1] == res[1])) {
-		snprintf(err, errlen, "lombscargle warm-up gave NaN");
-		goto out;
-	}
-	rv = 0;
-out:
-	cudaFree(d);
-	return rv;
-}
-
-int ls_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	return warm_t<float>(ctx, err, errlen) || warm_t<double>(ctx, err, errlen) ? -1 : 0;
-}
-
 } // namespace
 
 extern "C" const cuda_kernel cuda_kernel_lombscargle = {
-	"lombscargle", ls_launch, ls_attributes, ls_warmup, 0,
+	"lombscargle", ls_launch, ls_attributes, 0, 0, 0, nullptr, nullptr,
 };

@@ -94,8 +94,16 @@ static void mm_run(const kernel_args *a, size_t lo, size_t hi)
 			    1.0, A->data, k, B->data, n, 0.0, C->data, n);
 }
 
+/* float32 (tf32 too: float64 refuses it) and float64. */
+static const char *const mm_samples[] = {
+	"a=rand:64x48 b=rand:48x40",
+	"a=rand:64x48 b=rand:48x40 tf32=true",
+	NULL,
+};
+
 const kernel_def kernel_matmul = {
 	.name = "matmul",
+	.id = KERNEL_ID_matmul,
 	.doc = "matrix product c = a b of 2-d arrays (cuBLAS on cuda, the CPU BLAS on cpu)",
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),
@@ -103,4 +111,5 @@ const kernel_def kernel_matmul = {
 	.cpu_items = mm_items,
 	.cpu_run = mm_run,
 	.cpu_available = mm_available,
+	.samples = mm_samples,
 };

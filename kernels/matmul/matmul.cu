@@ -79,77 +79,8 @@ int mm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 	return 0;
 }
 
-/*
- * Warm-up on ctx's stream (the backend runs it on every stream, each with its
- * handle): float32, float32 with TF32 and float64, 64 x 48 times 48 x 40 of
- * small integers (exact in every mode), one element checked. Synchronous.
- * Without cuBLAS there is nothing to warm: runs say why.
- */
-int mm_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	enum { M = 64, K = 48, N = 40 };
-	cudaStream_t s = (cudaStream_t)ctx->stream;
-	void *d = nullptr;
-	double ha[M * K], hb[K * N], hc = 0;
-	float fa[M * K], fb[K * N], fc = 0;
-	int rv = -1;
-
-	if (ctx->blas == NULL)
-		return 0;
-	for (int i = 0; i < M * K; i++)
-		fa[i] = (float)(ha[i] = (double)(i % 7 - 3));
-	for (int i = 0; i < K * N; i++)
-		fb[i] = (float)(hb[i] = (double)(i % 5 - 2));
-	double want = 0; /* c[1][2] */
-	for (int j = 0; j < K; j++)
-		want += ha[1 * K + j] * hb[j * N + 2];
-	size_t bytes = sizeof(ha) + sizeof(hb) + (size_t)M * N * sizeof(double);
-	CUDA_CHECK(cudaMalloc(&d, bytes), "cudaMalloc");
-	kernel_args a;
-	memset(&a, 0, sizeof(a));
-	a.kernel = &kernel_matmul;
-	for (int mode = 0; mode < 3; mode++) { /* float32, float32 + tf32, float64 */
-		gpud_dtype dt = mode < 2 ? GPUD_F32 : GPUD_F64;
-		size_t es = gpud_dtype_size(dt);
-		char *pa = (char *)d, *pb = pa + (size_t)M * K * es, *pc = pb + (size_t)K * N * es;
-		cudaError_t e = cudaMemcpyAsync(pa, dt == GPUD_F32 ? (void *)fa : (void *)ha,
-						(size_t)M * K * es, cudaMemcpyHostToDevice, s);
-		if (e == cudaSuccess)
-			e = cudaMemcpyAsync(pb, dt == GPUD_F32 ? (void *)fb : (void *)hb,
-					    (size_t)K * N * es, cudaMemcpyHostToDevice, s);
-		if (e != cudaSuccess) {
-			cuda_fail(e, "cudaMemcpyAsync", err, errlen);
-			goto out;
-		}
-		a.dtype = dt;
-		a.v[MM_A].arr = (kernel_array){dt, 2, {M, K}, (size_t)M * K, pa};
-		a.v[MM_B].arr = (kernel_array){dt, 2, {K, N}, (size_t)K * N, pb};
-		a.v[MM_C].arr = (kernel_array){dt, 2, {M, N}, (size_t)M * N, pc};
-		a.v[MM_TF32].s.b = mode == 1;
-		if (mm_launch(&a, ctx, err, errlen) != 0)
-			goto out;
-		void *dst = dt == GPUD_F32 ? (void *)&fc : (void *)&hc;
-		e = cudaMemcpyAsync(dst, pc + (size_t)(1 * N + 2) * es, es, cudaMemcpyDeviceToHost,
-				    s);
-		if (e == cudaSuccess)
-			e = cudaStreamSynchronize(s);
-		if (e != cudaSuccess) {
-			cuda_fail(e, "cudaStreamSynchronize", err, errlen);
-			goto out;
-		}
-		double got = dt == GPUD_F32 ? (double)fc : hc;
-		if (got != want) {
-			snprintf(err, errlen, "matmul warm-up (%s%s): c[1][2] = %g, expected %g",
-				 gpud_dtype_name(dt), mode == 1 ? ", tf32" : "", got, want);
-			goto out;
-		}
-	}
-	rv = 0;
-out:
-	cudaFree(d);
-	return rv;
-}
-
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_matmul = {"matmul", mm_launch, nullptr, mm_warmup, 1};
+extern "C" const cuda_kernel cuda_kernel_matmul = {
+	"matmul", mm_launch, nullptr, 1, CUDA_NEEDS_BLAS, 0, nullptr, nullptr,
+};

@@ -192,8 +192,21 @@ static void rnd_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
+/* Both dtypes; odd n (normal: a pair generated past the end) and even. */
+static const char *const uniform_samples[] = {
+	"n=7 seed=1234 low=2 high=6",
+	"n=8 seed=42",
+	NULL,
+};
+static const char *const normal_samples[] = {
+	"n=7 seed=1234",
+	"n=8 seed=5 mean=3 stddev=0.25",
+	NULL,
+};
+
 const kernel_def kernel_uniform = {
 	.name = "uniform",
+	.id = KERNEL_ID_uniform,
 	.doc = "n uniform numbers in (low, high] from cuRAND's Philox4_32_10 with seed",
 	.params = p_uniform,
 	.nparams = sizeof(p_uniform) / sizeof(p_uniform[0]),
@@ -201,10 +214,12 @@ const kernel_def kernel_uniform = {
 	.cpu_items = rnd_items,
 	.cpu_run = rnd_run,
 	.cpu_available = rnd_available,
+	.samples = uniform_samples,
 };
 
 const kernel_def kernel_normal = {
 	.name = "normal",
+	.id = KERNEL_ID_normal,
 	.doc = "n normal numbers (mean, stddev) from cuRAND's Philox4_32_10 with seed",
 	.params = p_normal,
 	.nparams = sizeof(p_normal) / sizeof(p_normal[0]),
@@ -212,4 +227,5 @@ const kernel_def kernel_normal = {
 	.cpu_items = rnd_items,
 	.cpu_run = rnd_run,
 	.cpu_available = rnd_available,
+	.samples = normal_samples,
 };

@@ -120,72 +120,11 @@ int rnd_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size
 	return 0;
 }
 
-/*
- * Warm-up on ctx's stream (the backend runs it on every stream, with that
- * stream's generator): float32 and float64, 7 numbers (normal: the odd path;
- * uniform: scaled into (2, 6]), each checked for range. Synchronous. Without
- * cuRAND there is nothing to warm: runs say why.
- */
-int rnd_warmup_of(const kernel_def *k, const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	enum { N = 7 };
-	cudaStream_t s = (cudaStream_t)ctx->stream;
-	int normal = k == &kernel_normal, rv = -1;
-	double *d = nullptr, h[N];
-	float hf[N];
-
-	if (ctx->rng == NULL)
-		return 0;
-	CUDA_CHECK(cudaMalloc((void **)&d, sizeof(h)), "cudaMalloc");
-	kernel_args a;
-	memset(&a, 0, sizeof(a));
-	a.kernel = k;
-	a.v[RND_N].s.i64 = N;
-	a.v[RND_SEED].s.i64 = 1234;
-	a.v[RND_P1].s.f64 = normal ? 0 : 2;
-	a.v[RND_P2].s.f64 = normal ? 1 : 6;
-	for (int f64 = 0; f64 < 2; f64++) {
-		gpud_dtype dt = f64 ? GPUD_F64 : GPUD_F32;
-		a.dtype = dt;
-		a.v[RND_DTYPE].s.dtype = dt;
-		a.v[RND_OUT].arr = (kernel_array){dt, 1, {N}, N, d};
-		if (rnd_launch(&a, ctx, err, errlen) != 0)
-			goto out;
-		cudaError_t e = cudaMemcpyAsync(f64 ? (void *)h : (void *)hf, d,
-						N * gpud_dtype_size(dt), cudaMemcpyDeviceToHost, s);
-		if (e == cudaSuccess)
-			e = cudaStreamSynchronize(s);
-		if (e != cudaSuccess) {
-			cuda_fail(e, "cudaStreamSynchronize", err, errlen);
-			goto out;
-		}
-		for (int i = 0; i < N; i++) {
-			double v = f64 ? h[i] : (double)hf[i];
-			if (!(normal ? fabs(v) < 10 : v >= 2 && v <= 6)) {
-				snprintf(err, errlen, "%s warm-up (%s): element %d is %g", k->name,
-					 gpud_dtype_name(dt), i, v);
-				goto out;
-			}
-		}
-	}
-	rv = 0;
-out:
-	cudaFree(d);
-	return rv;
-}
-
-int uniform_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	return rnd_warmup_of(&kernel_uniform, ctx, err, errlen);
-}
-
-int normal_warmup(const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	return rnd_warmup_of(&kernel_normal, ctx, err, errlen);
-}
-
 } // namespace
 
-extern "C" const cuda_kernel cuda_kernel_uniform = {"uniform", rnd_launch, nullptr, uniform_warmup,
-						    1};
-extern "C" const cuda_kernel cuda_kernel_normal = {"normal", rnd_launch, nullptr, normal_warmup, 1};
+extern "C" const cuda_kernel cuda_kernel_uniform = {
+	"uniform", rnd_launch, nullptr, 1, CUDA_NEEDS_RNG, 0, nullptr, nullptr,
+};
+extern "C" const cuda_kernel cuda_kernel_normal = {
+	"normal", rnd_launch, nullptr, 1, CUDA_NEEDS_RNG, 0, nullptr, nullptr,
+};

@@ -161,18 +161,40 @@ static void red_run(const kernel_args *a, size_t lo, size_t hi)
 		*(double *)out = r;
 }
 
-#define RED_DEF(var, nm, docstr, ps)                                                               \
-	const kernel_def var = {.name = nm,                                                        \
-				.doc = docstr,                                                     \
-				.params = ps,                                                      \
-				.nparams = sizeof(ps) / sizeof(ps[0]),                             \
-				.check = red_check,                                                \
-				.cpu_items = red_items,                                            \
-				.cpu_run = red_run}
+/* Samples: a few values, 1000, and a 2-d x (any shape is reduced whole). */
+static const char *const s_any[] = {
+	"x=3,-2,4,9",
+	"x=rand:1000:-100:100",
+	"x=rand:7x9:-50:50",
+	NULL,
+};
+static const char *const s_float[] = {
+	"x=1.5,-2,4",
+	"x=rand:1000:-2:3",
+	"x=rand:7x9",
+	NULL,
+};
+static const char *const s_dot[] = {
+	"x=1.5,-2,4 y=0.5,3,-1",
+	"x=rand:1000:-2:3 y=rand:1000",
+	"x=rand:7x9 y=rand:63",
+	NULL,
+};
 
-RED_DEF(kernel_sum, "sum", "sum of x (integers: int64); float32 accumulates in float64", p_any);
-RED_DEF(kernel_asum, "asum", "sum of |x|; float32 accumulates in float64", p_float);
-RED_DEF(kernel_min, "min", "smallest element of x (NaN if any)", p_any);
-RED_DEF(kernel_max, "max", "largest element of x (NaN if any)", p_any);
-RED_DEF(kernel_mean, "mean", "mean of x; float32 accumulates in float64", p_float);
-RED_DEF(kernel_dot, "dot", "sum of x * y; float32 accumulates in float64", p_dot);
+#define RED_DEF(nm, docstr, ps, smp)                                                               \
+	const kernel_def kernel_##nm = {.name = #nm,                                               \
+					.id = KERNEL_ID_##nm,                                      \
+					.doc = docstr,                                             \
+					.params = ps,                                              \
+					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
+					.check = red_check,                                        \
+					.cpu_items = red_items,                                    \
+					.cpu_run = red_run,                                        \
+					.samples = smp}
+
+RED_DEF(sum, "sum of x (integers: int64); float32 accumulates in float64", p_any, s_any);
+RED_DEF(asum, "sum of |x|; float32 accumulates in float64", p_float, s_float);
+RED_DEF(min, "smallest element of x (NaN if any)", p_any, s_any);
+RED_DEF(max, "largest element of x (NaN if any)", p_any, s_any);
+RED_DEF(mean, "mean of x; float32 accumulates in float64", p_float, s_float);
+RED_DEF(dot, "sum of x * y; float32 accumulates in float64", p_dot, s_dot);

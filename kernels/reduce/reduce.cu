@@ -198,57 +198,16 @@ int red_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size
 	}
 }
 
-/* Warm-up: the float32 and float64 paths on 3 elements, checked. */
-int red_warmup_of(const kernel_def *k, const cuda_launch_ctx *ctx, char *err, size_t errlen)
-{
-	const double h[4] = {1.5, -2.0, 4.0, 0};
-	double *d = nullptr, res = 0;
-	cudaStream_t s = (cudaStream_t)ctx->stream;
-	kernel_args a;
-	memset(&a, 0, sizeof(a));
-	CUDA_CHECK(cudaMalloc((void **)&d, sizeof(h)), "cudaMalloc");
-	int rv = -1;
-	cudaError_t e = cudaMemcpyAsync(d, h, sizeof(h), cudaMemcpyHostToDevice, s);
-	a.kernel = k;
-	a.dtype = GPUD_F64;
-	a.v[0].arr = (kernel_array){GPUD_F64, 1, {3}, 3, d};
-	a.v[1].arr = (kernel_array){GPUD_F64, 1, {3}, 3, d};
-	a.v[red_out(k)].arr = (kernel_array){GPUD_F64, 0, {0}, 1, d + 3};
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaMemcpyAsync", err, errlen);
-		goto out;
-	}
-	if (red_launch(&a, ctx, err, errlen) != 0)
-		goto out;
-	e = cudaMemcpyAsync(&res, d + 3, sizeof(res), cudaMemcpyDeviceToHost, s);
-	if (e == cudaSuccess)
-		e = cudaStreamSynchronize(s);
-	if (e != cudaSuccess) {
-		cuda_fail(e, "cudaStreamSynchronize", err, errlen);
-		goto out;
-	}
-	if (!(res == res)) {
-		snprintf(err, errlen, "%s warm-up gave NaN", k->name);
-		goto out;
-	}
-	rv = 0;
-out:
-	cudaFree(d);
-	return rv;
-}
-
 } // namespace
 
-#define RED_CUDA(var, def, nm)                                                                     \
-	static int var##_warm(const cuda_launch_ctx *ctx, char *err, size_t errlen)                \
-	{                                                                                          \
-		return red_warmup_of(&def, ctx, err, errlen);                                      \
-	}                                                                                          \
-	extern "C" const cuda_kernel var = {nm, red_launch, nullptr, var##_warm, 0}
+#define RED_CUDA(nm)                                                                               \
+	extern "C" const cuda_kernel cuda_kernel_##nm = {                                          \
+		#nm, red_launch, nullptr, 0, 0, 0, nullptr, nullptr,                               \
+	}
 
-RED_CUDA(cuda_kernel_sum, kernel_sum, "sum");
-RED_CUDA(cuda_kernel_asum, kernel_asum, "asum");
-RED_CUDA(cuda_kernel_min, kernel_min, "min");
-RED_CUDA(cuda_kernel_max, kernel_max, "max");
-RED_CUDA(cuda_kernel_mean, kernel_mean, "mean");
-RED_CUDA(cuda_kernel_dot, kernel_dot, "dot");
+RED_CUDA(sum);
+RED_CUDA(asum);
+RED_CUDA(min);
+RED_CUDA(max);
+RED_CUDA(mean);
+RED_CUDA(dot);

@@ -1,6 +1,6 @@
 /*
- * tests/unit_main.c — the unit test runner: every suite of tests/suites.h in
- * one SRunner. Check's CK_FORK, CK_RUN_SUITE, CK_RUN_CASE and CK_VERBOSITY
+ * tests/unit/main.c — the unit test runner: every suite of tests/unit/suites.h
+ * in one SRunner. Check's CK_FORK, CK_RUN_SUITE, CK_RUN_CASE and CK_VERBOSITY
  * environment variables apply as usual (the fork mode is left unset here).
  */
 #include <stdlib.h>
@@ -14,17 +14,15 @@ int main(void)
 
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, wire_suite());
-	srunner_add_suite(sr, lombscargle_suite());
 	srunner_add_suite(sr, kernel_table_suite());
+	srunner_add_suite(sr, sample_suite());
 	srunner_add_suite(sr, custom_suite());
-	srunner_add_suite(sr, elementwise_suite());
-	srunner_add_suite(sr, reduce_suite());
-	srunner_add_suite(sr, histogram_suite());
-	srunner_add_suite(sr, matmul_suite());
-	srunner_add_suite(sr, random_suite());
 	srunner_add_suite(sr, sched_suite());
 	srunner_add_suite(sr, registry_suite());
 	srunner_add_suite(sr, verbs_suite());
+	/* each kernel folder's suite (kernels/kernels.def) */
+#define KERNEL_FOLDER(folder) srunner_add_suite(sr, folder##_suite());
+#include "kernels/kernels.def"
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

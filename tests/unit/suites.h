@@ -1,4 +1,4 @@
-/* tests/suites.h — the Check suites tests/unit_main.c runs, one per file. */
+/* tests/unit/suites.h — the Check suites tests/unit/main.c runs, one per file. */
 #ifndef GPUD_TESTS_SUITES_H
 #define GPUD_TESTS_SUITES_H
 
@@ -7,16 +7,14 @@
 Suite *npy_suite(void);
 Suite *config_suite(void);
 Suite *wire_suite(void);
-Suite *lombscargle_suite(void);
 Suite *kernel_table_suite(void);
+Suite *sample_suite(void);
 Suite *custom_suite(void);
-Suite *elementwise_suite(void);
-Suite *reduce_suite(void);
-Suite *histogram_suite(void);
-Suite *matmul_suite(void);
-Suite *random_suite(void);
 Suite *sched_suite(void);
 Suite *registry_suite(void);
 Suite *verbs_suite(void);
+/* kernels/<folder>/test_<folder>.c of each folder of kernels/kernels.def */
+#define KERNEL_FOLDER(folder) Suite *folder##_suite(void);
+#include "kernels/kernels.def"
 
 #endif

@@ -26,6 +26,7 @@
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "kernels/core/cuda_check.h"
+#include "kernels/core/cuda_selftest.h"
 
 /* Errors after which the context cannot be used again. */
 static int is_sticky(cudaError_t e)
@@ -95,9 +96,12 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
 /* --- open and close ---------------------------------------------------------------------- */
 
 /*
- * Every built-in kernel: warmed (run once on real data, so no request pays
- * its module load), and its variants' attributes for status. Kernels
- * calling a library warm up on every stream, with its handles.
+ * Every built-in kernel: bound by its id (the CUDA table must match the
+ * kernel list, or gpud does not start), self-tested — every sample of every
+ * variant run once on real data against the CPU reference, which is also
+ * the warm-up: no request pays a module load — and its variants'
+ * attributes kept for status. Kernels calling a library are self-tested on
+ * every stream, with its handles (skipped without them: runs say why).
  */
 static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 {
@@ -106,15 +110,23 @@ static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 			      .device = cb->device};
 	size_t nk;
 	const cuda_kernel *const *ks = cuda_kernel_list(&nk);
+	const kernel_def *const *kd = kernel_list(&nk);
+	if (cuda_kernel_tables_check(err, errlen) != 0)
+		return -1;
 	for (size_t i = 0; i < nk; i++) {
-		char kerr[512];
+		char kerr[1024];
+		cb->kernels[i] = ks[i];
 		for (int s = 0; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
 			cuda_launch_ctx ls = ks[i]->per_stream ? libs_stream_ctx(cb, s) : lc;
-			if (ks[i]->warmup(&ls, kerr, sizeof(kerr)) != 0) {
-				snprintf(err, errlen, "warm-up of kernel %s failed (stream %d): %s",
+			int rv = kernel_selftest(kd[i], ks[i], &ls, kerr, sizeof(kerr));
+			if (rv < 0) {
+				snprintf(err, errlen,
+					 "self-test of kernel %s failed (stream %d): %s",
 					 ks[i]->name, s, kerr);
 				return -1;
 			}
+			if (rv > 0)
+				break;
 		}
 		if (ks[i]->attributes == NULL) /* library code (CUB, cuBLAS, cuRAND) */
 			continue;
@@ -335,7 +347,8 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 {
 	cuda_backend *cb = b->impl;
 	const custom_kernel *uk = k->custom;
-	const cuda_kernel *ck = uk ? NULL : cuda_kernel_find(k->name);
+	/* a built-in's id is its place in the table, checked at open */
+	const cuda_kernel *ck = uk ? NULL : cb->kernels[k->id];
 	dstatus rv;
 
 	if (ck == NULL && uk == NULL) {

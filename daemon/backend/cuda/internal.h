@@ -30,6 +30,7 @@
 #include "daemon/backend/backend.h"
 #include "daemon/backend/cuda/pool.h"
 #include "kernels/core/cuda_kernel.h"
+#include "kernels/core/list.h"
 #include "kernels/custom/custom.h"
 
 #define MAX_VARIANTS 32
@@ -57,6 +58,7 @@ typedef struct cuda_backend {
 	char blas_why[768], rng_why[768]; /* why there are no handles */
 	cuda_variant_attr variants[MAX_VARIANTS];
 	int nvariants;
+	const cuda_kernel *kernels[KERNEL_COUNT]; /* by kernel_def.id, bound at open */
 	gpud_pool *pool;          /* thread-safe: CUB's allocator takes its own mutex */
 	void *stage[MAX_STAGING]; /* pinned staging buffers, and their events */
 	cudaEvent_t stage_ev[MAX_STAGING];

@@ -1,0 +1,170 @@
+/*
+ * kernels/core/cuda_selftest.c — every kernel's samples on the GPU against
+ * its CPU reference (kernels/core/cuda_selftest.h), through the CUDA
+ * runtime's C API.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/core/cuda_check.h"
+#include "kernels/core/cuda_selftest.h"
+#include "kernels/core/sample.h"
+
+/* In a function with `char *err, size_t errlen` that sets rv and cleans up at `out`. */
+#define SELF_CHECK(call, name)                                                                     \
+	do {                                                                                       \
+		cudaError_t e_ = (call);                                                           \
+		if (e_ != cudaSuccess) {                                                           \
+			cuda_fail(e_, (name), msg, sizeof(msg));                                   \
+			snprintf(err, errlen, "%s: %s", where, msg);                               \
+			goto out;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+/*
+ * One built sample s (its reference in its outputs where have_ref) on the
+ * device: the launch, then each path. 0 or -1 with err, which starts with
+ * `where` (kernel, sample, dtype).
+ */
+static int run_sample(const cuda_kernel *ck, const cuda_launch_ctx *ctx, const kernel_sample *s,
+		      int have_ref, const char *where, char *err, size_t errlen)
+{
+	const kernel_def *k = s->a.kernel;
+	cudaStream_t st = (cudaStream_t)ctx->stream;
+	kernel_args a = s->a; /* the same arguments, arrays in device memory */
+	void *dev[KERNEL_MAX_PARAMS] = {0}, *got[KERNEL_MAX_PARAMS] = {0};
+	char msg[512], path[96] = "";
+	int rv = -1;
+
+	for (int i = 0; i < k->nparams; i++) {
+		size_t bytes = kernel_sample_bytes(s, i);
+		if (s->host[i] == NULL || a.v[i].scalar)
+			continue;
+		SELF_CHECK(cudaMalloc(&dev[i], bytes ? bytes : 1), "cudaMalloc");
+		a.v[i].arr.data = dev[i];
+		if (k->params[i].role == KPARAM_OUT) {
+			if ((got[i] = malloc(bytes ? bytes : 1)) == NULL) {
+				snprintf(err, errlen, "%s: out of memory", where);
+				goto out;
+			}
+		} else if (bytes > 0) {
+			SELF_CHECK(cudaMemcpyAsync(dev[i], s->host[i], bytes,
+						   cudaMemcpyHostToDevice, st),
+				   "cudaMemcpyAsync (input)");
+		}
+	}
+	/* path -1: the kernel's own choice; then each path forced */
+	for (int p = -1; p < ck->npaths; p++) {
+		if (p >= 0)
+			snprintf(path, sizeof(path), ", forced path %d (%s)", p,
+				 ck->path_names ? ck->path_names[p] : "?");
+		for (int i = 0; i < k->nparams; i++) {
+			size_t bytes = kernel_sample_bytes(s, i);
+			if (got[i] == NULL || bytes == 0)
+				continue;
+			kernel_sample_poison(a.v[i].arr.dtype, got[i], a.v[i].arr.count);
+			SELF_CHECK(cudaMemcpyAsync(dev[i], got[i], bytes, cudaMemcpyHostToDevice,
+						   st),
+				   "cudaMemcpyAsync (poison)");
+		}
+		int lr = p < 0 ? ck->launch(&a, ctx, msg, sizeof(msg))
+			       : ck->launch_path(&a, ctx, p, msg, sizeof(msg));
+		if (lr > 0 && p >= 0)
+			continue; /* a path these arguments cannot take */
+		if (lr != 0) {
+			snprintf(err, errlen, "%s%s: %s", where, path, msg);
+			goto out;
+		}
+		for (int i = 0; i < k->nparams; i++) {
+			size_t bytes = kernel_sample_bytes(s, i);
+			if (got[i] != NULL && bytes > 0)
+				SELF_CHECK(cudaMemcpyAsync(got[i], dev[i], bytes,
+							   cudaMemcpyDeviceToHost, st),
+					   "cudaMemcpyAsync (output)");
+		}
+		SELF_CHECK(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+		for (int i = 0; i < k->nparams; i++) {
+			if (got[i] != NULL &&
+			    kernel_sample_compare(s, i, got[i], have_ref, msg, sizeof(msg)) != 0) {
+				snprintf(err, errlen, "%s%s: %s", where, path, msg);
+				goto out;
+			}
+		}
+	}
+	rv = 0;
+out:
+	if (rv != 0) /* a launch may still use the memory */
+		cudaStreamSynchronize(st);
+	for (int i = 0; i < KERNEL_MAX_PARAMS; i++) {
+		if (dev[i])
+			cudaFree(dev[i]);
+		free(got[i]);
+	}
+	return rv;
+}
+
+int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launch_ctx *ctx,
+		    char *err, size_t errlen)
+{
+	char msg[768], why[768] = "", refused[768], where[256];
+	gpud_dtype dts[4];
+	int ndt = kernel_sample_dtypes(k, dts);
+
+	if ((ck->needs & CUDA_NEEDS_BLAS) && ctx->blas == NULL) {
+		snprintf(err, errlen, "%s: not self-tested: %s", k->name,
+			 ctx->blas_why && ctx->blas_why[0] ? ctx->blas_why : "no cuBLAS handle");
+		return 1;
+	}
+	if ((ck->needs & CUDA_NEEDS_RNG) && ctx->rng == NULL) {
+		snprintf(err, errlen, "%s: not self-tested: %s", k->name,
+			 ctx->rng_why && ctx->rng_why[0] ? ctx->rng_why : "no cuRAND generator");
+		return 1;
+	}
+	if (k->samples == NULL || k->samples[0] == NULL) {
+		snprintf(err, errlen, "%s: the kernel has no samples to self-test", k->name);
+		return -1;
+	}
+	if (ck->npaths > 0 && ck->launch_path == NULL) {
+		snprintf(err, errlen, "%s: %d paths but no launch_path", k->name, ck->npaths);
+		return -1;
+	}
+	int have_ref = k->cpu_available == NULL || k->cpu_available(why, sizeof(why)) == 0;
+	for (int si = 0; k->samples[si] != NULL; si++) {
+		const char *text = k->samples[si];
+		int ran = 0;
+		refused[0] = '\0';
+		for (int d = 0; d < ndt; d++) {
+			kernel_sample s;
+			int rv = kernel_sample_build(k, text, dts[d], &s, msg, sizeof(msg));
+			snprintf(where, sizeof(where), "%s sample %d (\"%.80s\"), %s", k->name, si,
+				 text,
+				 dts[d] == GPUD_DTYPE_INVALID ? "-" : gpud_dtype_name(dts[d]));
+			if (rv < 0) {
+				snprintf(err, errlen, "%s: %s", where, msg);
+				kernel_sample_free(&s);
+				return -1;
+			}
+			if (rv > 0) { /* this dtype is refused for this sample */
+				snprintf(refused, sizeof(refused), "%s", msg);
+				kernel_sample_free(&s);
+				continue;
+			}
+			ran++;
+			if (have_ref)
+				k->cpu_run(&s.a, 0, k->cpu_items(&s.a));
+			rv = run_sample(ck, ctx, &s, have_ref, where, err, errlen);
+			kernel_sample_free(&s);
+			if (rv != 0)
+				return -1;
+		}
+		if (ran == 0) {
+			snprintf(err, errlen, "%s sample %d (\"%.80s\") runs for no dtype: %s",
+				 k->name, si, text, refused);
+			return -1;
+		}
+	}
+	return 0;
+}

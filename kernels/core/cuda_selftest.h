@@ -1,0 +1,43 @@
+/*
+ * kernels/core/cuda_selftest.h — the self-test every built-in kernel runs when
+ * the cuda backend opens, which is also its warm-up: every sample of the
+ * kernel (kernel_def.samples, kernels/core/sample.h), for every dtype the
+ * kernel takes, on the GPU against the CPU reference, with every forced path
+ * of a kernel that has several (cuda_kernel.npaths). Each variant's code is
+ * so loaded and run once before gpud answers, and a kernel that disagrees
+ * with its reference stops gpud from starting. Built only with CUDA.
+ */
+#ifndef GPUD_KERNELS_CUDA_SELFTEST_H
+#define GPUD_KERNELS_CUDA_SELFTEST_H
+
+#include <stddef.h>
+
+#include "kernels/core/cuda_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Runs the self-test of k (ck its CUDA entry) on ctx->stream, synchronously:
+ * for each sample and dtype, the arguments are built and bound on the host as
+ * a request's are, copied into cudaMalloc'ed memory (outputs poisoned), run
+ * with ck->launch (then with each path of ck->launch_path, outputs poisoned
+ * again), copied back and compared with k->cpu_run on the host copy: float32
+ * within 1e-2, float64 within 1e-8 of max(1, max |reference|), integers
+ * exactly, every output written and finite where the reference is. Where
+ * k->cpu_available says the reference cannot run in this process, outputs
+ * are only checked written and finite.
+ *
+ * 0: passed. 1: skipped, why in err: ctx lacks a library handle the kernel
+ * needs (cuda_kernel.needs; its runs say why too). -1: failed; err names the
+ * kernel, the sample, the dtype, the path and the first bad element, or the
+ * CUDA error.
+ */
+int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launch_ctx *ctx,
+		    char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
