@@ -3,7 +3,8 @@
 #   make              gpud, gpuctl, libgpud-client (.a, .so, .pc) under build/
 #   make test         unit + end-to-end tests (cpu backend), then the same
 #                     suite under ASan/UBSan and the client under valgrind,
-#                     the scipy check, the fuzzer and the format check
+#                     the scipy check, the fuzzer, the format check and the
+#                     libraries' exported symbols
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
@@ -108,7 +109,6 @@ obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 PROTO_OBJ  := $(BUILD)/gen/gpud.pb-c.o $(call obj,$(PROTO_SRC))
-CLIENT_OBJ := $(call obj,$(CLIENT_SRC))
 CORE_OBJ   := $(call obj,$(CORE_SRC))
 CLIENT_PIC := $(call pic,$(CLIENT_SRC) $(PROTO_SRC)) $(BUILD)/pic/gen/gpud.pb-c.o
 # The CPU references (every build) and the CUDA kernels, for programs that
@@ -121,13 +121,17 @@ GPUCTL  := $(BUILD)/gpuctl
 LIB_A   := $(BUILD)/libgpud-client.a
 LIB_SO  := $(BUILD)/libgpud-client.so.0
 LIB_PC  := $(BUILD)/gpud-client.pc
+# The archive's one object: the library's objects linked, hidden symbols local.
+LIB_OBJ := $(BUILD)/pic/libgpud-client.o
+OBJCOPY ?= objcopy
 
 # The test programs (their objects are under $(BUILD)/tests/<folder>/).
 UNIT     := $(BUILD)/test-unit
 E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
-.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-gpu fuzz fuzz-run \
+.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-symbols test-gpu \
+        fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
         bench-kernels demo deps install format format-check
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
@@ -153,7 +157,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -DGPUD_BUILDING_SHARED -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -DGPUD_BUILDING_LIB -c $< -o $@
 # nvcc sees the same preprocessor flags as cc and writes the same dependency
 # files, so touching a header rebuilds the CUDA objects that include it.
 $(BUILD)/%.cu.o: %.cu
@@ -161,7 +165,16 @@ $(BUILD)/%.cu.o: %.cu
 	$(NVCC) $(NVCCFLAGS) $(CPPFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 # --- products ---------------------------------------------------------------
-$(LIB_A): $(CLIENT_OBJ) $(PROTO_OBJ)
+# Both libraries are made of the same objects, built with hidden visibility:
+# only the GPUD_API functions are not hidden. In the archive they are linked
+# into one object whose hidden symbols are then made local, so the archive
+# defines nothing global but the API: no wire_* or protobuf-c gpud__* to
+# clash with a program's own (programs that use those link $(PROTO_OBJ)).
+$(LIB_OBJ): $(CLIENT_PIC)
+	$(LD) -r -o $@.tmp $^
+	$(OBJCOPY) --localize-hidden $@.tmp $@
+	@rm -f $@.tmp
+$(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 $(LIB_SO): $(CLIENT_PIC)
@@ -177,7 +190,7 @@ $(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 # --- tests ------------------------------------------------------------------
-$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(LIB_A)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
 $(E2E): $(call obj,$(E2E_SRC)) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(SYSLIBS)
@@ -197,7 +210,29 @@ test-valgrind: $(E2E) $(GPUD) $(GPUCTL)
 	CK_FORK=no GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) \
 	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 	  $(E2E)
-test: format-check test-unit test-e2e test-scipy test-asan test-valgrind fuzz
+# Every global symbol either library defines starts with gpud_, none with
+# gpud__ (protobuf-c's names for proto/gpud.proto), and both define the same.
+test-symbols: $(LIB_A) $(LIB_SO)
+	@nm -g --defined-only $(LIB_A) > $(BUILD)/symbols-a.nm
+	@nm -D --defined-only $(LIB_SO) > $(BUILD)/symbols-so.nm
+	@fail=0; \
+	for k in a so; do \
+	  lib=$$(if [ $$k = a ]; then echo $(LIB_A); else echo $(LIB_SO); fi); \
+	  awk 'NF == 3 { print $$3 }' $(BUILD)/symbols-$$k.nm | sort -u > $(BUILD)/symbols-$$k; \
+	  bad=$$(awk '!/^gpud_/ || /^gpud__/ { print "  " $$0 }' $(BUILD)/symbols-$$k); \
+	  if [ -n "$$bad" ]; then \
+	    printf 'test-symbols: %s defines global symbols outside the gpud_ API:\n%s\n' \
+	      $$lib "$$bad" >&2; \
+	    fail=1; \
+	  fi; \
+	done; \
+	if [ $$fail = 0 ] && ! cmp -s $(BUILD)/symbols-a $(BUILD)/symbols-so; then \
+	  printf 'test-symbols: %s and %s define different global symbols:\n' $(LIB_A) $(LIB_SO) >&2; \
+	  diff $(BUILD)/symbols-a $(BUILD)/symbols-so | grep '^[<>]' >&2; \
+	  fail=1; \
+	fi; \
+	exit $$fail
+test: format-check test-symbols test-unit test-e2e test-scipy test-asan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle

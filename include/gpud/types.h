@@ -15,8 +15,12 @@
 extern "C" {
 #endif
 
-/* Marks the symbols libgpud-client.so exports (it builds with hidden visibility). */
-#if defined(GPUD_BUILDING_SHARED)
+/*
+ * Marks the symbols libgpud-client exports. Its objects build with hidden
+ * visibility and GPUD_BUILDING_LIB, for the .so and the .a alike (the
+ * Makefile makes the archive's hidden symbols local).
+ */
+#if defined(GPUD_BUILDING_LIB)
 #define GPUD_API __attribute__((visibility("default")))
 #else
 #define GPUD_API

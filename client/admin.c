@@ -1,0 +1,259 @@
+/*
+ * client/admin.c — requests about the daemon rather than one transfer:
+ * keeping buffers and listing them, registering custom kernels, the kernel
+ * list, and the daemon's status.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/internal.h"
+
+void gpud_set_keep(gpud_client *c, int keep)
+{
+	c->keep = keep != 0;
+}
+
+gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__ListRequest l = GPUD__LIST_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	*out = NULL;
+	*n = 0;
+	req.body_case = GPUD__REQUEST__BODY_LIST;
+	req.list = &l;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_LIST, "list")) != GPUD_OK)
+		return st;
+	size_t k = r->list->n_buffers;
+	gpud_buffer_info *v = calloc(k ? k : 1, sizeof(*v));
+	if (v == NULL) {
+		gpud__response__free_unpacked(r, NULL);
+		return client_seterr(c, GPUD_ENOMEM, "list: out of memory");
+	}
+	for (size_t i = 0; i < k; i++) {
+		Gpud__BufferInfo *b = r->list->buffers[i];
+		v[i].handle = b->handle;
+		v[i].dtype = (gpud_dtype)b->dtype;
+		v[i].ndim = b->n_shape <= GPUD_MAX_DIMS ? (int)b->n_shape : 0;
+		if (v[i].ndim)
+			memcpy(v[i].shape, b->shape, (size_t)v[i].ndim * sizeof(uint64_t));
+		v[i].nbytes = gpud_shape_bytes(v[i].shape, v[i].ndim, gpud_dtype_size(v[i].dtype));
+		v[i].kept = b->kept;
+	}
+	gpud__response__free_unpacked(r, NULL);
+	*out = v;
+	*n = k;
+	return GPUD_OK;
+}
+
+gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__RegisterRequest q = GPUD__REGISTER_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (spec == NULL || spec->name == NULL || spec->source == NULL)
+		return client_seterr(c, GPUD_EARG, "gpud_register: name and source are required");
+	q.name = (char *)spec->name;
+	q.kind = spec->elementwise ? GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE
+				   : GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	q.source = (char *)spec->source;
+	q.entry = (char *)(spec->entry ? spec->entry : "");
+	q.signature = (char *)(spec->signature ? spec->signature : "");
+	q.in_params = (char *)(spec->in_params ? spec->in_params : "");
+	q.out_params = (char *)(spec->out_params ? spec->out_params : "");
+	q.block = spec->block;
+	q.blocks_per_sm = spec->blocks_per_sm;
+	q.fast_math = spec->fast_math;
+	q.max_registers = spec->max_registers;
+	q.shared = spec->shared;
+	req.body_case = GPUD__REQUEST__BODY_REGISTER;
+	req.register_ = &q;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	st = client_expect_body(c, r, GPUD__RESPONSE__BODY_REGISTER, "register");
+	if (st == GPUD_OK)
+		gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
+static gpud_status unregister(gpud_client *c, const char *name, int shared)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__UnregisterRequest q = GPUD__UNREGISTER_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	q.name = (char *)(name ? name : "");
+	q.shared = shared;
+	req.body_case = GPUD__REQUEST__BODY_UNREGISTER;
+	req.unregister = &q;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+gpud_status gpud_unregister(gpud_client *c, const char *name)
+{
+	return unregister(c, name, 0);
+}
+
+gpud_status gpud_unregister_shared(gpud_client *c, const char *name)
+{
+	return unregister(c, name, 1);
+}
+
+void gpud_kernel_list_free(gpud_kernel_list *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->count; i++) {
+		gpud_kernel_info *k = &l->kernels[i];
+		for (size_t j = 0; j < k->nparams; j++) {
+			free(k->params[j].name);
+			free(k->params[j].default_value);
+			free(k->params[j].type);
+			free(k->params[j].doc);
+		}
+		free(k->params);
+		free(k->name);
+		free(k->doc);
+	}
+	free(l->kernels);
+	free(l);
+}
+
+static char *dupstr(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__KernelsRequest k = GPUD__KERNELS_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	*out = NULL;
+	req.body_case = GPUD__REQUEST__BODY_KERNELS;
+	req.kernels = &k;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_KERNELS, "kernels")) != GPUD_OK)
+		return st;
+	Gpud__KernelsResponse *kr = r->kernels;
+	gpud_kernel_list *l = calloc(1, sizeof(*l));
+	if (l == NULL ||
+	    (l->kernels = calloc(kr->n_kernels ? kr->n_kernels : 1, sizeof(*l->kernels))) == NULL)
+		goto oom;
+	for (size_t i = 0; i < kr->n_kernels; i++, l->count++) {
+		Gpud__KernelInfo *ki = kr->kernels[i];
+		gpud_kernel_info *o = &l->kernels[i];
+		o->name = dupstr(ki->name);
+		o->doc = dupstr(ki->doc);
+		if ((o->params = calloc(ki->n_params ? ki->n_params : 1, sizeof(*o->params))) ==
+		    NULL)
+			goto oom;
+		for (size_t j = 0; j < ki->n_params; j++, o->nparams++) {
+			Gpud__Param *p = ki->params[j];
+			gpud_param_info *q = &o->params[j];
+			q->name = dupstr(p->name);
+			q->role = (gpud_param_role)p->role;
+			for (size_t t = 0; t < p->n_dtypes; t++)
+				q->dtypes |= 1u << p->dtypes[t];
+			q->ndim = p->ndim;
+			q->optional = p->optional;
+			q->default_value = dupstr(p->default_value);
+			q->type = dupstr(p->type);
+			q->doc = dupstr(p->doc);
+		}
+	}
+	gpud__response__free_unpacked(r, NULL);
+	*out = l;
+	return GPUD_OK;
+oom:
+	gpud_kernel_list_free(l);
+	gpud__response__free_unpacked(r, NULL);
+	return client_seterr(c, GPUD_ENOMEM, "kernels: out of memory");
+}
+
+/* --- status ------------------------------------------------------------------------ */
+
+gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__StatusRequest s = GPUD__STATUS_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	memset(out, 0, sizeof(*out));
+	req.body_case = GPUD__REQUEST__BODY_STATUS;
+	req.status = &s;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_STATUS, "status")) != GPUD_OK)
+		return st;
+	Gpud__StatusResponse *sr = r->status;
+	out->server = c->info;
+	snprintf(out->server.version, sizeof(out->server.version), "%s", sr->server_version);
+	snprintf(out->server.backend, sizeof(out->server.backend), "%s", sr->backend);
+	client_copy_devices(&out->server, sr->devices, sr->n_devices);
+	out->uptime_s = sr->uptime_s;
+	out->requests = sr->requests;
+	out->errors = sr->errors;
+	out->connections = sr->connections;
+	out->in_flight = sr->in_flight;
+	out->buffers = sr->buffers;
+	out->bytes_in_use = sr->bytes_in_use;
+	out->bytes_high_water = sr->bytes_high_water;
+	if (sr->pool) {
+		out->has_pool = 1;
+		out->pool_in_use = sr->pool->in_use;
+		out->pool_cached = sr->pool->cached;
+		out->pool_high_water = sr->pool->high_water;
+		out->pool_limit = sr->pool->limit;
+		out->pool_allocs = sr->pool->allocs;
+		out->pool_hits = sr->pool->hits;
+	}
+	if (sr->staging) {
+		out->has_staging = 1;
+		out->staging_buffers = sr->staging->buffers;
+		out->staging_free = sr->staging->free;
+		out->staging_chunk = sr->staging->chunk;
+		out->bytes_staged = sr->staging->bytes_staged;
+	}
+	out->nsessions_total = (unsigned)sr->n_sessions;
+	for (size_t i = 0; i < sr->n_sessions && i < GPUD_MAX_SESSIONS; i++) {
+		Gpud__Session *g = sr->sessions[i];
+		gpud_session_info *o = &out->sessions[out->nsessions++];
+		o->id = g->id;
+		snprintf(o->peer, sizeof(o->peer), "%s", g->peer ? g->peer : "");
+		o->buffers = g->buffers;
+		o->bytes = g->bytes;
+		o->requests = g->requests;
+		o->in_flight = g->in_flight;
+		o->regions = g->regions;
+		o->region_bytes = g->region_bytes;
+	}
+	for (size_t i = 0; i < sr->n_variants && i < GPUD_MAX_VARIANTS; i++) {
+		Gpud__KernelVariant *v = sr->variants[i];
+		gpud_variant_info *o = &out->variants[out->nvariants++];
+		snprintf(o->kernel, sizeof(o->kernel), "%s", v->kernel);
+		snprintf(o->variant, sizeof(o->variant), "%s", v->variant);
+		o->registers = v->registers;
+		o->block = v->block;
+		o->max_threads = v->max_threads;
+		o->shared_bytes = v->shared_bytes;
+		o->local_bytes = v->local_bytes;
+	}
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}

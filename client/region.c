@@ -1,0 +1,211 @@
+/*
+ * client/region.c — host memory shared with gpud (proto/shm.h): sealed
+ * memfds handed over with SCM_RIGHTS on the region socket, the caller's
+ * gpud_host_alloc regions, and the scratch region that transfers from
+ * ordinary memory bounce through.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client/internal.h"
+
+int gpud_has_shm(const gpud_client *c)
+{
+	return c && c->shm_path[0] != '\0';
+}
+
+gpud_status client_region_make(gpud_client *c, size_t size, int pin, region *out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	shm_register msg;
+	shm_reply rep;
+	int fd, sock = -1;
+	gpud_status st = GPUD_OK;
+	void *base = MAP_FAILED;
+
+	if (!gpud_has_shm(c))
+		return client_seterr(
+			c, GPUD_EUNSUPPORTED,
+			"shared host memory needs an ipc:// connection to a gpud that offers "
+			"it (%s)",
+			c->url);
+	long page = sysconf(_SC_PAGESIZE);
+	if (size == 0 || size > SIZE_MAX - (size_t)page)
+		return client_seterr(c, GPUD_EARG, "gpud_host_alloc: cannot share %zu bytes", size);
+	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+	if ((fd = memfd_create("gpud-region", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
+		return client_seterr(c, GPUD_ENOMEM, "memfd_create: %s", strerror(errno));
+	/* Sealed against shrinking, so gpud's mapping can never fault. */
+	if (ftruncate(fd, (off_t)size) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		st = client_seterr(c, GPUD_ENOMEM, "sizing a %zu-byte memfd: %s", size,
+				   strerror(errno));
+		goto out;
+	}
+	base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		st = client_seterr(c, GPUD_ENOMEM, "mapping a %zu-byte memfd: %s", size,
+				   strerror(errno));
+		goto out;
+	}
+	memset(&msg, 0, sizeof(msg));
+	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
+	memcpy(msg.key, c->key, sizeof(msg.key));
+	msg.size = size;
+	msg.flags = pin ? GPUD_SHM_PIN : 0;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	memset(&cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	memcpy(sa.sun_path, c->shm_path, strlen(c->shm_path) + 1);
+	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		st = client_seterr(c, GPUD_ECONNECT, "region socket %s: %s", c->shm_path,
+				   strerror(errno));
+		goto out;
+	}
+	if (c->timeout_ms > 0) {
+		struct timeval tv = {.tv_sec = c->timeout_ms / 1000,
+				     .tv_usec = (c->timeout_ms % 1000) * 1000};
+		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
+		st = client_seterr(c, GPUD_ETRANSPORT, "region socket %s: send: %s", c->shm_path,
+				   strerror(errno));
+		goto out;
+	}
+	ssize_t n = recv(sock, &rep, sizeof(rep), 0);
+	if (n != (ssize_t)sizeof(rep)) {
+		st = client_seterr(c, n < 0 && errno == EAGAIN ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+				   "region socket %s: no reply (%s)", c->shm_path,
+				   n < 0 ? strerror(errno) : "connection closed");
+		goto out;
+	}
+	rep.message[sizeof(rep.message) - 1] = '\0';
+	if (rep.status != 0) {
+		st = client_seterr(c,
+				   rep.status > GPUD__STATUS__STATUS_UNAUTHENTICATED
+					   ? GPUD_EPROTO
+					   : (gpud_status)rep.status,
+				   "gpud refused the host region: %s", rep.message);
+		goto out;
+	}
+	*out = (region){.base = base, .size = size, .id = rep.region};
+	base = MAP_FAILED; /* kept */
+out:
+	if (base != MAP_FAILED)
+		munmap(base, size);
+	if (sock >= 0)
+		close(sock);
+	close(fd);
+	return st;
+}
+
+gpud_status client_region_unmap(gpud_client *c, uint64_t id)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__UnmapRequest u = GPUD__UNMAP_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	u.n_regions = 1;
+	u.regions = &id;
+	req.body_case = GPUD__REQUEST__BODY_UNMAP;
+	req.unmap = &u;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+void *gpud_host_alloc(gpud_client *c, size_t bytes)
+{
+	region rg;
+	if (c == NULL)
+		return NULL;
+	c->msg[0] = '\0';
+	if (c->nregions == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 8;
+		region *nr = realloc(c->regions, ncap * sizeof(*nr));
+		if (nr == NULL) {
+			client_seterr(c, GPUD_ENOMEM, "gpud_host_alloc: out of memory");
+			return NULL;
+		}
+		c->regions = nr;
+		c->cap = ncap;
+	}
+	if (client_region_make(c, bytes, 1, &rg) != GPUD_OK)
+		return NULL;
+	c->regions[c->nregions++] = rg;
+	return rg.base;
+}
+
+gpud_status gpud_host_free(gpud_client *c, void *p)
+{
+	for (size_t i = 0; i < c->nregions; i++) {
+		if (c->regions[i].base != p)
+			continue;
+		region rg = c->regions[i];
+		c->regions[i] = c->regions[--c->nregions];
+		gpud_status st = client_region_unmap(c, rg.id);
+		munmap(rg.base, rg.size);
+		return st;
+	}
+	return client_seterr(c, GPUD_EARG, "gpud_host_free: %p is not from gpud_host_alloc", p);
+}
+
+const region *client_region_of(const gpud_client *c, const void *p, size_t len, uint64_t *off)
+{
+	for (size_t i = 0; i < c->nregions; i++) {
+		const region *rg = &c->regions[i];
+		const char *b = rg->base;
+		if ((const char *)p >= b && (size_t)((const char *)p - b) <= rg->size &&
+		    len <= rg->size - (size_t)((const char *)p - b)) {
+			*off = (uint64_t)((const char *)p - b);
+			return rg;
+		}
+	}
+	return NULL;
+}
+
+gpud_status client_scratch(gpud_client *c, size_t want)
+{
+	if (want > SCRATCH_MAX)
+		want = SCRATCH_MAX;
+	if (c->scratch.base && c->scratch.size >= want)
+		return GPUD_OK;
+	if (c->scratch.base) {
+		region old = c->scratch;
+		c->scratch.base = NULL;
+		munmap(old.base, old.size);
+		gpud_status st = client_region_unmap(c, old.id);
+		if (st != GPUD_OK)
+			return st;
+	}
+	/* Grown in steps, so a run of growing transfers pins a few times at most. */
+	size_t size = 1u << 20;
+	while (size < want)
+		size *= 4;
+	if (size > SCRATCH_MAX)
+		size = SCRATCH_MAX;
+	return client_region_make(c, size, 1, &c->scratch);
+}
