@@ -20,6 +20,7 @@
 
 #include "daemon/log.h"
 #include "daemon/server.h"
+#include "proto/wire.h"
 
 static uv_loop_t loop;
 static gpud_server srv;
