@@ -24,6 +24,43 @@
 		}                                                                                  \
 	} while (0)
 
+/* The scratch block the samples' arrays are carved from (see the header). */
+static void *scratch;
+static size_t scratch_size;
+
+#define SCRATCH_ALIGN 256
+
+static size_t aligned(size_t n)
+{
+	return (n + SCRATCH_ALIGN - 1) & ~(size_t)(SCRATCH_ALIGN - 1);
+}
+
+/* At least bytes of scratch; the old block goes only when nothing uses it. */
+static cudaError_t scratch_reserve(size_t bytes)
+{
+	if (bytes <= scratch_size)
+		return cudaSuccess;
+	if (scratch) {
+		cudaFree(scratch);
+		scratch = NULL;
+		scratch_size = 0;
+	}
+	cudaError_t e = cudaMalloc(&scratch, bytes);
+	if (e == cudaSuccess)
+		scratch_size = bytes;
+	else
+		scratch = NULL;
+	return e;
+}
+
+void kernel_selftest_release(void)
+{
+	if (scratch)
+		cudaFree(scratch);
+	scratch = NULL;
+	scratch_size = 0;
+}
+
 /*
  * One built sample s (its reference in its outputs where have_ref) on the
  * device: the launch, then each path. 0 or -1 with err, which starts with
@@ -39,11 +76,18 @@ static int run_sample(const cuda_kernel *ck, const cuda_launch_ctx *ctx, const k
 	char msg[512], path[96] = "";
 	int rv = -1;
 
+	size_t total = 0;
+	for (int i = 0; i < k->nparams; i++)
+		if (s->host[i] != NULL && !a.v[i].scalar)
+			total += aligned(kernel_sample_bytes(s, i) + 1);
+	SELF_CHECK(scratch_reserve(total), "cudaMalloc (self-test scratch)");
+	size_t off = 0;
 	for (int i = 0; i < k->nparams; i++) {
 		size_t bytes = kernel_sample_bytes(s, i);
 		if (s->host[i] == NULL || a.v[i].scalar)
 			continue;
-		SELF_CHECK(cudaMalloc(&dev[i], bytes ? bytes : 1), "cudaMalloc");
+		dev[i] = (char *)scratch + off;
+		off += aligned(bytes + 1);
 		a.v[i].arr.data = dev[i];
 		if (k->params[i].role == KPARAM_OUT) {
 			if ((got[i] = malloc(bytes ? bytes : 1)) == NULL) {
@@ -96,18 +140,15 @@ static int run_sample(const cuda_kernel *ck, const cuda_launch_ctx *ctx, const k
 	}
 	rv = 0;
 out:
-	if (rv != 0) /* a launch may still use the memory */
+	if (rv != 0) /* a launch may still use the scratch */
 		cudaStreamSynchronize(st);
-	for (int i = 0; i < KERNEL_MAX_PARAMS; i++) {
-		if (dev[i])
-			cudaFree(dev[i]);
+	for (int i = 0; i < KERNEL_MAX_PARAMS; i++)
 		free(got[i]);
-	}
 	return rv;
 }
 
 int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launch_ctx *ctx,
-		    char *err, size_t errlen)
+		    int with_reference, char *err, size_t errlen)
 {
 	char msg[768], why[768] = "", refused[768], where[256];
 	gpud_dtype dts[4];
@@ -131,7 +172,8 @@ int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launc
 		snprintf(err, errlen, "%s: %d paths but no launch_path", k->name, ck->npaths);
 		return -1;
 	}
-	int have_ref = k->cpu_available == NULL || k->cpu_available(why, sizeof(why)) == 0;
+	int have_ref = with_reference &&
+		       (k->cpu_available == NULL || k->cpu_available(why, sizeof(why)) == 0);
 	for (int si = 0; k->samples[si] != NULL; si++) {
 		const char *text = k->samples[si];
 		int ran = 0;

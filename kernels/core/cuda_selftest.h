@@ -21,21 +21,29 @@ extern "C" {
 /*
  * Runs the self-test of k (ck its CUDA entry) on ctx->stream, synchronously:
  * for each sample and dtype, the arguments are built and bound on the host as
- * a request's are, copied into cudaMalloc'ed memory (outputs poisoned), run
+ * a request's are, copied into device memory (outputs poisoned), run
  * with ck->launch (then with each path of ck->launch_path, outputs poisoned
  * again), copied back and compared with k->cpu_run on the host copy: float32
  * within 1e-2, float64 within 1e-8 of max(1, max |reference|), integers
  * exactly, every output written and finite where the reference is. Where
- * k->cpu_available says the reference cannot run in this process, outputs
- * are only checked written and finite.
+ * k->cpu_available says the reference cannot run in this process, or
+ * with_reference is 0 (a kernel tested on every stream needs its reference
+ * once), outputs are only checked written and finite.
  *
  * 0: passed. 1: skipped, why in err: ctx lacks a library handle the kernel
  * needs (cuda_kernel.needs; its runs say why too). -1: failed; err names the
  * kernel, the sample, the dtype, the path and the first bad element, or the
  * CUDA error.
+ *
+ * The samples' device memory comes from one scratch block that grows as
+ * needed and is kept from one call to the next (a cudaMalloc and cudaFree per
+ * array would wait for the device hundreds of times at start):
+ * kernel_selftest_release gives it back once every kernel is tested. Not
+ * thread-safe: the backend's open calls these, one at a time.
  */
 int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launch_ctx *ctx,
-		    char *err, size_t errlen);
+		    int with_reference, char *err, size_t errlen);
+void kernel_selftest_release(void);
 
 #ifdef __cplusplus
 }

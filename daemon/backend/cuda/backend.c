@@ -101,7 +101,8 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
  * variant run once on real data against the CPU reference, which is also
  * the warm-up: no request pays a module load — and its variants'
  * attributes kept for status. Kernels calling a library are self-tested on
- * every stream, with its handles (skipped without them: runs say why).
+ * every stream, with its handles (skipped without them: runs say why); the
+ * CPU reference is computed on the first.
  */
 static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 {
@@ -111,34 +112,43 @@ static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 	size_t nk;
 	const cuda_kernel *const *ks = cuda_kernel_list(&nk);
 	const kernel_def *const *kd = kernel_list(&nk);
+	int rv = 0;
+
 	if (cuda_kernel_tables_check(err, errlen) != 0)
 		return -1;
-	for (size_t i = 0; i < nk; i++) {
+	for (size_t i = 0; i < nk && rv >= 0; i++) {
 		char kerr[1024];
+		uint64_t t0 = uv_hrtime();
+		int s = 0;
 		cb->kernels[i] = ks[i];
-		for (int s = 0; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
+		for (; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
 			cuda_launch_ctx ls = ks[i]->per_stream ? libs_stream_ctx(cb, s) : lc;
-			int rv = kernel_selftest(kd[i], ks[i], &ls, kerr, sizeof(kerr));
-			if (rv < 0) {
-				snprintf(err, errlen,
-					 "self-test of kernel %s failed (stream %d): %s",
-					 ks[i]->name, s, kerr);
-				return -1;
-			}
-			if (rv > 0)
+			/* against the CPU reference once; other streams warm their handles */
+			if ((rv = kernel_selftest(kd[i], ks[i], &ls, s == 0, kerr, sizeof(kerr))) !=
+			    0)
 				break;
 		}
+		if (rv < 0) {
+			snprintf(err, errlen, "self-test of kernel %s failed (stream %d): %s",
+				 ks[i]->name, s, kerr);
+			break;
+		}
+		log_debug("kernel %s self-tested in %.1f ms%s", ks[i]->name,
+			  (double)(uv_hrtime() - t0) / 1e6, rv > 0 ? " (skipped: no library)" : "");
+		rv = 0;
 		if (ks[i]->attributes == NULL) /* library code (CUB, cuBLAS, cuRAND) */
 			continue;
 		int n = ks[i]->attributes(cb->variants + cb->nvariants,
 					  MAX_VARIANTS - cb->nvariants, kerr, sizeof(kerr));
 		if (n < 0) {
 			snprintf(err, errlen, "kernel %s: %s", ks[i]->name, kerr);
-			return -1;
+			rv = -1;
+		} else {
+			cb->nvariants += n;
 		}
-		cb->nvariants += n;
 	}
-	return 0;
+	kernel_selftest_release();
+	return rv < 0 ? -1 : 0;
 }
 
 static int device_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen)
