@@ -130,7 +130,8 @@ UNIT     := $(BUILD)/test-unit
 E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
-.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-symbols test-gpu \
+.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-symbols test-deps \
+        test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
         bench-kernels demo deps install format format-check
@@ -232,7 +233,22 @@ test-symbols: $(LIB_A) $(LIB_SO)
 	  fail=1; \
 	fi; \
 	exit $$fail
-test: format-check test-symbols test-unit test-e2e test-scipy test-asan test-valgrind fuzz
+# The build follows headers into CUDA objects: touching kernels/core/kernel.h
+# must rebuild every kernel's .cu object (asked of make -n; the header's time
+# is put back afterwards, so nothing is rebuilt for real).
+KERNEL_CU_OBJ := $(filter %.cu.o,$(KERNEL_CUDA_OBJ))
+test-deps: $(KERNEL_CU_OBJ)
+ifeq ($(CUDA),1)
+	@touch -r kernels/core/kernel.h $(BUILD)/kernel.h.time && touch kernels/core/kernel.h; \
+	n=$$($(MAKE) --no-print-directory -n $(KERNEL_CU_OBJ) | grep -c -- ' -c kernels/.*\.cu '); \
+	touch -r $(BUILD)/kernel.h.time kernels/core/kernel.h; \
+	if [ "$$n" -ne $(words $(KERNEL_CU_OBJ)) ]; then \
+	  echo "test-deps: touching kernels/core/kernel.h rebuilds $$n of the" \
+	    "$(words $(KERNEL_CU_OBJ)) kernel CUDA objects" >&2; exit 1; \
+	fi; \
+	echo "test-deps: touching kernels/core/kernel.h rebuilds all $$n kernel CUDA objects"
+endif
+test: format-check test-symbols test-deps test-unit test-e2e test-scipy test-asan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle

@@ -1,6 +1,6 @@
 /*
  * bench/pool_alloc.c — allocation + free latency through gpud's device pool
- * (daemon/pool.h, CUB's caching allocator) against cudaMalloc + cudaFree,
+ * (daemon/backend/cuda/pool.h, CUB's caching allocator) against cudaMalloc + cudaFree,
  * at 1 KiB, 1 MiB and 256 MiB, in one process on one device. Prints medians
  * and p99 of repeated pairs and the ratio.
  *

@@ -33,7 +33,7 @@ static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t e
 	cb->threads = cfg->cpu_threads;
 	b->impl = cb;
 	log_info("cpu backend: %d worker threads", cb->threads);
-	/* Kernels that load a library (kernels/libs.h) load it now, not on a run. */
+	/* Kernels that load a library (kernels/core/libs.h) load it now, not on a run. */
 	size_t nk;
 	const kernel_def *const *ks = kernel_list(&nk);
 	char why[1024], last[1024] = "";

@@ -397,7 +397,7 @@ GPUD_API gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_ar
 			       size_t nargs, gpud_result *outs, size_t cap, size_t *nouts,
 			       gpud_run_info *info);
 
-/* A custom kernel to register (see kernels/custom.h for the syntax). */
+/* A custom kernel to register (see kernels/custom/custom.h for the syntax). */
 typedef struct gpud_kernel_spec {
 	const char *name;
 	int elementwise;       /* 0: raw CUDA C with a signature */

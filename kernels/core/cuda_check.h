@@ -1,5 +1,5 @@
 /*
- * kernels/cuda_check.h — checking CUDA runtime calls. A failed call becomes
+ * kernels/core/cuda_check.h — checking CUDA runtime calls. A failed call becomes
  * a message naming the call and the CUDA error, e.g.
  *   "cudaMemcpyAsync: an illegal memory access was encountered (cudaErrorIllegalAddress)"
  * Usable from C (the cuda backend) and CUDA C++ (the kernels).

@@ -26,7 +26,7 @@ typedef struct cuda_launch_ctx {
 	int sm_count;
 	int device;
 	/*
-	 * Library handles bound to this stream (kernels/libs.h), made by the
+	 * Library handles bound to this stream (kernels/core/libs.h), made by the
 	 * backend when it opens; NULL where the library could not be loaded,
 	 * with the reason in *_why.
 	 */

@@ -119,7 +119,7 @@ typedef struct kernel_def {
 	 * start against cpu_run. Every built-in kernel has at least one.
 	 */
 	const char *const *samples;
-	/* a user's kernel (struct custom_kernel, kernels/custom.h); NULL for built-ins */
+	/* a user's kernel (struct custom_kernel, kernels/custom/custom.h); NULL for built-ins */
 	const void *custom;
 } kernel_def;
 

@@ -1,4 +1,4 @@
-/* kernels/libs.c — CBLAS, cuRAND and cuBLAS through dlopen (see kernels/libs.h). */
+/* kernels/core/libs.c — CBLAS, cuRAND and cuBLAS through dlopen (see kernels/core/libs.h). */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>

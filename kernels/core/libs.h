@@ -1,6 +1,6 @@
 /*
- * kernels/libs.h — the numerical libraries some kernels call, loaded at run
- * time with dlopen (as daemon/nvrtc.c loads NVRTC), so that gpud starts and
+ * kernels/core/libs.h — the numerical libraries some kernels call, loaded at run
+ * time with dlopen (as daemon/backend/cuda/nvrtc.c loads NVRTC), so that gpud starts and
  * serves every other kernel where one is missing:
  *
  *   CBLAS   matmul on the cpu backend       $GPUD_BLAS    libopenblas.so.0

@@ -1,5 +1,5 @@
-/* kernels/custom.c — signatures, generated elementwise code and the binding
- * of users' kernels (see kernels/custom.h). */
+/* kernels/custom/custom.c — signatures, generated elementwise code and the binding
+ * of users' kernels (see kernels/custom/custom.h). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * kernels/custom.h — users' own kernels: the declared signature of a raw
+ * kernels/custom/custom.h — users' own kernels: the declared signature of a raw
  * CUDA C kernel, the parameters and body of an elementwise one, the CUDA C
  * gpud generates for the latter, and the kernel_def that binds and checks a
  * run of either exactly as for built-in kernels.

@@ -1,5 +1,5 @@
-/* tests/test_custom.c — custom kernels: signatures, elementwise parameters,
- * generated code and the binding of runs (kernels/custom.c). */
+/* kernels/custom/test_custom.c — custom kernels: signatures, elementwise parameters,
+ * generated code and the binding of runs (kernels/custom/custom.c). */
 #include <check.h>
 #include <string.h>
 

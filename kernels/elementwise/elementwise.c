@@ -1,5 +1,5 @@
-/* kernels/elementwise.c — the library's elementwise kernels: table entries,
- * checks and CPU references (kernels/elementwise.h). */
+/* kernels/elementwise/elementwise.c — the library's elementwise kernels: table entries,
+ * checks and CPU references (kernels/elementwise/elementwise.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

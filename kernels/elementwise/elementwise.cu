@@ -1,6 +1,6 @@
 /*
- * kernels/elementwise_cuda.cu — the library's elementwise kernels on the GPU
- * (kernels/elementwise.h): one template over the operation and the dtype,
+ * kernels/elementwise/elementwise.cu — the library's elementwise kernels on the GPU
+ * (kernels/elementwise/elementwise.h): one template over the operation and the dtype,
  * a grid-stride loop with vector-free loads (each element read once, written
  * once: bandwidth-bound), each input an array or a broadcast scalar.
  * float32 computes in float32 (expf/sinf/cosf); float64 in double.

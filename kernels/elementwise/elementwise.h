@@ -1,5 +1,5 @@
 /*
- * kernels/elementwise.h — the elementwise kernels of the library: add, sub,
+ * kernels/elementwise/elementwise.h — the elementwise kernels of the library: add, sub,
  * mul, div, axpy (a*x + y), saxpy_trig (exp(a*sin(x) + cos(y))), rel_diff
  * (2(x - y)/(x + y)) and sum_of_squares (x^2 + y^2).
  *

@@ -1,6 +1,6 @@
-/* tests/test_elementwise.c — the library's elementwise kernels on the CPU:
+/* kernels/elementwise/test_elementwise.c — the library's elementwise kernels on the CPU:
  * hand-worked values, wrapping integers, broadcast scalars and every check
- * (kernels/elementwise.c). The GPU tests compare against these references. */
+ * (kernels/elementwise/elementwise.c). The GPU tests compare against these references. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

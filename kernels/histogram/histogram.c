@@ -1,5 +1,5 @@
-/* kernels/histogram.c — histogram: the table entry, its checks, numpy's bin
- * arithmetic and the CPU reference (kernels/histogram.h). */
+/* kernels/histogram/histogram.c — histogram: the table entry, its checks, numpy's bin
+ * arithmetic and the CPU reference (kernels/histogram/histogram.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

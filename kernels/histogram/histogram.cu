@@ -1,5 +1,5 @@
 /*
- * kernels/histogram_cuda.cu — histogram on the GPU (kernels/histogram.h).
+ * kernels/histogram/histogram.cu — histogram on the GPU (kernels/histogram/histogram.h).
  *
  * Every path bins a sample the same way: its exact numpy bin (-1 for a
  * dropped sample) from the same estimate and the same two corrections as the
@@ -7,8 +7,8 @@
  * filled by a small kernel with the reference's float64 arithmetic: the _rn
  * intrinsics keep nvcc from fusing a multiply and an add into an fma). An
  * estimate whose fraction is farther from 0 and 1 than hist_plan.margin (the
- * rounding errors of estimate and edges, bounded in kernels/histogram.c and
- * checked there by tests/test_histogram.c) is the bin already: the two edge
+ * rounding errors of estimate and edges, bounded in kernels/histogram/histogram.c and
+ * checked there by kernels/histogram/test_histogram.c) is the bin already: the two edge
  * reads are skipped, as the corrections could not move it. The paths differ
  * in how they count:
  *
@@ -75,7 +75,7 @@ struct hist_policy_hub {
 	using MaxPolicy = Policy500;
 };
 
-/* --- numpy's bin of one sample: kernels/histogram.c, in device arithmetic ---------- */
+/* --- numpy's bin of one sample: kernels/histogram/histogram.c, in device arithmetic ---------- */
 
 __device__ __forceinline__ double to_f64(float v)
 {

@@ -1,5 +1,5 @@
 /*
- * kernels/histogram.h — histogram of the kernel library: the counts of x in
+ * kernels/histogram/histogram.h — histogram of the kernel library: the counts of x in
  * `bins` equal bins over [range_min, range_max], exactly what
  * numpy.histogram(x, bins=bins, range=(range_min, range_max)) returns, as
  * int64 (the numpy 1.x that Debian ships, with Python floats for the range).

@@ -1,7 +1,7 @@
-/* tests/test_histogram.c — histogram on the CPU: hand-worked counts (each
+/* kernels/histogram/test_histogram.c — histogram on the CPU: hand-worked counts (each
  * checked against numpy 1.24's np.histogram), values on edges, NaN and
  * infinities, the widened empty range, integers, float32 edge rounding, and
- * every check with its message (kernels/histogram.c). The GPU tests compare
+ * every check with its message (kernels/histogram/histogram.c). The GPU tests compare
  * against this reference. */
 #include <check.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * kernels/lombscargle.c — the Lomb-Scargle periodogram, exactly as
+ * kernels/lombscargle/lombscargle.c — the Lomb-Scargle periodogram, exactly as
  * scipy.signal.lombscargle(x, y, freqs, precenter=False, normalize=False) in
  * scipy <= 1.14: angular frequencies; precenter subtracts mean(y) first;
  * normalize multiplies by 2 / dot(y, y) of the uncentred y.

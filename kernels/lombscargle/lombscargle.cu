@@ -1,5 +1,5 @@
 /*
- * kernels/lombscargle_cuda.cu — lombscargle on the GPU, one variant per
+ * kernels/lombscargle/lombscargle.cu — lombscargle on the GPU, one variant per
  * dtype. The float32 variant computes in float throughout (sincosf, float
  * sums): no silent promotion to double. The float64 variant is the same
  * code in double.

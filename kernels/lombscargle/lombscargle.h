@@ -1,4 +1,4 @@
-/* kernels/lombscargle.h — parameter order and CPU reference of lombscargle. */
+/* kernels/lombscargle/lombscargle.h — parameter order and CPU reference of lombscargle. */
 #ifndef GPUD_LOMBSCARGLE_H
 #define GPUD_LOMBSCARGLE_H
 

@@ -1,5 +1,5 @@
 /*
- * tests/test_lombscargle.c — unit tests of kernels/lombscargle.c, called the
+ * kernels/lombscargle/test_lombscargle.c — unit tests of kernels/lombscargle/lombscargle.c, called the
  * way gpud calls it: found in the kernel table, arguments bound and checked,
  * the output allocated from what check expects, then cpu_run over the items
  * (whole, and in pieces). Values are worked by hand below, and random inputs

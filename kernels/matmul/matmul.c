@@ -1,5 +1,5 @@
-/* kernels/matmul.c — matmul: table entry, checks, and the cpu backend's product
- * through the CPU BLAS (kernels/matmul.h). */
+/* kernels/matmul/matmul.c — matmul: table entry, checks, and the cpu backend's product
+ * through the CPU BLAS (kernels/matmul/matmul.h). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
- * kernels/matmul_cuda.cu — matmul on the GPU through cuBLAS (kernels/matmul.h),
- * loaded at run time (kernels/libs.h). The backend gives each stream its own
+ * kernels/matmul/matmul.cu — matmul on the GPU through cuBLAS (kernels/matmul/matmul.h),
+ * loaded at run time (kernels/core/libs.h). The backend gives each stream its own
  * handle with that stream and a workspace of its own set once
  * (cuda_launch_ctx.blas), so a run only enqueues cublasGemmEx: nothing here
  * allocates or waits for the device.
@@ -19,7 +19,7 @@
 #include "kernels/core/libs.h"
 #include "kernels/matmul/matmul.h"
 
-/* kernels/libs.h declares cuBLAS's constants itself: they must be the toolkit's. */
+/* kernels/core/libs.h declares cuBLAS's constants itself: they must be the toolkit's. */
 #define SAME(ours, theirs) static_assert((int)(ours) == (int)(theirs), #ours " != " #theirs)
 SAME(LIBS_CUBLAS_SUCCESS, CUBLAS_STATUS_SUCCESS);
 SAME(LIBS_CUBLAS_OP_N, CUBLAS_OP_N);

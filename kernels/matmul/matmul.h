@@ -1,5 +1,5 @@
 /*
- * kernels/matmul.h — matmul: the matrix product c = a b of 2-d row-major
+ * kernels/matmul/matmul.h — matmul: the matrix product c = a b of 2-d row-major
  * arrays (a m x k, b k x n, c m x n), as numpy.matmul of 2-d arrays; a and b
  * are both float32 or both float64, and so is c.
  *

@@ -1,6 +1,6 @@
-/* tests/test_matmul.c — matmul on the CPU (the CPU BLAS): hand-worked
+/* kernels/matmul/test_matmul.c — matmul on the CPU (the CPU BLAS): hand-worked
  * products, non-square and degenerate shapes, a random product against a
- * float64 triple loop, and the checks' messages (kernels/matmul.c). */
+ * float64 triple loop, and the checks' messages (kernels/matmul/matmul.c). */
 #include <check.h>
 #include <limits.h>
 #include <math.h>

@@ -1,5 +1,5 @@
-/* kernels/random.c — uniform and normal: table entries, checks, and the cpu
- * backend's numbers from cuRAND's host generator (kernels/random.h). */
+/* kernels/random/random.c — uniform and normal: table entries, checks, and the cpu
+ * backend's numbers from cuRAND's host generator (kernels/random/random.h). */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /*
- * kernels/random_cuda.cu — uniform and normal on the GPU through cuRAND's
- * host API (kernels/random.h), loaded at run time (kernels/libs.h). The
+ * kernels/random/random.cu — uniform and normal on the GPU through cuRAND's
+ * host API (kernels/random/random.h), loaded at run time (kernels/core/libs.h). The
  * backend gives each stream its own Philox4_32_10 generator bound to it
  * (cuda_launch_ctx.rng); a run sets the seed and offset 0 and enqueues the
  * generation (and, for uniform with low/high, one scaling kernel of ours).
@@ -22,7 +22,7 @@
 #include "kernels/core/libs.h"
 #include "kernels/random/random.h"
 
-/* kernels/libs.h declares cuRAND's constants itself: they must be the toolkit's. */
+/* kernels/core/libs.h declares cuRAND's constants itself: they must be the toolkit's. */
 #define SAME(ours, theirs) static_assert((int)(ours) == (int)(theirs), #ours " != " #theirs)
 SAME(LIBS_CURAND_SUCCESS, CURAND_STATUS_SUCCESS);
 SAME(LIBS_CURAND_LENGTH_NOT_MULTIPLE, CURAND_STATUS_LENGTH_NOT_MULTIPLE);

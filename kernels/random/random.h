@@ -1,5 +1,5 @@
 /*
- * kernels/random.h — uniform and normal: n pseudorandom numbers from cuRAND's
+ * kernels/random/random.h — uniform and normal: n pseudorandom numbers from cuRAND's
  * Philox4_32_10 generator, seeded with `seed` (offset 0, ordering
  * CURAND_ORDERING_PSEUDO_DEFAULT), into a new 1-d array `out` of dtype
  * `dtype` (float32 or float64, given by name; default float64 as numpy's).
@@ -21,7 +21,7 @@
  * (the same number the host generator gives there).
  *
  * n is 0 or more, seed 0 to 2^63 - 1. cuRAND is loaded at run time
- * (kernels/libs.h, $GPUD_CURAND); without it both kernels answer why.
+ * (kernels/core/libs.h, $GPUD_CURAND); without it both kernels answer why.
  */
 #ifndef GPUD_KERNELS_RANDOM_H
 #define GPUD_KERNELS_RANDOM_H

@@ -1,5 +1,5 @@
-/* tests/test_random.c — uniform and normal on the CPU (cuRAND's host
- * generator, kernels/random.c): the same seed gives the same numbers, another
+/* kernels/random/test_random.c — uniform and normal on the CPU (cuRAND's host
+ * generator, kernels/random/random.c): the same seed gives the same numbers, another
  * seed others; the first numbers against values cuRAND 10.4 printed once (a
  * regression check: same library); odd n; moments and a Kolmogorov-Smirnov
  * bound on large samples of fixed seeds; the checks' messages. */

@@ -62,7 +62,7 @@ static void red_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, 
 		ck_assert_msg(g != g, "%s %s n=%zu: %g, expected NaN", name, gpud_dtype_name(dt), n,
 			      g);
 	} else {
-		/* kernels/reduce.h: CUB's float64 tree within 1e-13 of sum|terms| at these
+		/* kernels/reduce/reduce.h: CUB's float64 tree within 1e-13 of sum|terms| at these
 		 * sizes, the reference compensated; float32 results rounded once (1 ulp) */
 		double tol = (dt == GPUD_F32 ? 1.2e-7 * fabs(r) : 0) +
 			     1e-13 * (op == RED_MEAN ? scale / (double)n : scale);

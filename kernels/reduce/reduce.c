@@ -1,5 +1,5 @@
-/* kernels/reduce.c — the library's reductions: table entries, checks and
- * CPU references (kernels/reduce.h). */
+/* kernels/reduce/reduce.c — the library's reductions: table entries, checks and
+ * CPU references (kernels/reduce/reduce.h). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /*
- * kernels/reduce_cuda.cu — the library's reductions on the GPU with CUB's
- * DeviceReduce (kernels/reduce.h). Floating-point sums (sum, asum, mean,
+ * kernels/reduce/reduce.cu — the library's reductions on the GPU with CUB's
+ * DeviceReduce (kernels/reduce/reduce.h). Floating-point sums (sum, asum, mean,
  * dot) reduce a converting iterator into a float64 accumulator and a
  * one-thread kernel rounds it into the 0-d output (and divides, for mean);
  * integer sums reduce in uint64 (wrapping); min and max reduce the input

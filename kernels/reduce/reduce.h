@@ -1,5 +1,5 @@
 /*
- * kernels/reduce.h — reductions of the kernel library: sum, asum (sum of
+ * kernels/reduce/reduce.h — reductions of the kernel library: sum, asum (sum of
  * |x|), min, max, mean of x, and dot of x and y; the output `out` is a 0-d
  * array.
  *

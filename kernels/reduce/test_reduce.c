@@ -1,5 +1,5 @@
-/* tests/test_reduce.c — the library's reductions on the CPU: hand-worked
- * values, integer sums in int64, NaN, empty arrays, checks (kernels/reduce.c). */
+/* kernels/reduce/test_reduce.c — the library's reductions on the CPU: hand-worked
+ * values, integer sums in int64, NaN, empty arrays, checks (kernels/reduce/reduce.c). */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
- * tests/fuzz_corpus.c — writes the fuzzer's seed corpus: one file per kind
+ * tests/fuzz/fuzz_corpus.c — writes the fuzzer's seed corpus: one file per kind
  * of request, good and bad, so the fuzzer starts from messages that reach
  * every verb's checks. Several messages in one file are separated by the
- * marker tests/fuzz_request.c splits at.
+ * marker tests/fuzz/fuzz_request.c splits at.
  *
  *   fuzz_corpus DIR
  */

@@ -1,5 +1,5 @@
 /*
- * tests/fuzz_request.c — libFuzzer target over gpud's request decoder and
+ * tests/fuzz/fuzz_request.c — libFuzzer target over gpud's request decoder and
  * dispatcher: a real gpud_server on the cpu backend (no listeners), fed
  * through server_inject, the same path nng's messages take.
  *

@@ -1,5 +1,5 @@
 /*
- * tests/test_config.c — unit tests of daemon/config.c: defaults, INI text and
+ * tests/unit/test_config.c — unit tests of daemon/config.c: defaults, INI text and
  * files (sections, comments, repeated keys), sizes, and the error message of
  * every key's bad value ("NAME:LINE: key = 'value': expected ...").
  */

@@ -1,5 +1,5 @@
 /*
- * tests/test_npy.c — unit tests of client/npy.c: save/load round trips,
+ * tests/unit/test_npy.c — unit tests of client/npy.c: save/load round trips,
  * hand-built .npy buffers of every accepted and refused kind (each run through
  * both gpud_npy_parse and gpud_npy_load), and, where numpy is installed, a
  * cross-check in both directions with numpy itself.

@@ -1,5 +1,5 @@
 /*
- * tests/test_wire.c — unit tests of proto/wire.c: every request verb and
+ * tests/unit/test_wire.c — unit tests of proto/wire.c: every request verb and
  * every response body packed into an nng message (without a payload, with a
  * copied one, with one written into the room wire_pack leaves), split and
  * unpacked again field by field; broken frames; status names.

@@ -1,4 +1,4 @@
-/* daemon/nvrtc.c — NVRTC through dlopen (see daemon/nvrtc.h). */
+/* daemon/backend/cuda/nvrtc.c — NVRTC through dlopen (see daemon/backend/cuda/nvrtc.h). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * daemon/nvrtc.h — NVRTC, loaded at run time (dlopen): gpud starts and
+ * daemon/backend/cuda/nvrtc.h — NVRTC, loaded at run time (dlopen): gpud starts and
  * serves built-in kernels on machines without it, and says so when a
  * custom kernel is registered there.
  */

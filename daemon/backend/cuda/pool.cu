@@ -1,6 +1,6 @@
 /*
- * daemon/pool.cu — gpud_pool over cub::CachingDeviceAllocator. CUDA C++ only
- * because CUB is a C++ library; the rest of gpud sees daemon/pool.h.
+ * daemon/backend/cuda/pool.cu — gpud_pool over cub::CachingDeviceAllocator. CUDA C++ only
+ * because CUB is a C++ library; the rest of gpud sees daemon/backend/cuda/pool.h.
  *
  * Every block is associated with one private stream on which nothing else
  * runs: gpud returns a block only after every operation on it has completed,

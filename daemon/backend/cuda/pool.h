@@ -1,5 +1,5 @@
 /*
- * daemon/pool.h — the device memory pool of the cuda backend: CUB's
+ * daemon/backend/cuda/pool.h — the device memory pool of the cuda backend: CUB's
  * CachingDeviceAllocator (shipped with the CUDA Toolkit's CCCL) behind a
  * small C interface, in the spirit of RMM's pool resource.
  *
