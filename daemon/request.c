@@ -130,7 +130,7 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 	ON_LOOP("request_reply");
 	resp->version = GPUD_PROTOCOL_VERSION;
 	resp->id = r->req ? r->req->id : 0;
-	if (resp->code != GPUD__STATUS__STATUS_OK) {
+	if (resp->code != (Gpud__Status)status_wire(ST_OK)) {
 		core->stats->errors++;
 		/* A failed request gives back what it made. */
 		for (int i = 0; i < r->ncreated; i++)
@@ -143,7 +143,7 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 		log_error("cannot build a reply of %zu bytes: %s", len, nng_strerror(rv));
 		fail.version = GPUD_PROTOCOL_VERSION;
 		fail.id = resp->id;
-		fail.code = GPUD__STATUS__STATUS_INTERNAL;
+		fail.code = (Gpud__Status)status_wire(ST_INTERNAL);
 		fail.message = "gpud could not build the reply (out of memory)";
 		if (wire_pack(&m, &fail.base, NULL, 0, NULL) != 0) {
 			/* Nothing can be sent; the client's request times out. */
