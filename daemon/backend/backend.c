@@ -67,7 +67,7 @@ int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char 
 			snprintf(err, errlen, "backend %s: %s", e->name, e->why);
 			if (!automatic)
 				return -1;
-			log_warn("backend auto: %s; trying the %s backend", err,
+			log_warn("backend auto: %s; trying the %s backend", e->why,
 				 backends[i + 1].name);
 			continue;
 		}
