@@ -781,6 +781,14 @@ int raw_send_main(const char *u, const char *path, int timeout_ms)
 	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, timeout_ms);
 	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, timeout_ms);
+	/*
+	 * Never redial: gpud drops this connection on purpose, and a redial cut
+	 * short by the _exit below aborts an SP negotiation, after which nng
+	 * 1.5's listener accepts no more connections (nng issue #1518, fixed in
+	 * 1.6.0; Debian 12 ships 1.5.2): every later test would hang in hello.
+	 */
+	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 3600 * 1000);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 3600 * 1000);
 	if ((rv = nng_dial(s, u, NULL, 0)) != 0 || (rv = nng_msg_alloc(&m, 0)) != 0 ||
 	    (rv = nng_msg_append(m, buf, len)) != 0) {
 		printf("error %d\n", rv);
