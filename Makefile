@@ -299,7 +299,8 @@ bench-kernels: gpu-programs
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it
-# for FUZZ_SECONDS from a fresh seed corpus (tests/fuzz/fuzz_corpus.c).
+# for FUZZ_SECONDS from a fresh seed corpus (tests/fuzz/fuzz_corpus.c) plus
+# the inputs that once found a bug (tests/fuzz/regressions/, one file each).
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := $(BUILD)/fuzz
 FUZZ_BIN     := $(BUILD)/tests/fuzz_request
@@ -314,6 +315,7 @@ $(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ)
 fuzz-run: $(FUZZ_BIN) $(CORPUS_BIN)
 	rm -rf $(BUILD)/corpus && mkdir -p $(BUILD)/corpus
 	$(CORPUS_BIN) $(BUILD)/corpus
+	cp tests/fuzz/regressions/* $(BUILD)/corpus/
 	$(FUZZ_BIN) $(BUILD)/corpus -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
 	  -rss_limit_mb=2048 -print_final_stats=1
 
