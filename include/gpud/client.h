@@ -29,10 +29,27 @@
  * the daemon reports (which argument, expected vs got), or the client's own
  * (connection, transport, bad arguments to the call).
  *
- * Thread-safety: a gpud_client may be used by one thread at a time; calls on
- * one client from several threads at once must be serialised by the caller.
- * Separate clients are independent and may be used from separate threads.
- * gpud_strerror() and the gpud/npy.h functions are safe from any thread.
+ * Threads: a gpud_client may be used from any number of threads at once;
+ * every call in flight has an nng context of its own on the client's one
+ * socket, so calls overlap in the daemon. gpud_errmsg(c) gives the message
+ * of the calling thread's last call on c. Only gpud_close must not race
+ * with other calls on the same client. gpud_strerror() and the gpud/npy.h
+ * functions are safe from any thread.
+ *
+ * Reconnecting: when gpud restarts or the connection drops, the next call
+ * re-establishes the session by itself (hello again, with the same URL,
+ * token and TLS settings) and succeeds if it needs nothing from before.
+ * Buffers of the lost connection are gone: a handle from before a restart
+ * gets GPUD_ESTALE, never another buffer. A call during the outage waits
+ * for gpud to come back up to the client's timeout (or, with none, the
+ * connect timeout, 10 s by default) and then fails with GPUD_EUNAVAILABLE.
+ * A call in flight at the moment the connection drops fails with
+ * GPUD_ETRANSPORT: it may or may not have taken effect. Host memory from
+ * gpud_host_alloc is handed to the new gpud again. gpud_reconnects() counts
+ * the reconnections.
+ *
+ * Asynchronous jobs: gpud_run_async and gpud_call_async return a gpud_job at
+ * once; wait for it, poll it or get a callback, and cancel it in gpud.
  *
  * Buffers belong to the connection that allocated them: closing the client
  * (or the process ending) frees them in the daemon.
@@ -66,12 +83,16 @@ typedef enum gpud_status {
 	GPUD_ESHUTDOWN = 9,       /* the daemon is stopping */
 	GPUD_EINTERNAL = 10,      /* a bug in gpud */
 	GPUD_EQUOTA = 11,         /* over one of the tenant's quotas */
-	GPUD_EACCESS = 12,        /* not authenticated (no hello, a bad token) */
+	GPUD_EACCESS = 12,        /* not authenticated (a bad token, not an administrator) */
+	GPUD_ESTALE = 13,         /* a handle from before gpud restarted: its buffer is gone */
+	GPUD_ECANCELED = 14,      /* the job was cancelled (gpud_job_cancel, a timeout) */
+	GPUD_ENOSESSION = 15,     /* no hello on this connection (the library says it again) */
 	/* Raised by the client library itself. */
-	GPUD_ECONNECT = 100,   /* cannot reach the daemon */
-	GPUD_ETRANSPORT = 101, /* send or receive failed (the daemon went away?) */
-	GPUD_ETIMEDOUT = 102,  /* no reply within the client's timeout */
-	GPUD_EARG = 103,       /* bad argument to a client call */
+	GPUD_ECONNECT = 100,     /* cannot reach the daemon (gpud_connect) */
+	GPUD_ETRANSPORT = 101,   /* send or receive failed (the connection dropped mid-call) */
+	GPUD_ETIMEDOUT = 102,    /* no reply within the client's timeout */
+	GPUD_EARG = 103,         /* bad argument to a client call */
+	GPUD_EUNAVAILABLE = 104, /* gpud went away and did not come back within the timeout */
 } gpud_status;
 
 typedef struct gpud_client gpud_client;
@@ -94,6 +115,7 @@ typedef struct gpud_server_info {
 	uint64_t max_message_size; /* largest payload of one request, bytes */
 	unsigned connection;       /* this connection's id in gpud (status sessions) */
 	char tenant[64];           /* who gpud takes this client for (quotas, handles) */
+	uint64_t instance;         /* this run of gpud: changes when gpud restarts */
 	int ndevices;
 	gpud_device_info devices[GPUD_MAX_DEVICES];
 } gpud_server_info;
@@ -148,10 +170,28 @@ typedef struct gpud_daemon_status {
  * can say why; always pass it to gpud_close().
  */
 GPUD_API gpud_status gpud_connect(const char *url, gpud_client **out);
+
+/* Everything a connection may be given; zero-filled fields take the defaults. */
+typedef struct gpud_options {
+	const char *url;             /* NULL: $GPUD_URL, else GPUD_DEFAULT_URL */
+	const char *token;           /* tcp://: the tenant's bearer token; NULL: $GPUD_TOKEN */
+	const char *tls_ca;          /* tls+tcp://: the CA's PEM file; NULL: $GPUD_TLS_CA */
+	const char *tls_server_name; /* NULL: $GPUD_TLS_SERVER_NAME, else the URL's host */
+	int timeout_ms;              /* per call, as gpud_set_timeout; 0: none */
+	int connect_timeout_ms;      /* connect + hello, and waiting for a restarted gpud
+					when no timeout is set; 0: 10000 */
+} gpud_options;
+
+/* As gpud_connect, with options (NULL: all defaults). */
+GPUD_API gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out);
+/* Closes the connection; no other call on c may be in flight. */
 GPUD_API void gpud_close(gpud_client *c);
 
 /* Per-call timeout in milliseconds for later calls; 0 (default) waits forever. */
 GPUD_API void gpud_set_timeout(gpud_client *c, int timeout_ms);
+
+/* How many times c has re-established its session (gpud restarted, the link dropped). */
+GPUD_API unsigned gpud_reconnects(const gpud_client *c);
 
 GPUD_API const gpud_server_info *gpud_server(const gpud_client *c);
 GPUD_API const char *gpud_url(const gpud_client *c);
@@ -348,7 +388,10 @@ typedef struct gpud_run_info {
 /*
  * Runs kernel with args. Outputs not passed as buffer arguments are
  * allocated by the daemon; up to cap are written to outs and their number to
- * *nouts. info (may be NULL) receives the daemon's timings.
+ * *nouts. Outputs past cap are not kept: gpud frees the ones it made in the
+ * same request (cap 0: the run's effect on buffers passed in is all that
+ * stays). info (may be NULL) receives the daemon's timings. A run that times
+ * out is cancelled in gpud.
  */
 GPUD_API gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args,
 			      size_t nargs, gpud_output *outs, size_t cap, size_t *nouts,
@@ -426,6 +469,52 @@ GPUD_API gpud_status gpud_unregister_shared(gpud_client *c, const char *name);
 /* Lists the daemon's kernels; free with gpud_kernel_list_free. */
 GPUD_API gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out);
 GPUD_API void gpud_kernel_list_free(gpud_kernel_list *l);
+
+/* --- asynchronous jobs ---------------------------------------------------------
+ *
+ * gpud_run_async and gpud_call_async send the request and return at once
+ * with a job; one thread may keep many jobs in flight. The arguments (names,
+ * texts, inline arrays' bytes) are copied before they return, except bytes
+ * in gpud_host_alloc memory, which gpud reads while the job runs. A job ends
+ * exactly once: gpud_job_wait returns, gpud_job_done turns 1, and the
+ * callback (if any) runs, on a thread of the library's, where it must not
+ * wait for other jobs. The client's timeout applies to each job.
+ */
+typedef struct gpud_job gpud_job;
+typedef void (*gpud_job_fn)(gpud_job *job, void *arg);
+
+/* gpud_run as a job: outputs with gpud_job_outputs. *out is NULL on failure. */
+GPUD_API gpud_status gpud_run_async(gpud_client *c, const char *kernel, const gpud_arg *args,
+				    size_t nargs, gpud_job_fn done, void *arg, gpud_job **out);
+/* gpud_call as a job: results with gpud_job_results. */
+GPUD_API gpud_status gpud_call_async(gpud_client *c, const char *kernel, const gpud_arg *args,
+				     size_t nargs, gpud_job_fn done, void *arg, gpud_job **out);
+/*
+ * Waits up to timeout_ms (< 0: forever) for the job to end. Its status, or
+ * GPUD_ETIMEDOUT if it has not ended yet (it goes on; wait again or cancel).
+ */
+GPUD_API gpud_status gpud_job_wait(gpud_job *job, int timeout_ms);
+/* 1 once the job has ended. */
+GPUD_API int gpud_job_done(const gpud_job *job);
+/*
+ * Asks gpud to drop the job: queued, it never runs; running, it finishes and
+ * gpud frees the outputs it made. The job then ends with GPUD_ECANCELED,
+ * unless its result was already on the way (then it ends as it would have).
+ */
+GPUD_API gpud_status gpud_job_cancel(gpud_job *job);
+/* A run job's outputs, as gpud_run gives them (outputs past cap are freed in gpud). */
+GPUD_API gpud_status gpud_job_outputs(gpud_job *job, gpud_output *outs, size_t cap,
+				      size_t *nouts, gpud_run_info *info);
+/* A call job's results, as gpud_call gives them; the arrays become the caller's. */
+GPUD_API gpud_status gpud_job_results(gpud_job *job, gpud_result *outs, size_t cap,
+				      size_t *nouts, gpud_run_info *info);
+/* The job's error message ("" if it succeeded or has not ended). */
+GPUD_API const char *gpud_job_errmsg(const gpud_job *job);
+/*
+ * Releases the job. A job not yet ended is cancelled first and waited for;
+ * a run job's outputs not taken with gpud_job_outputs are freed in gpud.
+ */
+GPUD_API void gpud_job_free(gpud_job *job);
 
 /* --- daemon status ------------------------------------------------------------ */
 
