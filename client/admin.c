@@ -11,10 +11,10 @@
 
 void gpud_set_keep(gpud_client *c, int keep)
 {
-	c->keep = keep != 0;
+	__atomic_store_n(&c->keep, keep != 0, __ATOMIC_RELAXED);
 }
 
-gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n)
+static gpud_status list_once(gpud_client *c, gpud_buffer_info **out, size_t *n)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__ListRequest l = GPUD__LIST_REQUEST__INIT;
@@ -51,7 +51,7 @@ gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n)
 	return GPUD_OK;
 }
 
-gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
+static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RegisterRequest q = GPUD__REGISTER_REQUEST__INIT;
@@ -102,12 +102,12 @@ static gpud_status unregister(gpud_client *c, const char *name, int shared)
 
 gpud_status gpud_unregister(gpud_client *c, const char *name)
 {
-	return unregister(c, name, 0);
+	CLIENT_RETRY(c, unregister(c, name, 0));
 }
 
 gpud_status gpud_unregister_shared(gpud_client *c, const char *name)
 {
-	return unregister(c, name, 1);
+	CLIENT_RETRY(c, unregister(c, name, 1));
 }
 
 void gpud_kernel_list_free(gpud_kernel_list *l)
@@ -135,7 +135,7 @@ static char *dupstr(const char *s)
 	return strdup(s ? s : "");
 }
 
-gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out)
+static gpud_status kernels_once(gpud_client *c, gpud_kernel_list **out)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__KernelsRequest k = GPUD__KERNELS_REQUEST__INIT;
@@ -187,7 +187,7 @@ oom:
 
 /* --- status ------------------------------------------------------------------------ */
 
-gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
+static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__StatusRequest s = GPUD__STATUS_REQUEST__INIT;
@@ -202,7 +202,9 @@ gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_STATUS, "status")) != GPUD_OK)
 		return st;
 	Gpud__StatusResponse *sr = r->status;
+	pthread_mutex_lock(&c->mu);
 	out->server = c->info;
+	pthread_mutex_unlock(&c->mu);
 	snprintf(out->server.version, sizeof(out->server.version), "%s", sr->server_version);
 	snprintf(out->server.backend, sizeof(out->server.backend), "%s", sr->backend);
 	client_copy_devices(&out->server, sr->devices, sr->n_devices);
@@ -256,4 +258,24 @@ gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
 	}
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
+}
+
+gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n)
+{
+	CLIENT_RETRY(c, list_once(c, out, n));
+}
+
+gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
+{
+	CLIENT_RETRY(c, register_once(c, spec));
+}
+
+gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out)
+{
+	CLIENT_RETRY(c, kernels_once(c, out));
+}
+
+gpud_status gpud_status_get(gpud_client *c, gpud_daemon_status *out)
+{
+	CLIENT_RETRY(c, status_get_once(c, out));
 }

@@ -1,7 +1,8 @@
 /*
- * client/conn.c — a client's connection: dialing ipc://, tcp:// or
- * tls+tcp://, hello, the request/reply exchange every call goes through,
- * close, and the error text and accessors of gpud/client.h.
+ * client/conn.c — a client's connection: options, dialing ipc://, tcp:// or
+ * tls+tcp://, close, the error text (each thread's own) and the accessors
+ * of gpud/client.h. The session on top of the connection (hello, and hello
+ * again after a restart) is session.c's; the round trips are call.c's.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -9,13 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/mman.h>
-
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 
 #include "client/internal.h"
+
+/* The calling thread's last message, and the client it was about. */
+static __thread const gpud_client *tls_client;
+static __thread char tls_msg[2048];
 
 gpud_status client_seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
 {
@@ -23,9 +26,29 @@ gpud_status client_seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
 	if (c == NULL)
 		return st;
 	va_start(ap, fmt);
-	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	vsnprintf(tls_msg, sizeof(tls_msg), fmt, ap);
 	va_end(ap);
+	tls_client = c;
+	pthread_mutex_lock(&c->msg_mu);
+	memcpy(c->msg, tls_msg, sizeof(c->msg));
+	pthread_mutex_unlock(&c->msg_mu);
 	return st;
+}
+
+void client_clear(gpud_client *c)
+{
+	tls_client = c;
+	tls_msg[0] = '\0';
+}
+
+const char *client_msg(const gpud_client *c)
+{
+	return tls_client == c ? tls_msg : "";
+}
+
+int client_timeout(const gpud_client *c)
+{
+	return __atomic_load_n(&c->timeout_ms, __ATOMIC_RELAXED);
 }
 
 const char *gpud_strerror(gpud_status s)
@@ -57,6 +80,14 @@ const char *gpud_strerror(gpud_status s)
 		return "over quota";
 	case GPUD_EACCESS:
 		return "not authenticated";
+	case GPUD_ESTALE:
+		return "handle from before gpud restarted";
+	case GPUD_ECANCELED:
+		return "cancelled";
+	case GPUD_ENOSESSION:
+		return "no session (gpud restarted or the connection was re-made)";
+	case GPUD_EUNAVAILABLE:
+		return "gpud unavailable";
 	case GPUD_ECONNECT:
 		return "cannot connect to gpud";
 	case GPUD_ETRANSPORT:
@@ -71,7 +102,11 @@ const char *gpud_strerror(gpud_status s)
 
 const char *gpud_errmsg(const gpud_client *c)
 {
-	return c ? c->msg : "out of memory";
+	if (c == NULL)
+		return "out of memory";
+	/* The calling thread's own message; a thread that made no call on c
+	 * sees the last failed call's of any thread. */
+	return tls_client == c ? tls_msg : c->msg;
 }
 
 const gpud_server_info *gpud_server(const gpud_client *c)
@@ -84,152 +119,47 @@ const char *gpud_url(const gpud_client *c)
 	return c->url;
 }
 
+unsigned gpud_reconnects(const gpud_client *c)
+{
+	return __atomic_load_n(&c->reconnects, __ATOMIC_RELAXED);
+}
+
 void gpud_set_timeout(gpud_client *c, int timeout_ms)
 {
-	c->timeout_ms = timeout_ms;
-	nng_duration d = timeout_ms > 0 ? timeout_ms : NNG_DURATION_INFINITE;
-	nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, d);
-	nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, d);
+	__atomic_store_n(&c->timeout_ms, timeout_ms > 0 ? timeout_ms : 0, __ATOMIC_RELAXED);
 }
 
-gpud_status client_call(gpud_client *c, Gpud__Request *req, const void *payload, size_t plen,
-			Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
+/* The value, else the environment variable's, else NULL; copied. */
+static char *option(const char *v, const char *env)
 {
-	nng_msg *m;
-	int rv;
-
-	c->msg[0] = '\0';
-	if (!c->open)
-		return client_seterr(c, GPUD_ECONNECT, "not connected");
-	if (c->info.max_message_size && plen > c->info.max_message_size)
-		return client_seterr(
-			c, GPUD_E2BIG,
-			"a payload of %zu bytes exceeds the daemon's message size limit of "
-			"%" PRIu64 " bytes (max_message_size in gpud.conf)",
-			plen, c->info.max_message_size);
-	req->version = GPUD_PROTOCOL_VERSION;
-	req->id = ++c->next_id;
-	if ((rv = wire_pack(&m, &req->base, payload, plen, NULL)) != 0)
-		return client_seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes: %s",
-				     plen, nng_strerror(rv));
-	return client_exchange(c, m, req->id, resp, rmsg, rpayload, rplen);
-}
-
-gpud_status client_exchange(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
-			    nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
-{
-	int rv;
-
-	if ((rv = nng_sendmsg(c->sock, m, 0)) != 0) {
-		nng_msg_free(m);
-		return client_seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
-				     "sending to %s: %s", c->url, nng_strerror(rv));
-	}
-	if ((rv = nng_recvmsg(c->sock, &m, 0)) != 0)
-		return client_seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
-				     "waiting for the reply from %s: %s", c->url, nng_strerror(rv));
-	return client_take_reply(c, m, id, resp, rmsg, rpayload, rplen);
-}
-
-gpud_status client_take_reply(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
-			      nng_msg **rmsg, uint8_t **rpayload, size_t *rplen)
-{
-	const uint8_t *hdr;
-	size_t hlen;
-	uint8_t *pl;
-	size_t pll;
-	char err[256];
-
-	if (wire_split(m, &hdr, &hlen, &pl, &pll, err, sizeof(err)) != 0) {
-		nng_msg_free(m);
-		return client_seterr(c, GPUD_EPROTO, "malformed reply: %s", err);
-	}
-	Gpud__Response *r = gpud__response__unpack(NULL, hlen, hdr);
-	if (r == NULL) {
-		nng_msg_free(m);
-		return client_seterr(c, GPUD_EPROTO,
-				     "malformed reply: the header is not a gpud Response");
-	}
-	if (r->code != GPUD__STATUS__STATUS_OK) {
-		gpud_status st = (gpud_status)r->code;
-		if (r->code > GPUD__STATUS__STATUS_UNAUTHENTICATED)
-			st = GPUD_EPROTO;
-		client_seterr(c, st, "%s",
-			      r->message && r->message[0] ? r->message : gpud_strerror(st));
-		gpud__response__free_unpacked(r, NULL);
-		nng_msg_free(m);
-		return st;
-	}
-	if (r->id != id) {
-		gpud__response__free_unpacked(r, NULL);
-		nng_msg_free(m);
-		return client_seterr(c, GPUD_EPROTO,
-				     "reply to request %" PRIu64 " answers request %" PRIu64, id,
-				     r->id);
-	}
-	*resp = r;
-	if (rmsg) {
-		*rmsg = m;
-		*rpayload = pl;
-		*rplen = pll;
-	} else {
-		nng_msg_free(m);
-	}
-	return GPUD_OK;
-}
-
-gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
-			       const char *verb)
-{
-	if (r->body_case == want)
-		return GPUD_OK;
-	gpud__response__free_unpacked(r, NULL);
-	return client_seterr(c, GPUD_EPROTO, "%s: the reply has no %s body", verb, verb);
-}
-
-void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n)
-{
-	info->ndevices = 0;
-	for (size_t i = 0; i < n && i < GPUD_MAX_DEVICES; i++) {
-		gpud_device_info *d = &info->devices[info->ndevices++];
-		d->index = devs[i]->index;
-		snprintf(d->name, sizeof(d->name), "%s", devs[i]->name ? devs[i]->name : "");
-		d->cc_major = devs[i]->cc_major;
-		d->cc_minor = devs[i]->cc_minor;
-		d->memory_total = devs[i]->memory_total;
-		d->memory_free = devs[i]->memory_free;
-		d->sm_count = devs[i]->sm_count;
-	}
-}
-
-size_t client_chunk_limit(const gpud_client *c)
-{
-	return c->info.max_message_size ? (size_t)c->info.max_message_size : SIZE_MAX;
+	if (v == NULL || v[0] == '\0')
+		v = getenv(env);
+	return v && v[0] ? strdup(v) : NULL;
 }
 
 /*
- * tls+tcp://: the server's certificate is checked against $GPUD_TLS_CA (a PEM
- * file) and the URL's host name ($GPUD_TLS_SERVER_NAME overrides). Returns an
- * nng error, or -1 with the message set.
+ * tls+tcp://: the server's certificate is checked against the CA file
+ * (gpud_options.tls_ca, else $GPUD_TLS_CA) and the URL's host name
+ * (tls_server_name, $GPUD_TLS_SERVER_NAME override it). The dialer keeps the
+ * configuration, so redials after a drop use the same. Returns an nng error,
+ * or -1 with the message set.
  */
 static int dial_tls(gpud_client *c, const char *url)
 {
-	const char *ca = getenv("GPUD_TLS_CA"), *name = getenv("GPUD_TLS_SERVER_NAME");
+	const char *ca = c->tls_ca, *name = c->tls_server_name;
 	char host[256] = "";
 	nng_tls_config *tc = NULL;
 	nng_dialer d;
 	int rv;
 
-	if (ca == NULL || ca[0] == '\0') {
-		c->open = 0;
-		nng_close(c->sock);
+	if (ca == NULL) {
 		client_seterr(c, GPUD_ECONNECT,
-			      "%s: set GPUD_TLS_CA to the PEM file of the CA that signed gpud's "
-			      "certificate",
+			      "%s: set GPUD_TLS_CA (or gpud_options.tls_ca) to the PEM file of the "
+			      "CA that signed gpud's certificate",
 			      url);
 		return -1;
 	}
-	if (name == NULL || name[0] == '\0') {
+	if (name == NULL) {
 		/* tls+tcp://HOST:PORT */
 		const char *h = url + strlen("tls+tcp://");
 		const char *colon = strrchr(h, ':');
@@ -245,9 +175,7 @@ static int dial_tls(gpud_client *c, const char *url)
 	    (rv = nng_tls_config_server_name(tc, name)) == 0 &&
 	    (rv = nng_tls_config_ca_file(tc, ca)) != 0) {
 		nng_tls_config_free(tc);
-		c->open = 0;
-		nng_close(c->sock);
-		client_seterr(c, GPUD_ECONNECT, "GPUD_TLS_CA %s: %s", ca, nng_strerror(rv));
+		client_seterr(c, GPUD_ECONNECT, "TLS CA file %s: %s", ca, nng_strerror(rv));
 		return -1;
 	}
 	if (rv == 0)
@@ -261,29 +189,53 @@ static int dial_tls(gpud_client *c, const char *url)
 
 gpud_status gpud_connect(const char *url, gpud_client **out)
 {
+	gpud_options o = {.url = url};
+	return gpud_connect_opts(&o, out);
+}
+
+gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
+{
+	static const gpud_options none;
 	gpud_client *c = calloc(1, sizeof(*c));
-	Gpud__Request req = GPUD__REQUEST__INIT;
-	Gpud__HelloRequest hello = GPUD__HELLO_REQUEST__INIT;
-	Gpud__Response *r;
-	gpud_status st;
+	uint64_t gen;
 	int rv;
 
 	*out = c;
 	if (c == NULL)
 		return GPUD_ENOMEM;
+	if (opts == NULL)
+		opts = &none;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	pthread_mutex_init(&c->scratch_mu, NULL);
+	pthread_mutex_init(&c->ctx_mu, NULL);
+	pthread_cond_init(&c->cancels_cv, NULL);
+	pthread_mutex_init(&c->msg_mu, NULL);
+	client_clear(c);
+	const char *url = opts->url;
 	if (url == NULL || url[0] == '\0') {
 		url = getenv("GPUD_URL");
 		if (url == NULL || url[0] == '\0')
 			url = GPUD_DEFAULT_URL;
 	}
 	snprintf(c->url, sizeof(c->url), "%s", url);
-	c->timeout_ms = -1;
+	c->token = option(opts->token, "GPUD_TOKEN");
+	c->tls_ca = option(opts->tls_ca, "GPUD_TLS_CA");
+	c->tls_server_name = option(opts->tls_server_name, "GPUD_TLS_SERVER_NAME");
+	c->connect_timeout_ms = opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
+							     : CONNECT_TIMEOUT_MS;
+	gpud_set_timeout(c, opts->timeout_ms);
 	if ((rv = nng_req0_open(&c->sock)) != 0)
 		return client_seterr(c, GPUD_ECONNECT, "nng_req0_open: %s", nng_strerror(rv));
 	c->open = 1;
-	/* Requests are not idempotent (alloc, run): never resend one by itself. */
+	/* Requests are not idempotent (alloc, run): never resend one by itself;
+	 * a request in flight when the connection drops fails (ECONNRESET). */
 	nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 0);
+	/* After a drop nng dials again by itself: soon, then backing off to 1 s. */
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
+	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
+	client_session_watch(c);
 	if (strncmp(url, "tls+", 4) == 0)
 		rv = dial_tls(c, url);
 	else
@@ -291,59 +243,48 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	if (rv == -1)
 		return GPUD_ECONNECT; /* dial_tls said why */
 	if (rv != 0) {
-		c->open = 0;
-		nng_close(c->sock);
 		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
 			return client_seterr(c, GPUD_ECONNECT,
-					     "cannot connect to '%s': %s (expected ipc://PATH or "
-					     "tcp://HOST:PORT)",
+					     "cannot connect to '%s': %s (expected ipc://PATH, "
+					     "tcp://HOST:PORT or tls+tcp://HOST:PORT)",
 					     url, nng_strerror(rv));
-		return client_seterr(c, GPUD_ECONNECT, "cannot connect to gpud at %s: %s", url,
-				     nng_strerror(rv));
+		return client_seterr(c, GPUD_ECONNECT,
+				     "cannot connect to gpud at %s: %s (is gpud running? start it "
+				     "with `gpud` or `systemctl start gpud`, or point GPUD_URL at "
+				     "the one you mean)",
+				     url, nng_strerror(rv));
 	}
-	req.body_case = GPUD__REQUEST__BODY_HELLO;
-	req.hello = &hello;
-	hello.client = "libgpud-client " GPUD_VERSION;
-	/* tcp:// to a gpud with tokens: the tenant's bearer token. */
-	const char *tok = getenv("GPUD_TOKEN");
-	if (tok && tok[0])
-		hello.token = (char *)tok;
-	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
-		return st;
-	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_HELLO, "hello")) != GPUD_OK)
-		return st;
-	Gpud__HelloResponse *h = r->hello;
-	snprintf(c->info.version, sizeof(c->info.version), "%s", h->server_version);
-	snprintf(c->info.backend, sizeof(c->info.backend), "%s", h->backend);
-	c->info.protocol_version = h->protocol_version;
-	c->info.max_message_size = h->max_message_size;
-	c->info.connection = h->connection;
-	snprintf(c->info.tenant, sizeof(c->info.tenant), "%s", h->tenant ? h->tenant : "");
-	client_copy_devices(&c->info, h->devices, h->n_devices);
-	if (h->shm_socket && h->shm_socket[0] && h->session_key.len == GPUD_SHM_KEY_LEN &&
-	    strlen(h->shm_socket) < sizeof(c->shm_path) && !getenv("GPUD_NO_SHM")) {
-		snprintf(c->shm_path, sizeof(c->shm_path), "%s", h->shm_socket);
-		memcpy(c->key, h->session_key.data, GPUD_SHM_KEY_LEN);
-	}
-	gpud__response__free_unpacked(r, NULL);
-	return GPUD_OK;
+	return client_session(c, &gen);
 }
 
 void gpud_close(gpud_client *c)
 {
 	if (c == NULL)
 		return;
-	if (c->ar_open)
-		for (int i = 0; i < 2; i++) {
-			nng_aio_stop(c->ar[i].aio);
-			nng_aio_free(c->ar[i].aio);
+	pthread_mutex_lock(&c->scratch_mu);
+	for (int i = 0; i < 2; i++)
+		if (c->ar[i].x) {
+			nng_aio_stop(c->ar[i].x->aio);
+			client_ctx_put(c, c->ar[i].x);
+			c->ar[i].x = NULL;
 		}
+	pthread_mutex_unlock(&c->scratch_mu);
+	client_ctx_free_all(c);
 	if (c->open)
 		nng_close(c->sock); /* gpud drops the connection's regions */
-	for (size_t i = 0; i < c->nregions; i++)
-		munmap(c->regions[i].base, c->regions[i].size);
-	if (c->scratch.base)
-		munmap(c->scratch.base, c->scratch.size);
-	free(c->regions);
+	client_cancels_wait(c);     /* they end at once: the socket is closed */
+	client_jobs_orphan(c);
+	client_regions_free(c);
+	free(c->token);
+	free(c->tls_ca);
+	free(c->tls_server_name);
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->scratch_mu);
+	pthread_mutex_destroy(&c->ctx_mu);
+	pthread_cond_destroy(&c->cancels_cv);
+	pthread_mutex_destroy(&c->msg_mu);
+	if (tls_client == c)
+		tls_client = NULL;
 	free(c);
 }

@@ -1,29 +1,44 @@
 /*
  * client/internal.h — what the files of libgpud-client share: the
- * gpud_client struct, the request/reply exchange, the error setter, the host
- * regions and the requests that bounce through them. Not installed; the
- * client_* functions are hidden in both libraries, so gpud/client.h and
- * gpud/npy.h stay the whole API.
+ * gpud_client struct, the session and the request/reply exchange, the error
+ * setter, the host regions and the requests that bounce through them. Not
+ * installed; the client_* functions are hidden in both libraries, so
+ * gpud/client.h and gpud/npy.h stay the whole API.
  *
  * libgpud-client is the only code that speaks gpud's protocol. One nng REQ
- * socket per client; each call is one request and one reply. Array bytes go
- * straight from the caller's memory into the request message and from the
- * reply message into the caller's memory: one copy each way in user space,
- * none through protobuf.
+ * socket per client; every call in flight has an nng context of its own, so
+ * threads share a client and calls overlap. Array bytes go straight from the
+ * caller's memory into the request message and from the reply message into
+ * the caller's memory: one copy each way in user space, none through
+ * protobuf.
  *
- *   conn.c      connecting, hello, the exchange, close, errors, accessors
+ *   conn.c      connecting (options, dial, TLS), close, errors, accessors
+ *   session.c   hello, and saying it again after gpud restarted or the
+ *               connection dropped (the pipe events that tell)
+ *   call.c      the RPC core: contexts, one round trip, replies, cancels
+ *   job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
  *   region.c    memfd host regions handed to gpud, the scratch region
  *   transfer.c  alloc, upload, download (.npy too), sync, free
- *   run.c       run and call: building the arguments
+ *   run.c       run and call: the request, and what its reply gives
  *   admin.c     keep, list, register, kernels, status
  *
- * Thread-safety: a gpud_client is used by one thread at a time (the caller
- * serialises, as gpud/client.h says), so nothing here locks. Every function
- * taking a client may change it: its message, next_id, regions, scratch.
+ * Who touches what (threads: any number of callers, plus nng's own threads
+ * for pipe events and job completions):
+ *   - fixed at connect, read by all: sock, url, token, TLS settings,
+ *     connect_timeout_ms;
+ *   - atomics (__atomic builtins): timeout_ms, keep, next_id, reconnects;
+ *   - under mu: the session (gen, lost, helloing, session_pipe, info, shm
+ *     path and key), the host regions and the list of jobs;
+ *   - under scratch_mu: the scratch region and its two contexts (one
+ *     bounced transfer at a time);
+ *   - under ctx_mu: the free contexts, the cancels in flight;
+ *   - error text: each thread's own (a thread-local buffer), and c->msg
+ *     under msg_mu for gpud_errmsg from a thread that made no call.
  */
 #ifndef GPUD_CLIENT_INTERNAL_H
 #define GPUD_CLIENT_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,17 +54,30 @@
 #define SHM_MIN (1u << 20)
 /* The scratch region those transfers bounce through. */
 #define SCRATCH_MAX (64u << 20)
+/* connect + hello, and the wait for a restarted gpud, when no timeout is set. */
+#define CONNECT_TIMEOUT_MS 10000
+/* How often one call says hello again and resends before giving up. */
+#define SESSION_TRIES 3
 
 typedef struct region {
 	void *base;
 	size_t size;
-	uint64_t id;
+	uint64_t id;  /* gpud's id in session gen; 0: not registered now */
+	uint64_t gen; /* the session it is registered in */
+	int fd;       /* the memfd, kept to hand it to a restarted gpud (-1: not kept) */
+	int pin;
 } region;
+
+/* An nng context with its aio, for one call at a time (call.c's free list). */
+typedef struct call_ctx {
+	nng_ctx ctx;
+	nng_aio *aio;
+	struct call_ctx *next;
+} call_ctx;
 
 /* A request in flight on an nng context of its own (transfer.c's bounce). */
 typedef struct async_req {
-	nng_ctx ctx;
-	nng_aio *aio;
+	call_ctx *x;
 	uint64_t id;
 	int busy;
 } async_req;
@@ -58,61 +86,166 @@ struct gpud_client {
 	nng_socket sock;
 	int open;
 	char url[1024];
+	char *token, *tls_ca, *tls_server_name;
+	int connect_timeout_ms;
+	int timeout_ms; /* atomic */
+	int keep;       /* atomic; gpud_set_keep */
 	uint64_t next_id;
+	unsigned reconnects;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t gen;          /* sessions so far: 1 after connect */
+	int lost;              /* the session's pipe went away */
+	int helloing;          /* a thread is saying hello */
+	uint32_t session_pipe; /* the pipe hello answered on */
 	gpud_server_info info;
-	int timeout_ms;
-	int keep;           /* gpud_set_keep */
 	char shm_path[108]; /* "" when gpud offers no regions on this connection */
 	uint8_t key[GPUD_SHM_KEY_LEN];
 	region *regions;
 	size_t nregions, cap;
+	struct gpud_job *jobs; /* not yet freed (job.c) */
+
+	pthread_mutex_t scratch_mu;
 	region scratch; /* base NULL until needed */
-	/* Two requests in flight on contexts of their own: the scratch region's
-	 * halves are filled (or emptied) while the other half's copy runs. */
+	/* Two requests in flight: the scratch region's halves are filled (or
+	 * emptied) while the other half's copy runs. */
 	async_req ar[2];
-	int ar_open;
+
+	pthread_mutex_t ctx_mu;
+	call_ctx *free_ctx;
+	unsigned cancels; /* client_cancel_async requests in flight */
+	pthread_cond_t cancels_cv;
+
+	pthread_mutex_t msg_mu;
 	char msg[2048];
 };
 
 /* --- conn.c --------------------------------------------------------------- */
 
-/* Sets c's message (when c is not NULL) and returns st. */
+/* Sets the calling thread's message for c (and c's) and returns st. */
 gpud_status client_seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A call on c begins: the calling thread's message for c is "". */
+void client_clear(gpud_client *c);
+/* The calling thread's message for c. */
+const char *client_msg(const gpud_client *c);
+int client_timeout(const gpud_client *c);
+
+/*
+ * Runs expr (a gpud_status) again while it says GPUD_ENOSESSION: the request
+ * reached a connection without hello (gpud restarted, or the link was
+ * re-made) and was not done; the next try says hello first and rebuilds
+ * every request (host regions get new ids in a new session).
+ */
+#define CLIENT_RETRY(c, expr)                                                                      \
+	do {                                                                                       \
+		gpud_status st_;                                                                   \
+		int tries_ = 0;                                                                    \
+		client_clear(c);                                                                   \
+		while ((st_ = (expr)) == GPUD_ENOSESSION && ++tries_ < SESSION_TRIES)              \
+			client_clear(c);                                                           \
+		return st_;                                                                        \
+	} while (0)
+
+/* --- session.c ------------------------------------------------------------ */
+
+/* Says hello if the session is lost (or none yet); *gen is the session's. */
+gpud_status client_session(gpud_client *c, uint64_t *gen);
+/* A request of session gen found no session: the next call says hello. */
+void client_session_lost(gpud_client *c, uint64_t gen);
+/* Watches c's pipes (once, at connect). */
+void client_session_watch(gpud_client *c);
+/* The session's shm state, copied under mu: 0 if none. */
+int client_shm(gpud_client *c, char *path, size_t plen, uint8_t *key, uint64_t *gen);
+
+/* --- call.c --------------------------------------------------------------- */
+
+/* A context for one call, and back. NULL with the message set. */
+call_ctx *client_ctx_get(gpud_client *c);
+void client_ctx_put(gpud_client *c, call_ctx *x);
+void client_ctx_free_all(gpud_client *c);
+/* Waits until no client_cancel_async request is in flight (after the socket closed). */
+void client_cancels_wait(gpud_client *c);
 
 /*
  * One round trip. On GPUD_OK, *resp is the unpacked reply (free with
  * gpud__response__free_unpacked) and, if rmsg is non-NULL, *rmsg holds the
- * reply message whose payload is at *rpayload.
+ * reply message whose payload is at *rpayload. GPUD_ENOSESSION: not done
+ * (see CLIENT_RETRY).
  */
 gpud_status client_call(gpud_client *c, Gpud__Request *req, const void *payload, size_t plen,
 			Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen);
-/* Sends a packed request (taking m) and receives its reply, as client_call() does. */
-gpud_status client_exchange(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
-			    nng_msg **rmsg, uint8_t **rpayload, size_t *rplen);
-/* Checks and unpacks a reply message (taking m), as client_exchange() returns it. */
-gpud_status client_take_reply(gpud_client *c, nng_msg *m, uint64_t id, Gpud__Response **resp,
-			      nng_msg **rmsg, uint8_t **rpayload, size_t *rplen);
+/* Sends a packed request of session gen (taking m) and receives its reply, as client_call(). */
+gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			    Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
+			    size_t *rplen);
+/* Packs req (id and version filled in) with room for plen payload bytes at *payload. */
+gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, size_t plen,
+			nng_msg **m, void **payload);
+/*
+ * Checks and unpacks a reply message (taking m), as client_exchange()
+ * returns it; errors go to msg (not the thread's message): for jobs.
+ */
+gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
+			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen);
+/* client_parse_reply with the thread's message; NO_SESSION marks session gen lost. */
+gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
+			      size_t *rplen);
 /* Expects the reply body `want`; frees and fails otherwise. */
 gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
 			       const char *verb);
+/* Asks gpud to cancel request id, without waiting (safe from any thread). */
+void client_cancel_async(gpud_client *c, uint64_t id);
+/* The status for an nng error of a round trip's send or receive. */
+gpud_status client_nng_status(int rv);
 /* The most payload one request may carry: what the daemon said in hello. */
-size_t client_chunk_limit(const gpud_client *c);
+size_t client_chunk_limit(gpud_client *c);
 /* The devices of a hello or status reply, up to GPUD_MAX_DEVICES. */
 void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
+
+/* --- job.c ---------------------------------------------------------------- */
+
+/* The socket has closed: waits for every job's end and detaches them from c. */
+void client_jobs_orphan(gpud_client *c);
 
 /* --- region.c ------------------------------------------------------------- */
 
 /*
  * A sealed memfd of size bytes, mapped here and registered with gpud
- * (pinned there if pin). GPUD_OK with *out filled, or an error.
+ * (pinned there if pin); keep_fd keeps the memfd (to register it again
+ * after a reconnect). GPUD_OK with *out filled, or an error.
  */
-gpud_status client_region_make(gpud_client *c, size_t size, int pin, region *out);
+gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd, region *out);
 /* Asks gpud to drop region id; unmapping it here is the caller's. */
 gpud_status client_region_unmap(gpud_client *c, uint64_t id);
-/* The gpud_host_alloc region holding [p, p+len), or NULL. */
-const region *client_region_of(const gpud_client *c, const void *p, size_t len, uint64_t *off);
-/* The pinned scratch region, at least want bytes (up to SCRATCH_MAX). */
+/*
+ * The id of the gpud_host_alloc region holding [p, p+len) in the current
+ * session (registered again first if gpud restarted), or 0.
+ */
+uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *off);
+/* The pinned scratch region, at least want bytes (up to SCRATCH_MAX); scratch_mu held. */
 gpud_status client_scratch(gpud_client *c, size_t want);
+/* Unmaps every region here (gpud_close). */
+void client_regions_free(gpud_client *c);
+
+/* --- run.c ---------------------------------------------------------------- */
+
+/* The outputs of a run reply, up to cap, as gpud_run gives them. */
+void client_run_outputs(const Gpud__Response *r, gpud_output *outs, size_t cap, size_t *nouts,
+			gpud_run_info *info);
+/* The results of a call reply (payload pl, pll bytes), as gpud_call gives them. */
+gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size_t pll,
+				gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info,
+				char *msg, size_t msglen);
+/*
+ * The packed run request (return_outputs for gpud_call); with limit, gpud
+ * keeps only the first max_outputs outputs. *names: the buffer arguments'
+ * names joined by '\n' (malloc'd; NULL to skip), for jobs.
+ */
+gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
+			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
+			   uint32_t max_outputs, nng_msg **m, uint64_t *id, char **names);
 
 #endif /* GPUD_CLIENT_INTERNAL_H */

@@ -3,6 +3,11 @@
  * memfds handed over with SCM_RIGHTS on the region socket, the caller's
  * gpud_host_alloc regions, and the scratch region that transfers from
  * ordinary memory bounce through.
+ *
+ * A region is registered in one session. After a reconnect, a
+ * gpud_host_alloc region is handed to the new gpud again the first time it
+ * is used (its memfd is kept for that); the scratch region is made anew.
+ * The region list is under c->mu, the scratch region under c->scratch_mu.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,21 +22,86 @@
 
 #include "client/internal.h"
 
-int gpud_has_shm(const gpud_client *c)
-{
-	return c && c->shm_path[0] != '\0';
-}
-
-gpud_status client_region_make(gpud_client *c, size_t size, int pin, region *out)
+/* Hands memfd fd (size bytes) to gpud on the region socket; *id on success. */
+static gpud_status region_register(gpud_client *c, int fd, size_t size, int pin,
+				   const char *shm_path, const uint8_t *key, uint64_t *id)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	shm_register msg;
 	shm_reply rep;
-	int fd, sock = -1;
+	int sock = -1;
+	gpud_status st = GPUD_OK;
+
+	memset(&msg, 0, sizeof(msg));
+	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
+	memcpy(msg.key, key, sizeof(msg.key));
+	msg.size = size;
+	msg.flags = pin ? GPUD_SHM_PIN : 0;
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	memset(&cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = cbuf.buf,
+			    .msg_controllen = sizeof(cbuf.buf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	memcpy(sa.sun_path, shm_path, strlen(shm_path) + 1);
+	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		st = client_seterr(c, GPUD_ECONNECT, "region socket %s: %s", shm_path,
+				   strerror(errno));
+		goto out;
+	}
+	int t = client_timeout(c);
+	if (t > 0) {
+		struct timeval tv = {.tv_sec = t / 1000, .tv_usec = (t % 1000) * 1000};
+		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
+		st = client_seterr(c, GPUD_ETRANSPORT, "region socket %s: send: %s", shm_path,
+				   strerror(errno));
+		goto out;
+	}
+	ssize_t n = recv(sock, &rep, sizeof(rep), 0);
+	if (n != (ssize_t)sizeof(rep)) {
+		st = client_seterr(c, n < 0 && errno == EAGAIN ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
+				   "region socket %s: no reply (%s)", shm_path,
+				   n < 0 ? strerror(errno) : "connection closed");
+		goto out;
+	}
+	rep.message[sizeof(rep.message) - 1] = '\0';
+	if (rep.status != 0) {
+		st = client_seterr(c,
+				   rep.status > GPUD__STATUS__STATUS_NO_SESSION
+					   ? GPUD_EPROTO
+					   : (gpud_status)rep.status,
+				   "gpud refused the host region: %s", rep.message);
+		goto out;
+	}
+	*id = rep.region;
+out:
+	if (sock >= 0)
+		close(sock);
+	return st;
+}
+
+gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd, region *out)
+{
+	char path[108];
+	uint8_t key[GPUD_SHM_KEY_LEN];
+	uint64_t gen, id;
+	int fd;
 	gpud_status st = GPUD_OK;
 	void *base = MAP_FAILED;
 
-	if (!gpud_has_shm(c))
+	if (!client_shm(c, path, sizeof(path), key, &gen))
 		return client_seterr(
 			c, GPUD_EUNSUPPORTED,
 			"shared host memory needs an ipc:// connection to a gpud that offers "
@@ -56,67 +126,19 @@ gpud_status client_region_make(gpud_client *c, size_t size, int pin, region *out
 				   strerror(errno));
 		goto out;
 	}
-	memset(&msg, 0, sizeof(msg));
-	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
-	memcpy(msg.key, c->key, sizeof(msg.key));
-	msg.size = size;
-	msg.flags = pin ? GPUD_SHM_PIN : 0;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
-	memset(&cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	memcpy(sa.sun_path, c->shm_path, strlen(c->shm_path) + 1);
-	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
-	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		st = client_seterr(c, GPUD_ECONNECT, "region socket %s: %s", c->shm_path,
-				   strerror(errno));
+	if ((st = region_register(c, fd, size, pin, path, key, &id)) != GPUD_OK)
 		goto out;
+	*out = (region){.base = base, .size = size, .id = id, .gen = gen, .fd = -1, .pin = pin};
+	if (keep_fd) {
+		out->fd = fd;
+		fd = -1;
 	}
-	if (c->timeout_ms > 0) {
-		struct timeval tv = {.tv_sec = c->timeout_ms / 1000,
-				     .tv_usec = (c->timeout_ms % 1000) * 1000};
-		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
-		st = client_seterr(c, GPUD_ETRANSPORT, "region socket %s: send: %s", c->shm_path,
-				   strerror(errno));
-		goto out;
-	}
-	ssize_t n = recv(sock, &rep, sizeof(rep), 0);
-	if (n != (ssize_t)sizeof(rep)) {
-		st = client_seterr(c, n < 0 && errno == EAGAIN ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
-				   "region socket %s: no reply (%s)", c->shm_path,
-				   n < 0 ? strerror(errno) : "connection closed");
-		goto out;
-	}
-	rep.message[sizeof(rep.message) - 1] = '\0';
-	if (rep.status != 0) {
-		st = client_seterr(c,
-				   rep.status > GPUD__STATUS__STATUS_UNAUTHENTICATED
-					   ? GPUD_EPROTO
-					   : (gpud_status)rep.status,
-				   "gpud refused the host region: %s", rep.message);
-		goto out;
-	}
-	*out = (region){.base = base, .size = size, .id = rep.region};
 	base = MAP_FAILED; /* kept */
 out:
 	if (base != MAP_FAILED)
 		munmap(base, size);
-	if (sock >= 0)
-		close(sock);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return st;
 }
 
@@ -140,57 +162,101 @@ gpud_status client_region_unmap(gpud_client *c, uint64_t id)
 void *gpud_host_alloc(gpud_client *c, size_t bytes)
 {
 	region rg;
+	uint64_t gen;
 	if (c == NULL)
 		return NULL;
-	c->msg[0] = '\0';
+	client_clear(c);
+	if (client_session(c, &gen) != GPUD_OK)
+		return NULL;
+	if (client_region_make(c, bytes, 1, 1, &rg) != GPUD_OK)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
 	if (c->nregions == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 8;
 		region *nr = realloc(c->regions, ncap * sizeof(*nr));
 		if (nr == NULL) {
+			pthread_mutex_unlock(&c->mu);
+			client_region_unmap(c, rg.id);
+			munmap(rg.base, rg.size);
+			close(rg.fd);
 			client_seterr(c, GPUD_ENOMEM, "gpud_host_alloc: out of memory");
 			return NULL;
 		}
 		c->regions = nr;
 		c->cap = ncap;
 	}
-	if (client_region_make(c, bytes, 1, &rg) != GPUD_OK)
-		return NULL;
 	c->regions[c->nregions++] = rg;
+	pthread_mutex_unlock(&c->mu);
 	return rg.base;
 }
 
 gpud_status gpud_host_free(gpud_client *c, void *p)
 {
+	client_clear(c);
+	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->nregions; i++) {
 		if (c->regions[i].base != p)
 			continue;
 		region rg = c->regions[i];
 		c->regions[i] = c->regions[--c->nregions];
-		gpud_status st = client_region_unmap(c, rg.id);
+		int current = rg.gen == c->gen && rg.id != 0;
+		pthread_mutex_unlock(&c->mu);
+		/* Registered in a session before this one: that gpud dropped it. */
+		gpud_status st = current ? client_region_unmap(c, rg.id) : GPUD_OK;
+		if (st == GPUD_ENOSESSION || st == GPUD_EUNAVAILABLE)
+			st = GPUD_OK; /* the session it was in is gone, and the region with it */
 		munmap(rg.base, rg.size);
+		if (rg.fd >= 0)
+			close(rg.fd);
 		return st;
 	}
+	pthread_mutex_unlock(&c->mu);
 	return client_seterr(c, GPUD_EARG, "gpud_host_free: %p is not from gpud_host_alloc", p);
 }
 
-const region *client_region_of(const gpud_client *c, const void *p, size_t len, uint64_t *off)
+uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *off)
 {
+	uint64_t id = 0;
+	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->nregions; i++) {
-		const region *rg = &c->regions[i];
+		region *rg = &c->regions[i];
 		const char *b = rg->base;
-		if ((const char *)p >= b && (size_t)((const char *)p - b) <= rg->size &&
-		    len <= rg->size - (size_t)((const char *)p - b)) {
-			*off = (uint64_t)((const char *)p - b);
-			return rg;
+		if (!((const char *)p >= b && (size_t)((const char *)p - b) <= rg->size &&
+		      len <= rg->size - (size_t)((const char *)p - b)))
+			continue;
+		*off = (uint64_t)((const char *)p - b);
+		if (rg->gen != c->gen && c->shm_path[0] && rg->fd >= 0) {
+			/* gpud restarted (or the connection was re-made): hand it over again. */
+			uint64_t nid;
+			if (region_register(c, rg->fd, rg->size, rg->pin, c->shm_path, c->key,
+					    &nid) == GPUD_OK) {
+				rg->id = nid;
+				rg->gen = c->gen;
+			} else {
+				rg->id = 0; /* used as ordinary memory meanwhile */
+			}
+			client_clear(c);
 		}
+		id = rg->gen == c->gen ? rg->id : 0;
+		break;
 	}
-	return NULL;
+	pthread_mutex_unlock(&c->mu);
+	return id;
 }
 
 gpud_status client_scratch(gpud_client *c, size_t want)
 {
+	uint64_t gen;
+	char path[108];
+	uint8_t key[GPUD_SHM_KEY_LEN];
 	if (want > SCRATCH_MAX)
 		want = SCRATCH_MAX;
+	if (!client_shm(c, path, sizeof(path), key, &gen))
+		return GPUD_EUNSUPPORTED;
+	if (c->scratch.base && c->scratch.gen != gen) { /* of a session before: gone in gpud */
+		munmap(c->scratch.base, c->scratch.size);
+		c->scratch.base = NULL;
+	}
 	if (c->scratch.base && c->scratch.size >= want)
 		return GPUD_OK;
 	if (c->scratch.base) {
@@ -207,5 +273,20 @@ gpud_status client_scratch(gpud_client *c, size_t want)
 		size *= 4;
 	if (size > SCRATCH_MAX)
 		size = SCRATCH_MAX;
-	return client_region_make(c, size, 1, &c->scratch);
+	return client_region_make(c, size, 1, 0, &c->scratch);
+}
+
+void client_regions_free(gpud_client *c)
+{
+	for (size_t i = 0; i < c->nregions; i++) {
+		munmap(c->regions[i].base, c->regions[i].size);
+		if (c->regions[i].fd >= 0)
+			close(c->regions[i].fd);
+	}
+	free(c->regions);
+	c->regions = NULL;
+	c->nregions = c->cap = 0;
+	if (c->scratch.base)
+		munmap(c->scratch.base, c->scratch.size);
+	c->scratch.base = NULL;
 }

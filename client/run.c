@@ -1,7 +1,7 @@
 /*
  * client/run.c — running kernels: gpud_run on buffers, gpud_call with host
- * arrays in the request and the outputs in the reply, and the protobuf
- * arguments both build.
+ * arrays in the request and the outputs in the reply: the request both
+ * build (also for jobs, job.c) and what their replies give.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,12 +82,12 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 			ia->n_shape = (size_t)arr->ndim;
 			ia->shape = (uint64_t *)arr->shape;
 			uint64_t roff;
-			const region *rg = arr->nbytes ? client_region_of(c, arr->data, arr->nbytes,
-									  &roff)
-						       : NULL;
+			uint64_t rg = arr->nbytes
+					      ? client_region_of(c, arr->data, arr->nbytes, &roff)
+					      : 0;
 			if (rg) {
 				gpud__host_ref__init(&ra->hr[i]);
-				ra->hr[i].region = rg->id;
+				ra->hr[i].region = rg;
 				ra->hr[i].offset = roff;
 				ia->from = &ra->hr[i];
 			} else {
@@ -127,34 +127,79 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 	return GPUD_OK;
 }
 
-gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
+			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
+			   uint32_t max_outputs, nng_msg **m, uint64_t *id, char **names)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
-	Gpud__Response *r;
+	uint8_t *payload;
 	run_args ra;
 	gpud_status st;
 
+	if (names)
+		*names = NULL;
 	if (kernel == NULL || (nargs > 0 && args == NULL))
-		return client_seterr(c, GPUD_EARG, "gpud_run: kernel name or args missing");
-	if ((st = run_args_build(c, "gpud_run", args, nargs, 0, &ra)) != GPUD_OK)
+		return client_seterr(c, GPUD_EARG, "%s: kernel name or args missing", verb);
+	if ((st = run_args_build(c, verb, args, nargs, return_outputs, &ra)) != GPUD_OK)
 		goto out;
+	if (ra.payload > client_chunk_limit(c)) {
+		st = client_seterr(c, GPUD_E2BIG,
+				   "%s: %zu bytes of inline arrays exceed one message (%zu bytes); "
+				   "gpud_alloc them and use gpud_run, or put them in "
+				   "gpud_host_alloc memory",
+				   verb, ra.payload, client_chunk_limit(c));
+		goto out;
+	}
 	run.kernel = (char *)kernel;
 	run.n_args = nargs;
 	run.args = ra.pp;
+	run.return_outputs = return_outputs;
+	run.limit_outputs = limit;
+	run.max_outputs = max_outputs;
 	req.body_case = GPUD__REQUEST__BODY_RUN;
 	req.run = &run;
-	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+	if ((st = client_pack(c, &req, NULL, ra.payload, m, (void **)&payload)) != GPUD_OK)
 		goto out;
-	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK)
-		goto out;
+	*id = req.id;
+	/* The arrays' bytes, in argument order: the one copy on this side. */
+	for (size_t i = 0; i < nargs; i++)
+		if (ra.pa[i].value_case == GPUD__ARGUMENT__VALUE_ARRAY && !ra.ia[i].from &&
+		    args[i].v.array->nbytes) {
+			memcpy(payload, args[i].v.array->data, args[i].v.array->nbytes);
+			payload += args[i].v.array->nbytes;
+		}
+	if (names) { /* the buffer arguments' names: outputs passed in are the caller's */
+		size_t len = 1;
+		for (size_t i = 0; i < nargs; i++)
+			if (args[i].kind == GPUD_ARG_BUFFER)
+				len += strlen(ra.pa[i].name) + 1;
+		if ((*names = malloc(len)) == NULL) {
+			nng_msg_free(*m);
+			st = client_seterr(c, GPUD_ENOMEM, "%s: out of memory", verb);
+			goto out;
+		}
+		char *w = *names;
+		for (size_t i = 0; i < nargs; i++)
+			if (args[i].kind == GPUD_ARG_BUFFER)
+				w += sprintf(w, "%s\n", ra.pa[i].name);
+		*w = '\0';
+	}
+out:
+	run_args_free(&ra);
+	return st;
+}
+
+void client_run_outputs(const Gpud__Response *r, gpud_output *outs, size_t cap, size_t *nouts,
+			gpud_run_info *info)
+{
 	size_t n = 0;
 	for (size_t i = 0; i < r->run->n_outputs && n < cap; i++) {
 		Gpud__Output *o = r->run->outputs[i];
 		if (o->buffer == NULL || o->buffer->n_shape > GPUD_MAX_DIMS)
 			continue;
 		gpud_output *g = &outs[n++];
+		memset(g, 0, sizeof(*g));
 		snprintf(g->name, sizeof(g->name), "%s", o->name);
 		g->handle = o->buffer->handle;
 		g->dtype = (gpud_dtype)o->buffer->dtype;
@@ -168,87 +213,68 @@ gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 		info->elapsed_us = r->run->elapsed_us;
 		info->kernel_us = r->run->kernel_us;
 	}
-	gpud__response__free_unpacked(r, NULL);
-out:
-	run_args_free(&ra);
-	return st;
 }
 
-gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+static gpud_status run_once(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			    gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info)
 {
-	Gpud__Request req = GPUD__REQUEST__INIT;
-	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
-	Gpud__Response *r = NULL;
-	nng_msg *m = NULL, *rm = NULL;
-	uint8_t *payload, *pl;
-	size_t pll, got = 0;
-	run_args ra;
+	Gpud__Response *r;
+	nng_msg *m;
+	uint64_t gen, id;
 	gpud_status st;
-	int rv;
 
 	if (nouts)
 		*nouts = 0;
-	c->msg[0] = '\0';
-	if (kernel == NULL || (nargs > 0 && args == NULL) || (cap > 0 && outs == NULL))
-		return client_seterr(c, GPUD_EARG, "gpud_call: kernel name, args or outs missing");
-	if ((st = run_args_build(c, "gpud_call", args, nargs, 1, &ra)) != GPUD_OK)
-		goto out;
-	if (ra.payload > client_chunk_limit(c)) {
-		st = client_seterr(
-			c, GPUD_E2BIG,
-			"gpud_call: %zu bytes of inline arrays exceed one message (%" PRIu64
-			" bytes); gpud_alloc them and use gpud_run, or put them in "
-			"gpud_host_alloc memory",
-			ra.payload, c->info.max_message_size);
-		goto out;
-	}
-	run.kernel = (char *)kernel;
-	run.n_args = nargs;
-	run.args = ra.pp;
-	run.return_outputs = 1;
-	req.body_case = GPUD__REQUEST__BODY_RUN;
-	req.run = &run;
-	req.version = GPUD_PROTOCOL_VERSION;
-	req.id = ++c->next_id;
-	if ((rv = wire_pack(&m, &req.base, NULL, ra.payload, (void **)&payload)) != 0) {
-		st = client_seterr(c, GPUD_ENOMEM, "gpud_call: cannot build a %zu-byte request: %s",
-				   ra.payload, nng_strerror(rv));
-		goto out;
-	}
-	/* The arrays' bytes, in argument order: the one copy on this side. */
-	for (size_t i = 0; i < nargs; i++)
-		if (ra.pa[i].value_case == GPUD__ARGUMENT__VALUE_ARRAY && !ra.ia[i].from &&
-		    args[i].v.array->nbytes) {
-			memcpy(payload, args[i].v.array->data, args[i].v.array->nbytes);
-			payload += args[i].v.array->nbytes;
-		}
-	if ((st = client_exchange(c, m, req.id, &r, &rm, &pl, &pll)) != GPUD_OK)
-		goto out;
-	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK) {
-		r = NULL;
-		goto out;
-	}
+	if (cap > 0 && outs == NULL)
+		return client_seterr(c, GPUD_EARG, "gpud_run: outs is NULL with cap %zu", cap);
+	if ((st = client_session(c, &gen)) != GPUD_OK)
+		return st;
+	/* Outputs past cap are freed by gpud in this request. */
+	uint32_t max = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	if ((st = client_run_msg(c, "gpud_run", kernel, args, nargs, 0, 1, max, &m, &id, NULL)) !=
+	    GPUD_OK)
+		return st;
+	if ((st = client_exchange(c, gen, m, id, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK)
+		return st;
+	client_run_outputs(r, outs, cap, nouts, info);
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+{
+	CLIENT_RETRY(c, run_once(c, kernel, args, nargs, outs, cap, nouts, info));
+}
+
+gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size_t pll,
+				gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info,
+				char *msg, size_t msglen)
+{
 	size_t off = 0, n = 0;
+	gpud_status st = GPUD_OK;
+
 	for (size_t i = 0; i < r->run->n_outputs; i++) {
 		Gpud__Output *o = r->run->outputs[i];
 		if (o->buffer == NULL || o->buffer->n_shape > GPUD_MAX_DIMS ||
 		    gpud_dtype_size((gpud_dtype)o->buffer->dtype) == 0) {
-			st = client_seterr(c, GPUD_EPROTO, "gpud_call: output %zu is not described",
-					   i);
+			snprintf(msg, msglen, "gpud_call: output %zu is not described", i);
+			st = GPUD_EPROTO;
 			goto out;
 		}
 		size_t bytes = gpud_shape_bytes(o->buffer->shape, (int)o->buffer->n_shape,
 						gpud_dtype_size((gpud_dtype)o->buffer->dtype));
 		if (bytes == SIZE_MAX || bytes > pll - off) {
-			st = client_seterr(
-				c, GPUD_EPROTO,
-				"gpud_call: the reply's %zu payload bytes do not hold output '%s'",
-				pll, o->name);
+			snprintf(msg, msglen,
+				 "gpud_call: the reply's %zu payload bytes do not hold output '%s'",
+				 pll, o->name);
+			st = GPUD_EPROTO;
 			goto out;
 		}
 		if (n < cap) {
-			gpud_result *g = &outs[n++];
+			gpud_result *g = &outs[n];
 			memset(g, 0, sizeof(*g));
 			snprintf(g->name, sizeof(g->name), "%s", o->name);
 			g->array.dtype = (gpud_dtype)o->buffer->dtype;
@@ -258,20 +284,20 @@ gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, 
 				       o->buffer->n_shape * sizeof(uint64_t));
 			g->array.nbytes = bytes;
 			if ((g->array.data = malloc(bytes ? bytes : 1)) == NULL) {
-				n--;
-				st = client_seterr(c, GPUD_ENOMEM,
-						   "gpud_call: cannot allocate %zu bytes", bytes);
+				snprintf(msg, msglen, "gpud_call: cannot allocate %zu bytes",
+					 bytes);
+				st = GPUD_ENOMEM;
 				goto out;
 			}
 			memcpy(g->array.data, pl + off, bytes);
-			got = n;
+			n++;
 		}
 		off += bytes;
 	}
 	if (off != pll) {
-		st = client_seterr(c, GPUD_EPROTO,
-				   "gpud_call: %zu payload bytes for %zu bytes of outputs", pll,
-				   off);
+		snprintf(msg, msglen, "gpud_call: %zu payload bytes for %zu bytes of outputs", pll,
+			 off);
+		st = GPUD_EPROTO;
 		goto out;
 	}
 	if (nouts)
@@ -282,12 +308,49 @@ gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, 
 	}
 out:
 	if (st != GPUD_OK)
-		for (size_t i = 0; i < got; i++)
+		for (size_t i = 0; i < n; i++)
 			gpud_array_free(&outs[i].array);
-	if (r)
-		gpud__response__free_unpacked(r, NULL);
-	if (rm)
-		nng_msg_free(rm);
-	run_args_free(&ra);
 	return st;
+}
+
+static gpud_status call_once(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			     gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+{
+	Gpud__Response *r = NULL;
+	nng_msg *m = NULL, *rm = NULL;
+	uint8_t *pl;
+	size_t pll;
+	uint64_t gen, id;
+	gpud_status st;
+	char msg[1024];
+
+	if (nouts)
+		*nouts = 0;
+	if (cap > 0 && outs == NULL)
+		return client_seterr(c, GPUD_EARG, "gpud_call: kernel name, args or outs missing");
+	if ((st = client_session(c, &gen)) != GPUD_OK)
+		return st;
+	/* Outputs past cap are not sent back. */
+	uint32_t max = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	if ((st = client_run_msg(c, "gpud_call", kernel, args, nargs, 1, 1, max, &m, &id, NULL)) !=
+	    GPUD_OK)
+		return st;
+	if ((st = client_exchange(c, gen, m, id, &r, &rm, &pl, &pll)) != GPUD_OK)
+		return st;
+	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK) {
+		nng_msg_free(rm);
+		return st;
+	}
+	st = client_call_results(r, pl, pll, outs, cap, nouts, info, msg, sizeof(msg));
+	if (st != GPUD_OK)
+		client_seterr(c, st, "%s", msg);
+	gpud__response__free_unpacked(r, NULL);
+	nng_msg_free(rm);
+	return st;
+}
+
+gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+{
+	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, outs, cap, nouts, info));
 }

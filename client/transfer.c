@@ -2,7 +2,8 @@
  * client/transfer.c — buffers' bytes: alloc, upload and download (also
  * straight from and to .npy files), in message-sized pieces, named in a
  * host region, or double-buffered through the scratch region on two
- * requests in flight; sync and free.
+ * requests in flight (one such transfer at a time per client: scratch_mu);
+ * sync and free. Each public call is its *_once body under CLIENT_RETRY.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +29,12 @@ static gpud_status alloc_reply(gpud_client *c, Gpud__Response *r, gpud_handle *o
 	return st;
 }
 
-gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
-		       const void *data, gpud_handle *out)
+static gpud_status upload_once(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+			       size_t len);
+static gpud_status free_once(gpud_client *c, const gpud_handle *handles, size_t n);
+
+static gpud_status alloc_once(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
+			      const void *data, gpud_handle *out)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
@@ -51,16 +56,16 @@ gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_
 	 * with the alloc; more (or, over ipc://, 1 MiB and up) is uploaded after. */
 	Gpud__HostRef from = GPUD__HOST_REF__INIT;
 	uint64_t roff = 0;
-	const region *rg = data && nbytes ? client_region_of(c, data, nbytes, &roff) : NULL;
-	int inline_data = data != NULL && rg == NULL && nbytes <= client_chunk_limit(c) &&
+	uint64_t rg = data && nbytes ? client_region_of(c, data, nbytes, &roff) : 0;
+	int inline_data = data != NULL && rg == 0 && nbytes <= client_chunk_limit(c) &&
 			  !(gpud_has_shm(c) && nbytes >= SHM_MIN);
 	a.dtype = (Gpud__DType)dtype;
 	a.n_shape = (size_t)ndim;
 	a.shape = (uint64_t *)shape;
 	a.with_data = inline_data;
-	a.keep = c->keep;
+	a.keep = __atomic_load_n(&c->keep, __ATOMIC_RELAXED);
 	if (rg) {
-		from.region = rg->id;
+		from.region = rg;
 		from.offset = roff;
 		a.from = &from;
 		data = NULL; /* sent already */
@@ -73,15 +78,21 @@ gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_
 	gpud_handle h;
 	if ((st = alloc_reply(c, r, &h)) != GPUD_OK)
 		return st;
-	if (data != NULL && !inline_data && (st = gpud_upload(c, h, 0, data, nbytes)) != GPUD_OK) {
-		char msg[sizeof(c->msg)];
-		memcpy(msg, c->msg, sizeof(msg));
-		gpud_free(c, &h, 1); /* keep the upload's error, not the free's */
-		memcpy(c->msg, msg, sizeof(msg));
+	if (data != NULL && !inline_data && (st = upload_once(c, h, 0, data, nbytes)) != GPUD_OK) {
+		char msg[2048];
+		snprintf(msg, sizeof(msg), "%s", client_msg(c));
+		free_once(c, &h, 1); /* keep the upload's error, not the free's */
+		client_seterr(c, st, "%s", msg);
 		return st;
 	}
 	*out = h;
 	return GPUD_OK;
+}
+
+gpud_status gpud_alloc(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
+		       const void *data, gpud_handle *out)
+{
+	CLIENT_RETRY(c, alloc_once(c, dtype, ndim, shape, data, out));
 }
 
 static gpud_status upload_one(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
@@ -103,7 +114,7 @@ static gpud_status upload_one(gpud_client *c, gpud_handle h, uint64_t offset, co
 }
 
 /* One request: len bytes at offset roff of region rg into h at offset. */
-static gpud_status upload_region(gpud_client *c, gpud_handle h, uint64_t offset, const region *rg,
+static gpud_status upload_region(gpud_client *c, gpud_handle h, uint64_t offset, uint64_t rg,
 				 uint64_t roff, size_t len)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
@@ -112,7 +123,7 @@ static gpud_status upload_region(gpud_client *c, gpud_handle h, uint64_t offset,
 	Gpud__Response *r;
 	gpud_status st;
 
-	from.region = rg->id;
+	from.region = rg;
 	from.offset = roff;
 	u.handle = h;
 	u.offset = offset;
@@ -128,78 +139,74 @@ static gpud_status upload_region(gpud_client *c, gpud_handle h, uint64_t offset,
 
 static gpud_status async_open(gpud_client *c)
 {
-	int rv;
-	if (c->ar_open)
-		return GPUD_OK;
 	for (int i = 0; i < 2; i++) {
-		if ((rv = nng_ctx_open(&c->ar[i].ctx, c->sock)) != 0 ||
-		    (rv = nng_aio_alloc(&c->ar[i].aio, NULL, NULL)) != 0) {
-			if (i == 1) {
-				nng_aio_free(c->ar[0].aio);
-				nng_ctx_close(c->ar[0].ctx);
-			}
-			return client_seterr(c, GPUD_ENOMEM, "nng context: %s", nng_strerror(rv));
-		}
-		nng_ctx_set_ms(c->ar[i].ctx, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+		if (c->ar[i].x)
+			continue;
+		if ((c->ar[i].x = client_ctx_get(c)) == NULL)
+			return GPUD_ENOMEM;
 		c->ar[i].busy = 0;
 	}
-	c->ar_open = 1;
 	return GPUD_OK;
 }
 
-/* Sends req on a's context and starts waiting for its reply. */
-static gpud_status async_send(gpud_client *c, async_req *a, Gpud__Request *req)
+/* Sends req (session gen) on a's context and starts waiting for its reply. */
+static gpud_status async_send(gpud_client *c, uint64_t gen, async_req *a, Gpud__Request *req)
 {
 	nng_msg *m;
-	int rv;
-	req->version = GPUD_PROTOCOL_VERSION;
-	req->id = a->id = ++c->next_id;
-	if ((rv = wire_pack(&m, &req->base, NULL, 0, NULL)) != 0)
-		return client_seterr(c, GPUD_ENOMEM, "cannot build a request: %s",
-				     nng_strerror(rv));
-	nng_aio_set_timeout(a->aio, c->timeout_ms > 0 ? c->timeout_ms : NNG_DURATION_INFINITE);
-	nng_aio_set_msg(a->aio, m);
-	nng_ctx_send(a->ctx, a->aio);
-	nng_aio_wait(a->aio);
-	if ((rv = nng_aio_result(a->aio)) != 0) {
+	int rv, t = client_timeout(c);
+	gpud_status st;
+	if ((st = client_pack(c, req, NULL, 0, &m, NULL)) != GPUD_OK)
+		return st;
+	a->id = req->id;
+	nng_aio_set_timeout(a->x->aio, t > 0 ? t : c->connect_timeout_ms);
+	nng_aio_set_msg(a->x->aio, m);
+	nng_ctx_send(a->x->ctx, a->x->aio);
+	nng_aio_wait(a->x->aio);
+	if ((rv = nng_aio_result(a->x->aio)) != 0) {
 		nng_msg_free(m);
-		return client_seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
-				     "sending to %s: %s", c->url, nng_strerror(rv));
+		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", c->url,
+				     nng_strerror(rv));
 	}
-	nng_ctx_recv(a->ctx, a->aio);
+	nng_aio_set_timeout(a->x->aio, t > 0 ? t : NNG_DURATION_INFINITE);
+	nng_ctx_recv(a->x->ctx, a->x->aio);
 	a->busy = 1;
+	(void)gen;
 	return GPUD_OK;
 }
 
 /* Waits for a's reply (if one is due); GPUD_OK if it says OK. */
-static gpud_status async_wait(gpud_client *c, async_req *a)
+static gpud_status async_wait(gpud_client *c, uint64_t gen, async_req *a)
 {
 	Gpud__Response *r;
 	int rv;
 	if (!a->busy)
 		return GPUD_OK;
 	a->busy = 0;
-	nng_aio_wait(a->aio);
-	if ((rv = nng_aio_result(a->aio)) != 0)
-		return client_seterr(c, rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
-				     "waiting for the reply from %s: %s", c->url, nng_strerror(rv));
-	gpud_status st = client_take_reply(c, nng_aio_get_msg(a->aio), a->id, &r, NULL, NULL, NULL);
+	nng_aio_wait(a->x->aio);
+	if ((rv = nng_aio_result(a->x->aio)) != 0) {
+		if (rv != NNG_ETIMEDOUT)
+			client_session_lost(c, gen);
+		return client_seterr(c, client_nng_status(rv), "waiting for the reply from %s: %s",
+				     c->url, nng_strerror(rv));
+	}
+	gpud_status st = client_take_reply(c, gen, nng_aio_get_msg(a->x->aio), a->id, &r, NULL,
+					   NULL, NULL);
 	if (st == GPUD_OK)
 		gpud__response__free_unpacked(r, NULL);
 	return st;
 }
 
 /* Waits for both; the first error wins. */
-static gpud_status async_drain(gpud_client *c, gpud_status st)
+static gpud_status async_drain(gpud_client *c, uint64_t gen, gpud_status st)
 {
-	char msg[sizeof(c->msg)];
-	memcpy(msg, c->msg, sizeof(msg));
+	char msg[2048];
+	snprintf(msg, sizeof(msg), "%s", client_msg(c));
 	for (int i = 0; i < 2; i++) {
-		gpud_status s2 = async_wait(c, &c->ar[i]);
+		gpud_status s2 = async_wait(c, gen, &c->ar[i]);
 		if (st == GPUD_OK)
 			st = s2;
 		else
-			memcpy(c->msg, msg, sizeof(msg));
+			client_seterr(c, st, "%s", msg);
 	}
 	return st;
 }
@@ -235,10 +242,10 @@ static void scratch_request(gpud_client *c, int upload, gpud_handle h, uint64_t 
 /*
  * Ordinary memory through the scratch region, double-buffered: while gpud
  * copies one half to (or from) the device, this thread fills (or empties)
- * the other.
+ * the other. scratch_mu is held.
  */
-static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t offset, char *mem,
-			  size_t len)
+static gpud_status bounce_locked(gpud_client *c, uint64_t gen, int upload, gpud_handle h,
+				 uint64_t offset, char *mem, size_t len)
 {
 	Gpud__Request req;
 	Gpud__UploadRequest u;
@@ -254,15 +261,15 @@ static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t of
 		for (size_t k = 0; k < nchunks; k++) {
 			async_req *a = &c->ar[k % 2];
 			size_t off = k * half, n = len - off < half ? len - off : half;
-			if ((st = async_wait(c, a)) != GPUD_OK)
-				return async_drain(c, st);
+			if ((st = async_wait(c, gen, a)) != GPUD_OK)
+				return async_drain(c, gen, st);
 			memcpy((char *)c->scratch.base + (k % 2) * half, mem + off, n);
 			scratch_request(c, 1, h, offset + off, (k % 2) * half, n, &req, &u, &d,
 					&ref);
-			if ((st = async_send(c, a, &req)) != GPUD_OK)
-				return async_drain(c, st);
+			if ((st = async_send(c, gen, a, &req)) != GPUD_OK)
+				return async_drain(c, gen, st);
 		}
-		return async_drain(c, GPUD_OK);
+		return async_drain(c, gen, GPUD_OK);
 	}
 	/* Downloads: chunk k+1 is requested before chunk k is copied out. */
 	for (size_t k = 0; k <= nchunks; k++) {
@@ -270,13 +277,13 @@ static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t of
 			size_t off = k * half, n = len - off < half ? len - off : half;
 			scratch_request(c, 0, h, offset + off, (k % 2) * half, n, &req, &u, &d,
 					&ref);
-			if ((st = async_send(c, &c->ar[k % 2], &req)) != GPUD_OK)
-				return async_drain(c, st);
+			if ((st = async_send(c, gen, &c->ar[k % 2], &req)) != GPUD_OK)
+				return async_drain(c, gen, st);
 		}
 		if (k > 0) {
 			size_t j = k - 1, off = j * half, n = len - off < half ? len - off : half;
-			if ((st = async_wait(c, &c->ar[j % 2])) != GPUD_OK)
-				return async_drain(c, st);
+			if ((st = async_wait(c, gen, &c->ar[j % 2])) != GPUD_OK)
+				return async_drain(c, gen, st);
 			memcpy(mem + off, (char *)c->scratch.base + (j % 2) * half, n);
 		}
 	}
@@ -284,24 +291,43 @@ static gpud_status bounce(gpud_client *c, int upload, gpud_handle h, uint64_t of
 }
 
 /*
+ * Through the scratch region if it can be had: 1 with *st set, or 0 when
+ * the caller should use messages instead (no region socket, or refused).
+ */
+static int bounce(gpud_client *c, int upload, gpud_handle h, uint64_t offset, char *mem, size_t len,
+		  gpud_status *st)
+{
+	uint64_t gen;
+	if ((*st = client_session(c, &gen)) != GPUD_OK)
+		return 1;
+	pthread_mutex_lock(&c->scratch_mu);
+	if (client_scratch(c, len) != GPUD_OK) {
+		pthread_mutex_unlock(&c->scratch_mu);
+		client_clear(c); /* a scratch region refused: messages still work */
+		return 0;
+	}
+	*st = bounce_locked(c, gen, upload, h, offset, mem, len);
+	pthread_mutex_unlock(&c->scratch_mu);
+	return 1;
+}
+
+/*
  * From a host region: one request. From other memory over ipc:// (1 MiB and
  * up): through the scratch region. Otherwise in message-sized pieces.
  */
-gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
-			size_t len)
+static gpud_status upload_once(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+			       size_t len)
 {
 	size_t limit = client_chunk_limit(c), done = 0;
-	uint64_t roff;
-	const region *rg;
+	uint64_t roff, rg;
 	gpud_status st;
 
 	if (data == NULL && len > 0)
 		return client_seterr(c, GPUD_EARG, "gpud_upload: data is NULL");
-	if (len > 0 && (rg = client_region_of(c, data, len, &roff)) != NULL)
+	if (len > 0 && (rg = client_region_of(c, data, len, &roff)) != 0)
 		return upload_region(c, h, offset, rg, roff, len);
-	if (gpud_has_shm(c) && len >= SHM_MIN && client_scratch(c, len) == GPUD_OK)
-		return bounce(c, 1, h, offset, (char *)data, len);
-	c->msg[0] = '\0'; /* a scratch region refused: messages still work */
+	if (gpud_has_shm(c) && len >= SHM_MIN && bounce(c, 1, h, offset, (char *)data, len, &st))
+		return st;
 	do {
 		size_t n = len - done < limit ? len - done : limit;
 		if ((st = upload_one(c, h, offset + done, (const char *)data + done, n)) != GPUD_OK)
@@ -309,6 +335,12 @@ gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const vo
 		done += n;
 	} while (done < len);
 	return GPUD_OK;
+}
+
+gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
+			size_t len)
+{
+	CLIENT_RETRY(c, upload_once(c, h, offset, data, len));
 }
 
 /* Builds the alloc request once the .npy header is known; data goes into it. */
@@ -332,25 +364,21 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	/* Over ipc://, a big file is read straight into a region gpud maps; not
 	 * pinned: pinning costs more than it saves for one copy. */
 	if (gpud_has_shm(c) && meta->nbytes >= SHM_MIN &&
-	    client_region_make(c, meta->nbytes, 0, &nr->tmp) == GPUD_OK)
+	    client_region_make(c, meta->nbytes, 0, 0, &nr->tmp) == GPUD_OK)
 		return nr->tmp.base;
-	c->msg[0] = '\0';
+	client_clear(c);
 	if (meta->nbytes > client_chunk_limit(c))
 		return nr->big = malloc(meta->nbytes);
 	a.dtype = (Gpud__DType)meta->dtype;
 	a.n_shape = (size_t)meta->ndim;
 	a.shape = (uint64_t *)meta->shape;
 	a.with_data = 1;
-	a.keep = c->keep;
+	a.keep = __atomic_load_n(&c->keep, __ATOMIC_RELAXED);
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
-	req.version = GPUD_PROTOCOL_VERSION;
-	req.id = nr->id = ++c->next_id;
-	if (wire_pack(&nr->msg, &req.base, NULL, meta->nbytes, &payload) != 0) {
-		nr->st = client_seterr(c, GPUD_ENOMEM, "cannot build a request of %zu bytes",
-				       meta->nbytes);
+	if ((nr->st = client_pack(c, &req, NULL, meta->nbytes, &nr->msg, &payload)) != GPUD_OK)
 		return NULL;
-	}
+	nr->id = req.id;
 	return meta->nbytes ? payload : (void *)nng_msg_body(nr->msg);
 }
 
@@ -369,7 +397,7 @@ static gpud_status alloc_from_region(gpud_client *c, const gpud_array *arr, cons
 	a.n_shape = (size_t)arr->ndim;
 	a.shape = (uint64_t *)arr->shape;
 	a.from = &from;
-	a.keep = c->keep;
+	a.keep = __atomic_load_n(&c->keep, __ATOMIC_RELAXED);
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
 	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -377,25 +405,31 @@ static gpud_status alloc_from_region(gpud_client *c, const gpud_array *arr, cons
 	return alloc_reply(c, r, out);
 }
 
-gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, gpud_array *meta)
+static gpud_status alloc_npy_once(gpud_client *c, const char *path, gpud_handle *out,
+				  gpud_array *meta)
 {
 	struct npy_req nr = {.c = c, .st = GPUD_OK};
 	gpud_array arr;
 	Gpud__Response *r;
 	char err[1024];
 	gpud_status st;
+	uint64_t gen;
 
-	c->msg[0] = '\0';
+	if ((st = client_session(c, &gen)) != GPUD_OK)
+		return st;
 	int lrv = gpud_npy_load_into(path, npy_into_request, &nr, &arr, err, sizeof(err));
 	if (nr.tmp.base) {
 		/* Allocated from the region, then the region goes. */
 		st = lrv != 0 ? (nr.st != GPUD_OK ? nr.st : client_seterr(c, GPUD_EARG, "%s", err))
 			      : alloc_from_region(c, &arr, &nr.tmp, out);
-		char msg[sizeof(c->msg)];
-		memcpy(msg, c->msg, sizeof(msg));
+		char msg[2048];
+		snprintf(msg, sizeof(msg), "%s", client_msg(c));
 		client_region_unmap(c, nr.tmp.id);
 		munmap(nr.tmp.base, nr.tmp.size);
-		memcpy(c->msg, msg, sizeof(msg));
+		if (st != GPUD_OK)
+			client_seterr(c, st, "%s", msg);
+		else
+			client_clear(c);
 		if (st == GPUD_OK && meta) {
 			*meta = arr;
 			meta->data = NULL;
@@ -411,7 +445,7 @@ gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, g
 		return client_seterr(c, GPUD_EARG, "%s", err);
 	}
 	if (nr.big) {
-		st = gpud_alloc(c, arr.dtype, arr.ndim, arr.shape, nr.big, out);
+		st = alloc_once(c, arr.dtype, arr.ndim, arr.shape, nr.big, out);
 		free(nr.big);
 		if (st == GPUD_OK && meta) {
 			*meta = arr;
@@ -419,7 +453,7 @@ gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, g
 		}
 		return st;
 	}
-	if ((st = client_exchange(c, nr.msg, nr.id, &r, NULL, NULL, NULL)) != GPUD_OK)
+	if ((st = client_exchange(c, gen, nr.msg, nr.id, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
 	if ((st = alloc_reply(c, r, out)) != GPUD_OK)
 		return st;
@@ -428,6 +462,11 @@ gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, g
 		meta->data = NULL;
 	}
 	return GPUD_OK;
+}
+
+gpud_status gpud_alloc_npy(gpud_client *c, const char *path, gpud_handle *out, gpud_array *meta)
+{
+	CLIENT_RETRY(c, alloc_npy_once(c, path, out, meta));
 }
 
 /* Downloads [offset, offset+len) (len 0: to the end); the reply stays in *m. */
@@ -492,6 +531,9 @@ static gpud_status download_first(gpud_client *c, gpud_handle h, gpud_array *met
 	return GPUD_OK;
 }
 
+static gpud_status download_range_once(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
+				       size_t len);
+
 /* Into out->data (malloc'd, total bytes): the first piece, then the rest. */
 static gpud_status download_whole(gpud_client *c, gpud_handle h, gpud_array *out)
 {
@@ -511,7 +553,7 @@ static gpud_status download_whole(gpud_client *c, gpud_handle h, gpud_array *out
 	gpud__response__free_unpacked(r, NULL);
 	nng_msg_free(m);
 	if (st == GPUD_OK && pll < out->nbytes)
-		st = gpud_download_range(c, h, pll, (char *)out->data + pll, out->nbytes - pll);
+		st = download_range_once(c, h, pll, (char *)out->data + pll, out->nbytes - pll);
 	if (st != GPUD_OK)
 		gpud_array_free(out);
 	return st;
@@ -519,10 +561,10 @@ static gpud_status download_whole(gpud_client *c, gpud_handle h, gpud_array *out
 
 gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out)
 {
-	return download_whole(c, h, out);
+	CLIENT_RETRY(c, download_whole(c, h, out));
 }
 
-gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
+static gpud_status download_npy_once(gpud_client *c, gpud_handle h, const char *path)
 {
 	Gpud__Response *r;
 	nng_msg *m;
@@ -553,8 +595,13 @@ gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
 	return st;
 }
 
+gpud_status gpud_download_npy(gpud_client *c, gpud_handle h, const char *path)
+{
+	CLIENT_RETRY(c, download_npy_once(c, h, path));
+}
+
 /* One request: len bytes of h at offset into region rg at roff. */
-static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offset, const region *rg,
+static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offset, uint64_t rg,
 				   uint64_t roff, size_t len)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
@@ -563,7 +610,7 @@ static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offse
 	Gpud__Response *r;
 	gpud_status st;
 
-	to.region = rg->id;
+	to.region = rg;
 	to.offset = roff;
 	d.handle = h;
 	d.offset = offset;
@@ -577,8 +624,8 @@ static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offse
 	return GPUD_OK;
 }
 
-gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
-				size_t len)
+static gpud_status download_range_once(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
+				       size_t len)
 {
 	Gpud__Response *r;
 	nng_msg *m;
@@ -591,12 +638,11 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 	if (dst == NULL)
 		return client_seterr(c, GPUD_EARG, "gpud_download_range: dst is NULL");
 	uint64_t roff;
-	const region *rg = client_region_of(c, dst, len, &roff);
+	uint64_t rg = client_region_of(c, dst, len, &roff);
 	if (rg)
 		return download_region(c, h, offset, rg, roff, len);
-	if (gpud_has_shm(c) && len >= SHM_MIN && client_scratch(c, len) == GPUD_OK)
-		return bounce(c, 0, h, offset, dst, len);
-	c->msg[0] = '\0';
+	if (gpud_has_shm(c) && len >= SHM_MIN && bounce(c, 0, h, offset, dst, len, &st))
+		return st;
 	size_t limit = client_chunk_limit(c);
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < limit ? len - done : limit;
@@ -616,7 +662,13 @@ gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, 
 	return GPUD_OK;
 }
 
-gpud_status gpud_sync(gpud_client *c)
+gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
+				size_t len)
+{
+	CLIENT_RETRY(c, download_range_once(c, h, offset, dst, len));
+}
+
+static gpud_status sync_once(gpud_client *c)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__SyncRequest s = GPUD__SYNC_REQUEST__INIT;
@@ -633,7 +685,12 @@ gpud_status gpud_sync(gpud_client *c)
 	return st;
 }
 
-gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
+gpud_status gpud_sync(gpud_client *c)
+{
+	CLIENT_RETRY(c, sync_once(c));
+}
+
+static gpud_status free_once(gpud_client *c, const gpud_handle *handles, size_t n)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__FreeRequest f = GPUD__FREE_REQUEST__INIT;
@@ -650,4 +707,9 @@ gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
 		return st;
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
+}
+
+gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
+{
+	CLIENT_RETRY(c, free_once(c, handles, n));
 }

@@ -14,6 +14,23 @@ void buffers_init(buffer_table *t, gpud_backend *backend)
 {
 	memset(t, 0, sizeof(*t));
 	t->backend = backend;
+	do {
+		if (getrandom(&t->instance, sizeof(t->instance), 0) !=
+		    (ssize_t)sizeof(t->instance)) {
+			log_error("getrandom: %s", strerror(errno));
+			abort();
+		}
+	} while ((t->instance >> 48) == 0); /* a tag of 0 would look like no tag */
+}
+
+#define HANDLE_TAG_SHIFT 48
+#define HANDLE_RANDOM_MASK ((UINT64_C(1) << HANDLE_TAG_SHIFT) - 1)
+
+int buffers_stale(const buffer_table *t, gpud_handle h)
+{
+	/* No gpud makes tag 0: such a handle was never one of a gpud's. */
+	return (h >> HANDLE_TAG_SHIFT) != 0 &&
+	       (h >> HANDLE_TAG_SHIFT) != (t->instance >> HANDLE_TAG_SHIFT);
 }
 
 static gpud_handle new_handle(buffer_table *t)
@@ -27,7 +44,8 @@ static gpud_handle new_handle(buffer_table *t)
 			log_error("getrandom: %s", strerror(errno));
 			abort();
 		}
-		if (h == 0)
+		h = (t->instance & ~HANDLE_RANDOM_MASK) | (h & HANDLE_RANDOM_MASK);
+		if ((h & HANDLE_RANDOM_MASK) == 0)
 			continue;
 		HASH_FIND(hh, t->by_handle, &h, sizeof(h), found);
 		if (found == NULL)

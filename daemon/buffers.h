@@ -4,7 +4,9 @@
  *
  * A session is one client connection (an nng pipe). A buffer belongs to the
  * session that allocated it and is freed when that connection goes away.
- * Handles are 64 random bits. A buffer is reference-counted: the table holds
+ * A handle is this gpud's 16-bit instance tag over 48 random bits: a handle
+ * of an earlier run of gpud (a client across a restart) is told apart from
+ * an unknown one (buffers_stale) and can never name a buffer of this run. A buffer is reference-counted: the table holds
  * one reference, and every request using it (a copy, a kernel run) holds
  * another, so freeing a buffer that is busy only takes it out of the table;
  * its memory goes back when the last request lets go. All of this is owned
@@ -80,6 +82,7 @@ struct gpud_session {
 	gpud_tenant *tenant;          /* set by a successful hello */
 	struct host_region *regions;  /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
+	struct gpud_request *live; /* its requests in gpud now, for cancel (daemon/request.h) */
 	UT_hash_handle hh;
 };
 
@@ -93,6 +96,7 @@ typedef struct buffer_table {
 	gpud_tenant *tenants;
 	size_t count;
 	uint64_t bytes, high_water;
+	uint64_t instance; /* this run of gpud, random; its top 16 bits tag every handle */
 } buffer_table;
 
 void buffers_init(buffer_table *t, gpud_backend *backend);
@@ -109,6 +113,8 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 /* A live buffer of tenant tn by handle, or NULL: another tenant's handle is
  * not found, like one that never existed. */
 gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h);
+/* 1 if h was made by an earlier run of gpud (its instance tag is not ours). */
+int buffers_stale(const buffer_table *t, gpud_handle h);
 /* The tenant called name, created with quota q if new; NULL if out of memory. */
 gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q);
 /* Takes the buffer out of the table; memory goes when the last ref drops. */

@@ -1,9 +1,10 @@
-/* daemon/request.c — replies, and what a request holds until its reply. */
+/* daemon/request.c — replies, what a request holds until its reply, and cancelling. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <utlist.h>
 
 #include "daemon/log.h"
 #include "daemon/loop.h"
@@ -39,6 +40,67 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->slot = (sched_item){0};
 	r->pending = 0;
 	r->pending_status = ST_OK;
+	r->snext = r->sprev = NULL;
+	r->tracked = 0;
+	r->cancelled = 0;
+	r->cancel_why = NULL;
+	r->on_cancel = NULL;
+}
+
+void request_track(gpud_request *r)
+{
+	ON_LOOP("request_track");
+	DL_APPEND2(r->session->live, r, sprev, snext);
+	r->tracked = 1;
+}
+
+/* Out of its session's list: a tracked request's session is alive (closing
+ * a session takes every request out first). */
+static void request_untrack(gpud_request *r)
+{
+	if (!r->tracked)
+		return;
+	DL_DELETE2(r->session->live, r, sprev, snext);
+	r->tracked = 0;
+}
+
+gpud_request *request_find(gpud_session *s, uint64_t id)
+{
+	gpud_request *r;
+	ON_LOOP("request_find");
+	DL_FOREACH2(s->live, r, snext)
+	{
+		if (r->req && r->req->id == id)
+			return r;
+	}
+	return NULL;
+}
+
+void request_cancel(gpud_request *r, const char *why)
+{
+	ON_LOOP("request_cancel");
+	if (request_cancelled(r))
+		return;
+	r->cancel_why = why;
+	__atomic_store_n(&r->cancelled, 1, __ATOMIC_RELEASE);
+	if (r->on_cancel)
+		r->on_cancel(r);
+}
+
+int request_cancelled(const gpud_request *r)
+{
+	return __atomic_load_n(&r->cancelled, __ATOMIC_ACQUIRE);
+}
+
+void request_session_closed(gpud_session *s)
+{
+	gpud_request *r, *tmp;
+	DL_FOREACH_SAFE2(s->live, r, tmp, snext)
+	{
+		DL_DELETE2(s->live, r, sprev, snext);
+		r->tracked = 0;
+		request_cancel(r, "its connection closed");
+	}
 }
 
 /* Lets go of everything the request holds; the message goes last. */
@@ -62,6 +124,8 @@ static void request_cleanup(gpud_request *r)
 	for (int i = 0; i < r->nregions; i++)
 		region_unref(r->regions[i]);
 	r->nregions = 0;
+	request_untrack(r);
+	r->on_cancel = NULL;
 	if (r->session && sessions_get(core->buffers, r->pipe_id, 0) == r->session)
 		r->session->in_flight--;
 	r->session = NULL;
@@ -173,11 +237,23 @@ void request_fail(gpud_request *r, dstatus status, const char *fmt, ...)
 	request_reply(r, &resp, NULL, 0);
 }
 
+void request_fail_handle(gpud_request *r, const char *what, uint64_t h)
+{
+	if (buffers_stale(r->core->buffers, h))
+		request_fail(r, ST_STALE,
+			     "%s: handle %016" PRIx64
+			     " is not of this run of gpud: it is from before gpud restarted "
+			     "(buffers from before are gone), or no handle at all",
+			     what, h);
+	else
+		request_fail(r, ST_NOT_FOUND, "%s: unknown handle %016" PRIx64, what, h);
+}
+
 gpud_buffer *request_buffer_or_fail(gpud_request *r, const char *verb, uint64_t h)
 {
 	gpud_buffer *b = buffers_get(r->core->buffers, r->session->tenant, h);
 	if (b == NULL)
-		request_fail(r, ST_NOT_FOUND, "%s: unknown handle %016" PRIx64, verb, h);
+		request_fail_handle(r, verb, h);
 	return b;
 }
 

@@ -97,6 +97,15 @@ struct gpud_request {
 	int pending;
 	dstatus pending_status;
 	char pending_msg[512];
+
+	/* Cancelling (a CancelRequest, or the connection closing): the request
+	 * is in its session's list from dispatch to reply; a verb that can stop
+	 * part-way sets on_cancel. cancelled is also read by backend workers. */
+	struct gpud_request *snext, *sprev;
+	int tracked;
+	int cancelled;
+	const char *cancel_why;
+	void (*on_cancel)(gpud_request *r);
 };
 
 /* Readies r for a new message (the server, before it checks anything). */
@@ -117,7 +126,9 @@ void request_created(gpud_request *r, gpud_buffer *b);
 /* A buffer that goes with the request, whatever the outcome. */
 void request_temp(gpud_request *r, gpud_buffer *b);
 
-/* The tenant's live buffer of handle h; NULL after replying "unknown handle". */
+/* Replies NOT_FOUND "WHAT: unknown handle", or STALE for an earlier gpud's handle. */
+void request_fail_handle(gpud_request *r, const char *what, uint64_t h);
+/* The tenant's live buffer of handle h; NULL after request_fail_handle. */
 gpud_buffer *request_buffer_or_fail(gpud_request *r, const char *verb, uint64_t h);
 /*
  * The host memory a HostRef names: len bytes at ref->offset of one of the
@@ -126,6 +137,17 @@ gpud_buffer *request_buffer_or_fail(gpud_request *r, const char *verb, uint64_t 
  */
 void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRef *ref,
 			   uint64_t len, unsigned *flags);
+
+/* Puts r in its session's list of requests in gpud (the server, before dispatch). */
+void request_track(gpud_request *r);
+/* The request of session s with Request.id id still in gpud, or NULL. */
+gpud_request *request_find(gpud_session *s, uint64_t id);
+/* Marks r cancelled (why: for its error) and calls its on_cancel, which may reply. */
+void request_cancel(gpud_request *r, const char *why);
+/* s is closing: every request of it still in gpud is cancelled. */
+void request_session_closed(gpud_session *s);
+/* 1 once r is cancelled. */
+int request_cancelled(const gpud_request *r);
 
 /* Several copies in flight: one finished with status; 1 if it was the last. */
 int request_pending_done(gpud_request *r, dstatus status, const char *msg);

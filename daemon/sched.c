@@ -23,6 +23,7 @@ static void ring_append(sched *s, sched_queue *q)
 
 static void grant(sched *s, sched_item *it)
 {
+	it->queued = NULL;
 	s->busy++;
 	it->has_slot = 1;
 	it->start(it);
@@ -33,6 +34,7 @@ void sched_submit(sched *s, sched_queue *q, sched_item *it)
 	ON_LOOP("sched_submit");
 	it->has_slot = 0;
 	it->next = NULL;
+	it->queued = NULL;
 	if (q == NULL || s->busy < s->slots) {
 		grant(s, it);
 		return;
@@ -43,6 +45,7 @@ void sched_submit(sched *s, sched_queue *q, sched_item *it)
 		q->head = it;
 	q->tail = it;
 	q->queued++;
+	it->queued = q;
 	if (!q->in_ring) {
 		q->in_ring = 1;
 		ring_append(s, q);
@@ -72,4 +75,43 @@ void sched_release(sched *s, sched_item *it)
 			q->in_ring = 0;
 		grant(s, next);
 	}
+}
+
+int sched_cancel(sched *s, sched_item *it)
+{
+	ON_LOOP("sched_cancel");
+	sched_queue *q = it->queued;
+	sched_item *prev = NULL, *cur;
+
+	if (q == NULL)
+		return 0;
+	for (cur = q->head; cur && cur != it; cur = cur->next)
+		prev = cur;
+	if (cur == NULL)
+		return 0;
+	if (prev)
+		prev->next = it->next;
+	else
+		q->head = it->next;
+	if (q->tail == it)
+		q->tail = prev;
+	q->queued--;
+	it->next = NULL;
+	it->queued = NULL;
+	if (q->head == NULL && q->in_ring) { /* an empty queue leaves the ring */
+		sched_queue *rp = NULL, *rc;
+		for (rc = s->ring_head; rc && rc != q; rc = rc->ring_next)
+			rp = rc;
+		if (rc) {
+			if (rp)
+				rp->ring_next = q->ring_next;
+			else
+				s->ring_head = q->ring_next;
+			if (s->ring_tail == q)
+				s->ring_tail = rp;
+		}
+		q->in_ring = 0;
+		q->ring_next = NULL;
+	}
+	return 1;
 }

@@ -20,7 +20,8 @@ typedef struct sched_item {
 	/* Called when the item gets a slot (within sched_submit or sched_release). */
 	void (*start)(struct sched_item *it);
 	int has_slot;
-	struct sched_item *next; /* its queue */
+	struct sched_item *next;    /* its queue */
+	struct sched_queue *queued; /* the queue it waits in; NULL when not waiting */
 } sched_item;
 
 typedef struct sched_queue {
@@ -43,5 +44,7 @@ void sched_init(sched *s, int slots);
 void sched_submit(sched *s, sched_queue *q, sched_item *it);
 /* it is done with its slot (it must hold one): the next waiting tenant's item starts. */
 void sched_release(sched *s, sched_item *it);
+/* Takes a waiting it out of its queue (it never starts): 1, or 0 if it was not waiting. */
+int sched_cancel(sched *s, sched_item *it);
 
 #endif

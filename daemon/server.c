@@ -372,9 +372,10 @@ static void handle_request(server_ctx *c)
 	Gpud__Request__BodyCase verb = r->req->body_case;
 	if (r->session->tenant == NULL && verb != GPUD__REQUEST__BODY_HELLO &&
 	    verb != GPUD__REQUEST__BODY_STATUS && verb != GPUD__REQUEST__BODY__NOT_SET) {
-		request_fail(r, ST_UNAUTHENTICATED,
-			     "send hello first: only hello and status are served before it (the "
-			     "client library does this on connect)");
+		request_fail(r, ST_NO_SESSION,
+			     "send hello first: only hello and status are served before it on a "
+			     "connection (the client library says hello on connect, and again "
+			     "when gpud restarted or the connection was re-made)");
 		return;
 	}
 	gpud_tenant *tn = r->session->tenant;
@@ -399,6 +400,7 @@ static void handle_request(server_ctx *c)
 	}
 	r->session->requests++;
 	r->session->in_flight++;
+	request_track(r);
 	if (tn && counted) {
 		r->tenant = tn;
 		tn->in_flight++;
@@ -544,6 +546,7 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 static void on_session_close(void *arg, gpud_session *sess)
 {
 	gpud_server *s = arg;
+	request_session_closed(sess);
 	regions_session_closed(&s->regions, sess);
 }
 

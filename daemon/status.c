@@ -29,6 +29,12 @@ int status_wire(dstatus s)
 		return GPUD__STATUS__STATUS_QUOTA;
 	case ST_UNAUTHENTICATED:
 		return GPUD__STATUS__STATUS_UNAUTHENTICATED;
+	case ST_STALE:
+		return GPUD__STATUS__STATUS_STALE;
+	case ST_CANCELLED:
+		return GPUD__STATUS__STATUS_CANCELLED;
+	case ST_NO_SESSION:
+		return GPUD__STATUS__STATUS_NO_SESSION;
 	case ST_INTERNAL:
 		break;
 	}

@@ -94,6 +94,12 @@ const char *wire_status_name(Gpud__Status s)
 		return "SHUTTING_DOWN";
 	case GPUD__STATUS__STATUS_INTERNAL:
 		return "INTERNAL";
+	case GPUD__STATUS__STATUS_STALE:
+		return "STALE";
+	case GPUD__STATUS__STATUS_CANCELLED:
+		return "CANCELLED";
+	case GPUD__STATUS__STATUS_NO_SESSION:
+		return "NO_SESSION";
 	default:
 		return "UNKNOWN_STATUS";
 	}

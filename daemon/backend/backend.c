@@ -124,10 +124,11 @@ dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void 
 }
 
 dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		    double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
+		    const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
+		    char *err, size_t errlen)
 {
 	ON_LOOP("backend run");
-	return b->ops->run(b, queue, k, a, kernel_us, done, arg, err, errlen);
+	return b->ops->run(b, queue, k, a, cancel, kernel_us, done, arg, err, errlen);
 }
 
 dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,

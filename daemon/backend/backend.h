@@ -84,10 +84,13 @@ typedef struct backend_ops {
 			    unsigned flags, backend_done_fn done, void *arg, char *err,
 			    size_t errlen);
 	/* Runs a bound, checked kernel; arrays live until done. *kernel_us is set
-	 * (before done) to the kernel's own time. */
+	 * (before done) to the kernel's own time. *cancel (read with
+	 * __atomic_load_n from any thread) turns 1 when the run is cancelled: a
+	 * backend that can stop part-way does (cpu: between chunks) and reports
+	 * ST_CANCELLED; one that cannot (cuda) runs to the end. */
 	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		       double *kernel_us, backend_done_fn done, void *arg, char *err,
-		       size_t errlen);
+		       const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
+		       char *err, size_t errlen);
 	/* done once everything queued on `queue` before it has completed. */
 	dstatus (*sync)(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 			size_t errlen);
@@ -153,7 +156,8 @@ dstatus backend_upload(gpud_backend *b, uint32_t queue, void *dst, const void *s
 dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 			 unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		    double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen);
+		    const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
+		    char *err, size_t errlen);
 dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 		     size_t errlen);
 

@@ -126,6 +126,7 @@ typedef struct run_chunk {
 	uv_work_t work;
 	run_job *job;
 	size_t lo, hi;
+	int skipped; /* the run was cancelled before this chunk began */
 } run_chunk;
 
 struct run_job {
@@ -135,6 +136,8 @@ struct run_job {
 	void *arg;
 	size_t pending; /* chunks not yet finished; touched on the loop only */
 	int failed;
+	const int *cancel; /* the request's flag, read by the workers */
+	int skipped;       /* a chunk found it set (run_after, on the loop) */
 	double *kernel_us;
 	uint64_t t0_ns;
 	run_chunk chunks[];
@@ -143,6 +146,12 @@ struct run_job {
 static void run_work(uv_work_t *w)
 {
 	run_chunk *c = w->data;
+	/* A cancelled run stops here, between chunks (run_after reads skipped
+	 * on the loop once the work is done). */
+	if (__atomic_load_n(c->job->cancel, __ATOMIC_ACQUIRE)) {
+		c->skipped = 1;
+		return;
+	}
 	c->job->k->cpu_run(c->job->a, c->lo, c->hi);
 }
 
@@ -153,18 +162,25 @@ static void run_after(uv_work_t *w, int status)
 
 	if (status != 0)
 		j->failed = 1;
+	if (c->skipped)
+		j->skipped = 1;
 	if (--j->pending > 0)
 		return;
 	*j->kernel_us = (double)(uv_hrtime() - j->t0_ns) / 1e3;
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
-	int failed = j->failed;
+	int failed = j->failed, skipped = j->skipped;
 	free(j);
-	done(arg, failed ? ST_INTERNAL : ST_OK, failed ? "cpu backend: kernel cancelled" : NULL);
+	if (skipped)
+		done(arg, ST_CANCELLED, "cancelled: the cpu backend stopped between chunks");
+	else
+		done(arg, failed ? ST_INTERNAL : ST_OK,
+		     failed ? "cpu backend: kernel cancelled" : NULL);
 }
 
 static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		       double *kernel_us, backend_done_fn done, void *arg, char *err, size_t errlen)
+		       const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
+		       char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
 	if (k->cpu_items == NULL || k->cpu_run == NULL) {
@@ -177,7 +193,8 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, con
 	if (k->cpu_available && k->cpu_available(err, errlen) != 0)
 		return ST_UNSUPPORTED;
 	size_t items = k->cpu_items(a);
-	size_t nchunks = (size_t)cb->threads * 4;
+	/* Many chunks per thread: they balance, and a cancelled run stops soon. */
+	size_t nchunks = (size_t)cb->threads * 16;
 
 	if (nchunks > items)
 		nchunks = items;
@@ -193,6 +210,7 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, con
 		       .done = done,
 		       .arg = arg,
 		       .pending = nchunks,
+		       .cancel = cancel,
 		       .kernel_us = kernel_us,
 		       .t0_ns = uv_hrtime()};
 	for (size_t i = 0; i < nchunks; i++) {

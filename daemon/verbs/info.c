@@ -70,6 +70,7 @@ void verb_hello(gpud_request *r)
 	hello.backend = (char *)r->core->backend->ops->name;
 	hello.max_message_size = r->core->cfg->max_message_size;
 	hello.connection = r->pipe_id;
+	hello.instance = r->core->buffers->instance;
 	/* Host regions need the peer's uid, so only over ipc://. */
 	if (r->core->regions->fd >= 0 && r->session->peer_uid >= 0) {
 		hello.shm_socket = r->core->regions->path;

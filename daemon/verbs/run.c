@@ -7,7 +7,9 @@
  *
  *   verb_run -> find_kernel_or_fail -> bind_args_or_fail (inline_array_or_fail)
  *            -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
- *   slot granted -> run_start -> backend -> run_done [-> return_outputs]
+ *   slot granted -> run_start -> backend -> run_done [-> limit_outputs] [-> return_outputs]
+ *
+ * A run can be cancelled (run_cancel) from submission until its kernel is done.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -77,6 +79,29 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 	returned_done(r, ST_OK, NULL);
 }
 
+/*
+ * limit_outputs: the client takes the first max_outputs outputs. Those after
+ * them that gpud made are freed now; they are not in the reply.
+ */
+static void limit_outputs(gpud_request *r, Gpud__RunResponse *rr, const int *out_param)
+{
+	const Gpud__RunRequest *q = r->req->run;
+	if (!q->limit_outputs || q->max_outputs >= rr->n_outputs)
+		return;
+	for (size_t i = q->max_outputs; i < rr->n_outputs; i++) {
+		gpud_buffer *b = r->bound[out_param[i]];
+		for (int j = 0; j < r->ncreated; j++) {
+			if (r->created[j] != b)
+				continue;
+			buffers_release(r->core->buffers,
+					b); /* the request's hold keeps it to the end */
+			r->created[j] = r->created[--r->ncreated];
+			break;
+		}
+	}
+	rr->n_outputs = q->max_outputs;
+}
+
 static void run_done(void *arg, dstatus status, const char *msg)
 {
 	gpud_request *r = arg;
@@ -89,6 +114,12 @@ static void run_done(void *arg, dstatus status, const char *msg)
 
 	if (r->slot.has_slot) /* the kernel is done; outputs may still be copied */
 		sched_release(r->core->sched, &r->slot);
+	r->on_cancel = NULL;
+	if (request_cancelled(r)) { /* the outputs it made go with the failure */
+		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) while it ran", k->name,
+			     r->cancel_why);
+		return;
+	}
 	if (status != ST_OK) {
 		request_fail(r, status, "run %s: %s", k->name, msg ? msg : "backend failure");
 		return;
@@ -105,6 +136,7 @@ static void run_done(void *arg, dstatus status, const char *msg)
 		optrs[rr.n_outputs] = &outs[rr.n_outputs];
 		rr.n_outputs++;
 	}
+	limit_outputs(r, &rr, out_param);
 	rr.outputs = optrs;
 	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
 	rr.kernel_us = r->kernel_us;
@@ -125,14 +157,31 @@ static void run_start(sched_item *it)
 {
 	gpud_request *r = (gpud_request *)((char *)it - offsetof(gpud_request, slot));
 	char err[768];
-	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &r->kernel_us,
-				 run_done, r, err, sizeof(err));
+	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &r->cancelled,
+				 &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != ST_OK)
 		request_fail(r, rv, "run %s: %s", r->kernel->name, err); /* releases the slot */
 }
 
+/*
+ * Cancelled: waiting for a slot, it leaves the queue and fails now; inline
+ * arrays still uploading, it fails when they are in (inline_done); in the
+ * backend, run_done fails it (the cpu backend stops between chunks).
+ */
+static void run_cancel(gpud_request *r)
+{
+	if (sched_cancel(r->core->sched, &r->slot))
+		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) before it started",
+			     r->kernel->name, r->cancel_why);
+}
+
 static void run_submit(gpud_request *r)
 {
+	if (request_cancelled(r)) {
+		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) before it started",
+			     r->kernel->name, r->cancel_why);
+		return;
+	}
 	r->slot.start = run_start;
 	sched_submit(r->core->sched, r->tenant ? &r->tenant->runs : NULL, &r->slot);
 }
@@ -338,9 +387,10 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 		if (arg->value_case == GPUD__ARGUMENT__VALUE_BUFFER) {
 			b = buffers_get(r->core->buffers, r->session->tenant, arg->buffer);
 			if (b == NULL) {
-				request_fail(r, ST_NOT_FOUND,
-					     "%s: argument '%s': unknown handle %016" PRIx64,
-					     k->name, arg->name, arg->buffer);
+				char what[160];
+				snprintf(what, sizeof(what), "%s: argument '%s'", k->name,
+					 arg->name);
+				request_fail_handle(r, what, arg->buffer);
 				return -1;
 			}
 		} else if (arg->value_case == GPUD__ARGUMENT__VALUE_ARRAY && arg->array) {
@@ -454,6 +504,7 @@ void verb_run(gpud_request *r)
 	for (int i = 0; i < k->nparams; i++)
 		if (r->bound[i])
 			request_hold(r, r->bound[i]);
+	r->on_cancel = run_cancel;
 	if (nup == 0)
 		run_submit(r);
 	else

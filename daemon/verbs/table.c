@@ -22,6 +22,7 @@ static const verb verbs[] = {
 	{GPUD__REQUEST__BODY_LIST, "list", verb_list},
 	{GPUD__REQUEST__BODY_REGISTER, "register", verb_register},
 	{GPUD__REQUEST__BODY_UNREGISTER, "unregister", verb_unregister},
+	{GPUD__REQUEST__BODY_CANCEL, "cancel", verb_cancel},
 };
 
 void verbs_dispatch(gpud_request *r)

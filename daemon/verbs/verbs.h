@@ -1,7 +1,8 @@
 /*
  * daemon/verbs/verbs.h — the verb table (table.c) and its handlers, one file
  * per group: buffers.c (alloc, upload, download, free, list, unmap, sync),
- * run.c, info.c (hello, status, kernels), register.c (register, unregister).
+ * run.c, info.c (hello, status, kernels), register.c (register, unregister),
+ * cancel.c.
  *
  * Every handler ends in exactly one reply (request_reply, request_fail or
  * request_send_msg), at once or from the backend's completion. Messages
@@ -30,6 +31,7 @@ void verb_sync(gpud_request *r);
 void verb_run(gpud_request *r);
 void verb_register(gpud_request *r);
 void verb_unregister(gpud_request *r);
+void verb_cancel(gpud_request *r);
 
 /* BufferInfo pointing into b (valid while b is). */
 void verb_buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info);

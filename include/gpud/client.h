@@ -503,11 +503,11 @@ GPUD_API int gpud_job_done(const gpud_job *job);
  */
 GPUD_API gpud_status gpud_job_cancel(gpud_job *job);
 /* A run job's outputs, as gpud_run gives them (outputs past cap are freed in gpud). */
-GPUD_API gpud_status gpud_job_outputs(gpud_job *job, gpud_output *outs, size_t cap,
-				      size_t *nouts, gpud_run_info *info);
+GPUD_API gpud_status gpud_job_outputs(gpud_job *job, gpud_output *outs, size_t cap, size_t *nouts,
+				      gpud_run_info *info);
 /* A call job's results, as gpud_call gives them; the arrays become the caller's. */
-GPUD_API gpud_status gpud_job_results(gpud_job *job, gpud_result *outs, size_t cap,
-				      size_t *nouts, gpud_run_info *info);
+GPUD_API gpud_status gpud_job_results(gpud_job *job, gpud_result *outs, size_t cap, size_t *nouts,
+				      gpud_run_info *info);
 /* The job's error message ("" if it succeeded or has not ended). */
 GPUD_API const char *gpud_job_errmsg(const gpud_job *job);
 /*

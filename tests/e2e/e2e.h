@@ -3,7 +3,7 @@
  * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, limits.c, shutdown.c,
- * tenants.c, faults.c, concurrency.c) makes its Check test cases; main.c puts
+ * tenants.c, faults.c, concurrency.c, client_*.c) makes its Check test cases; main.c puts
  * them in one suite.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -44,6 +44,10 @@ void start_gpud(const char *config, const char *const *extra, const char *const 
 void setup_default(void);
 /* Stops it with SIGTERM; it must exit 0 within 10 s. */
 void gpud_teardown(void);
+/* Stops the test's gpud (hard: SIGKILL, as a crash) and starts it again in the same
+ * directory, on the same URL, with the same options. */
+void stop_gpud_now(int hard);
+void start_gpud_again(void);
 
 void path_in_dir(char *buf, size_t len, const char *name); /* a file in the test's directory */
 void write_text(const char *path, const char *text);
@@ -176,5 +180,10 @@ TCase *e2e_shutdown(void);     /* shutdown.c */
 TCase *e2e_tenants(void);      /* tenants.c */
 TCase *e2e_faults(void);       /* faults.c */
 TCase *e2e_concurrency(void);  /* concurrency.c */
+/* "client": libgpud-client across restarts (client_session.c), shared between threads
+ * (client_threads.c), asynchronous jobs and what is left behind (client_jobs.c). */
+TCase *e2e_client(void);
+void client_threads_tests(TCase *tc);
+void client_jobs_tests(TCase *tc);
 
 #endif

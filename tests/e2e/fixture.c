@@ -35,12 +35,18 @@ const char *expected_backend(void)
 	return backend_env;
 }
 
+/* The last start's options, for restart_gpud (the strings are the caller's). */
+static const char *last_args[32];
+static harness_gpud_opts last_opts;
+
 void start_gpud(const char *config, const char *const *extra, const char *const *env)
 {
-	const char *args[32] = {"--log-level", "debug"};
+	const char **args = last_args;
 	int n = 2;
 	char msg[2048];
 
+	args[0] = "--log-level";
+	args[1] = "debug";
 	for (int i = 0; extra && extra[i] && n < 31; i++)
 		args[n++] = extra[i];
 	args[n] = NULL;
@@ -58,9 +64,30 @@ void start_gpud(const char *config, const char *const *extra, const char *const 
 		.die_with_parent = 1,
 	};
 	memset(&e2e_gpud, 0, sizeof(e2e_gpud)); /* a fresh directory, whatever came before */
+	last_opts = o;
 	if (harness_gpud_start(&e2e_gpud, &o, msg, sizeof(msg)) != 0) {
 		if (e2e_gpud.log[0])
 			harness_dump_file("gpud log", e2e_gpud.log);
+		ck_abort_msg("%s", msg);
+	}
+}
+
+void stop_gpud_now(int hard)
+{
+	char msg[2048];
+	if (hard) {
+		kill(e2e_gpud.pid, SIGKILL);
+		ck_assert_msg(harness_gpud_wait(&e2e_gpud, 30) == 0, "gpud survived SIGKILL");
+	} else {
+		ck_assert_msg(harness_gpud_stop(&e2e_gpud, 30, msg, sizeof(msg)) == 0, "%s", msg);
+	}
+}
+
+void start_gpud_again(void)
+{
+	char msg[2048];
+	if (harness_gpud_start(&e2e_gpud, &last_opts, msg, sizeof(msg)) != 0) {
+		harness_dump_file("gpud log", e2e_gpud.log);
 		ck_abort_msg("%s", msg);
 	}
 }

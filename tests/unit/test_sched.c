@@ -129,6 +129,38 @@ START_TEST(test_failing_start_passes_the_slot_on)
 }
 END_TEST
 
+/* A cancelled waiting run never starts; its tenant leaves the ring when
+ * nothing of it waits any more; a running or unknown item is not taken. */
+START_TEST(test_cancel_waiting)
+{
+	sched_queue a = {0}, b = {0};
+	run r[5];
+	sched_init(&s, 1);
+	submit(&r[0], &a, "A1");
+	submit(&r[1], &a, "A2");
+	submit(&r[2], &b, "B1");
+	submit(&r[3], &a, "A3");
+	submit(&r[4], &b, "B2");
+	ck_assert_int_eq(sched_cancel(&s, &r[0].it), 0); /* it runs */
+	ck_assert_int_eq(sched_cancel(&s, &r[3].it), 1); /* A's tail */
+	ck_assert_ptr_eq(a.tail, &r[1].it);
+	ck_assert_int_eq(sched_cancel(&s, &r[3].it), 0); /* already out */
+	ck_assert_int_eq(sched_cancel(&s, &r[2].it), 1); /* B's head */
+	ck_assert_uint_eq(b.queued, 1);
+	ck_assert_int_eq(sched_cancel(&s, &r[4].it), 1); /* B is empty: out of the ring */
+	ck_assert(!b.in_ring);
+	ck_assert_ptr_eq(s.ring_head, &a);
+	ck_assert_ptr_eq(s.ring_tail, &a);
+	sched_release(&s, &r[0].it);
+	ck_assert_str_eq(order, "A1 A2 ");
+	sched_release(&s, &r[1].it);
+	ck_assert_str_eq(order, "A1 A2 ");
+	ck_assert_int_eq(s.busy, 0);
+	ck_assert_ptr_null(s.ring_head);
+	ck_assert_ptr_null(s.ring_tail);
+}
+END_TEST
+
 START_TEST(test_slots_at_least_one)
 {
 	sched_init(&s, 0);
@@ -144,6 +176,7 @@ Suite *sched_suite(void)
 	tcase_add_test(tc, test_slots_then_round_robin);
 	tcase_add_test(tc, test_no_tenant_never_waits);
 	tcase_add_test(tc, test_failing_start_passes_the_slot_on);
+	tcase_add_test(tc, test_cancel_waiting);
 	tcase_add_test(tc, test_slots_at_least_one);
 	suite_add_tcase(su, tc);
 	return su;

@@ -159,7 +159,7 @@ static void teardown(void)
 START_TEST(test_hello_first)
 {
 	reply rp = download(7, 1);
-	expect_error(&rp, GPUD__STATUS__STATUS_UNAUTHENTICATED, "send hello first");
+	expect_error(&rp, GPUD__STATUS__STATUS_NO_SESSION, "send hello first");
 	hello(7);
 	rp = download(7, 1);
 	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND,

@@ -904,11 +904,14 @@ START_TEST(test_status_names)
 		{GPUD__STATUS__STATUS_INTERNAL, "INTERNAL"},
 		{GPUD__STATUS__STATUS_QUOTA, "QUOTA"},
 		{GPUD__STATUS__STATUS_UNAUTHENTICATED, "UNAUTHENTICATED"},
+		{GPUD__STATUS__STATUS_STALE, "STALE"},
+		{GPUD__STATUS__STATUS_CANCELLED, "CANCELLED"},
+		{GPUD__STATUS__STATUS_NO_SESSION, "NO_SESSION"},
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		ck_assert_str_eq(wire_status_name(names[i].s), names[i].name);
-	ck_assert_str_eq(wire_status_name((Gpud__Status)13), "UNKNOWN_STATUS");
+	ck_assert_str_eq(wire_status_name((Gpud__Status)16), "UNKNOWN_STATUS");
 	ck_assert_str_eq(wire_status_name((Gpud__Status)-1), "UNKNOWN_STATUS");
 	/* and every code of the schema has its name there, less "STATUS_" */
 	ck_assert_uint_eq(gpud__status__descriptor.n_values, sizeof(names) / sizeof(names[0]));

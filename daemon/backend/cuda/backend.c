@@ -352,8 +352,8 @@ static void cuda_free(gpud_backend *b, void *mem)
 /* --- kernels: enqueued from the loop, completed by their end event ---------------------- */
 
 static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-			double *kernel_us, backend_done_fn done, void *arg, char *err,
-			size_t errlen)
+			const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
+			char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
 	const custom_kernel *uk = k->custom;

@@ -1,0 +1,181 @@
+/*
+ * client/session.c — the session on a client's connection: hello, and hello
+ * again when the connection was re-made (gpud restarted, or the link
+ * dropped and nng dialed again). gpud binds a session to one pipe, so the
+ * client watches its pipes: when the pipe hello answered on goes away, the
+ * session is lost and the next call says hello before its request. A
+ * request that still reaches a new pipe first comes back NO_SESSION, undone
+ * (client_session_lost; CLIENT_RETRY sends it again).
+ *
+ * State under c->mu: gen, lost, helloing, session_pipe, info, shm_path, key.
+ * One thread says hello at a time (helloing); the others wait on c->cv.
+ * The pipe callback runs on an nng thread and only takes c->mu.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+
+#include "client/internal.h"
+
+static void on_pipe_removed(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	gpud_client *c = arg;
+	pthread_mutex_lock(&c->mu);
+	if ((uint32_t)nng_pipe_id(p) == c->session_pipe)
+		c->lost = 1;
+	pthread_mutex_unlock(&c->mu);
+}
+
+void client_session_watch(gpud_client *c)
+{
+	nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, on_pipe_removed, c);
+}
+
+void client_session_lost(gpud_client *c, uint64_t gen)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->gen == gen)
+		c->lost = 1;
+	pthread_mutex_unlock(&c->mu);
+}
+
+int client_shm(gpud_client *c, char *path, size_t plen, uint8_t *key, uint64_t *gen)
+{
+	pthread_mutex_lock(&c->mu);
+	int ok = c->shm_path[0] != '\0';
+	if (ok) {
+		snprintf(path, plen, "%s", c->shm_path);
+		memcpy(key, c->key, GPUD_SHM_KEY_LEN);
+	}
+	if (gen)
+		*gen = c->gen;
+	pthread_mutex_unlock(&c->mu);
+	return ok;
+}
+
+int gpud_has_shm(const gpud_client *c)
+{
+	gpud_client *m = (gpud_client *)c;
+	if (c == NULL)
+		return 0;
+	pthread_mutex_lock(&m->mu);
+	int ok = c->shm_path[0] != '\0';
+	pthread_mutex_unlock(&m->mu);
+	return ok;
+}
+
+/*
+ * One hello round trip, waiting up to wait_ms for a connection (gpud may be
+ * restarting). On GPUD_OK the session's state is in c (under mu).
+ */
+static gpud_status hello(gpud_client *c, int wait_ms)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	Gpud__Response *r = NULL;
+	nng_msg *m, *rm;
+	gpud_status st;
+	int rv;
+
+	req.body_case = GPUD__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	h.client = "libgpud-client " GPUD_VERSION;
+	if (c->token) /* tcp:// to a gpud with tokens: the tenant's bearer token */
+		h.token = c->token;
+	if ((st = client_pack(c, &req, NULL, 0, &m, NULL)) != GPUD_OK)
+		return st;
+	call_ctx *x = client_ctx_get(c);
+	if (x == NULL) {
+		nng_msg_free(m);
+		return GPUD_ENOMEM;
+	}
+	nng_aio_set_timeout(x->aio, wait_ms);
+	nng_aio_set_msg(x->aio, m);
+	nng_ctx_send(x->ctx, x->aio);
+	nng_aio_wait(x->aio);
+	if ((rv = nng_aio_result(x->aio)) != 0) {
+		nng_msg_free(m);
+		client_ctx_put(c, x);
+		if (rv == NNG_ETIMEDOUT)
+			return client_seterr(
+				c, GPUD_EUNAVAILABLE,
+				"gpud at %s is not reachable: no connection within %d ms (it is "
+				"down or restarting; start it with `gpud` or `systemctl start "
+				"gpud`, or point GPUD_URL at the one you mean)",
+				c->url, wait_ms);
+		return client_seterr(c, client_nng_status(rv), "hello to %s: %s", c->url,
+				     nng_strerror(rv));
+	}
+	nng_ctx_recv(x->ctx, x->aio);
+	nng_aio_wait(x->aio);
+	rv = nng_aio_result(x->aio);
+	rm = rv == 0 ? nng_aio_get_msg(x->aio) : NULL;
+	client_ctx_put(c, x);
+	if (rv != 0)
+		return client_seterr(c,
+				     rv == NNG_ETIMEDOUT ? GPUD_EUNAVAILABLE : client_nng_status(rv),
+				     "hello to %s: no answer: %s", c->url, nng_strerror(rv));
+	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
+	char err[1024];
+	st = client_parse_reply(rm, req.id, &r, NULL, NULL, NULL, err, sizeof(err));
+	if (st != GPUD_OK)
+		return client_seterr(c, st, "%s", err);
+	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_HELLO, "hello")) != GPUD_OK)
+		return st;
+	Gpud__HelloResponse *hr = r->hello;
+	pthread_mutex_lock(&c->mu);
+	memset(&c->info, 0, sizeof(c->info));
+	snprintf(c->info.version, sizeof(c->info.version), "%s", hr->server_version);
+	snprintf(c->info.backend, sizeof(c->info.backend), "%s", hr->backend);
+	c->info.protocol_version = hr->protocol_version;
+	c->info.max_message_size = hr->max_message_size;
+	c->info.connection = hr->connection;
+	c->info.instance = hr->instance;
+	snprintf(c->info.tenant, sizeof(c->info.tenant), "%s", hr->tenant ? hr->tenant : "");
+	client_copy_devices(&c->info, hr->devices, hr->n_devices);
+	c->shm_path[0] = '\0';
+	if (hr->shm_socket && hr->shm_socket[0] && hr->session_key.len == GPUD_SHM_KEY_LEN &&
+	    strlen(hr->shm_socket) < sizeof(c->shm_path) && !getenv("GPUD_NO_SHM")) {
+		snprintf(c->shm_path, sizeof(c->shm_path), "%s", hr->shm_socket);
+		memcpy(c->key, hr->session_key.data, GPUD_SHM_KEY_LEN);
+	}
+	c->session_pipe = pipe;
+	pthread_mutex_unlock(&c->mu);
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
+gpud_status client_session(gpud_client *c, uint64_t *gen)
+{
+	gpud_status st = GPUD_OK;
+
+	pthread_mutex_lock(&c->mu);
+	while (c->helloing)
+		pthread_cond_wait(&c->cv, &c->mu);
+	if (c->gen > 0 && !c->lost) {
+		*gen = c->gen;
+		pthread_mutex_unlock(&c->mu);
+		return GPUD_OK;
+	}
+	c->helloing = 1;
+	pthread_mutex_unlock(&c->mu);
+
+	int t = client_timeout(c);
+	st = hello(c, t > 0 ? t : c->connect_timeout_ms);
+
+	pthread_mutex_lock(&c->mu);
+	c->helloing = 0;
+	if (st == GPUD_OK) {
+		if (c->gen > 0)
+			__atomic_add_fetch(&c->reconnects, 1, __ATOMIC_RELAXED);
+		c->gen++;
+		c->lost = 0;
+	}
+	*gen = c->gen;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return st;
+}
