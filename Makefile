@@ -2,7 +2,8 @@
 #
 #   make              gpud, gpuctl, libgpud-client (.a, .so, .pc) under build/
 #   make test         unit + end-to-end tests (cpu backend), then the same
-#                     suite under ASan/UBSan and the client under valgrind,
+#                     suite under ASan/UBSan, the client's threads under TSan
+#                     and the client under valgrind,
 #                     the scipy check, the fuzzer, the format check and the
 #                     libraries' exported symbols
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
@@ -130,7 +131,7 @@ UNIT     := $(BUILD)/test-unit
 E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
-.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-valgrind test-symbols test-deps \
+.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
@@ -205,6 +206,13 @@ test-scipy: $(GPUD) $(GPUCTL)
 # The same suites under AddressSanitizer + UBSan, in a build directory of their own.
 test-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=address,undefined CUDA=0 test-unit test-e2e
+# The client library shared between threads, under ThreadSanitizer: the
+# end-to-end suite's "client" case (threads, jobs, reconnects) built with
+# -fsanitize=thread in a build directory of its own; its gpud is this build's.
+test-tsan: $(GPUD) $(GPUCTL)
+	$(MAKE) BUILD=$(BUILD)/tsan SANITIZE=thread CUDA=0 $(BUILD)/tsan/test-e2e
+	CK_RUN_CASE=client TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(BUILD)/tsan/test-e2e
 # The client library under valgrind, driven by the end-to-end suite (no fork mode
 # so valgrind follows every test).
 test-valgrind: $(E2E) $(GPUD) $(GPUCTL)
@@ -248,7 +256,8 @@ ifeq ($(CUDA),1)
 	fi; \
 	echo "test-deps: touching kernels/core/kernel.h rebuilds all $$n kernel CUDA objects"
 endif
-test: format-check test-symbols test-deps test-unit test-e2e test-scipy test-asan test-valgrind fuzz
+test: format-check test-symbols test-deps test-unit test-e2e test-scipy test-asan test-tsan \
+      test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle

@@ -10,6 +10,8 @@
  *      pageable memory;
  *   3. 1, 4, 16 and 64 concurrent clients, each running lombscargle jobs
  *      (upload x, y, freqs; run; download; free): jobs/s and per-client p99.
+ *   4. 64 jobs in flight three ways: 64 clients, one client shared by 64
+ *      threads, one thread keeping 64 gpud_call_async jobs in flight.
  *
  *   transfer GPUD GPUCTL [quick]
  *
@@ -450,6 +452,157 @@ static void concurrency(int quick)
 	}
 }
 
+/* --- 4. one client with many jobs in flight, against many clients ---------------------- */
+
+enum { KX = 100, KF = 4096, INFLIGHT = 64 };
+static float kx[KX], ky[KX], kf[KF];
+static gpud_array ka[3];
+
+/* One job: lombscargle with its inputs in the request and the output in the reply. */
+static gpud_arg kargs[3];
+
+static int check_result(gpud_result *r)
+{
+	int ok = r->array.nbytes == KF * sizeof(float) &&
+		 ((float *)r->array.data)[KF / 2] == ((float *)r->array.data)[KF / 2];
+	gpud_array_free(&r->array);
+	return ok;
+}
+
+typedef struct call_worker {
+	pthread_t th;
+	gpud_client *shared; /* NULL: a client of its own */
+	int jobs, failed;
+	char msg[256];
+} call_worker;
+
+static void *call_loop(void *arg)
+{
+	call_worker *w = arg;
+	gpud_client *c = w->shared;
+	if (c == NULL && gpud_connect(url, &c) != GPUD_OK) {
+		snprintf(w->msg, sizeof(w->msg), "connect: %s", gpud_errmsg(c));
+		w->failed = w->jobs;
+		gpud_close(c);
+		return NULL;
+	}
+	for (int j = 0; j < w->jobs; j++) {
+		gpud_result r;
+		size_t n;
+		if (gpud_call(c, "lombscargle", kargs, 3, &r, 1, &n, NULL) != GPUD_OK || n != 1) {
+			w->failed++;
+			snprintf(w->msg, sizeof(w->msg), "call: %s", gpud_errmsg(c));
+			continue;
+		}
+		w->failed += !check_result(&r);
+	}
+	if (w->shared == NULL)
+		gpud_close(c);
+	return NULL;
+}
+
+/* n threads of jobs calls each; shared: one client for all of them. jobs/s, errors in *err. */
+static double threads_rate(int n, int jobs, int shared, int *err)
+{
+	gpud_client *c = NULL;
+	if (shared && gpud_connect(url, &c) != GPUD_OK) {
+		fprintf(stderr, "connect: %s\n", gpud_errmsg(c));
+		exit(1);
+	}
+	call_worker *w = calloc((size_t)n, sizeof(*w));
+	double t0 = now_us();
+	for (int i = 0; i < n; i++) {
+		w[i].jobs = jobs;
+		w[i].shared = c;
+		pthread_create(&w[i].th, NULL, call_loop, &w[i]);
+	}
+	*err = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(w[i].th, NULL);
+		*err += w[i].failed;
+		if (w[i].failed)
+			fprintf(stderr, "thread %d: %s\n", i, w[i].msg);
+	}
+	double secs = (now_us() - t0) / 1e6;
+	free(w);
+	gpud_close(c);
+	return (double)n * jobs / secs;
+}
+
+/* One thread, one client, INFLIGHT jobs in flight: a finished job's slot takes the next. */
+static double async_rate(int total, int *err)
+{
+	gpud_client *c;
+	gpud_job *slot[INFLIGHT] = {0};
+	if (gpud_connect(url, &c) != GPUD_OK) {
+		fprintf(stderr, "connect: %s\n", gpud_errmsg(c));
+		exit(1);
+	}
+	*err = 0;
+	int submitted = 0, finished = 0;
+	double t0 = now_us();
+	while (finished < total) {
+		for (int i = 0; i < INFLIGHT; i++) {
+			if (slot[i] && gpud_job_done(slot[i])) {
+				gpud_result r;
+				size_t n;
+				if (gpud_job_results(slot[i], &r, 1, &n, NULL) != GPUD_OK || n != 1)
+					(*err)++;
+				else
+					*err += !check_result(&r);
+				gpud_job_free(slot[i]);
+				slot[i] = NULL;
+				finished++;
+			}
+			if (slot[i] == NULL && submitted < total) {
+				if (gpud_call_async(c, "lombscargle", kargs, 3, NULL, NULL, &slot[i]) !=
+				    GPUD_OK) {
+					fprintf(stderr, "submit: %s\n", gpud_errmsg(c));
+					exit(1);
+				}
+				submitted++;
+			}
+		}
+		/* Wait on the oldest job in flight rather than spinning. */
+		for (int i = 0; i < INFLIGHT; i++)
+			if (slot[i]) {
+				gpud_job_wait(slot[i], 1);
+				break;
+			}
+	}
+	double secs = (now_us() - t0) / 1e6;
+	gpud_close(c);
+	return (double)total / secs;
+}
+
+static void inflight(int quick)
+{
+	int per = quick ? 20 : 100, e1, e2, e3;
+	fill(kx, KX, 30.0f);
+	fill(ky, KX, 2.0f);
+	fill(kf, KF, 10.0f);
+	ka[0] = (gpud_array){.dtype = GPUD_F32, .ndim = 1, .shape = {KX}, .data = kx,
+			     .nbytes = sizeof(kx)};
+	ka[1] = (gpud_array){.dtype = GPUD_F32, .ndim = 1, .shape = {KX}, .data = ky,
+			     .nbytes = sizeof(ky)};
+	ka[2] = (gpud_array){.dtype = GPUD_F32, .ndim = 1, .shape = {KF}, .data = kf,
+			     .nbytes = sizeof(kf)};
+	kargs[0] = gpud_arg_array("x", &ka[0]);
+	kargs[1] = gpud_arg_array("y", &ka[1]);
+	kargs[2] = gpud_arg_array("freqs", &ka[2]);
+	printf("4. %d jobs in flight: gpud_call of lombscargle (float32, %d samples, %d freqs, "
+	       "inputs in the request, output in the reply), %d jobs\n",
+	       INFLIGHT, KX, KF, INFLIGHT * per);
+	double a = threads_rate(INFLIGHT, per, 0, &e1);
+	double b = threads_rate(INFLIGHT, per, 1, &e2);
+	double d = async_rate(INFLIGHT * per, &e3);
+	printf("   %-44s %10.1f jobs/s  errors %d\n", "64 clients, one thread each", a, e1);
+	printf("   %-44s %10.1f jobs/s  errors %d  (%.2fx)\n", "1 client shared by 64 threads", b,
+	       e2, b / a);
+	printf("   %-44s %10.1f jobs/s  errors %d  (%.2fx)\n",
+	       "1 client, 1 thread, 64 gpud_call_async jobs", d, e3, d / a);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -480,6 +633,7 @@ int main(int argc, char **argv)
 	tiny_run(quick ? 200 : 2000, "as configured (poll_us = 1000: the loop polls young jobs)");
 	bandwidth(quick);
 	concurrency(quick);
+	inflight(quick);
 
 	int stopped = harness_gpud_stop(&srv, 60, msg, sizeof(msg));
 	if (stopped != 0)

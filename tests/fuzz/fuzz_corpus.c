@@ -17,15 +17,19 @@ static const char *dir;
 static unsigned char file[1 << 20];
 static size_t flen;
 
+static int overlap; /* the next message goes in without waiting for the one before */
+
 static void add(Gpud__Request *req, const void *payload, size_t plen)
 {
 	nng_msg *m;
 	req->version = GPUD_PROTOCOL_VERSION;
-	req->id = 7;
+	if (req->id == 0)
+		req->id = 7;
 	if (wire_pack(&m, &req->base, payload, plen, NULL) != 0)
 		exit(1);
 	if (flen)
-		memcpy(file + flen, "\xffGPM", 4), flen += 4;
+		memcpy(file + flen, overlap ? "\xffGPA" : "\xffGPM", 4), flen += 4;
+	overlap = 0;
 	memcpy(file + flen, nng_msg_body(m), nng_msg_len(m));
 	flen += nng_msg_len(m);
 	nng_msg_free(m);
@@ -202,6 +206,46 @@ int main(int argc, char **argv)
 	run.kernel = "no_such_kernel";
 	add(&r, arrays, sizeof(arrays));
 	save("run-bad");
+
+	/* runs in flight: only the first output kept, a cancel of the second
+	 * (id 8) while it runs, a cancel of nothing, and one left for the close */
+	{
+		Gpud__CancelRequest cr = GPUD__CANCEL_REQUEST__INIT;
+		Gpud__Request q;
+		run.n_args = 3;
+		run.kernel = "lombscargle";
+		run.return_outputs = 0;
+		run.limit_outputs = 1;
+		run.max_outputs = 0;
+		r = (Gpud__Request)GPUD__REQUEST__INIT;
+		r.body_case = GPUD__REQUEST__BODY_RUN;
+		r.run = &run;
+		r.id = 7;
+		overlap = 1;
+		add(&r, arrays, sizeof(arrays));
+		r.id = 8;
+		overlap = 1;
+		add(&r, arrays, sizeof(arrays));
+		q = (Gpud__Request)GPUD__REQUEST__INIT;
+		q.body_case = GPUD__REQUEST__BODY_CANCEL;
+		q.cancel = &cr;
+		q.id = 9;
+		cr.request = 8;
+		add(&q, NULL, 0);
+		cr.request = 12345;
+		q.id = 10;
+		add(&q, NULL, 0);
+		r.id = 11;
+		run.limit_outputs = 0;
+		run.return_outputs = 1;
+		overlap = 1;
+		add(&r, arrays, sizeof(arrays));
+		r.id = 12;
+		add(&r, arrays, sizeof(arrays));
+		save("run-cancel");
+		run.return_outputs = 1;
+		run.limit_outputs = 0;
+	}
 
 	/* uniform and normal: a dtype by name (a text scalar), a bad name, a text for a number */
 	{

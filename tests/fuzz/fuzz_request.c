@@ -5,9 +5,13 @@
  *
  * Each input is one or more messages for one pseudo connection, after an
  * automatic hello (so every verb is reachable): the input is split at the
- * 4-byte marker "\xffGPM" (none: the whole input is one message). After the
- * last reply the connection closes, so everything it made must go; LSan
- * reports what does not. Quotas bound what one input may allocate.
+ * 4-byte markers "\xffGPM" (the message before it is answered before the
+ * next goes in) and "\xffGPA" (the next goes in at once: requests overlap,
+ * so a cancel can find a run in flight); none: the whole input is one
+ * message. The connection closes right after the last message goes in,
+ * with whatever is still in flight (cancelled by the close), and everything
+ * it made must go; LSan reports what does not. Quotas bound what one input
+ * may allocate.
  *
  *   make fuzz                     # builds with clang, runs FUZZ_SECONDS (60)
  *   build/fuzz/tests/fuzz_request CORPUS_DIR -max_total_time=60
@@ -25,13 +29,13 @@
 static uv_loop_t loop;
 static gpud_server srv;
 static gpud_config cfg;
-static int replied;
+static int outstanding; /* injected, not yet answered */
 static uint64_t requests, nonzero_replies;
 
 static void on_reply(void *arg, nng_msg *reply)
 {
 	(void)arg;
-	replied = 1;
+	outstanding--;
 	requests++;
 	if (reply) {
 		const uint8_t *hdr;
@@ -53,15 +57,19 @@ static void on_reply(void *arg, nng_msg *reply)
 	}
 }
 
-static void one(uint32_t pipe, const uint8_t *d, size_t n)
+static void inject(uint32_t pipe, const uint8_t *d, size_t n)
 {
 	nng_msg *m;
 	if (nng_msg_alloc(&m, 0) != 0 || nng_msg_append(m, d, n) != 0)
 		abort();
-	replied = 0;
+	outstanding++;
 	if (server_inject(&srv, pipe, (int64_t)getuid(), m, on_reply, NULL) != 0)
 		abort();
-	while (!replied)
+}
+
+static void drain(void)
+{
+	while (outstanding > 0)
 		uv_run(&loop, UV_RUN_ONCE);
 }
 
@@ -96,17 +104,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ready = 1;
 	}
 	pipe++;
-	one(pipe, hello_msg, sizeof(hello_msg));
+	inject(pipe, hello_msg, sizeof(hello_msg));
+	drain();
 	size_t start = 0;
 	for (size_t i = 0; i + 4 <= size; i++) {
-		if (memcmp(data + i, "\xffGPM", 4) == 0) {
-			one(pipe, data + start, i - start);
+		int wait = memcmp(data + i, "\xffGPM", 4) == 0;
+		if (wait || memcmp(data + i, "\xffGPA", 4) == 0) {
+			inject(pipe, data + start, i - start);
+			if (wait)
+				drain();
 			start = i + 4;
 			i += 3;
 		}
 	}
-	one(pipe, data + start, size - start);
-	server_inject_close(&srv, pipe);
+	inject(pipe, data + start, size - start);
+	server_inject_close(&srv, pipe); /* what is in flight is cancelled */
+	drain();
 	/* Kept buffers outlive the connection; free them too, as a client would. */
 	gpud_tenant *tn, *tmp;
 	HASH_ITER(hh, srv.buffers.tenants, tn, tmp)
