@@ -555,8 +555,8 @@ static double async_rate(int total, int *err)
 				finished++;
 			}
 			if (slot[i] == NULL && submitted < total) {
-				if (gpud_call_async(c, "lombscargle", kargs, 3, NULL, NULL, &slot[i]) !=
-				    GPUD_OK) {
+				if (gpud_call_async(c, "lombscargle", kargs, 3, NULL, NULL,
+						    &slot[i]) != GPUD_OK) {
 					fprintf(stderr, "submit: %s\n", gpud_errmsg(c));
 					exit(1);
 				}
@@ -581,12 +581,12 @@ static void inflight(int quick)
 	fill(kx, KX, 30.0f);
 	fill(ky, KX, 2.0f);
 	fill(kf, KF, 10.0f);
-	ka[0] = (gpud_array){.dtype = GPUD_F32, .ndim = 1, .shape = {KX}, .data = kx,
-			     .nbytes = sizeof(kx)};
-	ka[1] = (gpud_array){.dtype = GPUD_F32, .ndim = 1, .shape = {KX}, .data = ky,
-			     .nbytes = sizeof(ky)};
-	ka[2] = (gpud_array){.dtype = GPUD_F32, .ndim = 1, .shape = {KF}, .data = kf,
-			     .nbytes = sizeof(kf)};
+	ka[0] = (gpud_array){
+		.dtype = GPUD_F32, .ndim = 1, .shape = {KX}, .data = kx, .nbytes = sizeof(kx)};
+	ka[1] = (gpud_array){
+		.dtype = GPUD_F32, .ndim = 1, .shape = {KX}, .data = ky, .nbytes = sizeof(ky)};
+	ka[2] = (gpud_array){
+		.dtype = GPUD_F32, .ndim = 1, .shape = {KF}, .data = kf, .nbytes = sizeof(kf)};
 	kargs[0] = gpud_arg_array("x", &ka[0]);
 	kargs[1] = gpud_arg_array("y", &ka[1]);
 	kargs[2] = gpud_arg_array("freqs", &ka[2]);

@@ -32,8 +32,8 @@ call_ctx *client_ctx_get(gpud_client *c)
 	}
 	if ((rv = nng_ctx_open(&x->ctx, c->sock)) != 0) {
 		free(x);
-		client_seterr(c, rv == NNG_ECLOSED ? GPUD_ECONNECT : GPUD_ENOMEM,
-			      "nng context: %s", nng_strerror(rv));
+		client_seterr(c, rv == NNG_ECLOSED ? GPUD_ECONNECT : GPUD_ENOMEM, "nng context: %s",
+			      nng_strerror(rv));
 		return NULL;
 	}
 	if ((rv = nng_aio_alloc(&x->aio, NULL, NULL)) != 0) {

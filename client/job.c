@@ -25,7 +25,7 @@
 enum { JOB_RUN, JOB_CALL };
 
 struct gpud_job {
-	gpud_client *c; /* NULL once the client closed */
+	gpud_client *c;               /* NULL once the client closed */
 	struct gpud_job *next, *prev; /* c->jobs */
 	int kind;
 	uint64_t id, gen;
@@ -89,10 +89,11 @@ static void job_step(void *arg)
 	}
 	if (rv != 0) {
 		client_session_lost(j->c, j->gen);
-		snprintf(j->msg, sizeof(j->msg),
-			 "the connection to gpud at %.800s was lost while the job was in flight (%s); "
-			 "it may or may not have run",
-			 j->c->url, nng_strerror(rv));
+		snprintf(
+			j->msg, sizeof(j->msg),
+			"the connection to gpud at %.800s was lost while the job was in flight (%s); "
+			"it may or may not have run",
+			j->c->url, nng_strerror(rv));
 		job_end(j, client_nng_status(rv));
 		return;
 	}
@@ -185,8 +186,8 @@ gpud_status gpud_run_async(gpud_client *c, const char *kernel, const gpud_arg *a
 	CLIENT_RETRY(c, submit(c, JOB_RUN, kernel, args, nargs, done, arg, out));
 }
 
-gpud_status gpud_call_async(gpud_client *c, const char *kernel, const gpud_arg *args,
-			    size_t nargs, gpud_job_fn done, void *arg, gpud_job **out)
+gpud_status gpud_call_async(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			    gpud_job_fn done, void *arg, gpud_job **out)
 {
 	CLIENT_RETRY(c, submit(c, JOB_CALL, kernel, args, nargs, done, arg, out));
 }

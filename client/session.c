@@ -116,7 +116,8 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 	client_ctx_put(c, x);
 	if (rv != 0)
 		return client_seterr(c,
-				     rv == NNG_ETIMEDOUT ? GPUD_EUNAVAILABLE : client_nng_status(rv),
+				     rv == NNG_ETIMEDOUT ? GPUD_EUNAVAILABLE
+							 : client_nng_status(rv),
 				     "hello to %s: no answer: %s", c->url, nng_strerror(rv));
 	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
 	char err[1024];

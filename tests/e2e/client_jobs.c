@@ -111,7 +111,8 @@ START_TEST(test_cap_zero_leaves_nothing)
 	/* an output passed in stays the caller's either way */
 	gpud_handle out;
 	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, NULL, &out));
-	gpud_arg b[] = {gpud_arg_buffer("x", h), gpud_arg_buffer("y", h), gpud_arg_buffer("z", out)};
+	gpud_arg b[] = {gpud_arg_buffer("x", h), gpud_arg_buffer("y", h),
+			gpud_arg_buffer("z", out)};
 	LIB_OK(c, gpud_run(c, "add", b, 3, NULL, 0, &no, NULL));
 	ck_assert_uint_eq(lib_status(c).buffers, 2);
 	double got[8];
@@ -203,8 +204,9 @@ START_TEST(test_cancel_waiting_and_running)
 	ck_assert(harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0);
 	ck_assert_msg(strstr(log, "CANCELLED: run lombscargle: cancelled (by its client) before it "
 				  "started") != NULL &&
-			      strstr(log, "CANCELLED: run lombscargle: cancelled (by its client) while "
-					  "it ran") != NULL,
+			      strstr(log,
+				     "CANCELLED: run lombscargle: cancelled (by its client) while "
+				     "it ran") != NULL,
 		      "gpud's log does not show one run dropped and one stopped");
 	LIB_OK(c, gpud_free(c, h, 3));
 	gpud_close(c);

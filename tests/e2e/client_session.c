@@ -32,7 +32,8 @@ static void add_roundtrip(gpud_client *c, const double *v, size_t n)
 	ck_assert_uint_eq(no, 1);
 	LIB_OK(c, gpud_download_range(c, o.handle, 0, got, n * sizeof(double)));
 	for (size_t i = 0; i < n; i++)
-		ck_assert_msg(got[i] == 2 * v[i], "add[%zu] = %g, expected %g", i, got[i], 2 * v[i]);
+		ck_assert_msg(got[i] == 2 * v[i], "add[%zu] = %g, expected %g", i, got[i],
+			      2 * v[i]);
 	gpud_handle both[] = {h, o.handle};
 	LIB_OK(c, gpud_free(c, both, 2));
 }
