@@ -513,6 +513,8 @@ GPUD_API const char *gpud_job_errmsg(const gpud_job *job);
 /*
  * Releases the job. A job not yet ended is cancelled first and waited for;
  * a run job's outputs not taken with gpud_job_outputs are freed in gpud.
+ * Not from the job's own callback. Jobs still there when their client is
+ * closed end then (GPUD_ETRANSPORT) and may be freed after it.
  */
 GPUD_API void gpud_job_free(gpud_job *job);
 
