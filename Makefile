@@ -23,7 +23,11 @@ PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= cc
 CXX      ?= c++
-VERSION  := 0.1.0
+# The version and the library's ABI number are written once, in
+# include/gpud/version.h (which says what changes the ABI).
+version_of = $(shell sed -n 's/^.define GPUD_$(1)  *\([0-9][0-9]*\)$$/\1/p' include/gpud/version.h)
+VERSION  := $(call version_of,VERSION_MAJOR).$(call version_of,VERSION_MINOR).$(call version_of,VERSION_PATCH)
+ABI      := $(call version_of,ABI_VERSION)
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -120,7 +124,10 @@ KERNEL_CUDA_OBJ := $(call obj,$(KERNEL_CUDA))
 GPUD    := $(BUILD)/gpud
 GPUCTL  := $(BUILD)/gpuctl
 LIB_A   := $(BUILD)/libgpud-client.a
-LIB_SO  := $(BUILD)/libgpud-client.so.0
+# The shared library's file, its soname (a link to the file, as installed)
+# and the link for -lgpud-client.
+SONAME  := libgpud-client.so.$(ABI)
+LIB_SO  := $(BUILD)/libgpud-client.so.$(VERSION)
 LIB_PC  := $(BUILD)/gpud-client.pc
 # The archive's one object: the library's objects linked, hidden symbols local.
 LIB_OBJ := $(BUILD)/pic/libgpud-client.o
@@ -180,9 +187,10 @@ $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 $(LIB_SO): $(CLIENT_PIC)
-	$(CC) -shared -Wl,-soname,libgpud-client.so.0 -Wl,--no-undefined $(LDFLAGS) -o $@ $^ \
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(LDFLAGS) -o $@ $^ \
 	  -lnng -lprotobuf-c
-	ln -sf libgpud-client.so.0 $(BUILD)/libgpud-client.so
+	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libgpud-client.so
 $(LIB_PC): client/gpud-client.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
@@ -340,7 +348,8 @@ install: all
 	install -m 755 $(GPUD) $(GPUCTL) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libgpud-client.so.0 $(DESTDIR)$(PREFIX)/lib/libgpud-client.so
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgpud-client.so
 	install -m 644 $(LIB_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	install -m 644 include/gpud/*.h $(DESTDIR)$(PREFIX)/include/gpud/
 	test -e $(DESTDIR)/etc/gpud/gpud.conf || install -m 644 config/gpud.conf $(DESTDIR)/etc/gpud/

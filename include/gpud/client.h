@@ -62,6 +62,7 @@
 
 #include <gpud/npy.h>
 #include <gpud/types.h>
+#include <gpud/version.h>
 
 #ifdef __cplusplus
 extern "C" {
