@@ -86,6 +86,9 @@ tests_of    = $(foreach f,$(1),$(if $(findstring /test_,$(f))$(findstring /gpu_t
 PROTO_SRC   := proto/wire.c
 CLIENT_SRC  := $(filter-out client/gpuctl.c client/demo.c,$(wildcard client/*.c))
 GPUCTL_SRC  := client/gpuctl.c client/demo.c
+# The functions of gpud/types.h: in the library, and linked into the programs
+# made of gpud's own objects, which do not link the library.
+TYPES_SRC   := client/types.c
 
 KERNEL_ALL  := $(wildcard kernels/*/*.c)
 KERNEL_SRC  := $(filter-out $(call tests_of,$(KERNEL_ALL)) $(call cuda_only,$(KERNEL_ALL)),$(KERNEL_ALL))
@@ -114,6 +117,7 @@ obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst %.cu,$(BUILD)/%.cu.o,$(1)))
 pic = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 
 PROTO_OBJ  := $(BUILD)/gen/gpud.pb-c.o $(call obj,$(PROTO_SRC))
+TYPES_OBJ  := $(call obj,$(TYPES_SRC))
 CORE_OBJ   := $(call obj,$(CORE_SRC))
 CLIENT_PIC := $(call pic,$(CLIENT_SRC) $(PROTO_SRC)) $(BUILD)/pic/gen/gpud.pb-c.o
 # The CPU references (every build) and the CUDA kernels, for programs that
@@ -139,6 +143,7 @@ E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
+        test-headers \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
@@ -194,7 +199,7 @@ $(LIB_SO): $(CLIENT_PIC)
 $(LIB_PC): client/gpud-client.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
-$(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ)
+$(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
 $(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
@@ -264,8 +269,12 @@ ifeq ($(CUDA),1)
 	fi; \
 	echo "test-deps: touching kernels/core/kernel.h rebuilds all $$n kernel CUDA objects"
 endif
-test: format-check test-symbols test-deps test-unit test-e2e test-scipy test-asan test-tsan \
-      test-valgrind fuzz
+# The public headers as users and FFI layers get them: alone as C11 and C++,
+# no stdio.h, parsed by pycparser and cffi, every declared function exported.
+test-headers: $(LIB_SO)
+	tests/headers_check.sh $(LIB_SO) $(VERSION)
+test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy test-asan \
+      test-tsan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle
@@ -325,7 +334,7 @@ CORPUS_BIN   := $(BUILD)/tests/fuzz_corpus
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run
-$(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ)
+$(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(SYSLIBS)
 $(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)

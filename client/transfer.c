@@ -5,6 +5,7 @@
  * requests in flight (one such transfer at a time per client: scratch_mu);
  * sync and free. Each public call is its *_once body under CLIENT_RETRY.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -15,6 +15,7 @@ packages=(
 	clang libclang-rt-14-dev           # libFuzzer target (make fuzz)
 	clang-format                       # make format-check (.clang-format)
 	python3-numpy python3-scipy        # scipy agreement check
+	python3-cffi                       # public headers through cffi and pycparser (make test-headers)
 	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 )
 if [ "$(id -u)" -ne 0 ]; then

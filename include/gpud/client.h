@@ -314,62 +314,23 @@ typedef struct gpud_arg {
 	} v;
 } gpud_arg;
 
-static inline gpud_arg gpud_arg_buffer(const char *name, gpud_handle h)
-{
-	gpud_arg a;
-	a.name = name;
-	a.kind = GPUD_ARG_BUFFER;
-	a.v.buffer = h;
-	return a;
-}
+/*
+ * The arguments of a run or call, by name. Exported functions (not inline),
+ * so FFI layers can call them too. Strings and arrays are pointed to, not
+ * copied: they must live until the call that takes the argument returns.
+ */
+/* A buffer in gpud, by handle. */
+GPUD_API gpud_arg gpud_arg_buffer(const char *name, gpud_handle h);
 /* An input array in host memory (gpud_call): dtype, shape and data. */
-static inline gpud_arg gpud_arg_array(const char *name, const gpud_array *a)
-{
-	gpud_arg g;
-	g.name = name;
-	g.kind = GPUD_ARG_ARRAY;
-	g.v.array = a;
-	return g;
-}
-static inline gpud_arg gpud_arg_f64(const char *name, double v)
-{
-	gpud_arg a;
-	a.name = name;
-	a.kind = GPUD_ARG_F64;
-	a.v.f64 = v;
-	return a;
-}
-static inline gpud_arg gpud_arg_i64(const char *name, int64_t v)
-{
-	gpud_arg a;
-	a.name = name;
-	a.kind = GPUD_ARG_I64;
-	a.v.i64 = v;
-	return a;
-}
-static inline gpud_arg gpud_arg_bool(const char *name, int v)
-{
-	gpud_arg a;
-	a.name = name;
-	a.kind = GPUD_ARG_BOOL;
-	a.v.b = v != 0;
-	return a;
-}
-
-/* A text scalar (the string must live until the call returns). */
-static inline gpud_arg gpud_arg_text(const char *name, const char *text)
-{
-	gpud_arg a;
-	a.name = name;
-	a.kind = GPUD_ARG_TEXT;
-	a.v.text = text;
-	return a;
-}
+GPUD_API gpud_arg gpud_arg_array(const char *name, const gpud_array *a);
+/* Scalars: a float, an integer, a boolean (any non-zero v is true). */
+GPUD_API gpud_arg gpud_arg_f64(const char *name, double v);
+GPUD_API gpud_arg gpud_arg_i64(const char *name, int64_t v);
+GPUD_API gpud_arg gpud_arg_bool(const char *name, int v);
+/* A text scalar. */
+GPUD_API gpud_arg gpud_arg_text(const char *name, const char *text);
 /* A dtype by name, e.g. gpud_arg_dtype("dtype", GPUD_F32) for uniform and normal. */
-static inline gpud_arg gpud_arg_dtype(const char *name, gpud_dtype t)
-{
-	return gpud_arg_text(name, gpud_dtype_name(t));
-}
+GPUD_API gpud_arg gpud_arg_dtype(const char *name, gpud_dtype t);
 
 /* An output of a run: a buffer the daemon made (or the one passed in). */
 typedef struct gpud_output {

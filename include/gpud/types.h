@@ -2,14 +2,18 @@
  * gpud/types.h — element types and limits shared by libgpud-client and gpud.
  *
  * The numeric values of gpud_dtype match the DType enum of proto/gpud.proto,
- * so they cross the wire unchanged.
+ * so they cross the wire unchanged. The functions are defined in
+ * client/types.c, exported by libgpud-client and linked into gpud too.
+ *
+ * The public headers include only <stddef.h> and <stdint.h> and hold
+ * declarations only (no inline functions, no stdio.h), so that FFI parsers
+ * such as cffi's read them after the C preprocessor (make test-headers).
  */
 #ifndef GPUD_TYPES_H
 #define GPUD_TYPES_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,70 +44,24 @@ typedef enum gpud_dtype {
 /* A buffer handle: an opaque, unguessable 64-bit name given by the daemon. */
 typedef uint64_t gpud_handle;
 
-static inline size_t gpud_dtype_size(gpud_dtype t)
-{
-	switch (t) {
-	case GPUD_F32:
-	case GPUD_I32:
-		return 4;
-	case GPUD_F64:
-	case GPUD_I64:
-		return 8;
-	default:
-		return 0;
-	}
-}
+/* Bytes of one element: 4 or 8; 0 for an invalid dtype. */
+GPUD_API size_t gpud_dtype_size(gpud_dtype t);
 
-/* numpy's names: "float32", "float64", "int32", "int64". */
-static inline const char *gpud_dtype_name(gpud_dtype t)
-{
-	switch (t) {
-	case GPUD_F32:
-		return "float32";
-	case GPUD_F64:
-		return "float64";
-	case GPUD_I32:
-		return "int32";
-	case GPUD_I64:
-		return "int64";
-	default:
-		return "invalid";
-	}
-}
+/* numpy's names: "float32", "float64", "int32", "int64"; "invalid" otherwise. */
+GPUD_API const char *gpud_dtype_name(gpud_dtype t);
 
 /*
- * Number of elements of a shape, or -1 (as SIZE_MAX) when the product, or the
- * product times elem_size, overflows size_t. A 0-d shape has one element.
+ * Bytes of an array of that shape with elements of elem_size bytes (pass 1
+ * for the element count), or SIZE_MAX when the product overflows size_t. A
+ * 0-d shape (ndim 0) has one element.
  */
-static inline size_t gpud_shape_bytes(const uint64_t *shape, int ndim, size_t elem_size)
-{
-	size_t n = elem_size;
-	for (int i = 0; i < ndim; i++) {
-		if (shape[i] != 0 && n > SIZE_MAX / shape[i])
-			return SIZE_MAX;
-		n *= (size_t)shape[i];
-	}
-	return n;
-}
+GPUD_API size_t gpud_shape_bytes(const uint64_t *shape, int ndim, size_t elem_size);
 
-/* "(2, 3)", "(5,)" or "()", as Python writes a shape; truncated to len. */
-static inline void gpud_shape_format(char *buf, size_t len, const uint64_t *shape, int ndim)
-{
-	size_t off = 0;
-	int n = snprintf(buf, len, "(");
-	for (int i = 0; i < ndim && n >= 0; i++) {
-		off += (size_t)n;
-		if (off >= len)
-			return;
-		n = snprintf(buf + off, len - off, "%s%llu", i ? ", " : "",
-			     (unsigned long long)shape[i]);
-	}
-	if (n < 0)
-		return;
-	off += (size_t)n;
-	if (off < len)
-		snprintf(buf + off, len - off, "%s", ndim == 1 ? ",)" : ")");
-}
+/*
+ * Writes "(2, 3)", "(5,)" or "()", as Python writes a shape, into buf:
+ * NUL-terminated, truncated to len bytes (nothing is written when len is 0).
+ */
+GPUD_API void gpud_shape_format(char *buf, size_t len, const uint64_t *shape, int ndim);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
  * or junk messages are refused or dropped without harm.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
