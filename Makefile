@@ -9,7 +9,10 @@
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
-#   make install      PREFIX=/usr/local, DESTDIR honoured
+#   make install      gpud, gpuctl, the library, headers, .pc, config, systemd
+#                     unit and README under PREFIX (/usr/local); DESTDIR,
+#                     BINDIR, LIBDIR, INCLUDEDIR, SYSCONFDIR ($(PREFIX)/etc) ...
+#   make uninstall    removes what make install put there (a changed config stays)
 #   make format       clang-format every C, header and CUDA file in place
 #   make format-check the same, changing nothing; fails if a file would change
 #
@@ -19,7 +22,6 @@
 # Sources are found by folder (see "sources"): a new kernel folder, verb file
 # or test file needs no line here.
 
-PREFIX   ?= /usr/local
 BUILD    ?= build
 CC       ?= cc
 CXX      ?= c++
@@ -28,6 +30,16 @@ CXX      ?= c++
 version_of = $(shell sed -n 's/^.define GPUD_$(1)  *\([0-9][0-9]*\)$$/\1/p' include/gpud/version.h)
 VERSION  := $(call version_of,VERSION_MAJOR).$(call version_of,VERSION_MINOR).$(call version_of,VERSION_PATCH)
 ABI      := $(call version_of,ABI_VERSION)
+
+# Where make install puts things (all under DESTDIR when it is set).
+PREFIX         ?= /usr/local
+BINDIR         ?= $(PREFIX)/bin
+LIBDIR         ?= $(PREFIX)/lib
+INCLUDEDIR     ?= $(PREFIX)/include
+PKGCONFIGDIR   ?= $(LIBDIR)/pkgconfig
+SYSCONFDIR     ?= $(PREFIX)/etc
+DOCDIR         ?= $(PREFIX)/share/doc/gpud
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -133,6 +145,8 @@ LIB_A   := $(BUILD)/libgpud-client.a
 SONAME  := libgpud-client.so.$(ABI)
 LIB_SO  := $(BUILD)/libgpud-client.so.$(VERSION)
 LIB_PC  := $(BUILD)/gpud-client.pc
+SERVICE := $(BUILD)/gpud.service
+HEADERS := $(wildcard include/gpud/*.h)
 # The archive's one object: the library's objects linked, hidden symbols local.
 LIB_OBJ := $(BUILD)/pic/libgpud-client.o
 OBJCOPY ?= objcopy
@@ -143,12 +157,12 @@ E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
-        test-headers \
+        test-headers test-install \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
-        bench-kernels demo deps install format format-check
-all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC)
+        bench-kernels demo deps install uninstall format format-check FORCE
+all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- generated protobuf-c code ---------------------------------------------
 $(GEN)/gpud.pb-c.c $(GEN)/gpud.pb-c.h: proto/gpud.proto
@@ -196,8 +210,20 @@ $(LIB_SO): $(CLIENT_PIC)
 	  -lnng -lprotobuf-c
 	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libgpud-client.so
-$(LIB_PC): client/gpud-client.pc.in
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+# The .pc and the unit name the install's paths: $(BUILD)/install-paths
+# changes (and they are made again) whenever one of those does.
+INSTALL_PATHS := $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(BINDIR) $(SYSCONFDIR) $(DOCDIR) $(VERSION)
+$(BUILD)/install-paths: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(INSTALL_PATHS)' | cmp -s - $@ || echo '$(INSTALL_PATHS)' > $@
+# libdir and includedir relative to ${prefix} where they lie under it.
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+$(LIB_PC): client/gpud-client.pc.in $(BUILD)/install-paths
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|g' \
+	  -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+$(SERVICE): systemd/gpud.service.in $(BUILD)/install-paths
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	  -e 's|@DOCDIR@|$(DOCDIR)|g' $< > $@
 
 $(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
@@ -273,8 +299,12 @@ endif
 # no stdio.h, parsed by pycparser and cffi, every declared function exported.
 test-headers: $(LIB_SO)
 	tests/headers_check.sh $(LIB_SO) $(VERSION)
-test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy test-asan \
-      test-tsan test-valgrind fuzz
+# make install / uninstall into a temporary DESTDIR, pkg-config, a program
+# linked dynamically and statically against the install and run against its gpud.
+test-install: all
+	+MAKE="$(MAKE)" tests/install_check.sh $(VERSION) $(ABI)
+test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
+      test-install test-asan test-tsan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle
@@ -351,17 +381,44 @@ demo: $(GPUD) $(GPUCTL)
 deps:
 	scripts/install-deps.sh
 
+# make install: everything under DESTDIR + the directories above. The config
+# file is installed only where none is (an admin's stays); the shared library
+# as its file, the soname link and the -l link. Without DESTDIR, as root,
+# ldconfig then updates the loader's cache (for LIBDIR under /usr/local).
+CONF := $(DESTDIR)$(SYSCONFDIR)/gpud/gpud.conf
+INSTALLED := $(addprefix $(DESTDIR)$(BINDIR)/,gpud gpuctl) \
+             $(addprefix $(DESTDIR)$(LIBDIR)/,libgpud-client.a $(notdir $(LIB_SO)) $(SONAME) \
+                                               libgpud-client.so) \
+             $(DESTDIR)$(PKGCONFIGDIR)/gpud-client.pc \
+             $(addprefix $(DESTDIR)$(INCLUDEDIR)/gpud/,$(notdir $(HEADERS))) \
+             $(DESTDIR)$(SYSTEMDUNITDIR)/gpud.service $(DESTDIR)$(DOCDIR)/README.md
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/include/gpud $(DESTDIR)/etc/gpud
-	install -m 755 $(GPUD) $(GPUCTL) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
-	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgpud-client.so
-	install -m 644 $(LIB_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 644 include/gpud/*.h $(DESTDIR)$(PREFIX)/include/gpud/
-	test -e $(DESTDIR)/etc/gpud/gpud.conf || install -m 644 config/gpud.conf $(DESTDIR)/etc/gpud/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	  $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(SYSTEMDUNITDIR) \
+	  $(DESTDIR)$(DOCDIR)
+	install -m 755 $(GPUD) $(GPUCTL) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libgpud-client.so
+	install -m 644 $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/gpud/
+	install -m 644 $(SERVICE) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	test -e $(CONF) || install -m 644 config/gpud.conf $(CONF)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	  echo ldconfig; ldconfig; fi
+# make uninstall: the same list, given the same variables. The config file
+# goes only if it is still the one shipped: one an admin changed is kept
+# (and named). Directories go if emptied; shared ones (bin, lib, ...) stay.
+uninstall:
+	rm -f $(INSTALLED)
+	@if [ -e $(CONF) ]; then \
+	  if cmp -s config/gpud.conf $(CONF); then echo "rm -f $(CONF)"; rm -f $(CONF); \
+	  else echo "uninstall: kept $(CONF): it differs from config/gpud.conf (changed after install)"; fi; \
+	fi
+	-@rmdir $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(DOCDIR) \
+	  2>/dev/null || true
 
 # clang-format (Debian's clang-format-14) with the project's .clang-format.
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')
