@@ -157,7 +157,7 @@ E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
-        test-headers test-install \
+        test-headers test-install test-examples \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
@@ -303,8 +303,12 @@ test-headers: $(LIB_SO)
 # linked dynamically and statically against the install and run against its gpud.
 test-install: all
 	+MAKE="$(MAKE)" tests/install_check.sh $(VERSION) $(ABI)
+# Every C example in README.md and in the public headers' comments, compiled
+# and run against a gpud on the cpu backend.
+test-examples: $(GPUD) $(GPUCTL) $(LIB_SO)
+	tests/examples_check.sh $(GPUD) $(GPUCTL) $(BUILD)
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
-      test-install test-asan test-tsan test-valgrind fuzz
+      test-install test-examples test-asan test-tsan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle

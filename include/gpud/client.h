@@ -3,8 +3,13 @@
  *
  * A client connects to a running gpud, uploads arrays into buffers that live
  * in the daemon (on the GPU with the cuda backend), runs named kernels on
- * them and downloads results:
+ * them and downloads results. As the body of a function (make test-examples
+ * compiles and runs it; build with the flags of pkg-config gpud-client):
  *
+ * @code{.c}
+ *     double xs[] = {0.0, 1.0, 2.5, 3.1}, ys[] = {1.0, -0.5, 0.25, 2.0};
+ *     double fs[] = {0.5, 1.0, 2.0}, pgram[3];
+ *     uint64_t n = 4, nf = 3;
  *     gpud_client *c;
  *     if (gpud_connect(NULL, &c) != GPUD_OK) {      // NULL: $GPUD_URL or default
  *             fprintf(stderr, "%s\n", gpud_errmsg(c));
@@ -13,16 +18,27 @@
  *     }
  *     gpud_handle x, y, f;
  *     gpud_alloc(c, GPUD_F64, 1, &n, xs, &x);        // allocate + upload
- *     ...
+ *     gpud_alloc(c, GPUD_F64, 1, &n, ys, &y);
+ *     gpud_alloc(c, GPUD_F64, 1, &nf, fs, &f);
  *     gpud_arg args[] = {gpud_arg_buffer("x", x), gpud_arg_buffer("y", y),
  *                        gpud_arg_buffer("freqs", f), gpud_arg_bool("normalize", 1)};
  *     gpud_output out;
  *     size_t nout;
- *     gpud_run(c, "lombscargle", args, 4, &out, 1, &nout);
- *     gpud_download_range(c, out.handle, 0, pgram, nf * sizeof(double));
+ *     if (gpud_run(c, "lombscargle", args, 4, &out, 1, &nout, NULL) != GPUD_OK ||
+ *         gpud_download_range(c, out.handle, 0, pgram, sizeof(pgram)) != GPUD_OK) {
+ *             fprintf(stderr, "%s\n", gpud_errmsg(c));   // which argument, what was wrong
+ *             gpud_close(c);
+ *             return 1;
+ *     }
+ *     printf("%g %g %g\n", pgram[0], pgram[1], pgram[2]);
  *     gpud_handle done[] = {x, y, f, out.handle};
  *     gpud_free(c, done, 4);
- *     gpud_close(c);
+ *     gpud_close(c);                                  // frees what is left, too
+ *     return 0;
+ * @endcode
+ *
+ * The version of the headers is in gpud/version.h (GPUD_VERSION_STRING),
+ * with the library's ABI policy; gpud_version() gives the library's.
  *
  * Errors: every call returns a gpud_status. GPUD_OK is 0. On failure,
  * gpud_errmsg() gives the reason: the daemon's message verbatim for errors
