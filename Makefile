@@ -4,8 +4,10 @@
 #   make test         unit + end-to-end tests (cpu backend), then the same
 #                     suite under ASan/UBSan, the client's threads under TSan
 #                     and the client under valgrind,
-#                     the scipy check, the fuzzer, the format check and the
-#                     libraries' exported symbols
+#                     the scipy check, the fuzzer, the format check, the
+#                     libraries' exported symbols, the public headers (C++,
+#                     cffi), make install into a DESTDIR with programs linked
+#                     against it, and the C examples of README and headers
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
