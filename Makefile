@@ -80,8 +80,8 @@ cuda_only   = $(foreach f,$(1),$(if $(findstring /cuda_,$(f))$(findstring /cuda/
 tests_of    = $(foreach f,$(1),$(if $(findstring /test_,$(f))$(findstring /gpu_test_,$(f)),$(f)))
 
 PROTO_SRC   := proto/wire.c
-CLIENT_SRC  := $(filter-out client/gpuctl.c client/demo.c,$(wildcard client/*.c))
-GPUCTL_SRC  := client/gpuctl.c client/demo.c
+CLIENT_SRC  := $(filter-out client/demo.c,$(wildcard client/*.c))
+GPUCTL_SRC  := $(wildcard client/gpuctl/*.c) client/demo.c
 
 KERNEL_ALL  := $(wildcard kernels/*/*.c)
 KERNEL_SRC  := $(filter-out $(call tests_of,$(KERNEL_ALL)) $(call cuda_only,$(KERNEL_ALL)),$(KERNEL_ALL))
