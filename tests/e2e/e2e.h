@@ -2,9 +2,10 @@
  * tests/e2e/e2e.h — what the end-to-end suite's files share: the gpud fixture
  * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
- * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, limits.c,
- * shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c) makes its Check
- * test cases; main.c puts them in one suite. shell.c runs command lines.
+ * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
+ * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c) makes
+ * its Check test cases; main.c puts them in one suite. shell.c runs command
+ * lines.
  */
 #ifndef GPUD_TESTS_E2E_H
 #define GPUD_TESTS_E2E_H
@@ -186,6 +187,7 @@ TCase *e2e_gpuctl(void);       /* gpuctl.c */
 TCase *e2e_no_libraries(void); /* gpuctl.c */
 TCase *e2e_gpuctl_cli(void);   /* gpuctl_cli.c */
 TCase *e2e_gpuctl_quota(void); /* gpuctl_cli.c */
+TCase *e2e_readme(void);       /* readme.c */
 TCase *e2e_limits(void);       /* limits.c */
 TCase *e2e_shutdown(void);     /* shutdown.c */
 TCase *e2e_tenants(void);      /* tenants.c */
