@@ -254,9 +254,15 @@ START_TEST(test_exit_statuses)
 	EXPECT("gpuctl run lombscargle x=@x.npy y=@y.npy", EX_DATAERR, "missing argument 'freqs'");
 	EXPECT("gpuctl run sum x=@bad.npy", EX_DATAERR, "argument 'x': bad.npy: not a .npy");
 	EXPECT("gpuctl upload bad.npy", EX_DATAERR, "not a .npy");
-	EXPECT("gpuctl free 123456789abcdef0", EX_DATAERR, "unknown handle");
-	EXPECT("gpuctl download 123456789abcdef0 -o got.npy", EX_DATAERR, "unknown handle");
+	upload_kept("x.npy", h); /* a handle of this gpud, freed: unknown */
+	snprintf(cmd, sizeof(cmd), "gpuctl free %s", h);
+	assert_sh_ok(sh_run(cmd));
+	EXPECT(cmd, EX_DATAERR, "unknown handle");
+	snprintf(cmd, sizeof(cmd), "gpuctl download %s -o got.npy", h);
+	EXPECT(cmd, EX_DATAERR, "unknown handle");
 	ck_assert_msg(!exists_in_dir("got.npy"), "a refused download left got.npy");
+	/* one that was never this gpud's (as after a restart) */
+	EXPECT("gpuctl free 123456789abcdef0", EX_DATAERR, "gpud restarted");
 
 	/* 66: an input file that is not there */
 	EXPECT("gpuctl run sum x=@missing.npy", EX_NOINPUT,
