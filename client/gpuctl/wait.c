@@ -1,6 +1,6 @@
 /*
  * client/gpuctl/wait.c — waiting for a kernel run. With GPUCTL_RUN_ASYNC 1
- * (gpuctl.h) and a terminal on stderr, the run is submitted as a job
+ * (switches.h) and a terminal on stderr, the run is submitted as a job
  * (gpud_run_async / gpud_call_async) and waited for in steps of 100 ms with
  * gpud_job_wait, drawing an elapsed-time spinner once it has taken
  * $GPUCTL_PROGRESS_DELAY seconds; otherwise, and always while the switch is
