@@ -1,10 +1,13 @@
 /*
  * client/npy.c — NumPy .npy files: the preamble (magic, version, header
  * length), a small hand parser for the header's Python dict literal, loading
- * from a file or a buffer, and saving in format 1.0 (2.0 when needed).
+ * from a file, a file descriptor (a pipe) or a buffer, and saving in format
+ * 1.0 (2.0 when needed) to a file or a file descriptor, or the header alone
+ * for writers that send the data in pieces.
  * See include/gpud/npy.h for what is supported.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,95 +504,100 @@ static void *malloc_alloc(void *ctx, const gpud_array *meta)
 	return malloc(meta->nbytes ? meta->nbytes : 1);
 }
 
-int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
+/*
+ * Reads n bytes unless end of file comes first: the count read, or -1 with
+ * errno. Never reads past n, so a stream stays where the array ends.
+ */
+static ssize_t read_full(int fd, void *buf, size_t n)
 {
-	return gpud_npy_load_into(path, malloc_alloc, NULL, out, err, errlen);
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* read_full failed: says why (errno) and returns -1. */
+static int read_error(const struct ctx *c)
+{
+	return fail(c, "read error: %s", strerror(errno));
 }
 
 /*
  * Reads the preamble, then the header, then the data straight into the
  * destination (a malloc'd buffer, or the caller's memory), so the data is
- * never copied twice.
+ * never copied twice. From a regular file, sizes are checked against what is
+ * left of it before anything is allocated; a pipe is read as far as the
+ * header says.
  */
-int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gpud_array *out,
-		       char *err, size_t errlen)
+static int load_fd(const struct ctx *c, int fd, gpud_npy_alloc_fn alloc, void *actx,
+		   gpud_array *out)
 {
-	const struct ctx c = {path ? path : "(null)", err, errlen};
 	unsigned char pre[NPY_MAGIC_LEN + 2 + 4];
 	struct hdr h = {0};
 	struct stat st;
-	size_t n, pl, hlen, got_n, file_rest = 0;
+	size_t pl, hlen, file_rest = 0;
+	ssize_t got_n;
 	int lenbytes, reg, r = -1;
 	char *text = NULL;
 	void *data = NULL;
-	FILE *f;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (!out)
-		return fail(&c, "no output array given");
-	memset(out, 0, sizeof(*out));
-	if (!path)
-		return fail(&c, "no path given");
-	f = fopen(path, "rb");
-	if (!f)
-		return fail(&c, "cannot open: %s", strerror(errno));
-	if (fstat(fileno(f), &st) != 0) {
-		fail(&c, "cannot stat: %s", strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		fail(&c, "cannot read: %s", strerror(EISDIR));
-		goto out;
-	}
+	if (fstat(fd, &st) != 0)
+		return fail(c, "cannot stat: %s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return fail(c, "cannot read: %s", strerror(EISDIR));
 	/* Sizes of regular files are checked before allocating anything. */
-	reg = S_ISREG(st.st_mode);
+	off_t pos = S_ISREG(st.st_mode) ? lseek(fd, 0, SEEK_CUR) : -1;
+	reg = pos >= 0;
 
-	n = fread(pre, 1, NPY_MAGIC_LEN + 2, f);
-	if (n < NPY_MAGIC_LEN + 2 && ferror(f)) {
-		fail(&c, "read error: %s", strerror(errno));
-		goto out;
-	}
-	if (check_magic(&c, pre, n, &lenbytes))
-		goto out;
+	got_n = read_full(fd, pre, NPY_MAGIC_LEN + 2);
+	if (got_n < 0)
+		return read_error(c);
+	if (check_magic(c, pre, (size_t)got_n, &lenbytes))
+		return -1;
 	pl = NPY_MAGIC_LEN + 2 + (size_t)lenbytes;
-	n += fread(pre + n, 1, (size_t)lenbytes, f);
-	if (n < pl) {
-		if (ferror(f))
-			fail(&c, "read error: %s", strerror(errno));
-		else
-			fail(&c,
-			     "truncated preamble: file has %zu bytes, a version %u.0 "
-			     "preamble needs %zu",
-			     n, pre[6], pl);
-		goto out;
+	got_n = read_full(fd, pre + NPY_MAGIC_LEN + 2, (size_t)lenbytes);
+	if (got_n < lenbytes) {
+		if (got_n < 0)
+			return read_error(c);
+		return fail(c,
+			    "truncated preamble: file has %zu bytes, a version %u.0 "
+			    "preamble needs %zu",
+			    NPY_MAGIC_LEN + 2 + (size_t)got_n, pre[6], pl);
 	}
 	hlen = decode_len(pre + NPY_MAGIC_LEN + 2, lenbytes);
 	if (reg) {
-		file_rest = (uint64_t)st.st_size > pl ? (size_t)st.st_size - pl : 0;
-		if (file_rest < hlen) {
-			truncated_header(&c, hlen, file_rest);
-			goto out;
-		}
+		uint64_t left = (uint64_t)st.st_size > (uint64_t)pos
+					? (uint64_t)st.st_size - (uint64_t)pos
+					: 0;
+		file_rest = left > pl ? (size_t)(left - pl) : 0;
+		if (file_rest < hlen)
+			return truncated_header(c, hlen, file_rest);
 		file_rest -= hlen;
 	}
 	text = malloc(hlen ? hlen : 1);
-	if (!text) {
-		fail(&c, "out of memory allocating a %zu-byte header", hlen);
-		goto out;
-	}
-	got_n = fread(text, 1, hlen, f);
-	if (got_n < hlen) {
-		if (ferror(f))
-			fail(&c, "read error: %s", strerror(errno));
+	if (!text)
+		return fail(c, "out of memory allocating a %zu-byte header", hlen);
+	got_n = read_full(fd, text, hlen);
+	if (got_n < 0 || (size_t)got_n < hlen) {
+		if (got_n < 0)
+			read_error(c);
 		else
-			truncated_header(&c, hlen, got_n);
+			truncated_header(c, hlen, (size_t)got_n);
 		goto out;
 	}
-	if (parse_header(&c, text, hlen, &h))
+	if (parse_header(c, text, hlen, &h))
 		goto out;
 	if (reg && file_rest < h.nbytes) {
-		truncated_data(&c, h.nbytes, file_rest);
+		truncated_data(c, h.nbytes, file_rest);
 		goto out;
 	}
 	{
@@ -598,15 +606,15 @@ int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gp
 		data = alloc(actx, &meta);
 	}
 	if (!data) {
-		fail(&c, "out of memory allocating %zu bytes", h.nbytes);
+		fail(c, "out of memory allocating %zu bytes", h.nbytes);
 		goto out;
 	}
-	got_n = fread(data, 1, h.nbytes, f);
-	if (got_n < h.nbytes) {
-		if (ferror(f))
-			fail(&c, "read error: %s", strerror(errno));
+	got_n = read_full(fd, data, h.nbytes);
+	if (got_n < 0 || (size_t)got_n < h.nbytes) {
+		if (got_n < 0)
+			read_error(c);
 		else
-			truncated_data(&c, h.nbytes, got_n);
+			truncated_data(c, h.nbytes, (size_t)got_n);
 		goto out;
 	}
 	fill(out, &h, data);
@@ -616,8 +624,52 @@ out:
 	if (alloc == malloc_alloc)
 		free(data);
 	free(text);
-	fclose(f); /* opened for reading: nothing to lose on close */
 	return r;
+}
+
+int gpud_npy_load(const char *path, gpud_array *out, char *err, size_t errlen)
+{
+	return gpud_npy_load_into(path, malloc_alloc, NULL, out, err, errlen);
+}
+
+int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gpud_array *out,
+		       char *err, size_t errlen)
+{
+	const struct ctx c = {path ? path : "(null)", err, errlen};
+	int fd, r;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out)
+		return fail(&c, "no output array given");
+	memset(out, 0, sizeof(*out));
+	if (!path)
+		return fail(&c, "no path given");
+	if (!alloc)
+		alloc = malloc_alloc;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(&c, "cannot open: %s", strerror(errno));
+	r = load_fd(&c, fd, alloc, actx, out);
+	close(fd); /* opened for reading: nothing to lose on close */
+	return r;
+}
+
+int gpud_npy_load_fd(int fd, const char *name, gpud_npy_alloc_fn alloc, void *actx, gpud_array *out,
+		     char *err, size_t errlen)
+{
+	char fdname[32];
+
+	snprintf(fdname, sizeof(fdname), "(fd %d)", fd);
+	const struct ctx c = {name ? name : fdname, err, errlen};
+	if (err && errlen)
+		err[0] = '\0';
+	if (!out)
+		return fail(&c, "no output array given");
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return fail(&c, "no file descriptor given");
+	return load_fd(&c, fd, alloc ? alloc : malloc_alloc, actx, out);
 }
 
 /* --- save ------------------------------------------------------------------------- */
@@ -638,40 +690,38 @@ static const char *descr_of(gpud_dtype t)
 	}
 }
 
-int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen)
+/*
+ * The preamble and header of a (format 1.0, or 2.0 if the header needs it)
+ * into buf, its length into *len: 0, or -1 with the message set. With
+ * data_needed, an array with bytes but no data is refused too.
+ */
+static int make_header(const struct ctx *c, const gpud_array *a, int data_needed,
+		       unsigned char *buf, size_t cap, size_t *len)
 {
-	const struct ctx c = {path ? path : "(null)", err, errlen};
 	char sh[256], dict[384];
-	unsigned char *pre;
 	size_t need, dl, pl, pad, total, hlen;
 	const char *descr;
-	int lenbytes, saved, reg;
-	struct stat st;
-	FILE *f;
+	int lenbytes;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (!path)
-		return fail(&c, "no path given");
 	if (!a)
-		return fail(&c, "no array given");
+		return fail(c, "no array given");
 	descr = descr_of(a->dtype);
 	if (!descr)
-		return fail(&c, "cannot save dtype %d (supported: float32, float64, int32, int64)",
+		return fail(c, "cannot save dtype %d (supported: float32, float64, int32, int64)",
 			    (int)a->dtype);
 	if (a->ndim < 0 || a->ndim > GPUD_MAX_DIMS)
-		return fail(&c, "cannot save an array of %d dimensions (0 to %d supported)",
-			    a->ndim, GPUD_MAX_DIMS);
+		return fail(c, "cannot save an array of %d dimensions (0 to %d supported)", a->ndim,
+			    GPUD_MAX_DIMS);
 	gpud_shape_format(sh, sizeof(sh), a->shape, a->ndim);
 	need = gpud_shape_bytes(a->shape, a->ndim, gpud_dtype_size(a->dtype));
 	if (need == SIZE_MAX)
-		return fail(&c, "shape %s of %s is too large: its byte count overflows size_t", sh,
+		return fail(c, "shape %s of %s is too large: its byte count overflows size_t", sh,
 			    gpud_dtype_name(a->dtype));
 	if (a->nbytes != need)
-		return fail(&c, "nbytes is %zu, but shape %s of %s needs %zu", a->nbytes, sh,
+		return fail(c, "nbytes is %zu, but shape %s of %s needs %zu", a->nbytes, sh,
 			    gpud_dtype_name(a->dtype), need);
-	if (!a->data && need)
-		return fail(&c, "array has %zu bytes but no data", need);
+	if (data_needed && !a->data && need)
+		return fail(c, "array has %zu bytes but no data", need);
 
 	/* numpy's own layout, trailing ", " included. */
 	snprintf(dict, sizeof(dict), "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
@@ -688,46 +738,114 @@ int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errle
 		lenbytes = 4;
 	}
 	total = pl + hlen;
-	pre = malloc(total);
-	if (!pre)
-		return fail(&c, "out of memory allocating a %zu-byte header", total);
-	memcpy(pre, NPY_MAGIC, NPY_MAGIC_LEN);
-	pre[6] = lenbytes == 2 ? 1 : 2;
-	pre[7] = 0;
+	if (total > cap)
+		return fail(c, "the header needs %zu bytes, the buffer has %zu", total, cap);
+	memcpy(buf, NPY_MAGIC, NPY_MAGIC_LEN);
+	buf[6] = lenbytes == 2 ? 1 : 2;
+	buf[7] = 0;
 	for (int i = 0; i < lenbytes; i++)
-		pre[8 + i] = (unsigned char)(hlen >> (8 * i));
-	memcpy(pre + pl, dict, dl);
-	memset(pre + pl + dl, ' ', pad);
-	pre[total - 1] = '\n';
-
-	f = fopen(path, "wb");
-	if (!f) {
-		saved = errno;
-		free(pre);
-		return fail(&c, "cannot open for writing: %s", strerror(saved));
-	}
-	reg = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
-	errno = 0;
-	if (fwrite(pre, 1, total, f) != total || (need && fwrite(a->data, 1, need, f) != need)) {
-		saved = errno;
-		fclose(f);
-		goto write_failed;
-	}
-	if (fclose(f) != 0) {
-		saved = errno;
-		goto write_failed;
-	}
-	free(pre);
+		buf[8 + i] = (unsigned char)(hlen >> (8 * i));
+	memcpy(buf + pl, dict, dl);
+	memset(buf + pl + dl, ' ', pad);
+	buf[total - 1] = '\n';
+	*len = total;
 	return 0;
-write_failed:
+}
+
+size_t gpud_npy_header(const gpud_array *a, void *buf, size_t cap, char *err, size_t errlen)
+{
+	const struct ctx c = {"header", err, errlen};
+	size_t len = 0;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!buf) {
+		fail(&c, "no buffer given");
+		return 0;
+	}
+	return make_header(&c, a, 0, buf, cap, &len) == 0 ? len : 0;
+}
+
+/* Writes n bytes: 0, or -1 with errno (0 for a write that wrote nothing). */
+static int write_full(int fd, const void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		errno = 0;
+		ssize_t w = write(fd, (const char *)buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Header and data onto fd: 0, or -1 with the message set. */
+static int save_fd(const struct ctx *c, int fd, const gpud_array *a)
+{
+	unsigned char pre[GPUD_NPY_HEADER_MAX];
+	size_t total;
+
+	if (make_header(c, a, 1, pre, sizeof(pre), &total) != 0)
+		return -1;
+	if (write_full(fd, pre, total) != 0 ||
+	    (a->nbytes && write_full(fd, a->data, a->nbytes) != 0))
+		return fail(c, "write failed: %s", errno ? strerror(errno) : "short write");
+	return 0;
+}
+
+int gpud_npy_save_fd(int fd, const char *name, const gpud_array *a, char *err, size_t errlen)
+{
+	char fdname[32];
+
+	snprintf(fdname, sizeof(fdname), "(fd %d)", fd);
+	const struct ctx c = {name ? name : fdname, err, errlen};
+	if (err && errlen)
+		err[0] = '\0';
+	if (fd < 0)
+		return fail(&c, "no file descriptor given");
+	return save_fd(&c, fd, a);
+}
+
+int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen)
+{
+	const struct ctx c = {path ? path : "(null)", err, errlen};
+	unsigned char pre[GPUD_NPY_HEADER_MAX];
+	struct stat st;
+	size_t total;
+	int fd, reg;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!path)
+		return fail(&c, "no path given");
+	/* Checked before the file is created: an array that cannot be saved leaves none. */
+	if (make_header(&c, a, 1, pre, sizeof(pre), &total) != 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return fail(&c, "cannot open for writing: %s", strerror(errno));
+	reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (save_fd(&c, fd, a) != 0) {
+		close(fd);
+		goto failed;
+	}
+	if (close(fd) != 0) {
+		fail(&c, "write failed: %s", strerror(errno));
+		goto failed;
+	}
+	return 0;
+failed:
 	/*
 	 * A short file would load as "truncated" later; better none at all. Only
 	 * a regular file, though: the path may be a device or a pipe.
 	 */
 	if (reg)
 		unlink(path);
-	free(pre);
-	return fail(&c, "write failed: %s", saved ? strerror(saved) : "short write");
+	return -1;
 }
 
 /* --- the array ---------------------------------------------------------------------- */

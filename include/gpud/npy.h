@@ -49,12 +49,43 @@ typedef void *(*gpud_npy_alloc_fn)(void *ctx, const gpud_array *meta);
 GPUD_API int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *ctx,
 				gpud_array *out, char *err, size_t errlen);
 
+/*
+ * The same from an open file descriptor: a pipe (stdin), a socket or a file
+ * at its current offset. Reads sequentially, never seeks and never reads past
+ * the array's data, so fd stays positioned right after it; fd is left open.
+ * alloc NULL: the data is malloc'd (release with gpud_array_free). name is
+ * used in messages only (NULL: "(fd N)").
+ */
+GPUD_API int gpud_npy_load_fd(int fd, const char *name, gpud_npy_alloc_fn alloc, void *ctx,
+			      gpud_array *out, char *err, size_t errlen);
+
 /* The same from a buffer in memory; name is used in messages only. */
 GPUD_API int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out,
 			    char *err, size_t errlen);
 
 /* Writes an array (format 1.0, or 2.0 if the header needs it). 0 or -1 + err. */
 GPUD_API int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen);
+
+/*
+ * The same onto an open file descriptor (stdout, a pipe, a socket): header,
+ * then data, written in full; fd is left open. name is used in messages only
+ * (NULL: "(fd N)"). A failed write may leave part of the array written.
+ */
+GPUD_API int gpud_npy_save_fd(int fd, const char *name, const gpud_array *a, char *err,
+			      size_t errlen);
+
+/* No .npy preamble and header that gpud_npy_header writes is longer. */
+#define GPUD_NPY_HEADER_MAX 512
+
+/*
+ * The preamble and header gpud_npy_save writes for an array of a's dtype and
+ * shape (a->nbytes must match them; a->data is not read), into buf: returns
+ * its length (a multiple of 64, at most GPUD_NPY_HEADER_MAX), or 0 with the
+ * reason in err. The array's a->nbytes bytes of data, in C order, follow it:
+ * a writer may send them in pieces as they arrive.
+ */
+GPUD_API size_t gpud_npy_header(const gpud_array *a, void *buf, size_t cap, char *err,
+				size_t errlen);
 
 /* Frees a->data and clears the struct; safe on a zeroed struct. */
 GPUD_API void gpud_array_free(gpud_array *a);

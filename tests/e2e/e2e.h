@@ -2,9 +2,10 @@
  * tests/e2e/e2e.h — what the end-to-end suite's files share: the gpud fixture
  * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
- * Each area file (library.c, sessions.c, gpuctl.c, limits.c, shutdown.c,
- * tenants.c, faults.c, concurrency.c, client_*.c) makes its Check test cases; main.c puts
- * them in one suite.
+ * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
+ * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c) makes
+ * its Check test cases; main.c puts them in one suite. shell.c runs command
+ * lines.
  */
 #ifndef GPUD_TESTS_E2E_H
 #define GPUD_TESTS_E2E_H
@@ -72,6 +73,15 @@ void assert_daemon_alive(const char *after);
 void ctl_expect_error(int line, int want_code, const char *words, ...);
 #define CTL_FAIL(code, words, ...)                                                                 \
 	ctl_expect_error(__LINE__, code, words, __VA_ARGS__, (const char *)NULL)
+
+/* --- command lines as a user types them (shell.c) ---------------------------------------- */
+
+/* bash -c line in the test's directory, gpuctl first on PATH, GPUD_URL the test's gpud; the
+ * result is static, overwritten by the next call. */
+ctl_result *sh_run(const char *line);
+/* The same with stderr (and /dev/tty) a pseudo-terminal: err is what it showed. */
+ctl_result *sh_run_tty(const char *line);
+void assert_sh_ok(const ctl_result *r);
 
 /* --- data and the reference periodogram ------------------------------------------------- */
 
@@ -175,6 +185,9 @@ TCase *e2e_library(void);      /* library.c */
 TCase *e2e_sessions(void);     /* sessions.c */
 TCase *e2e_gpuctl(void);       /* gpuctl.c */
 TCase *e2e_no_libraries(void); /* gpuctl.c */
+TCase *e2e_gpuctl_cli(void);   /* gpuctl_cli.c */
+TCase *e2e_gpuctl_quota(void); /* gpuctl_cli.c */
+TCase *e2e_readme(void);       /* readme.c */
 TCase *e2e_limits(void);       /* limits.c */
 TCase *e2e_shutdown(void);     /* shutdown.c */
 TCase *e2e_tenants(void);      /* tenants.c */

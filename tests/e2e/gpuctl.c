@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sysexits.h>
 #include <unistd.h>
 
 #include <gpud/npy.h>
@@ -112,7 +113,7 @@ START_TEST(test_gpuctl_elementwise)
 	for (int i = 0; i < 5; i++)
 		ck_assert(((double *)z.data)[i] == x[i] - 0.5);
 	gpud_array_free(&z);
-	CTL_FAIL(1, "x or y must be an array", "run", "mul", "x=1", "y=2");
+	CTL_FAIL(EX_DATAERR, "x or y must be an array", "run", "mul", "x=1", "y=2");
 	/* reductions give a 0-d array */
 	assert_ctl_ok(CTL("run", "dot", ax, ay, "-o", po));
 	ck_assert_msg(gpud_npy_load(po, &z, err, sizeof(err)) == 0, "%s", err);
@@ -123,8 +124,8 @@ START_TEST(test_gpuctl_elementwise)
 	ck_assert_msg(((double *)z.data)[0] == want, "dot = %g, want %g", ((double *)z.data)[0],
 		      want);
 	gpud_array_free(&z);
-	CTL_FAIL(1, "argument 'y' must be a buffer", "run", "dot", ax, "y=1");
-	CTL_FAIL(1, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
+	CTL_FAIL(EX_DATAERR, "argument 'y' must be a buffer", "run", "dot", ax, "y=1");
+	CTL_FAIL(EX_DATAERR, "missing argument 'a'", "run", "saxpy_trig", ax, ay);
 	ctl_result *r = CTL("kernels");
 	assert_ctl_ok(r);
 	ck_assert_msg(strstr(r->out, "sum_of_squares") && strstr(r->out, "rel_diff"), "%s", r->out);
@@ -174,15 +175,15 @@ START_TEST(test_gpuctl_histogram)
 	assert_ctl_ok(r);
 	ck_assert_msg(strstr(r->out, "counts: int64 (10,) [") != NULL, "summary: '%s'", r->out);
 
-	CTL_FAIL(1, "argument 'bins' must be at least 1, got 0", "run", "histogram", ax, "bins=0",
-		 "range_min=0", "range_max=1");
-	CTL_FAIL(1, "max must be larger than min in range parameter", "run", "histogram", ax,
-		 "range_min=3", "range_max=1");
-	CTL_FAIL(1, "argument 'range_min' must be a finite float64, got inf", "run", "histogram",
-		 ax, "range_min=inf", "range_max=1");
-	CTL_FAIL(1, "missing argument 'range_max'", "run", "histogram", ax, "range_min=0");
-	CTL_FAIL(1, "argument 'bins' must be int64, got 2.5", "run", "histogram", ax, "bins=2.5",
-		 "range_min=0", "range_max=1");
+	CTL_FAIL(EX_DATAERR, "argument 'bins' must be at least 1, got 0", "run", "histogram", ax,
+		 "bins=0", "range_min=0", "range_max=1");
+	CTL_FAIL(EX_DATAERR, "max must be larger than min in range parameter", "run", "histogram",
+		 ax, "range_min=3", "range_max=1");
+	CTL_FAIL(EX_DATAERR, "argument 'range_min' must be a finite float64, got inf", "run",
+		 "histogram", ax, "range_min=inf", "range_max=1");
+	CTL_FAIL(EX_DATAERR, "missing argument 'range_max'", "run", "histogram", ax, "range_min=0");
+	CTL_FAIL(EX_DATAERR, "argument 'bins' must be int64, got 2.5", "run", "histogram", ax,
+		 "bins=2.5", "range_min=0", "range_max=1");
 	r = CTL("kernels");
 	assert_ctl_ok(r);
 	ck_assert_msg(strstr(r->out, "histogram") && strstr(r->out, "range_min") &&
@@ -217,12 +218,13 @@ START_TEST(test_gpuctl_libraries)
 	/* b . a: b has 3 columns, a 2 rows */
 	snprintf(aa, sizeof(aa), "a=%s", pbm);
 	snprintf(ab, sizeof(ab), "b=%s", pa);
-	CTL_FAIL(1, "matmul: b has 2 rows, expected 4 (a's columns)", "run", "matmul", aa, ab);
-	CTL_FAIL(1, "matmul: missing argument 'b'", "run", "matmul", aa);
+	CTL_FAIL(EX_DATAERR, "matmul: b has 2 rows, expected 4 (a's columns)", "run", "matmul", aa,
+		 ab);
+	CTL_FAIL(EX_DATAERR, "matmul: missing argument 'b'", "run", "matmul", aa);
 	snprintf(aa, sizeof(aa), "a=%s", pa);
 	snprintf(ab, sizeof(ab), "b=%s", pbm);
-	CTL_FAIL(1, "matmul: tf32 applies to float32 only; a and b are float64", "run", "matmul",
-		 aa, ab, "tf32=true");
+	CTL_FAIL(EX_DATAERR, "matmul: tf32 applies to float32 only; a and b are float64", "run",
+		 "matmul", aa, ab, "tf32=true");
 
 	/* uniform: cuRAND's numbers for seed 42, the same on both backends, bit for bit */
 	static const float u32_42[5] = {0x1.39d5ep-1, 0x1.dfd524p-2, 0x1.2bf50ap-4, 0x1.5d0adp-2,
@@ -251,16 +253,17 @@ START_TEST(test_gpuctl_libraries)
 		ck_assert_msg(fabs(((double *)c.data)[i] - n64_42[i]) <= 1e-13 * fabs(n64_42[i]),
 			      "normal[%d] = %a, want %a", i, ((double *)c.data)[i], n64_42[i]);
 	gpud_array_free(&c);
-	CTL_FAIL(1,
+	CTL_FAIL(EX_DATAERR,
 		 "normal: argument 'dtype' must be a dtype name float32|float64 (default "
 		 "float64), got 'float16'",
 		 "run", "normal", "n=7", "seed=1", "dtype=float16");
-	CTL_FAIL(1, "uniform: argument 'n' must be 0 or more, got -3", "run", "uniform", "n=-3",
-		 "seed=1");
-	CTL_FAIL(1, "normal: argument 'stddev' must be 0 or more, got -2", "run", "normal", "n=3",
-		 "seed=1", "stddev=-2");
-	CTL_FAIL(1, "uniform: missing argument 'seed' (int64 scalar)", "run", "uniform", "n=3");
-	CTL_FAIL(1, "uniform: argument 'seed' must be int64; cannot parse 'lucky'", "run",
+	CTL_FAIL(EX_DATAERR, "uniform: argument 'n' must be 0 or more, got -3", "run", "uniform",
+		 "n=-3", "seed=1");
+	CTL_FAIL(EX_DATAERR, "normal: argument 'stddev' must be 0 or more, got -2", "run", "normal",
+		 "n=3", "seed=1", "stddev=-2");
+	CTL_FAIL(EX_DATAERR, "uniform: missing argument 'seed' (int64 scalar)", "run", "uniform",
+		 "n=3");
+	CTL_FAIL(EX_DATAERR, "uniform: argument 'seed' must be int64; cannot parse 'lucky'", "run",
 		 "uniform", "n=3", "seed=lucky");
 	ctl_result *r = CTL("kernels");
 	assert_ctl_ok(r);
@@ -287,21 +290,22 @@ START_TEST(test_libraries_missing)
 	save_npy(pa, GPUD_F64, 2, sa, a);
 	snprintf(aa, sizeof(aa), "a=%s", pa);
 	snprintf(ab, sizeof(ab), "b=%s", pa);
-	CTL_FAIL(1,
+	CTL_FAIL(EX_SOFTWARE,
 		 cuda ? "matmul is unavailable on the cuda backend: cuBLAS could not be loaded"
 		      : "matmul is unavailable on the cpu backend: the CPU BLAS",
 		 "run", "matmul", aa, ab);
-	CTL_FAIL(1,
+	CTL_FAIL(EX_SOFTWARE,
 		 cuda ? "$GPUD_CUBLAS (/nonexistent/libcublas.so.13)"
 		      : "$GPUD_BLAS "
 			"(/nonexistent/libopenblas.so.0)",
 		 "run", "matmul", aa, ab);
-	CTL_FAIL(1, "cannot open shared object file", "run", "matmul", aa, ab);
-	CTL_FAIL(1, "unavailable on the", "run", "uniform", "n=4", "seed=1");
-	CTL_FAIL(1, "$GPUD_CURAND (/nonexistent/libcurand.so.10)", "run", "normal", "n=4",
+	CTL_FAIL(EX_SOFTWARE, "cannot open shared object file", "run", "matmul", aa, ab);
+	CTL_FAIL(EX_SOFTWARE, "unavailable on the", "run", "uniform", "n=4", "seed=1");
+	CTL_FAIL(EX_SOFTWARE, "$GPUD_CURAND (/nonexistent/libcurand.so.10)", "run", "normal", "n=4",
 		 "seed=1");
 	/* the arguments are still checked first */
-	CTL_FAIL(1, "normal: argument 'n' must be 0 or more", "run", "normal", "n=-4", "seed=1");
+	CTL_FAIL(EX_DATAERR, "normal: argument 'n' must be 0 or more", "run", "normal", "n=-4",
+		 "seed=1");
 	/* everything else works */
 	snprintf(ab, sizeof(ab), "y=%s", pa);
 	snprintf(aa, sizeof(aa), "x=%s", pa);
@@ -351,8 +355,9 @@ START_TEST(test_gpuctl_dead_url)
 	char dead[700];
 	snprintf(dead, sizeof(dead), "ipc://%s/dead.sock", e2e_gpud.dir);
 	ctl_result *r = CTL_AT(dead, "status");
-	ck_assert_msg(r->code == 1, "'%s' at a dead URL exited %d, expected 1\nstderr: %s", r->cmd,
-		      r->code, r->err);
+	ck_assert_msg(r->code == EX_UNAVAILABLE,
+		      "'%s' at a dead URL exited %d, expected %d\nstderr: %s", r->cmd, r->code,
+		      EX_UNAVAILABLE, r->err);
 	ck_assert_msg(strncmp(r->err, "gpuctl: error: cannot connect", 29) == 0, "stderr: '%s'",
 		      r->err);
 	ck_assert_msg(strstr(r->err, "dead.sock") != NULL, "stderr does not name the URL: '%s'",
@@ -363,7 +368,7 @@ START_TEST(test_gpuctl_dead_url)
 	double t0 = harness_now_s();
 	r = CTL_AT(dead, "status", "--wait", "0.3");
 	double took = harness_now_s() - t0;
-	ck_assert_int_eq(r->code, 1);
+	ck_assert_int_eq(r->code, EX_UNAVAILABLE);
 	ck_assert_msg(strstr(r->err, "cannot connect") && strstr(r->err, "gave up waiting"),
 		      "stderr: '%s'", r->err);
 	ck_assert_msg(took >= 0.25 && took < 10, "status --wait 0.3 took %.2f s", took);
@@ -414,25 +419,28 @@ START_TEST(test_gpuctl_errors)
 	/* Sanity: the good arguments work. */
 	assert_ctl_ok(CTL("run", "lombscargle", a[0], a[1], a[2]));
 
-	CTL_FAIL(1, "unknown kernel 'lombscargel'", "run", "lombscargel", a[0], a[1], a[2]);
-	CTL_FAIL(1, "missing argument 'freqs'", "run", "lombscargle", a[0], a[1]);
-	CTL_FAIL(1, "unknown argument 'z'", "run", "lombscargle", a[0], a[1], a[2], a[10]);
-	CTL_FAIL(1, "same length", "run", "lombscargle", a[0], a[4], a[2]);
-	CTL_FAIL(1, "one dtype", "run", "lombscargle", a[3], a[1], a[2]);
-	CTL_FAIL(1, "must be 1-d", "run", "lombscargle", a[5], a[1], a[2]);
-	CTL_FAIL(1, "No such file", "run", "lombscargle", a[8], a[1], a[2]);
-	CTL_FAIL(1, "truncated", "run", "lombscargle", a[6], a[1], a[2]);
-	CTL_FAIL(1, "not a .npy", "run", "lombscargle", a[7], a[1], a[2]);
-	CTL_FAIL(1, "cannot parse 'maybe'", "run", "lombscargle", a[0], a[1], a[2],
+	CTL_FAIL(EX_DATAERR, "unknown kernel 'lombscargel'", "run", "lombscargel", a[0], a[1],
+		 a[2]);
+	CTL_FAIL(EX_DATAERR, "missing argument 'freqs'", "run", "lombscargle", a[0], a[1]);
+	CTL_FAIL(EX_DATAERR, "unknown argument 'z'", "run", "lombscargle", a[0], a[1], a[2], a[10]);
+	CTL_FAIL(EX_DATAERR, "same length", "run", "lombscargle", a[0], a[4], a[2]);
+	CTL_FAIL(EX_DATAERR, "one dtype", "run", "lombscargle", a[3], a[1], a[2]);
+	CTL_FAIL(EX_DATAERR, "must be 1-d", "run", "lombscargle", a[5], a[1], a[2]);
+	CTL_FAIL(EX_NOINPUT, "No such file", "run", "lombscargle", a[8], a[1], a[2]);
+	CTL_FAIL(EX_DATAERR, "truncated", "run", "lombscargle", a[6], a[1], a[2]);
+	CTL_FAIL(EX_DATAERR, "not a .npy", "run", "lombscargle", a[7], a[1], a[2]);
+	CTL_FAIL(EX_DATAERR, "cannot parse 'maybe'", "run", "lombscargle", a[0], a[1], a[2],
 		 "precenter=maybe");
-	CTL_FAIL(1, "must be bool", "run", "lombscargle", a[0], a[1], a[2], "precenter=2");
-	CTL_FAIL(1, "must be bool", "run", "lombscargle", a[0], a[1], a[2], "normalize=0.5");
-	CTL_FAIL(0, "has no output 'nosuch'", "run", "lombscargle", a[0], a[1], a[2], "-o", a[9]);
+	CTL_FAIL(EX_DATAERR, "must be bool", "run", "lombscargle", a[0], a[1], a[2], "precenter=2");
+	CTL_FAIL(EX_DATAERR, "must be bool", "run", "lombscargle", a[0], a[1], a[2],
+		 "normalize=0.5");
+	CTL_FAIL(EX_USAGE, "has no output 'nosuch'", "run", "lombscargle", a[0], a[1], a[2], "-o",
+		 a[9]);
 	ck_assert_msg(access(p[9], F_OK) != 0, "%s was written despite the error", p[9]);
-	/* Usage errors exit 2. */
-	CTL_FAIL(2, "given twice", "run", "lombscargle", a[0], a[0], a[1], a[2]);
-	CTL_FAIL(2, "unknown command", "frobnicate");
-	CTL_FAIL(2, "missing KERNEL", "run");
+	/* Usage errors exit EX_USAGE. */
+	CTL_FAIL(EX_USAGE, "given twice", "run", "lombscargle", a[0], a[0], a[1], a[2]);
+	CTL_FAIL(EX_USAGE, "unknown command", "frobnicate");
+	CTL_FAIL(EX_USAGE, "missing KERNEL", "run");
 
 	/* None of the failures left buffers behind (gpuctl exits; its connection closes). */
 	gpud_client *c = lib_connect();

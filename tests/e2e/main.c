@@ -29,6 +29,9 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_sessions());
 	suite_add_tcase(s, e2e_gpuctl());
 	suite_add_tcase(s, e2e_no_libraries());
+	suite_add_tcase(s, e2e_gpuctl_cli());
+	suite_add_tcase(s, e2e_gpuctl_quota());
+	suite_add_tcase(s, e2e_readme());
 	suite_add_tcase(s, e2e_limits());
 	suite_add_tcase(s, e2e_shutdown());
 	suite_add_tcase(s, e2e_tenants());

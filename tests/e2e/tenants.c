@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sysexits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,8 +111,8 @@ static void gpuctl_token_checks(void)
 	path_in_dir(px, sizeof(px), "tok.npy");
 	save_vec(px, GPUD_F64, v, 8);
 	ctl_result *r = CTL_AT(tcp_url, "upload", px);
-	ck_assert_msg(r->code == 1 && strstr(r->err, "no token"), "gpuctl without a token: %d %s",
-		      r->code, r->err);
+	ck_assert_msg(r->code == EX_NOPERM && strstr(r->err, "no token"),
+		      "gpuctl without a token: %d %s", r->code, r->err);
 	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "upload", px, "--keep");
 	assert_ctl_ok(r);
 	char handle[32];
@@ -123,8 +124,8 @@ static void gpuctl_token_checks(void)
 	assert_ctl_ok(r);
 	ck_assert_msg(strstr(r->out, handle) == NULL, "alice's ls shows bob's buffer: %s", r->out);
 	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", handle);
-	ck_assert_msg(r->code == 1 && strstr(r->err, "unknown handle"), "alice frees bob's: %s",
-		      r->err);
+	ck_assert_msg(r->code == EX_DATAERR && strstr(r->err, "unknown handle"),
+		      "alice frees bob's: %s", r->err);
 	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "free", handle);
 	assert_ctl_ok(r);
 }
@@ -273,17 +274,18 @@ START_TEST(test_custom_kernels_registered)
 	snprintf(ay5, sizeof(ay5), "y=%s", py5);
 	snprintf(ax64, sizeof(ax64), "x=%s", px64);
 	/* checked like a built-in, then the cpu backend says it cannot run it */
-	CTL_FAIL(1, "custom kernels need the cuda backend", "run", "my_saxpy_trig", ax, ay,
+	CTL_FAIL(EX_SOFTWARE, "custom kernels need the cuda backend", "run", "my_saxpy_trig", ax,
+		 ay, "a=0.5");
+	CTL_FAIL(EX_DATAERR, "'y' has 5 elements but 'x' has 4", "run", "my_saxpy_trig", ax, ay5,
 		 "a=0.5");
-	CTL_FAIL(1, "'y' has 5 elements but 'x' has 4", "run", "my_saxpy_trig", ax, ay5, "a=0.5");
-	CTL_FAIL(1, "'x'", "run", "my_saxpy_trig", ax64, ay, "a=0.5");
-	CTL_FAIL(1, "missing argument 'a'", "run", "my_saxpy_trig", ax, ay);
-	CTL_FAIL(1, "is a built-in kernel", "kernel", "add", "lombscargle", "--elementwise", ew_in,
-		 ew_out, body);
-	CTL_FAIL(1, "registered already", "kernel", "add", "my_saxpy_trig", "--elementwise", ew_in,
-		 ew_out, body);
-	CTL_FAIL(1, "declares no output", "kernel", "add", "noout", "--elementwise", ew_in, "",
-		 body);
+	CTL_FAIL(EX_DATAERR, "'x'", "run", "my_saxpy_trig", ax64, ay, "a=0.5");
+	CTL_FAIL(EX_DATAERR, "missing argument 'a'", "run", "my_saxpy_trig", ax, ay);
+	CTL_FAIL(EX_DATAERR, "is a built-in kernel", "kernel", "add", "lombscargle",
+		 "--elementwise", ew_in, ew_out, body);
+	CTL_FAIL(EX_DATAERR, "registered already", "kernel", "add", "my_saxpy_trig",
+		 "--elementwise", ew_in, ew_out, body);
+	CTL_FAIL(EX_DATAERR, "declares no output", "kernel", "add", "noout", "--elementwise", ew_in,
+		 "", body);
 
 	/* raw: the signature and source are checked */
 	char src[700];
@@ -291,15 +293,16 @@ START_TEST(test_custom_kernels_registered)
 	write_text(src, "extern \"C\" __global__ void scale(const float *x, float *y, float s, "
 			"int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = "
 			"s * x[i]; }\n");
-	CTL_FAIL(1, "unknown type 'f33'", "kernel", "add", "scale", "--source", src, "--entry",
-		 "scale", "--sig", "x:in f33[], y:out f32[]");
-	CTL_FAIL(1, "has no 'scal'", "kernel", "add", "scale", "--source", src, "--entry", "scal",
-		 "--sig", "x:in f32[], y:out f32[], s:f32, n:i32");
-	CTL_FAIL(2, "needs --source FILE.cu", "kernel", "add", "scale", "--entry", "scale");
+	CTL_FAIL(EX_DATAERR, "unknown type 'f33'", "kernel", "add", "scale", "--source", src,
+		 "--entry", "scale", "--sig", "x:in f33[], y:out f32[]");
+	CTL_FAIL(EX_DATAERR, "has no 'scal'", "kernel", "add", "scale", "--source", src, "--entry",
+		 "scal", "--sig", "x:in f32[], y:out f32[], s:f32, n:i32");
+	CTL_FAIL(EX_USAGE, "needs --source FILE.cu", "kernel", "add", "scale", "--entry", "scale");
 	r = CTL("kernel", "add", "scale", "--source", src, "--entry", "scale", "--sig",
 		"x:in f32[], y:out f32[], s:f32, n:i32", "--blocks-per-sm", "2");
 	assert_ctl_ok(r);
-	CTL_FAIL(1, "output 'y' must be passed as a buffer", "run", "scale", ax, "s=2", "n=4");
+	CTL_FAIL(EX_DATAERR, "output 'y' must be passed as a buffer", "run", "scale", ax, "s=2",
+		 "n=4");
 
 	/* another tenant sees none of it, and has a namespace of its own */
 	gpud_client *bob = connect_as(tcp_url, TOKEN_BOB, GPUD_OK);
@@ -321,8 +324,9 @@ START_TEST(test_custom_kernels_registered)
 
 	r = CTL("kernel", "rm", "my_saxpy_trig");
 	assert_ctl_ok(r);
-	CTL_FAIL(1, "unknown kernel 'my_saxpy_trig'", "run", "my_saxpy_trig", ax, ay, "a=0.5");
-	CTL_FAIL(1, "no kernel 'my_saxpy_trig'", "kernel", "rm", "my_saxpy_trig");
+	CTL_FAIL(EX_DATAERR, "unknown kernel 'my_saxpy_trig'", "run", "my_saxpy_trig", ax, ay,
+		 "a=0.5");
+	CTL_FAIL(EX_DATAERR, "no kernel 'my_saxpy_trig'", "kernel", "rm", "my_saxpy_trig");
 	assert_daemon_alive("custom kernel registrations");
 }
 END_TEST
@@ -512,7 +516,7 @@ START_TEST(test_kept_buffers_and_quotas)
 	ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert(a.nbytes == sizeof(x) && memcmp(a.data, x, sizeof(x)) == 0);
 	gpud_array_free(&a);
-	CTL_FAIL(2, "not a handle", "free", "zz");
+	CTL_FAIL(EX_USAGE, "not a handle", "free", "zz");
 
 	gpud_client *c = lib_connect();
 	gpud_daemon_status st = lib_status(c);

@@ -1,10 +1,12 @@
 /*
  * tests/unit/test_npy.c — unit tests of client/npy.c: save/load round trips,
  * hand-built .npy buffers of every accepted and refused kind (each run through
- * both gpud_npy_parse and gpud_npy_load), and, where numpy is installed, a
- * cross-check in both directions with numpy itself.
+ * both gpud_npy_parse and gpud_npy_load), streams (pipes, offsets, the header
+ * alone), and, where numpy is installed, a cross-check in both directions with
+ * numpy itself.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdint.h>
@@ -268,6 +270,145 @@ START_TEST(test_save_layout)
 		if (a.nbytes)
 			ck_assert_mem_eq(f + 10 + hlen, data, a.nbytes);
 		free(f);
+	}
+}
+END_TEST
+
+/* --- streams: file descriptors and the header alone ------------------------------------- */
+
+/* Two arrays back to back through a pipe: each load stops where its array ends. */
+START_TEST(test_fd_pipe_stream)
+{
+	double v[5] = {1.5, -2, 3.25, 4, -5.5};
+	int32_t w[2][3] = {{1, 2, 3}, {-4, 5, -6}};
+	gpud_array a = {.dtype = GPUD_F64, .ndim = 1, .shape = {5}, .data = v, .nbytes = sizeof(v)};
+	gpud_array b = {
+		.dtype = GPUD_I32, .ndim = 2, .shape = {2, 3}, .data = w, .nbytes = sizeof(w)};
+	gpud_array got;
+	char err[256];
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	/* Small enough for the pipe's buffer: written before anything is read. */
+	ck_assert_msg(gpud_npy_save_fd(p[1], "pipe", &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(gpud_npy_save_fd(p[1], "pipe", &b, err, sizeof(err)) == 0, "%s", err);
+	close(p[1]);
+	ck_assert_msg(gpud_npy_load_fd(p[0], "stdin", NULL, NULL, &got, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(got.dtype, GPUD_F64);
+	ck_assert_int_eq(got.ndim, 1);
+	ck_assert_uint_eq(got.shape[0], 5);
+	ck_assert_mem_eq(got.data, v, sizeof(v));
+	gpud_array_free(&got);
+	ck_assert_msg(gpud_npy_load_fd(p[0], "stdin", NULL, NULL, &got, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(got.dtype, GPUD_I32);
+	ck_assert_uint_eq(got.shape[0], 2);
+	ck_assert_uint_eq(got.shape[1], 3);
+	ck_assert_mem_eq(got.data, w, sizeof(w));
+	gpud_array_free(&got);
+	/* Then the end of the stream: an empty input is not a .npy, named as given. */
+	ck_assert_int_eq(gpud_npy_load_fd(p[0], "stdin", NULL, NULL, &got, err, sizeof(err)), -1);
+	ck_assert_msg(strncmp(err, "stdin: ", 7) == 0, "%s", err);
+	close(p[0]);
+}
+END_TEST
+
+/* A pipe that ends early: the data it lacks is named, as for a file. */
+START_TEST(test_fd_pipe_truncated)
+{
+	double v[8] = {0};
+	gpud_array a = {.dtype = GPUD_F64, .ndim = 1, .shape = {8}, .data = v, .nbytes = sizeof(v)};
+	unsigned char hdr[GPUD_NPY_HEADER_MAX];
+	gpud_array got;
+	char err[256];
+	int p[2];
+
+	size_t hl = gpud_npy_header(&a, hdr, sizeof(hdr), err, sizeof(err));
+	ck_assert_msg(hl > 0, "%s", err);
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(write(p[1], hdr, hl), (ssize_t)hl);
+	ck_assert_int_eq(write(p[1], v, 20), 20);
+	close(p[1]);
+	ck_assert_int_eq(gpud_npy_load_fd(p[0], NULL, NULL, NULL, &got, err, sizeof(err)), -1);
+	assert_has(err, "truncated: header declares 64 bytes of data, file has 20");
+	char want[32];
+	snprintf(want, sizeof(want), "(fd %d): ", p[0]);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "%s", err);
+	close(p[0]);
+}
+END_TEST
+
+/* A regular file read from its current offset, two arrays in it. */
+START_TEST(test_fd_file_offset)
+{
+	int64_t v[3] = {7, -8, 9};
+	gpud_array a = {.dtype = GPUD_I64, .ndim = 1, .shape = {3}, .data = v, .nbytes = sizeof(v)};
+	gpud_array got;
+	char path[PATH_MAX], err[256];
+
+	tmp_path(path, sizeof(path), "two.npy");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(gpud_npy_save_fd(fd, path, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(gpud_npy_save_fd(fd, path, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(gpud_npy_load_fd(fd, path, NULL, NULL, &got, err, sizeof(err)) == 0,
+			      "array %d: %s", i, err);
+		ck_assert_mem_eq(got.data, v, sizeof(v));
+		gpud_array_free(&got);
+	}
+	/* The second array alone, cut short: its size is checked against what is left. */
+	off_t end = lseek(fd, 0, SEEK_CUR);
+	ck_assert_int_eq(ftruncate(fd, end - 4), 0);
+	ck_assert_int_eq(lseek(fd, end / 2, SEEK_SET), end / 2);
+	ck_assert_int_eq(gpud_npy_load_fd(fd, path, NULL, NULL, &got, err, sizeof(err)), -1);
+	assert_has(err, "truncated: header declares 24 bytes of data, file has 20");
+	close(fd);
+	ck_assert_int_eq(gpud_npy_load_fd(-1, "x", NULL, NULL, &got, err, sizeof(err)), -1);
+	assert_has(err, "x: no file descriptor given");
+}
+END_TEST
+
+/* gpud_npy_header is the start of what gpud_npy_save writes; too small a buffer is refused. */
+START_TEST(test_header_alone)
+{
+	float v[6] = {1, 2, 3, 4, 5, 6};
+	gpud_array a = {
+		.dtype = GPUD_F32, .ndim = 2, .shape = {3, 2}, .data = v, .nbytes = sizeof(v)};
+	unsigned char hdr[GPUD_NPY_HEADER_MAX];
+	char path[PATH_MAX], err[256];
+	size_t len;
+
+	tmp_path(path, sizeof(path), "hdr.npy");
+	ck_assert_msg(gpud_npy_save(path, &a, err, sizeof(err)) == 0, "%s", err);
+	unsigned char *f = read_file(path, &len);
+	a.data = NULL; /* not needed for the header */
+	size_t hl = gpud_npy_header(&a, hdr, sizeof(hdr), err, sizeof(err));
+	ck_assert_msg(hl > 0, "%s", err);
+	ck_assert_uint_eq(hl % 64, 0);
+	ck_assert_uint_eq(len, hl + sizeof(v));
+	ck_assert_mem_eq(f, hdr, hl);
+	free(f);
+	ck_assert_uint_eq(gpud_npy_header(&a, hdr, hl - 1, err, sizeof(err)), 0);
+	assert_has(err, "the header needs 128 bytes, the buffer has 127");
+	a.nbytes = 4;
+	ck_assert_uint_eq(gpud_npy_header(&a, hdr, sizeof(hdr), err, sizeof(err)), 0);
+	assert_has(err, "nbytes is 4, but shape (3, 2) of float32 needs 24");
+	/* The longest header there is fits GPUD_NPY_HEADER_MAX. */
+	gpud_array big = {.dtype = GPUD_I64, .ndim = GPUD_MAX_DIMS};
+	for (int i = 0; i < GPUD_MAX_DIMS; i++)
+		big.shape[i] = i == 0 ? 0 : UINT64_MAX;
+	ck_assert_msg(gpud_npy_header(&big, hdr, sizeof(hdr), err, sizeof(err)) > 0, "%s", err);
+	/* A full device: gpud_npy_save_fd says so. */
+	int full = open("/dev/full", O_WRONLY);
+	if (full >= 0) {
+		a.nbytes = sizeof(v);
+		a.data = v;
+		ck_assert_int_eq(gpud_npy_save_fd(full, "stdout", &a, err, sizeof(err)), -1);
+		assert_has(err, "stdout: write failed: No space left on device");
+		close(full);
 	}
 }
 END_TEST
@@ -1008,6 +1149,14 @@ Suite *npy_suite(void)
 	tcase_add_loop_test(tc, test_roundtrip, 0, 12);
 	tcase_add_test(tc, test_save_layout);
 	tcase_add_test(tc, test_array_helpers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("streams");
+	tcase_add_unchecked_fixture(tc, tmp_setup, tmp_teardown);
+	tcase_add_test(tc, test_fd_pipe_stream);
+	tcase_add_test(tc, test_fd_pipe_truncated);
+	tcase_add_test(tc, test_fd_file_offset);
+	tcase_add_test(tc, test_header_alone);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("accepted");

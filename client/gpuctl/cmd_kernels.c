@@ -1,0 +1,171 @@
+/*
+ * client/gpuctl/cmd_kernels.c — the kernel commands: kernels (every kernel
+ * with its arguments), kernel add (register a raw CUDA C kernel, its source
+ * from a file or stdin, or an elementwise one) and kernel rm.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "client/gpuctl/gpuctl.h"
+
+#define SOURCE_MAX (1u << 20)
+
+int cmd_kernels(int argc, char **argv)
+{
+	static const char *roles[] = {"in", "out", "scalar"};
+	gpud_kernel_list *l;
+	gpud_status st;
+
+	if (argc > 0) {
+		if (argv[0][0] == '-')
+			die_unknown_option("kernels", argv[0]);
+		die_usage("kernels", "unexpected argument '%s'", argv[0]);
+	}
+	gpud_client *c = ctl_connect();
+	if ((st = gpud_kernels(c, &l)) != GPUD_OK)
+		die_call(c, st, NULL);
+	for (size_t i = 0; i < l->count; i++) {
+		gpud_kernel_info *k = &l->kernels[i];
+		printf("%s\n    %s\n", k->name, k->doc);
+		for (size_t j = 0; j < k->nparams; j++) {
+			gpud_param_info *p = &k->params[j];
+			printf("    %-12s %-7s %-34s %s\n", p->name, roles[p->role % 3], p->type,
+			       p->doc);
+		}
+	}
+	gpud_kernel_list_free(l);
+	gpud_close(c);
+	return 0;
+}
+
+/* A kernel's source from a file or stdin ("-"): NUL-terminated, malloc'd. */
+static char *read_source(const char *path)
+{
+	int from_stdin = !strcmp(path, "-");
+	FILE *f = from_stdin ? stdin : fopen(path, "r");
+	if (f == NULL)
+		die(EX_NOINPUT, "--source %s: cannot open: %s", path, strerror(errno));
+	if (from_stdin && isatty(0))
+		die_usage("kernel", "--source -: stdin is a terminal: pipe the source in or give "
+				    "a file");
+	char *text = malloc(SOURCE_MAX + 1);
+	if (text == NULL)
+		die(EX_TEMPFAIL, "out of memory");
+	size_t n = fread(text, 1, SOURCE_MAX, f);
+	int err = ferror(f) ? errno : 0;
+	int more = n == SOURCE_MAX && fgetc(f) != EOF;
+	if (!from_stdin)
+		fclose(f);
+	if (err)
+		die(EX_NOINPUT, "--source %s: cannot read: %s", path, strerror(err));
+	if (more)
+		die(EX_DATAERR, "--source %s: larger than %u bytes", path, SOURCE_MAX);
+	text[n] = '\0';
+	return text;
+}
+
+static int kernel_rm(int argc, char **argv)
+{
+	const char *name = NULL;
+	int shared = 0;
+	gpud_status st;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--shared"))
+			shared = 1;
+		else if (argv[i][0] == '-')
+			die_unknown_option("kernel", argv[i]);
+		else if (name)
+			die_usage("kernel", "kernel rm: one NAME at a time, got '%s' and '%s'",
+				  name, argv[i]);
+		else
+			name = argv[i];
+	}
+	if (name == NULL)
+		die_usage("kernel", "kernel rm: missing NAME");
+	gpud_client *c = ctl_connect();
+	st = shared ? gpud_unregister_shared(c, name) : gpud_unregister(c, name);
+	if (st != GPUD_OK)
+		die_call(c, st, NULL);
+	gpud_close(c);
+	return 0;
+}
+
+static int kernel_add(int argc, char **argv)
+{
+	gpud_kernel_spec spec;
+	const char *file = NULL;
+	gpud_status st;
+
+	memset(&spec, 0, sizeof(spec));
+	if (argc < 2 || argv[1][0] == '-')
+		die_usage("kernel", "kernel add: missing NAME");
+	spec.name = argv[1];
+	for (int i = 2; i < argc; i++) {
+		const char *o = argv[i];
+		int more = argc - i - 1;
+		if (!strcmp(o, "--source") && more >= 1)
+			file = argv[++i];
+		else if (!strcmp(o, "--entry") && more >= 1)
+			spec.entry = argv[++i];
+		else if (!strcmp(o, "--sig") && more >= 1)
+			spec.signature = argv[++i];
+		else if (!strcmp(o, "--elementwise") && more >= 3) {
+			spec.elementwise = 1;
+			spec.in_params = argv[++i];
+			spec.out_params = argv[++i];
+			spec.source = argv[++i];
+		} else if (!strcmp(o, "--block") && more >= 1)
+			spec.block = (unsigned)parse_count("kernel", o, argv[++i], 0, 1 << 20);
+		else if (!strcmp(o, "--blocks-per-sm") && more >= 1)
+			spec.blocks_per_sm = (unsigned)parse_count("kernel", o, argv[++i], 0,
+								   1 << 20);
+		else if (!strcmp(o, "--max-registers") && more >= 1)
+			spec.max_registers = (unsigned)parse_count("kernel", o, argv[++i], 0,
+								   1 << 20);
+		else if (!strcmp(o, "--fast-math"))
+			spec.fast_math = 1;
+		else if (!strcmp(o, "--shared"))
+			spec.shared = 1;
+		else if (o[0] == '-')
+			die_usage("kernel", "kernel add: unknown or incomplete option '%s'%s", o,
+				  !strcmp(o, "--elementwise") ? " (it takes IN OUT BODY)" : "");
+		else
+			die_usage("kernel", "kernel add: unexpected argument '%s'", o);
+	}
+	char *text = NULL;
+	if (!spec.elementwise) {
+		if (file == NULL || spec.entry == NULL || spec.signature == NULL)
+			die_usage(
+				"kernel",
+				"kernel add %s: a raw kernel needs --source FILE.cu, --entry ENTRY "
+				"and --sig SIGNATURE (or --elementwise IN OUT BODY)",
+				spec.name);
+		spec.source = text = read_source(file);
+	} else if (file) {
+		die_usage("kernel", "kernel add %s: --source is for raw kernels, not --elementwise",
+			  spec.name);
+	}
+	gpud_client *c = ctl_connect();
+	if ((st = gpud_register(c, &spec)) != GPUD_OK)
+		die_call(c, st, NULL);
+	printf("registered %s (%s%s)\n", spec.name, spec.shared ? "shared, by " : "tenant ",
+	       gpud_server(c)->tenant);
+	free(text);
+	gpud_close(c);
+	return 0;
+}
+
+int cmd_kernel(int argc, char **argv)
+{
+	if (argc >= 1 && !strcmp(argv[0], "rm"))
+		return kernel_rm(argc, argv);
+	if (argc >= 1 && !strcmp(argv[0], "add"))
+		return kernel_add(argc, argv);
+	die_usage("kernel", "expected 'kernel add NAME ...' or 'kernel rm NAME'%s%s%s",
+		  argc ? ", got '" : "", argc ? argv[0] : "", argc ? "'" : "");
+}

@@ -1,0 +1,114 @@
+/*
+ * client/gpuctl/connect.c — connecting to gpud: which URL (--url, then
+ * $GPUD_URL, then the default) and where it came from, --timeout, retrying
+ * for `status --wait`, and, when gpud is not reachable, an error that names
+ * the URL tried and says how to start gpud or point gpuctl at one.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "client/gpuctl/gpuctl.h"
+
+const char *ctl_url(const char **from)
+{
+	const char *env = getenv("GPUD_URL");
+	if (opt.url && opt.url[0]) {
+		*from = "--url";
+		return opt.url;
+	}
+	if (env && env[0]) {
+		*from = "$GPUD_URL";
+		return env;
+	}
+	*from = "the default";
+	return GPUD_DEFAULT_URL;
+}
+
+void hint_unreachable(const char *url)
+{
+	const char *from;
+	const char *tried = ctl_url(&from);
+
+	progress_break_line();
+	if (!strcmp(url, tried))
+		fprintf(stderr, "gpuctl: hint: %s is %s%s\n", url,
+			!strcmp(from, "the default") ? "the default URL" : "from ",
+			!strcmp(from, "the default") ? " (neither --url nor $GPUD_URL is set)"
+						     : from);
+	fprintf(stderr,
+		"gpuctl: hint: start gpud: 'systemctl start gpud' where it is installed as a "
+		"service,\n"
+		"gpuctl: hint:   or 'gpud --listen %s'\n"
+		"gpuctl: hint:   ('make demo' in gpud's source tree runs one on a temporary socket)\n"
+		"gpuctl: hint: or point gpuctl at a running gpud: --url URL, or GPUD_URL=URL\n",
+		url);
+}
+
+static gpud_client *try_connect(gpud_status *st)
+{
+	const char *from;
+	gpud_client *c;
+	*st = gpud_connect(ctl_url(&from), &c);
+	if (c == NULL)
+		die(EX_TEMPFAIL, "out of memory");
+	return c;
+}
+
+/* A failed connect: the message names the URL (the library's usually does). */
+static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *suffix)
+{
+	const char *from;
+	const char *url = ctl_url(&from);
+	const char *msg = gpud_errmsg(c);
+	char buf[2600];
+
+	if (st == GPUD_ECONNECT || st == GPUD_ETRANSPORT || st == GPUD_ETIMEDOUT)
+		st = GPUD_EUNAVAILABLE; /* no answer at the URL: nothing to retry later there */
+	if (strstr(msg, url) == NULL)
+		snprintf(buf, sizeof(buf), "cannot connect to gpud at %s: %s%s", url, msg, suffix);
+	else
+		snprintf(buf, sizeof(buf), "%s%s", msg, suffix);
+	gpud_close(c);
+	die_status(st, url, NULL, buf);
+}
+
+gpud_client *ctl_connect(void)
+{
+	gpud_status st;
+	gpud_client *c = try_connect(&st);
+	if (st != GPUD_OK)
+		die_connect(c, st, "");
+	if (opt.timeout_ms > 0)
+		gpud_set_timeout(c, opt.timeout_ms);
+	trace("connected to %s", gpud_url(c));
+	return c;
+}
+
+gpud_client *ctl_connect_wait(double wait_s)
+{
+	double deadline = now_s() + wait_s;
+	gpud_status st;
+	for (;;) {
+		gpud_client *c = try_connect(&st);
+		if (st == GPUD_OK) {
+			if (opt.timeout_ms > 0)
+				gpud_set_timeout(c, opt.timeout_ms);
+			return c;
+		}
+		/* Only an absent gpud is waited for: a refusal (a bad token) is final. */
+		int absent = st == GPUD_ECONNECT || st == GPUD_ETRANSPORT ||
+			     st == GPUD_EUNAVAILABLE || st == GPUD_ESHUTDOWN;
+		if (!absent || now_s() >= deadline) {
+			char suffix[64] = "";
+			if (absent && wait_s > 0)
+				snprintf(suffix, sizeof(suffix), " (gave up waiting after %g s)",
+					 wait_s);
+			die_connect(c, st, suffix);
+		}
+		gpud_close(c);
+		usleep(20000);
+	}
+}

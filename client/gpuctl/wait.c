@@ -1,0 +1,88 @@
+/*
+ * client/gpuctl/wait.c — waiting for a kernel run. With GPUCTL_RUN_ASYNC 1
+ * (switches.h) and a terminal on stderr, the run is submitted as a job
+ * (gpud_run_async / gpud_call_async) and waited for in steps of 100 ms with
+ * gpud_job_wait, drawing an elapsed-time spinner once it has taken
+ * $GPUCTL_PROGRESS_DELAY seconds; otherwise, and always while the switch is
+ * 0, it is the plain blocking gpud_run / gpud_call.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "client/gpuctl/gpuctl.h"
+
+#if GPUCTL_RUN_ASYNC
+/* Waits for job under a spinner; its status, its message in msg. */
+static gpud_status wait_job(gpud_job *job, const char *kernel, char *msg, size_t msglen)
+{
+	progress p;
+	gpud_status st;
+
+	progress_start(&p, "run", kernel, 0);
+	for (;;) {
+		st = gpud_job_wait(job, 100);
+		if (st != GPUD_ETIMEDOUT || gpud_job_done(job))
+			break;
+		progress_update(&p, 0);
+	}
+	if (st == GPUD_OK) {
+		progress_finish(&p);
+	} else {
+		progress_break_line(); /* the error follows on a line of its own */
+		snprintf(msg, msglen, "%s", gpud_job_errmsg(job));
+	}
+	return st;
+}
+#endif
+
+gpud_status wait_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info, char *msg,
+		     size_t msglen)
+{
+	gpud_status st;
+
+	msg[0] = '\0';
+#if GPUCTL_RUN_ASYNC
+	if (progress_possible()) {
+		gpud_job *job;
+		if ((st = gpud_run_async(c, kernel, args, nargs, NULL, NULL, &job)) != GPUD_OK) {
+			snprintf(msg, msglen, "%s", gpud_errmsg(c));
+			return st;
+		}
+		if ((st = wait_job(job, kernel, msg, msglen)) == GPUD_OK &&
+		    (st = gpud_job_outputs(job, outs, cap, nouts, info)) != GPUD_OK)
+			snprintf(msg, msglen, "%s", gpud_job_errmsg(job));
+		gpud_job_free(job);
+		return st;
+	}
+#endif
+	if ((st = gpud_run(c, kernel, args, nargs, outs, cap, nouts, info)) != GPUD_OK)
+		snprintf(msg, msglen, "%s", gpud_errmsg(c));
+	return st;
+}
+
+gpud_status wait_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info, char *msg,
+		      size_t msglen)
+{
+	gpud_status st;
+
+	msg[0] = '\0';
+#if GPUCTL_RUN_ASYNC
+	if (progress_possible()) {
+		gpud_job *job;
+		if ((st = gpud_call_async(c, kernel, args, nargs, NULL, NULL, &job)) != GPUD_OK) {
+			snprintf(msg, msglen, "%s", gpud_errmsg(c));
+			return st;
+		}
+		if ((st = wait_job(job, kernel, msg, msglen)) == GPUD_OK &&
+		    (st = gpud_job_results(job, outs, cap, nouts, info)) != GPUD_OK)
+			snprintf(msg, msglen, "%s", gpud_job_errmsg(job));
+		gpud_job_free(job);
+		return st;
+	}
+#endif
+	if ((st = gpud_call(c, kernel, args, nargs, outs, cap, nouts, info)) != GPUD_OK)
+		snprintf(msg, msglen, "%s", gpud_errmsg(c));
+	return st;
+}
