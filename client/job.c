@@ -283,25 +283,35 @@ static void free_untaken(gpud_job *j, size_t from)
 		gpud_free(j->c, hs, n);
 }
 
+/* The job has ended well and its results, of kind, are there to be taken (by verb). */
+static gpud_status job_ready(gpud_job *j, int kind, const char *verb, int no_outs)
+{
+	gpud_status st = gpud_job_wait(j, 0);
+	if (st == GPUD_ETIMEDOUT)
+		return client_seterr(j->c, GPUD_EARG,
+				     "%s: the job has not ended (gpud_job_wait first)", verb);
+	if (st != GPUD_OK)
+		return client_seterr(j->c, st, "%s", j->msg);
+	if (j->kind != kind)
+		return client_seterr(j->c, GPUD_EARG, "%s: a %s job has %s", verb,
+				     j->kind == JOB_RUN ? "gpud_run_async" : "gpud_call_async",
+				     j->kind == JOB_RUN ? "outputs (gpud_job_outputs)"
+							: "results (gpud_job_results)");
+	if (j->taken)
+		return client_seterr(j->c, GPUD_EARG, "%s: already taken", verb);
+	if (no_outs)
+		return client_seterr(j->c, GPUD_EARG, "%s: outs is NULL", verb);
+	return GPUD_OK;
+}
+
 gpud_status gpud_job_outputs(gpud_job *j, gpud_output *outs, size_t cap, size_t *nouts,
 			     gpud_run_info *info)
 {
-	gpud_status st = gpud_job_wait(j, 0);
+	gpud_status st = job_ready(j, JOB_RUN, "gpud_job_outputs", cap > 0 && outs == NULL);
 	if (nouts)
 		*nouts = 0;
 	if (st != GPUD_OK)
-		return st == GPUD_ETIMEDOUT ? client_seterr(j->c, GPUD_EARG,
-							    "gpud_job_outputs: the job has not "
-							    "ended (gpud_job_wait first)")
-					    : client_seterr(j->c, st, "%s", j->msg);
-	if (j->kind != JOB_RUN)
-		return client_seterr(j->c, GPUD_EARG,
-				     "gpud_job_outputs: a gpud_call_async job has results "
-				     "(gpud_job_results)");
-	if (j->taken)
-		return client_seterr(j->c, GPUD_EARG, "gpud_job_outputs: already taken");
-	if (cap > 0 && outs == NULL)
-		return client_seterr(j->c, GPUD_EARG, "gpud_job_outputs: outs is NULL");
+		return st;
 	client_run_outputs(j->resp, outs, cap, nouts, info);
 	j->taken = 1;
 	free_untaken(j, cap);
@@ -312,22 +322,11 @@ gpud_status gpud_job_results(gpud_job *j, gpud_result *outs, size_t cap, size_t 
 			     gpud_run_info *info)
 {
 	char msg[1024];
-	gpud_status st = gpud_job_wait(j, 0);
+	gpud_status st = job_ready(j, JOB_CALL, "gpud_job_results", cap > 0 && outs == NULL);
 	if (nouts)
 		*nouts = 0;
 	if (st != GPUD_OK)
-		return st == GPUD_ETIMEDOUT ? client_seterr(j->c, GPUD_EARG,
-							    "gpud_job_results: the job has not "
-							    "ended (gpud_job_wait first)")
-					    : client_seterr(j->c, st, "%s", j->msg);
-	if (j->kind != JOB_CALL)
-		return client_seterr(j->c, GPUD_EARG,
-				     "gpud_job_results: a gpud_run_async job has outputs "
-				     "(gpud_job_outputs)");
-	if (j->taken)
-		return client_seterr(j->c, GPUD_EARG, "gpud_job_results: already taken");
-	if (cap > 0 && outs == NULL)
-		return client_seterr(j->c, GPUD_EARG, "gpud_job_results: outs is NULL");
+		return st;
 	st = client_call_results(j->resp, j->pl, j->pll, outs, cap, nouts, info, msg, sizeof(msg));
 	if (st != GPUD_OK)
 		return client_seterr(j->c, st, "%s", msg);

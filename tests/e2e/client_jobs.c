@@ -179,9 +179,17 @@ static int needs_cpu(void)
 	return 0;
 }
 
-static void setup_one_slot(void)
+/* A gpud of one run slot and two cpu threads, a client, the long run's inputs and arguments. */
+static gpud_client *one_slot(gpud_handle *h, gpud_arg *a)
 {
+	gpud_teardown();
 	start_gpud("[gpud]\ncpu_threads = 2\nrun_slots = 1\n", NULL, NULL);
+	gpud_client *c = lib_connect();
+	long_inputs(c, h);
+	a[0] = gpud_arg_buffer("x", h[0]);
+	a[1] = gpud_arg_buffer("y", h[1]);
+	a[2] = gpud_arg_buffer("freqs", h[2]);
+	return c;
 }
 
 /* One slot: the first run runs, the second waits; both are cancelled. */
@@ -189,13 +197,9 @@ START_TEST(test_cancel_waiting_and_running)
 {
 	if (!needs_cpu())
 		return;
-	gpud_teardown();
-	setup_one_slot();
-	gpud_client *c = lib_connect();
 	gpud_handle h[3];
-	long_inputs(c, h);
-	gpud_arg a[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
-			gpud_arg_buffer("freqs", h[2])};
+	gpud_arg a[3];
+	gpud_client *c = one_slot(h, a);
 	gpud_job *first, *second;
 	LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &first));
 	LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &second));
@@ -234,13 +238,9 @@ START_TEST(test_timeout_cancels)
 {
 	if (!needs_cpu())
 		return;
-	gpud_teardown();
-	setup_one_slot();
-	gpud_client *c = lib_connect();
 	gpud_handle h[3];
-	long_inputs(c, h);
-	gpud_arg a[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
-			gpud_arg_buffer("freqs", h[2])};
+	gpud_arg a[3];
+	gpud_client *c = one_slot(h, a);
 	gpud_output o;
 	size_t no;
 	gpud_set_timeout(c, 200);
@@ -281,13 +281,9 @@ START_TEST(test_close_cancels)
 {
 	if (!needs_cpu())
 		return;
-	gpud_teardown();
-	setup_one_slot();
-	gpud_client *c = lib_connect(), *watch = lib_connect();
 	gpud_handle h[3];
-	long_inputs(c, h);
-	gpud_arg a[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
-			gpud_arg_buffer("freqs", h[2])};
+	gpud_arg a[3];
+	gpud_client *c = one_slot(h, a), *watch = lib_connect();
 	gpud_job *j[2];
 	LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &j[0]));
 	LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &j[1]));
