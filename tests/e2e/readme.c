@@ -66,7 +66,9 @@ static void read_readme(char *path, size_t len)
 		if (harness_read_text(path, readme_text, sizeof(readme_text)) > 0 &&
 		    strstr(readme_text, "# gpud"))
 			return;
-		snprintf(dir, sizeof(dir), "%s", dirname(dir));
+		char up_dir[PATH_MAX];
+		snprintf(up_dir, sizeof(up_dir), "%s", dirname(dir)); /* dirname writes into dir */
+		snprintf(dir, sizeof(dir), "%s", up_dir);
 		snprintf(path, len, "%.*s/README.md", (int)(len - 11), dir);
 	}
 	ck_abort_msg("README.md not found in the working directory or above %s", self_path);

@@ -1,8 +1,9 @@
 /*
  * tests/e2e/shell.c — command lines run as a user types them, for the gpuctl
  * command-line tests and the README's examples: `bash -c LINE` in the test's
- * directory, with the gpuctl under test first on PATH (then /usr/bin, /bin:
- * Debian's python3 with numpy) and GPUD_URL set to the test's gpud; its
+ * directory, with the gpuctl under test first on PATH (then the folder of
+ * $E2E_PYTHON if set, a python3 with numpy, then /usr/bin, /bin: Debian's
+ * python3 with numpy) and GPUD_URL set to the test's gpud; its
  * stdout, stderr and exit status captured. sh_run_tty does the same with
  * stderr on a pseudo-terminal (120 columns; also the line's /dev/tty), to see
  * what gpuctl draws there.
@@ -25,10 +26,16 @@
 /* In the child: the environment every line gets. */
 static void child_env(void)
 {
-	static char path[PATH_MAX + 32];
-	char bin[PATH_MAX];
+	static char path[2 * PATH_MAX + 32];
+	char bin[PATH_MAX], py[PATH_MAX] = "";
+	const char *e = getenv("E2E_PYTHON");
 	snprintf(bin, sizeof(bin), "%s", gpuctl_bin);
-	snprintf(path, sizeof(path), "%s:/usr/bin:/bin", dirname(bin));
+	if (e && e[0] == '/') {
+		char tmp[PATH_MAX];
+		snprintf(tmp, sizeof(tmp), "%s", e);
+		snprintf(py, sizeof(py), "%s:", dirname(tmp));
+	}
+	snprintf(path, sizeof(path), "%s:%s/usr/bin:/bin", dirname(bin), py);
 	setenv("PATH", path, 1);
 	setenv("GPUD_URL", e2e_gpud.url, 1);
 	unsetenv("GPUD_TOKEN");
