@@ -417,6 +417,153 @@ START_TEST(test_malformed)
 }
 END_TEST
 
+/* A float32 vector of n elements, values i * step, uploaded with alloc; its handle. */
+static uint64_t alloc_f32(uint32_t pipe, uint64_t n, float step)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	float *v = malloc(n * sizeof(float));
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = (float)i * step + 0.01f;
+	a.dtype = GPUD__DTYPE__DTYPE_F32;
+	a.n_shape = 1;
+	a.shape = &n;
+	a.with_data = 1;
+	q.body_case = GPUD__REQUEST__BODY_ALLOC;
+	q.alloc = &a;
+	reply rp = call(pipe, &q, v, n * sizeof(float));
+	free(v);
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	uint64_t h = rp.r->alloc->buffer->handle;
+	reply_free(&rp);
+	return h;
+}
+
+/* Sends q without waiting; *rp is filled when its reply comes. Returns its id. */
+static uint64_t send_only(uint32_t pipe, Gpud__Request *q, reply *rp)
+{
+	nng_msg *m;
+	memset(rp, 0, sizeof(*rp));
+	q->version = GPUD_PROTOCOL_VERSION;
+	q->id = next_id++;
+	ck_assert_int_eq(wire_pack(&m, &q->base, NULL, 0, NULL), 0);
+	ck_assert_int_eq(server_inject(&srv, pipe, (int64_t)getuid(), m, on_reply, rp), 0);
+	return q->id;
+}
+
+static int cancel(uint32_t pipe, uint64_t id)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__CancelRequest c = GPUD__CANCEL_REQUEST__INIT;
+	c.request = id;
+	q.body_case = GPUD__REQUEST__BODY_CANCEL;
+	q.cancel = &c;
+	reply rp = call(pipe, &q, NULL, 0);
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	ck_assert_int_eq(rp.r->body_case, GPUD__RESPONSE__BODY_CANCEL);
+	int found = rp.r->cancel->found;
+	reply_free(&rp);
+	return found;
+}
+
+/*
+ * One run slot (the cpu backend's default): a long run runs, a second waits.
+ * Cancelling the waiting one fails it at once; the running one stops between
+ * chunks and fails; the outputs they made go; an unknown id is not found.
+ */
+START_TEST(test_cancel)
+{
+	hello(3);
+	uint64_t hx = alloc_f32(3, 4000, 0.003f), hy = alloc_f32(3, 4000, 0.5f),
+		 hf = alloc_f32(3, 60000, 0.001f);
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument a[3] = {GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT};
+	Gpud__Argument *args[] = {&a[0], &a[1], &a[2]};
+	const char *names[] = {"x", "y", "freqs"};
+	uint64_t hs[] = {hx, hy, hf};
+	for (int i = 0; i < 3; i++) {
+		a[i].name = (char *)names[i];
+		a[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+		a[i].buffer = hs[i];
+	}
+	run.kernel = "lombscargle";
+	run.n_args = 3;
+	run.args = args;
+	q.body_case = GPUD__REQUEST__BODY_RUN;
+	q.run = &run;
+	reply ra, rb;
+	uint64_t ida = send_only(3, &q, &ra), idb = send_only(3, &q, &rb);
+	ck_assert_uint_eq(srv.buffers.count, 5); /* the inputs and the two outputs */
+	ck_assert(cancel(3, idb));
+	ck_assert(rb.got); /* the waiting run failed within the cancel */
+	expect_error(&rb, GPUD__STATUS__STATUS_CANCELLED, "cancelled (by its client) before it");
+	ck_assert(!ra.got);
+	ck_assert(cancel(3, ida));
+	while (!ra.got)
+		uv_run(&loop, UV_RUN_ONCE);
+	expect_error(&ra, GPUD__STATUS__STATUS_CANCELLED, "cancelled (by its client) while it ran");
+	ck_assert_uint_eq(srv.buffers.count, 3);
+	ck_assert(!cancel(3, ida)); /* gone */
+	ck_assert(!cancel(3, 12345));
+
+	/* limit_outputs: the client takes none; the output gpud made goes in the request. */
+	Gpud__Request sq = GPUD__REQUEST__INIT;
+	Gpud__RunRequest small = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument *xy[] = {&a[0], &a[0]};
+	a[0].name = "x";
+	Gpud__Argument ay = a[0];
+	ay.name = "y";
+	xy[1] = &ay;
+	small.kernel = "add";
+	small.n_args = 2;
+	small.args = xy;
+	small.limit_outputs = 1;
+	small.max_outputs = 0;
+	sq.body_case = GPUD__REQUEST__BODY_RUN;
+	sq.run = &small;
+	reply rp = call(3, &sq, NULL, 0);
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	ck_assert_uint_eq(rp.r->run->n_outputs, 0);
+	reply_free(&rp);
+	ck_assert_uint_eq(srv.buffers.count, 3);
+}
+END_TEST
+
+/* A connection that closes with a run waiting and one running: both are cancelled. */
+START_TEST(test_close_cancels_runs)
+{
+	hello(4);
+	uint64_t hx = alloc_f32(4, 4000, 0.003f), hf = alloc_f32(4, 60000, 0.001f);
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__Argument a[3] = {GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT};
+	Gpud__Argument *args[] = {&a[0], &a[1], &a[2]};
+	const char *names[] = {"x", "y", "freqs"};
+	uint64_t hs[] = {hx, hx, hf};
+	for (int i = 0; i < 3; i++) {
+		a[i].name = (char *)names[i];
+		a[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+		a[i].buffer = hs[i];
+	}
+	run.kernel = "lombscargle";
+	run.n_args = 3;
+	run.args = args;
+	q.body_case = GPUD__REQUEST__BODY_RUN;
+	q.run = &run;
+	reply ra, rb;
+	send_only(4, &q, &ra);
+	send_only(4, &q, &rb);
+	server_inject_close(&srv, 4);
+	ck_assert(rb.got);
+	expect_error(&rb, GPUD__STATUS__STATUS_CANCELLED, "its connection closed");
+	while (!ra.got)
+		uv_run(&loop, UV_RUN_ONCE);
+	expect_error(&ra, GPUD__STATUS__STATUS_CANCELLED, "its connection closed");
+	ck_assert_uint_eq(srv.buffers.count, 0);
+}
+END_TEST
+
 Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -428,6 +575,8 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_register_list_unregister);
 	tcase_add_test(tc, test_connection_close_releases);
 	tcase_add_test(tc, test_malformed);
+	tcase_add_test(tc, test_cancel);
+	tcase_add_test(tc, test_close_cancels_runs);
 	suite_add_tcase(s, tc);
 	return s;
 }
