@@ -35,9 +35,10 @@ static gpud_status wait_job(gpud_job *job, const char *kernel, char *msg, size_t
 }
 #endif
 
-gpud_status wait_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info, char *msg,
-		     size_t msglen)
+/* A run (call 0: outs are gpud_output) or a call (1: gpud_result), waited for. */
+static gpud_status wait_kernel(int call, gpud_client *c, const char *kernel, const gpud_arg *args,
+			       size_t nargs, void *outs, size_t cap, size_t *nouts,
+			       gpud_run_info *info, char *msg, size_t msglen)
 {
 	gpud_status st;
 
@@ -45,44 +46,37 @@ gpud_status wait_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 #if GPUCTL_RUN_ASYNC
 	if (progress_possible()) {
 		gpud_job *job;
-		if ((st = gpud_run_async(c, kernel, args, nargs, NULL, NULL, &job)) != GPUD_OK) {
+		st = call ? gpud_call_async(c, kernel, args, nargs, NULL, NULL, &job)
+			  : gpud_run_async(c, kernel, args, nargs, NULL, NULL, &job);
+		if (st != GPUD_OK) {
 			snprintf(msg, msglen, "%s", gpud_errmsg(c));
 			return st;
 		}
 		if ((st = wait_job(job, kernel, msg, msglen)) == GPUD_OK &&
-		    (st = gpud_job_outputs(job, outs, cap, nouts, info)) != GPUD_OK)
+		    (st = call ? gpud_job_results(job, outs, cap, nouts, info)
+			       : gpud_job_outputs(job, outs, cap, nouts, info)) != GPUD_OK)
 			snprintf(msg, msglen, "%s", gpud_job_errmsg(job));
 		gpud_job_free(job);
 		return st;
 	}
 #endif
-	if ((st = gpud_run(c, kernel, args, nargs, outs, cap, nouts, info)) != GPUD_OK)
+	st = call ? gpud_call(c, kernel, args, nargs, outs, cap, nouts, info)
+		  : gpud_run(c, kernel, args, nargs, outs, cap, nouts, info);
+	if (st != GPUD_OK)
 		snprintf(msg, msglen, "%s", gpud_errmsg(c));
 	return st;
+}
+
+gpud_status wait_run(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+		     gpud_output *outs, size_t cap, size_t *nouts, gpud_run_info *info, char *msg,
+		     size_t msglen)
+{
+	return wait_kernel(0, c, kernel, args, nargs, outs, cap, nouts, info, msg, msglen);
 }
 
 gpud_status wait_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
 		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info, char *msg,
 		      size_t msglen)
 {
-	gpud_status st;
-
-	msg[0] = '\0';
-#if GPUCTL_RUN_ASYNC
-	if (progress_possible()) {
-		gpud_job *job;
-		if ((st = gpud_call_async(c, kernel, args, nargs, NULL, NULL, &job)) != GPUD_OK) {
-			snprintf(msg, msglen, "%s", gpud_errmsg(c));
-			return st;
-		}
-		if ((st = wait_job(job, kernel, msg, msglen)) == GPUD_OK &&
-		    (st = gpud_job_results(job, outs, cap, nouts, info)) != GPUD_OK)
-			snprintf(msg, msglen, "%s", gpud_job_errmsg(job));
-		gpud_job_free(job);
-		return st;
-	}
-#endif
-	if ((st = gpud_call(c, kernel, args, nargs, outs, cap, nouts, info)) != GPUD_OK)
-		snprintf(msg, msglen, "%s", gpud_errmsg(c));
-	return st;
+	return wait_kernel(1, c, kernel, args, nargs, outs, cap, nouts, info, msg, msglen);
 }

@@ -466,6 +466,36 @@ static int cancel(uint32_t pipe, uint64_t id)
 	return found;
 }
 
+/* A lombscargle of 4000 samples x 60000 frequencies (seconds on the cpu backend) on
+ * connection pipe's newly uploaded inputs: the request, ready to send. */
+typedef struct long_run {
+	Gpud__Request q;
+	Gpud__RunRequest run;
+	Gpud__Argument a[3];
+	Gpud__Argument *args[3];
+} long_run;
+
+static void long_run_make(long_run *lr, uint32_t pipe)
+{
+	static const char *names[] = {"x", "y", "freqs"};
+	uint64_t hs[] = {alloc_f32(pipe, 4000, 0.003f), alloc_f32(pipe, 4000, 0.5f),
+			 alloc_f32(pipe, 60000, 0.001f)};
+	gpud__request__init(&lr->q);
+	gpud__run_request__init(&lr->run);
+	for (int i = 0; i < 3; i++) {
+		gpud__argument__init(&lr->a[i]);
+		lr->a[i].name = (char *)names[i];
+		lr->a[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
+		lr->a[i].buffer = hs[i];
+		lr->args[i] = &lr->a[i];
+	}
+	lr->run.kernel = "lombscargle";
+	lr->run.n_args = 3;
+	lr->run.args = lr->args;
+	lr->q.body_case = GPUD__REQUEST__BODY_RUN;
+	lr->q.run = &lr->run;
+}
+
 /*
  * One run slot (the cpu backend's default): a long run runs, a second waits.
  * Cancelling the waiting one fails it at once; the running one stops between
@@ -473,27 +503,12 @@ static int cancel(uint32_t pipe, uint64_t id)
  */
 START_TEST(test_cancel)
 {
+	long_run lr;
 	hello(3);
-	uint64_t hx = alloc_f32(3, 4000, 0.003f), hy = alloc_f32(3, 4000, 0.5f),
-		 hf = alloc_f32(3, 60000, 0.001f);
-	Gpud__Request q = GPUD__REQUEST__INIT;
-	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
-	Gpud__Argument a[3] = {GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT};
-	Gpud__Argument *args[] = {&a[0], &a[1], &a[2]};
-	const char *names[] = {"x", "y", "freqs"};
-	uint64_t hs[] = {hx, hy, hf};
-	for (int i = 0; i < 3; i++) {
-		a[i].name = (char *)names[i];
-		a[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
-		a[i].buffer = hs[i];
-	}
-	run.kernel = "lombscargle";
-	run.n_args = 3;
-	run.args = args;
-	q.body_case = GPUD__REQUEST__BODY_RUN;
-	q.run = &run;
+	long_run_make(&lr, 3);
+	Gpud__Argument *a = lr.a;
 	reply ra, rb;
-	uint64_t ida = send_only(3, &q, &ra), idb = send_only(3, &q, &rb);
+	uint64_t ida = send_only(3, &lr.q, &ra), idb = send_only(3, &lr.q, &rb);
 	ck_assert_uint_eq(srv.buffers.count, 5); /* the inputs and the two outputs */
 	ck_assert(cancel(3, idb));
 	ck_assert(rb.got); /* the waiting run failed within the cancel */
@@ -533,27 +548,12 @@ END_TEST
 /* A connection that closes with a run waiting and one running: both are cancelled. */
 START_TEST(test_close_cancels_runs)
 {
+	long_run lr;
 	hello(4);
-	uint64_t hx = alloc_f32(4, 4000, 0.003f), hf = alloc_f32(4, 60000, 0.001f);
-	Gpud__Request q = GPUD__REQUEST__INIT;
-	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
-	Gpud__Argument a[3] = {GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT, GPUD__ARGUMENT__INIT};
-	Gpud__Argument *args[] = {&a[0], &a[1], &a[2]};
-	const char *names[] = {"x", "y", "freqs"};
-	uint64_t hs[] = {hx, hx, hf};
-	for (int i = 0; i < 3; i++) {
-		a[i].name = (char *)names[i];
-		a[i].value_case = GPUD__ARGUMENT__VALUE_BUFFER;
-		a[i].buffer = hs[i];
-	}
-	run.kernel = "lombscargle";
-	run.n_args = 3;
-	run.args = args;
-	q.body_case = GPUD__REQUEST__BODY_RUN;
-	q.run = &run;
+	long_run_make(&lr, 4);
 	reply ra, rb;
-	send_only(4, &q, &ra);
-	send_only(4, &q, &rb);
+	send_only(4, &lr.q, &ra);
+	send_only(4, &lr.q, &rb);
 	server_inject_close(&srv, 4);
 	ck_assert(rb.got);
 	expect_error(&rb, GPUD__STATUS__STATUS_CANCELLED, "its connection closed");
