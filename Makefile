@@ -42,6 +42,15 @@ PKGCONFIGDIR   ?= $(LIBDIR)/pkgconfig
 SYSCONFDIR     ?= $(PREFIX)/etc
 DOCDIR         ?= $(PREFIX)/share/doc/gpud
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The Python package: Debian's python3 (the one with python3-numpy; a python3
+# earlier on PATH may lack it) and the site directory it reads under PREFIX
+# (/usr/local/lib/python3.X/dist-packages for /usr/local).
+PYTHON         ?= /usr/bin/python3
+PYTHON_VER     := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR      ?= $(PREFIX)/lib/python$(PYTHON_VER)/dist-packages
+PY_SRC         := $(wildcard python/gpud/*.py) python/gpud/py.typed
+# The benchmark's python3 must have CuPy and Numba too: the one on PATH.
+PYEXE          ?= python3
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/nvcc))
@@ -159,11 +168,11 @@ E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
-        test-headers test-install test-examples \
+        test-headers test-install test-examples test-python \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
-        bench-kernels demo deps install uninstall format format-check FORCE
+        bench-kernels bench-python demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -304,13 +313,19 @@ test-headers: $(LIB_SO)
 # make install / uninstall into a temporary DESTDIR, pkg-config, a program
 # linked dynamically and statically against the install and run against its gpud.
 test-install: all
-	+MAKE="$(MAKE)" tests/install_check.sh $(VERSION) $(ABI)
+	+MAKE="$(MAKE)" PYTHON=$(PYTHON) tests/install_check.sh $(VERSION) $(ABI)
 # Every C example in README.md and in the public headers' comments, compiled
 # and run against a gpud on the cpu backend.
 test-examples: $(GPUD) $(GPUCTL) $(LIB_SO)
 	tests/examples_check.sh $(GPUD) $(GPUCTL) $(BUILD)
+# The Python package's suite (python/tests, pytest) against a gpud of this
+# build on a temporary socket; GPUD_BACKEND=cuda runs it on the GPU.
+PYTEST_ENV = GPUD_LIB=$(abspath $(BUILD)/$(SONAME)) GPUD_BIN=$(abspath $(GPUD)) \
+             GPUCTL_BIN=$(abspath $(GPUCTL)) PYTHONDONTWRITEBYTECODE=1
+test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
+	cd python && $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
-      test-install test-examples test-asan test-tsan test-valgrind fuzz
+      test-python test-install test-examples test-asan test-tsan test-valgrind fuzz
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle
@@ -320,6 +335,7 @@ CUSTOM_BENCH := $(BUILD)/bench/custom_kernels
 FAIRNESS     := $(BUILD)/bench/fairness
 POOL_BENCH   := $(BUILD)/bench/pool_alloc
 KBENCH       := $(BUILD)/bench/kernels
+TINY_CALL    := $(BUILD)/bench/tiny_call
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
@@ -334,18 +350,21 @@ $(FAIRNESS): $(BUILD)/bench/fairness.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(HARNESS_OBJ) $(call obj,daemon/backend/cuda/pool.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+$(TINY_CALL): $(BUILD)/bench/tiny_call.o $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH) $(KBENCH)
+	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
 	GPUD_BIN=$(abspath $(GPUD)) $(GPU_TEST)
 	GPUD_BACKEND=cuda GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(E2E)
+	cd python && GPUD_BACKEND=cuda $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 bench-first-result: gpu-programs
 	$(FIRST) $(GPUD) $(GPUCTL) $(STANDALONE)
 bench-pool: gpu-programs
@@ -358,6 +377,10 @@ bench-custom: gpu-programs
 	$(CUSTOM_BENCH) $(GPUD) $(GPUCTL)
 bench-kernels: gpu-programs
 	$(KBENCH) $(GPUD)
+# A whole Python script (start, import, lombscargle, result) with gpud, CuPy and
+# Numba in fresh processes, and a warm client.run against the same call from C.
+bench-python: gpu-programs
+	$(PYEXE) bench/python_first_result.py $(GPUD) $(BUILD)/$(SONAME) $(TINY_CALL)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it
@@ -381,8 +404,8 @@ fuzz-run: $(FUZZ_BIN) $(CORPUS_BIN)
 	$(FUZZ_BIN) $(BUILD)/corpus -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
 	  -rss_limit_mb=2048 -print_final_stats=1
 
-demo: $(GPUD) $(GPUCTL)
-	scripts/demo.sh $(GPUD) $(GPUCTL)
+demo: $(GPUD) $(GPUCTL) $(LIB_SO)
+	PYTHON=$(PYTHON) scripts/demo.sh $(GPUD) $(GPUCTL)
 
 deps:
 	scripts/install-deps.sh
@@ -397,7 +420,8 @@ INSTALLED := $(addprefix $(DESTDIR)$(BINDIR)/,gpud gpuctl) \
                                                libgpud-client.so) \
              $(DESTDIR)$(PKGCONFIGDIR)/gpud-client.pc \
              $(addprefix $(DESTDIR)$(INCLUDEDIR)/gpud/,$(notdir $(HEADERS))) \
-             $(DESTDIR)$(SYSTEMDUNITDIR)/gpud.service $(DESTDIR)$(DOCDIR)/README.md
+             $(DESTDIR)$(SYSTEMDUNITDIR)/gpud.service $(DESTDIR)$(DOCDIR)/README.md \
+             $(addprefix $(DESTDIR)$(PYTHONDIR)/gpud/,$(notdir $(PY_SRC)) _install.py)
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	  $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(SYSTEMDUNITDIR) \
@@ -412,6 +436,11 @@ install: all
 	install -m 644 $(SERVICE) $(DESTDIR)$(SYSTEMDUNITDIR)/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
 	test -e $(CONF) || install -m 644 config/gpud.conf $(CONF)
+	install -d $(DESTDIR)$(PYTHONDIR)/gpud
+	install -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/gpud/
+	printf '# Written by make install: where libgpud-client is.\nLIBDIR = "%s"\n' \
+	  '$(LIBDIR)' > $(DESTDIR)$(PYTHONDIR)/gpud/_install.py
+	$(PYTHON) -m compileall -q -d $(PYTHONDIR)/gpud $(DESTDIR)$(PYTHONDIR)/gpud
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 	  echo ldconfig; ldconfig; fi
 # make uninstall: the same list, given the same variables. The config file
@@ -419,12 +448,13 @@ install: all
 # (and named). Directories go if emptied; shared ones (bin, lib, ...) stay.
 uninstall:
 	rm -f $(INSTALLED)
+	rm -rf $(DESTDIR)$(PYTHONDIR)/gpud/__pycache__
 	@if [ -e $(CONF) ]; then \
 	  if cmp -s config/gpud.conf $(CONF); then echo "rm -f $(CONF)"; rm -f $(CONF); \
 	  else echo "uninstall: kept $(CONF): it differs from config/gpud.conf (changed after install)"; fi; \
 	fi
 	-@rmdir $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(DOCDIR) \
-	  2>/dev/null || true
+	  $(DESTDIR)$(PYTHONDIR)/gpud 2>/dev/null || true
 
 # clang-format (Debian's clang-format-14) with the project's .clang-format.
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')

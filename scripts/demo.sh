@@ -17,6 +17,15 @@ if ! "$gpuctl" --url "$url" status --wait 30 >/dev/null; then
 	exit 1
 fi
 "$gpuctl" --url "$url" demo --runs "${DEMO_RUNS:-5}"
+# The same from Python (the package in python/, this build's libgpud-client).
+py=${PYTHON:-/usr/bin/python3}
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+if "$py" -c 'import numpy' 2>/dev/null; then
+	GPUD_URL=$url GPUD_LIB=$(dirname -- "$(readlink -f -- "$gpud")")/libgpud-client.so.0 \
+		PYTHONPATH=$here/python "$py" "$here/python/examples/lombscargle_demo.py"
+else
+	echo "demo: $py has no numpy (python3-numpy): the Python part is left out" >&2
+fi
 # Say why the backend is what it is (e.g. no GPU: the cpu backend).
 grep -E ' (warn|error): ' "$dir/gpud.log" | sed 's/^[^ ]* /gpud: /' >&2 || true
 kill -TERM "$pid"

@@ -16,6 +16,7 @@ packages=(
 	clang-format                       # make format-check (.clang-format)
 	python3-numpy python3-scipy        # scipy agreement check
 	python3-cffi                       # public headers through cffi and pycparser (make test-headers)
+	python3-pytest                     # the Python package's suite (make test-python)
 	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 )
 if [ "$(id -u)" -ne 0 ]; then

@@ -14,6 +14,8 @@
 #      that fails if Libs.private lacks a library), run without gpud, then
 #      against T's own gpud (cpu backend, a temporary ipc:// socket, ready
 #      once T's gpuctl 'status --wait' answers);
+#      The Python package, from its install directory (PYTHONPATH), runs a
+#      kernel on that gpud;
 #   4. make uninstall leaves no file; a config changed after install is kept;
 #      SYSCONFDIR=/etc puts the config in T/etc/gpud instead.
 set -euo pipefail
@@ -24,6 +26,9 @@ if [ $# -ne 2 ]; then
 fi
 version=$1 abi=$2
 make=${MAKE:-make}
+python=${PYTHON:-/usr/bin/python3}
+pyver=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+pydir=lib/python$pyver/dist-packages
 cc=${CC:-cc}
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 # Only PREFIX and DESTDIR (and SYSCONFDIR in step 4) decide where things go.
@@ -49,8 +54,9 @@ run_make() { # log, then make arguments
 		fail "make $* failed"
 	fi
 }
-files_under() { # every file and link under $1, relative to it, sorted
-	(cd "$1" && find . \( -type f -o -type l \) | sed 's|^\./||' | LC_ALL=C sort)
+files_under() { # every file and link under $1, relative to it, sorted (no __pycache__)
+	(cd "$1" && find . -name __pycache__ -prune -o \( -type f -o -type l \) -print |
+		sed 's|^\./||' | LC_ALL=C sort)
 }
 expect_eq() { # what, got, expected
 	if [ "$2" != "$3" ]; then
@@ -75,6 +81,8 @@ expected=$(
 		opt/gpud-test/lib/systemd/system/gpud.service
 		opt/gpud-test/share/doc/gpud/README.md
 		$(cd include && ls gpud/*.h | sed 's|^|opt/gpud-test/include/|')
+		$(cd python && ls gpud/*.py gpud/py.typed | sed "s|^|opt/gpud-test/$pydir/|")
+		opt/gpud-test/$pydir/gpud/_install.py
 	LIST
 )
 expect_eq "files installed" "$(files_under "$root" | tr '\n' ' ')" "$(echo "$expected" | tr '\n' ' ')"
@@ -88,6 +96,12 @@ for line in "prefix=$prefix" 'libdir=${prefix}/lib' 'includedir=${prefix}/includ
 	"Version: $version" 'Libs: -L${libdir} -lgpud-client' 'Cflags: -I${includedir}'; do
 	grep -qxF -- "$line" "$pc" || fail "$pc has no line '$line':$(printf '\n%s' "$(cat "$pc")")"
 done
+grep -qxF "LIBDIR = \"$prefix/lib\"" "$P/$pydir/gpud/_install.py" ||
+	fail "gpud/_install.py does not name $prefix/lib: $(cat "$P/$pydir/gpud/_install.py")"
+npy=$(ls python/gpud/*.py | wc -l)
+[ "$(ls "$P/$pydir/gpud/__pycache__/"*.pyc | wc -l)" = $((npy + 1)) ] ||
+	fail "make install did not byte-compile every module of the Python package"
+if grep -rqF "$root" "$P/$pydir/gpud"; then fail "the Python package names DESTDIR $root"; fi
 grep -qxF "ExecStart=$prefix/bin/gpud --config $prefix/etc/gpud/gpud.conf" \
 	"$P/lib/systemd/system/gpud.service" || fail "gpud.service does not start $prefix/bin/gpud"
 "$P/bin/gpud" --version | grep -qF "gpud $version " || fail "gpud --version does not say $version"
@@ -132,6 +146,9 @@ if ! "$P/bin/gpuctl" --url "$url" status --wait 30 >/dev/null; then
 fi
 GPUD_URL=$url "$tmp/dynamic" "$version"
 GPUD_URL=$url "$tmp/static" "$version"
+got=$(cd / && GPUD_URL=$url PYTHONPATH=$P/$pydir "$python" -c \
+	'import gpud; c = gpud.connect(); print(gpud.__file__, int(c.run("sum", x=[1, 2, 3])))')
+expect_eq "the installed Python package" "$got" "$P/$pydir/gpud/__init__.py 6"
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?

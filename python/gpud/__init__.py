@@ -1,0 +1,34 @@
+"""gpud — Python client of the gpud GPU compute daemon.
+
+    import gpud
+    with gpud.connect() as c:                     # $GPUD_URL, else ipc:///run/gpud/gpud.sock
+        pgram = c.run("lombscargle", x=x, y=y, freqs=f)
+        pgram = c.k.lombscargle(x, y, f, normalize=True)   # help(c.k.lombscargle)
+        buf = c.upload(x)                         # stays in gpud across calls
+        a = c.empty((1 << 20,), "float32")        # host memory gpud DMAs from: no copies
+
+    from gpud.signal import lombscargle           # scipy.signal.lombscargle's signature
+
+A thin layer over libgpud-client (C, through ctypes): the library speaks the
+protocol; this package converts numpy arrays and Python values, raises
+gpud.Error subclasses, and keeps Buffers and host memory alive as long as
+Python refers to them.
+"""
+from ._errors import (AccessDenied, ArgumentTypeError, BackendError, BufferFreed, Cancelled,
+                      ClientClosed, Error, InvalidArgument, NotFound, OutOfMemory, ProtocolError,
+                      QuotaExceeded, StaleHandle, Status, Timeout, Unavailable, Unsupported)
+from ._lib import lib as _clib
+from ._client import Buffer, Client, ServerInfo, connect
+from ._kernels import Kernel, Param
+from ._default import default_client, set_default_client
+from ._custom import ElementwiseKernel, RawKernel
+
+__version__ = _clib.gpud_version().decode()
+
+__all__ = [
+    "connect", "Client", "Buffer", "ServerInfo", "Kernel", "Param", "default_client",
+    "set_default_client", "ElementwiseKernel", "RawKernel", "Status", "Error", "InvalidArgument",
+    "ArgumentTypeError", "NotFound", "StaleHandle", "OutOfMemory", "QuotaExceeded",
+    "Unavailable", "Timeout", "Cancelled", "AccessDenied", "Unsupported", "BackendError",
+    "ProtocolError", "ClientClosed", "BufferFreed",
+]

@@ -1,0 +1,281 @@
+"""gpud._custom — custom kernels written as CuPy users write them.
+
+    add_scaled = gpud.ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z",
+                                        "z = a * x + y", "add_scaled")
+    z = add_scaled(x, y, 0.5)                      # numpy in, numpy out
+
+    scale = gpud.RawKernel(source, "scale", signature="x:in f32[], y:out f32[], s:f32, n:i64")
+    scale((blocks,), (threads,), (x, y, 2.0, n))   # y (numpy or gpud.Buffer) is written
+
+A kernel is registered in gpud (compiled there by NVRTC, kept for the
+tenant) on its first call through a client, under its name and a hash of
+everything that defines it (``add_scaled_3f2c...``): a later process with the
+same kernel finds it registered and does not compile again; an edited kernel
+gets a new name. Kernels stay registered for the tenant, like
+`gpuctl kernel add`; Kernel.unregister(client) removes one.
+
+gpud's custom kernels take concrete dtypes (float32, float64, int32, int64
+and their short forms f32 ...): CuPy's type placeholders ("T x"), raw
+arguments and preamble, loop_prep and after_loop are refused with
+gpud.Unsupported when the kernel is made.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._client import Buffer, Client
+from ._kernels import Kernel
+from ._default import default_client
+from ._dtypes import NAMES, describe
+from ._errors import ArgumentTypeError, InvalidArgument, Unsupported
+from ._lib import KernelSpec
+
+_DTYPES = set(NAMES.values()) | {"f32", "f64", "i32", "i64"}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _parse_ew(text, what):
+    """'float32 x, float32 y' -> ['x', 'y'] after checking the types are gpud's."""
+    if not isinstance(text, str):
+        raise ArgumentTypeError("ElementwiseKernel: %s must be a str such as 'float32 x, "
+                                "float32 y', got %s" % (what, describe(text)))
+    names = []
+    for item in text.split(","):
+        parts = item.split()
+        if len(parts) != 2:
+            raise InvalidArgument("ElementwiseKernel: %s: expected 'DTYPE NAME' items, got %r"
+                                  % (what, item.strip()))
+        t, n = parts
+        if t not in _DTYPES:
+            raise Unsupported(
+                "ElementwiseKernel: %s: %r has type %r; gpud's elementwise kernels take "
+                "concrete dtypes (float32, float64, int32, int64), not CuPy's placeholders or "
+                "raw arguments" % (what, item.strip(), t))
+        names.append(n)
+    return names
+
+
+def _flag_options(options, what):
+    """CuPy's NVRTC options as gpud's spec fields: (fast_math, max_registers)."""
+    fast, maxreg = 0, 0
+    if isinstance(options, str):
+        options = (options,)
+    for o in options:
+        if o in ("--use_fast_math", "-use_fast_math"):
+            fast = 1
+        elif re.match(r"--?maxrregcount[= ]\d+\Z", o):
+            maxreg = int(re.split(r"[= ]", o)[1])
+        else:
+            raise Unsupported("%s: option %r is not one gpud passes to NVRTC (it takes "
+                              "--use_fast_math and --maxrregcount=N)" % (what, o))
+    return fast, maxreg
+
+
+class _Custom:
+    """What both kinds share: the registered name and registering per client."""
+
+    def __init__(self, name, fields):
+        if not isinstance(name, str) or not _IDENT.match(name):
+            raise InvalidArgument("%s: the name must be a C identifier, got %r"
+                                  % (type(self).__name__, name))
+        self.name = name
+        digest = hashlib.sha256(repr(sorted(fields.items())).encode()).hexdigest()[:16]
+        self.registered_name = "%s_%s" % (name[:40], digest)
+        self._fields = fields
+        self._ready = set()  # ids of clients where it is registered
+        self._lock = threading.Lock()
+
+    def _spec(self):
+        spec = KernelSpec()
+        keep = []
+        for k, v in self._fields.items():
+            if isinstance(v, str):
+                v = v.encode()
+                keep.append(v)
+            setattr(spec, k, v)
+        spec.name = self.registered_name.encode()
+        return spec, keep
+
+    def kernel(self, client: Optional[Client] = None) -> Tuple[Client, Kernel]:
+        """The gpud.Kernel as registered on client (registering it first if need be)."""
+        c = client if client is not None else default_client()
+        key = id(c)
+        if key not in self._ready:
+            with self._lock:
+                if c._kernel(self.registered_name) is None:
+                    spec, keep = self._spec()
+                    try:
+                        c._register(spec, keep)
+                    except InvalidArgument:
+                        # Registered meanwhile by another client of this tenant?
+                        if c._kernel(self.registered_name) is None:
+                            raise
+                self._ready.add(key)
+        k = c._kernel(self.registered_name)
+        if k is None:
+            raise InvalidArgument("%s: registered in gpud, but gpud does not list it"
+                                  % self.registered_name)
+        return c, k
+
+    def unregister(self, client: Optional[Client] = None) -> None:
+        """Removes the kernel from gpud (for the client's tenant)."""
+        c = client if client is not None else default_client()
+        c.unregister(self.registered_name)
+        self._ready.discard(id(c))
+
+
+class ElementwiseKernel(_Custom):
+    """cupy.ElementwiseKernel's form: in_params, out_params, the operation, a name.
+
+    Called with the inputs (arrays, gpud.Buffers or scalars, which
+    broadcast) in in_params' order, optionally followed by outputs (numpy
+    arrays to fill, or gpud.Buffers to write in gpud); returns the output
+    (a tuple for several, as CuPy does). Arrays must all have as many
+    elements; outputs take the shape of the first array input.
+    Keyword client= runs it on that client instead of the default one.
+    gpud's own options: block (threads per block), blocks_per_sm,
+    max_registers, fast_math (or options=('--use_fast_math',)).
+    """
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
+                 preamble="", no_return=False, return_tuple=False, loop_prep="",
+                 after_loop="", options=(), *, block=0, blocks_per_sm=0, fast_math=False,
+                 max_registers=0):
+        for what, v in (("preamble", preamble), ("loop_prep", loop_prep),
+                        ("after_loop", after_loop)):
+            if v:
+                raise Unsupported("ElementwiseKernel: %s is not supported by gpud's "
+                                  "elementwise kernels (the operation is the loop body)" % what)
+        if not isinstance(operation, str) or not operation.strip():
+            raise InvalidArgument("ElementwiseKernel: operation must be a non-empty str of "
+                                  "CUDA C, got %s" % describe(operation))
+        self.in_names = _parse_ew(in_params, "in_params")
+        self.out_names = _parse_ew(out_params, "out_params")
+        fast, maxreg = _flag_options(options, "ElementwiseKernel")
+        self.no_return = no_return
+        self.return_tuple = return_tuple
+        super().__init__(name, {
+            "elementwise": 1, "source": operation, "in_params": in_params,
+            "out_params": out_params, "block": int(block), "blocks_per_sm": int(blocks_per_sm),
+            "fast_math": int(bool(fast_math) or fast),
+            "max_registers": int(max_registers or maxreg)})
+
+    def __call__(self, *args: Any, client: Optional[Client] = None) -> Any:
+        nin, nout = len(self.in_names), len(self.out_names)
+        if len(args) not in (nin, nin + nout):
+            raise ArgumentTypeError(
+                "%s: takes %d inputs (%s), optionally followed by %d outputs (%s), got %d "
+                "arguments" % (self.name, nin, ", ".join(self.in_names), nout,
+                               ", ".join(self.out_names), len(args)))
+        c, _ = self.kernel(client)
+        kw = dict(zip(self.in_names + self.out_names, args))
+        if len(args) == nin + nout:
+            for n in self.out_names:
+                if not isinstance(kw[n], (np.ndarray, Buffer)):
+                    raise ArgumentTypeError("%s: output '%s' must be a numpy array or a "
+                                            "gpud.Buffer, got %s" % (self.name, n, describe(kw[n])))
+        res = c.run(self.registered_name, **kw)
+        if self.no_return:
+            return None
+        if isinstance(res, dict):
+            return tuple(res[n] for n in self.out_names)
+        return (res,) if self.return_tuple else res
+
+    def __repr__(self):
+        return "<gpud.ElementwiseKernel %s (%s) -> (%s)>" % (
+            self.name, ", ".join(self.in_names), ", ".join(self.out_names))
+
+
+class RawKernel(_Custom):
+    """cupy.RawKernel's form: CUDA C code and the extern "C" __global__ function's name.
+
+    gpud must know the arguments, so a signature is required:
+    ``"x:in f32[], y:out f32[], s:f32, n:i64"`` (arrays in or out with a
+    dtype, scalars by dtype), in the function's order. Called as CuPy's:
+    ``kernel(grid, block, args)`` with 1-d grid and block (ints or 1-tuples)
+    and args in the signature's order: inputs as numpy arrays, gpud.Buffers
+    or scalars, outputs as gpud.Buffers (written in gpud) or numpy arrays
+    (filled in place: uploaded first, so the kernel may read them). Made
+    with blocks_per_sm=K, gpud launches SMs x K blocks of block threads
+    itself: call kernel(None, None, args) or kernel(args=args). Returns None.
+    """
+
+    def __init__(self, code, name, options=(), backend="nvrtc", *, signature, block=0,
+                 blocks_per_sm=0, max_registers=0, fast_math=False):
+        if backend != "nvrtc":
+            raise Unsupported("RawKernel: gpud compiles with NVRTC only, got backend=%r"
+                              % (backend,))
+        if not isinstance(code, str) or not code.strip():
+            raise InvalidArgument("RawKernel: code must be a non-empty str of CUDA C, got %s"
+                                  % describe(code))
+        if not isinstance(signature, str):
+            raise ArgumentTypeError("RawKernel: signature must be a str such as 'x:in f32[], "
+                                    "n:i64', got %s" % describe(signature))
+        fast, maxreg = _flag_options(options, "RawKernel")
+        self.blocks_per_sm = int(blocks_per_sm)
+        super().__init__(name, {
+            "elementwise": 0, "source": code, "entry": name, "signature": signature,
+            "block": int(block), "blocks_per_sm": self.blocks_per_sm,
+            "fast_math": int(bool(fast_math) or fast),
+            "max_registers": int(max_registers or maxreg)})
+
+    @staticmethod
+    def _dim(v, what):
+        if isinstance(v, tuple):
+            if not v or any(d != 1 for d in v[1:]):
+                raise Unsupported("RawKernel: %s %r: gpud launches 1-d grids and blocks"
+                                  % (what, v))
+            v = v[0]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InvalidArgument("RawKernel: %s must be a positive int or a 1-tuple, got %s"
+                                  % (what, describe(v)))
+        return int(v)
+
+    def __call__(self, grid: Any = None, block: Any = None, args: Sequence[Any] = (), *,
+                 shared_mem: int = 0, client: Optional[Client] = None) -> None:
+        if shared_mem:
+            raise Unsupported("RawKernel: gpud does not launch with dynamic shared memory "
+                              "(shared_mem=%r)" % (shared_mem,))
+        c, k = self.kernel(client)
+        params = [p for p in k.params if not p.name.startswith("_")]
+        if not isinstance(args, (tuple, list)) or len(args) != len(params):
+            raise ArgumentTypeError("%s: args must be a tuple of %d (%s), got %s" % (
+                self.name, len(params), ", ".join(p.name for p in params), describe(args)))
+        kw = {}
+        if self.blocks_per_sm:
+            if grid is not None or block is not None:
+                raise InvalidArgument("%s: made with blocks_per_sm=%d, gpud chooses the launch;"
+                                      " pass grid and block as None" % (self.name,
+                                                                        self.blocks_per_sm))
+        else:
+            if grid is None or block is None:
+                raise InvalidArgument("%s: give grid and block (or make the kernel with "
+                                      "blocks_per_sm)" % self.name)
+            kw["_grid"] = self._dim(grid, "grid")
+            kw["_block"] = self._dim(block, "block")
+        fill = []
+        try:
+            for p, v in zip(params, args):
+                if p.role == "out" and isinstance(v, np.ndarray):
+                    b = c.upload(v)
+                    fill.append((v, b))
+                    v = b
+                elif p.role == "out" and not isinstance(v, Buffer):
+                    raise ArgumentTypeError("%s: output '%s' must be a gpud.Buffer or a numpy "
+                                            "array, got %s" % (self.name, p.name, describe(v)))
+                kw[p.name] = v
+            c.run(self.registered_name, **kw)
+            for arr, b in fill:
+                arr[...] = b.get().reshape(arr.shape)
+        finally:
+            for _, b in fill:
+                b.free()
+        return None
+
+    def __repr__(self):
+        return "<gpud.RawKernel %s %s>" % (self.name, self._fields["signature"])

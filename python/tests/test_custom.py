@@ -1,0 +1,110 @@
+"""gpud.ElementwiseKernel and gpud.RawKernel: CuPy's forms, registered through the client.
+
+On the cpu backend gpud registers and checks custom kernels but answers a
+run with Unsupported ("custom kernels need the cuda backend"); on the cuda
+backend every result is compared with numpy.
+"""
+import numpy as np
+import pytest
+
+import gpud
+
+SCALE = r'''
+extern "C" __global__ void scale(const float *x, float *y, float s, long long n)
+{
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+	     i += (long long)gridDim.x * blockDim.x)
+		y[i] = s * x[i];
+}
+'''
+
+
+def runs_custom(client):
+    return client.backend == "cuda"
+
+
+def test_elementwise(client, rng):
+    k = gpud.ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z",
+                               "z = a * x + y", "py_axpy")
+    assert k.registered_name.startswith("py_axpy_")
+    x = rng.normal(size=1000).astype(np.float32)
+    y = rng.normal(size=1000).astype(np.float32)
+    if not runs_custom(client):
+        with pytest.raises(gpud.Unsupported, match="cuda backend"):
+            k(x, y, 0.5, client=client)
+        assert k.registered_name in client.kernels  # registered all the same
+        return
+    z = k(x, y, 0.5, client=client)
+    np.testing.assert_allclose(z, np.float32(0.5) * x + y, rtol=2e-6, atol=1e-6)
+    out = np.full(1000, np.nan, np.float32)
+    assert k(x, y, 0.5, out, client=client) is out  # fills the output given
+    np.testing.assert_allclose(out, z, rtol=0, atol=0)
+    b = client.alloc(1000, "float32")
+    k(x, y, 2.0, b, client=client)
+    np.testing.assert_allclose(b.get(), 2 * x + y, rtol=2e-6, atol=1e-6)
+    with pytest.raises(TypeError, match="takes 3 inputs"):
+        k(x, y, client=client)
+
+
+def test_same_kernel_registered_once(url, client):
+    a = gpud.ElementwiseKernel("float64 x", "float64 z", "z = x * x", "py_sq")
+    b = gpud.ElementwiseKernel("float64 x", "float64 z", "z = x * x", "py_sq")
+    c = gpud.ElementwiseKernel("float64 x", "float64 z", "z = x * x * x", "py_sq")
+    assert a.registered_name == b.registered_name != c.registered_name
+    a.kernel(client)
+    other = gpud.connect(url)  # another process of this tenant would do the same
+    try:
+        b.kernel(other)         # finds it registered: no "registered already"
+        assert a.registered_name in other.kernels
+    finally:
+        other.close()
+    a.unregister(client)
+    assert a.registered_name not in client.kernels
+
+
+def test_refused_when_made():
+    with pytest.raises(gpud.Unsupported, match="placeholders"):
+        gpud.ElementwiseKernel("T x", "T z", "z = x", "t")
+    with pytest.raises(gpud.Unsupported, match="preamble"):
+        gpud.ElementwiseKernel("float32 x", "float32 z", "z = x", "p", preamble="#define A 1")
+    with pytest.raises(gpud.Unsupported, match="option"):
+        gpud.ElementwiseKernel("float32 x", "float32 z", "z = x", "o", options=("-G",))
+    with pytest.raises(gpud.InvalidArgument, match="identifier"):
+        gpud.ElementwiseKernel("float32 x", "float32 z", "z = x", "no-dash")
+    with pytest.raises(TypeError, match="signature"):
+        gpud.RawKernel(SCALE, "scale")
+    with pytest.raises(gpud.Unsupported, match="NVRTC"):
+        gpud.RawKernel(SCALE, "scale", backend="nvcc", signature="x:in f32[]")
+
+
+def test_raw(client, rng):
+    k = gpud.RawKernel(SCALE, "scale", signature="x:in f32[], y:out f32[], s:f32, n:i64")
+    x = rng.normal(size=5000).astype(np.float32)
+    y = np.zeros(5000, np.float32)
+    if not runs_custom(client):
+        with pytest.raises(gpud.Unsupported, match="cuda backend"):
+            k((8,), (128,), (x, y, 2.0, 5000), client=client)
+        return
+    assert k((8,), (128,), (x, y, 3.0, 5000), client=client) is None
+    np.testing.assert_allclose(y, 3 * x, rtol=1e-6)
+    b = client.alloc(5000, "float32")
+    k(16, 256, (x, b, -1.0, 5000), client=client)
+    np.testing.assert_array_equal(b.get(), -x)
+    with pytest.raises(gpud.Unsupported, match="1-d"):
+        k((8, 2), (128,), (x, y, 3.0, 5000), client=client)
+    with pytest.raises(TypeError, match="args must be a tuple of 4"):
+        k(8, 128, (x, y), client=client)
+    auto = gpud.RawKernel(SCALE, "scale", signature="x:in f32[], y:out f32[], s:f32, n:i64",
+                          blocks_per_sm=2, block=128)
+    auto(args=(x, y, 0.5, 5000), client=client)
+    np.testing.assert_allclose(y, 0.5 * x, rtol=1e-6)
+
+
+def test_compile_error_verbatim(client):
+    k = gpud.RawKernel("extern \"C\" __global__ void bad(float *x) { x[0] = undefined_name; }",
+                       "bad", signature="x:out f32[]")
+    if not runs_custom(client):
+        k.kernel(client)  # the cpu backend checks, it does not compile
+        return
+    with pytest.raises(gpud.InvalidArgument, match="undefined_name"):
+        k.kernel(client)

@@ -1,0 +1,125 @@
+"""Every kind of bad input raises the right gpud.Error subclass, names what was wrong,
+and leaves the client (and gpud) serving: after each error the same client runs a sum.
+"""
+import numpy as np
+import pytest
+
+import gpud
+
+
+def still_serves(client):
+    assert client.run("sum", x=np.arange(10.0)) == 45.0
+
+
+def check(exc_info, cls, *words):
+    e = exc_info.value
+    assert isinstance(e, cls) and isinstance(e, gpud.Error)
+    assert isinstance(e.status, gpud.Status)
+    assert str(e) == e.message  # KeyError's quotes are not added
+    for w in words:
+        assert w in e.message, (w, e.message)
+
+
+def test_unreachable():
+    with pytest.raises(gpud.Unavailable) as ei:
+        gpud.connect("ipc:///tmp/gpud-nobody-here/gpud.sock", connect_timeout=2)
+    check(ei, ConnectionError, "ipc:///tmp/gpud-nobody-here/gpud.sock")
+    with pytest.raises(gpud.ArgumentTypeError):
+        gpud.connect(url=42)
+    with pytest.raises(gpud.ArgumentTypeError, match="timeout"):
+        gpud.connect("ipc:///tmp/x", timeout=-1)
+
+
+def test_argument_errors(client):
+    x = np.arange(10.0)
+    cases = [
+        (dict(x=x, y=x[:5], freqs=x + 1), ValueError, ["same length", "10", "5"]),
+        (dict(x=x.astype(np.float16), y=x, freqs=x), TypeError, ["argument 'x'", "float16"]),
+        (dict(x=np.array([1, "a"], dtype=object), y=x, freqs=x), TypeError,
+         ["argument 'x'", "object"]),
+        (dict(x=x.astype(complex), y=x, freqs=x), TypeError, ["complex128"]),
+        (dict(x=None, y=x, freqs=x), TypeError, ["argument 'x'", "required"]),
+        (dict(x={"a": 1}, y=x, freqs=x), TypeError, ["argument 'x'"]),
+        (dict(x=x, y=x, freqs=x, normalize=1 << 70), TypeError, ["int64"]),
+        (dict(x=x, y=x, freqs=x, normalize=np.ones(3)), TypeError, ["scalar"]),
+        (dict(x=x, y=x, freqs=x, bogus=1), ValueError, ["bogus"]),
+    ]
+    for args, base, words in cases:
+        with pytest.raises(gpud.Error) as ei:
+            client.run("lombscargle", **args)
+        check(ei, base, *words)
+        still_serves(client)
+    with pytest.raises(gpud.ArgumentTypeError):
+        client.run(42, x=x)
+
+
+def test_unknown_kernel_and_handle(client):
+    with pytest.raises(gpud.NotFound) as ei:
+        client.run("no_such_kernel", x=np.ones(3))
+    check(ei, KeyError, "no_such_kernel")
+    fake = gpud.Buffer(client, 0x1234, np.dtype("float64"), (3,))
+    with pytest.raises(gpud.NotFound) as ei:
+        fake.get()
+    check(ei, KeyError, "1234")
+    with pytest.raises(gpud.NotFound):
+        client.run("sum", x=fake)
+    still_serves(client)
+
+
+def test_shapes_and_sizes(client):
+    for bad in ((2 ** 40, 2 ** 40), (1,) * 9, -1, "abc"):
+        with pytest.raises(gpud.Error):
+            client.alloc(bad)
+        with pytest.raises(gpud.Error):
+            client.empty(bad)
+        still_serves(client)
+    with pytest.raises(gpud.Error):
+        client.upload(np.zeros((1,) * 9))
+    # 0-d and empty arrays are arrays like any other
+    assert client.run("sum", x=np.array(3.0)) == 3.0
+    assert client.run("sum", x=np.zeros(0)) == 0.0
+    with pytest.raises(gpud.InvalidArgument, match="empty"):
+        client.run("min", x=np.zeros(0))
+    b = client.upload(np.array(2.5))
+    assert b.shape == () and b.get() == 2.5
+
+
+def test_closed_client_and_freed_buffer(url):
+    c = gpud.connect(url)
+    b = c.upload(np.arange(4.0))
+    kept_for_later = c.upload(np.arange(3.0))
+    b.free()
+    b.free()  # a second free does nothing
+    with pytest.raises(gpud.BufferFreed) as ei:
+        b.get()
+    check(ei, ValueError, "freed")
+    with pytest.raises(gpud.BufferFreed):
+        c.run("sum", x=b)
+    c.close()
+    c.close()  # a second close does nothing
+    for call in (lambda: c.run("sum", x=np.ones(2)), lambda: c.upload(np.ones(2)),
+                 lambda: kept_for_later.get(), lambda: c.kernels, lambda: c.status(),
+                 lambda: c.k.sum(np.ones(2))):
+        with pytest.raises(gpud.ClientClosed) as ei:
+            call()
+        check(ei, ValueError, "closed")
+    with kept_for_later:  # leaving a with block of a closed client's buffer is quiet
+        pass
+
+
+def test_quota(start_gpud):
+    g = start_gpud(config="[quota]\ndevice_bytes = 1MiB\n")
+    with gpud.connect(g.url) as c:
+        with pytest.raises(gpud.QuotaExceeded) as ei:
+            c.upload(np.zeros(2 << 17))  # 2 MiB
+        check(ei, MemoryError, "device_bytes")
+        small = c.upload(np.arange(100.0))
+        assert small.get().sum() == 4950.0
+        still_serves(c)
+
+
+def test_timeout_is_an_error_not_a_hang(url):
+    with gpud.connect(url, timeout=30) as c:
+        still_serves(c)
+        c.set_timeout(None)
+        still_serves(c)
