@@ -51,9 +51,10 @@ int main(int argc, char **argv)
 		gpud_close(c);
 		return 1;
 	}
-	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
-		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
-		   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
+	gpud_array
+		ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
+		ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
+		af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
 	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
 			   gpud_arg_array("freqs", &af)};
 	double *t = malloc((size_t)reps * sizeof(double));
