@@ -38,16 +38,27 @@ class Gpud:
                 f.write(config)
             cmd += ["--config", path]
         cmd += list(args)
+        self.cmd = cmd
         self.log_path = os.path.join(self.dir, "gpud.log")
         self.log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        self._start()
+
+    def _start(self):
+        self.proc = subprocess.Popen(self.cmd, stdout=self.log, stderr=subprocess.STDOUT)
         r = subprocess.run([GPUCTL_BIN, "--url", self.url, "status", "--wait", "60"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             self.proc.kill()
             self.proc.wait()
             raise RuntimeError("gpud did not start (%s): %s\n%s" % (
-                " ".join(cmd), r.stderr, self.read_log()))
+                " ".join(self.cmd), r.stderr, self.read_log()))
+
+    def restart(self):
+        """Stops gpud (SIGTERM, exit 0 checked) and starts a new one on the same socket."""
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait()
+        assert rc == 0, "gpud exited %d:\n%s" % (rc, self.read_log())
+        self._start()
 
     def read_log(self):
         with open(self.log_path) as f:
