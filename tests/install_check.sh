@@ -19,6 +19,9 @@
 #   4. make uninstall leaves no file; a config changed after install is kept;
 #      SYSCONFDIR=/etc puts the config in T/etc/gpud instead.
 set -euo pipefail
+# Checks read a command's whole output first (grep -q <<<"$(cmd)"), never
+# cmd | grep -q: grep -q exits at the first match, and under pipefail the
+# SIGPIPE that cmd may then get would fail the check.
 
 if [ $# -ne 2 ]; then
 	echo "usage: $0 VERSION ABI" >&2
@@ -104,7 +107,7 @@ npy=$(ls python/gpud/*.py | wc -l)
 if grep -rqF "$root" "$P/$pydir/gpud"; then fail "the Python package names DESTDIR $root"; fi
 grep -qxF "ExecStart=$prefix/bin/gpud --config $prefix/etc/gpud/gpud.conf" \
 	"$P/lib/systemd/system/gpud.service" || fail "gpud.service does not start $prefix/bin/gpud"
-"$P/bin/gpud" --version | grep -qF "gpud $version " || fail "gpud --version does not say $version"
+grep -qF "gpud $version " <<<"$("$P/bin/gpud" --version)" || fail "gpud --version does not say $version"
 
 # --- 2. pkg-config ------------------------------------------------------------
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
@@ -126,13 +129,13 @@ flags=(-std=c11 -Wall -Wextra -Werror)
 	cat "$tmp/static.log" >&2
 	fail "the static link with pkg-config --static --libs failed"
 }
-readelf -d "$tmp/dynamic" | grep -qF "Shared library: [$soname]" ||
+grep -qF "Shared library: [$soname]" <<<"$(readelf -d "$tmp/dynamic")" ||
 	fail "the dynamic program does not need $soname"
-if readelf -d "$tmp/static" | grep -q NEEDED; then
+if grep -q NEEDED <<<"$(readelf -d "$tmp/static")"; then
 	fail "the static program needs shared libraries: $(readelf -d "$tmp/static" | grep NEEDED)"
 fi
 export LD_LIBRARY_PATH=$P/lib
-ldd "$tmp/dynamic" | grep -qF "$soname => $P/lib/$soname" ||
+grep -qF "$soname => $P/lib/$soname" <<<"$(ldd "$tmp/dynamic")" ||
 	fail "the dynamic program does not load $P/lib/$soname: $(ldd "$tmp/dynamic")"
 "$tmp/dynamic" "$version" >/dev/null
 "$tmp/static" "$version" >/dev/null
