@@ -26,8 +26,8 @@
 #define NPY_MAGIC_LEN 6
 #define NPY_ALIGN 64 /* numpy pads the preamble to a multiple of this */
 #define SUPPORTED_DESCRS                                                                           \
-	"'<f4', '<f8', '<i4', '<i8' (float32, float64, int32, int64; '=' or '|' "                  \
-	"also read as native, '>' as big-endian)"
+	"'<f4', '<f8', '<i4', '<i8', '<c8', '<c16' (float32, float64, int32, int64, complex64, "   \
+	"complex128; '=' or '|' also read as native, '>' as big-endian)"
 
 /* Where messages go: every one starts with "name: ". */
 struct ctx {
@@ -196,10 +196,8 @@ static int parse_descr(struct cur *k, struct hdr *h)
 		const char *code;
 		gpud_dtype dtype;
 	} codes[] = {
-		{"f4", GPUD_F32},
-		{"f8", GPUD_F64},
-		{"i4", GPUD_I32},
-		{"i8", GPUD_I64},
+		{"f4", GPUD_F32}, {"f8", GPUD_F64}, {"i4", GPUD_I32},
+		{"i8", GPUD_I64}, {"c8", GPUD_C64}, {"c16", GPUD_C128},
 	};
 	const char *s;
 	size_t n;
@@ -225,9 +223,10 @@ static int parse_descr(struct cur *k, struct hdr *h)
 	}
 	if (parse_string(k, &s, &n))
 		return -1;
-	if (n == 3 && (s[0] == '<' || s[0] == '=' || s[0] == '|' || s[0] == '>')) {
+	if ((n == 3 || n == 4) && (s[0] == '<' || s[0] == '=' || s[0] == '|' || s[0] == '>')) {
 		for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
-			if (memcmp(s + 1, codes[i].code, 2) == 0) {
+			if (strlen(codes[i].code) == n - 1 &&
+			    memcmp(s + 1, codes[i].code, n - 1) == 0) {
 				h->dtype = codes[i].dtype;
 				h->swap = s[0] == '>';
 				return 0;
@@ -413,6 +412,12 @@ static int parse_header(const struct ctx *c, const char *text, size_t len, struc
 
 /* --- load ------------------------------------------------------------------------- */
 
+/* Bytes of one number of the dtype: a complex element is two of them. */
+static size_t component_size(gpud_dtype t)
+{
+	return t == GPUD_C64 ? 4 : t == GPUD_C128 ? 8 : gpud_dtype_size(t);
+}
+
 static void swap_bytes(void *data, size_t nbytes, size_t esize)
 {
 	unsigned char *p = data;
@@ -437,7 +442,7 @@ static void swap_bytes(void *data, size_t nbytes, size_t esize)
 static void fill(gpud_array *out, const struct hdr *h, void *data)
 {
 	if (h->swap)
-		swap_bytes(data, h->nbytes, gpud_dtype_size(h->dtype));
+		swap_bytes(data, h->nbytes, component_size(h->dtype));
 	out->dtype = h->dtype;
 	out->ndim = h->ndim;
 	memcpy(out->shape, h->shape, sizeof(out->shape));
@@ -685,6 +690,10 @@ static const char *descr_of(gpud_dtype t)
 		return "<i4";
 	case GPUD_I64:
 		return "<i8";
+	case GPUD_C64:
+		return "<c8";
+	case GPUD_C128:
+		return "<c16";
 	default:
 		return NULL;
 	}
@@ -707,7 +716,9 @@ static int make_header(const struct ctx *c, const gpud_array *a, int data_needed
 		return fail(c, "no array given");
 	descr = descr_of(a->dtype);
 	if (!descr)
-		return fail(c, "cannot save dtype %d (supported: float32, float64, int32, int64)",
+		return fail(c,
+			    "cannot save dtype %d (supported: float32, float64, int32, int64, "
+			    "complex64, complex128)",
 			    (int)a->dtype);
 	if (a->ndim < 0 || a->ndim > GPUD_MAX_DIMS)
 		return fail(c, "cannot save an array of %d dimensions (0 to %d supported)", a->ndim,

@@ -17,7 +17,10 @@ size_t gpud_dtype_size(gpud_dtype t)
 		return 4;
 	case GPUD_F64:
 	case GPUD_I64:
+	case GPUD_C64:
 		return 8;
+	case GPUD_C128:
+		return 16;
 	default:
 		return 0;
 	}
@@ -34,6 +37,10 @@ const char *gpud_dtype_name(gpud_dtype t)
 		return "int32";
 	case GPUD_I64:
 		return "int64";
+	case GPUD_C64:
+		return "complex64";
+	case GPUD_C128:
+		return "complex128";
 	default:
 		return "invalid";
 	}

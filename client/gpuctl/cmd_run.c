@@ -216,6 +216,16 @@ static void print_summary(const char *name, const gpud_array *a)
 		case GPUD_I64:
 			printf("%s%" PRId64, sep, ((const int64_t *)a->data)[i]);
 			break;
+		case GPUD_C64: { /* as numpy writes them: (1+2j) */
+			const float *z = (const float *)a->data + 2 * i;
+			printf("%s(%.7g%+.7gj)", sep, (double)z[0], (double)z[1]);
+			break;
+		}
+		case GPUD_C128: {
+			const double *z = (const double *)a->data + 2 * i;
+			printf("%s(%.15g%+.15gj)", sep, z[0], z[1]);
+			break;
+		}
 		default:
 			break;
 		}

@@ -2,10 +2,11 @@
  * gpud/npy.h — reading and writing NumPy .npy files (format versions 1.0,
  * 2.0 and 3.0), part of libgpud-client.
  *
- * Supported: float32, float64, int32, int64, C order, 0 to GPUD_MAX_DIMS
- * dimensions. Little-endian data is loaded as is; big-endian data is
- * byte-swapped to native (little-endian) order on load. Fortran order, other
- * dtypes (object, complex, bool, ...), malformed headers and truncated data are
+ * Supported: float32, float64, int32, int64, complex64, complex128, C order,
+ * 0 to GPUD_MAX_DIMS dimensions. Little-endian data is loaded as is;
+ * big-endian data is byte-swapped to native (little-endian) order on load
+ * (each half of a complex number on its own). Fortran order, other dtypes
+ * (object, bool, float16, complex256, ...), malformed headers and truncated data are
  * refused with a message naming the file and what was wrong.
  *
  * Thread-safety: the functions keep no state; any thread may call them.

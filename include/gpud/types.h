@@ -39,15 +39,18 @@ typedef enum gpud_dtype {
 	GPUD_F64 = 2,
 	GPUD_I32 = 3,
 	GPUD_I64 = 4,
+	GPUD_C64 = 5,  /* complex64: two float32, real then imaginary (numpy's layout) */
+	GPUD_C128 = 6, /* complex128: two float64 */
 } gpud_dtype;
 
 /* A buffer handle: an opaque, unguessable 64-bit name given by the daemon. */
 typedef uint64_t gpud_handle;
 
-/* Bytes of one element: 4 or 8; 0 for an invalid dtype. */
+/* Bytes of one element: 4, 8 or 16; 0 for an invalid dtype. */
 GPUD_API size_t gpud_dtype_size(gpud_dtype t);
 
-/* numpy's names: "float32", "float64", "int32", "int64"; "invalid" otherwise. */
+/* numpy's names: "float32", "float64", "int32", "int64", "complex64", "complex128";
+ * "invalid" otherwise. */
 GPUD_API const char *gpud_dtype_name(gpud_dtype t);
 
 /*

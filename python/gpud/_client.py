@@ -516,7 +516,8 @@ class Client:
     def upload(self, a: Any, keep: bool = False) -> Buffer:
         """Copies an array into a new gpud.Buffer (over ipc://, 1 MiB and more by DMA).
 
-        a: a numpy array (or array-like) of float32, float64, int32 or int64;
+        a: a numpy array (or array-like) of float32, float64, int32, int64, complex64 or
+        complex128;
         non-contiguous and byte-swapped arrays are converted first.
         keep=True: the buffer belongs to the tenant, outlives this client
         and counts against the kept_buffers quota until freed.

@@ -31,11 +31,11 @@ import numpy as np
 from ._client import Buffer, Client
 from ._kernels import Kernel
 from ._default import default_client
-from ._dtypes import NAMES, describe
+from ._dtypes import describe
 from ._errors import ArgumentTypeError, InvalidArgument, Unsupported
 from ._lib import KernelSpec
 
-_DTYPES = set(NAMES.values()) | {"f32", "f64", "i32", "i64"}
+_DTYPES = {"float32", "float64", "int32", "int64", "f32", "f64", "i32", "i64"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 

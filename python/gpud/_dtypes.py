@@ -1,7 +1,8 @@
 """gpud._dtypes — gpud's four element types and how numpy values map onto them.
 
-gpud takes float32, float64, int32 and int64 (gpud_dtype in
-include/gpud/types.h, the same numbers on the wire). An array of one of them
+gpud takes float32, float64, int32, int64, complex64 and complex128
+(gpud_dtype in include/gpud/types.h, the same numbers on the wire); each
+kernel says which of them it takes. An array of one of them
 in the machine's byte order passes as it is; a non-contiguous one is copied
 to C order and a byte-swapped one converted, both losslessly. Any other
 dtype is refused with ArgumentTypeError: gpud never narrows or reinterprets
@@ -11,10 +12,14 @@ import numpy as np
 
 from ._errors import ArgumentTypeError, InvalidArgument
 
-F32, F64, I32, I64 = 1, 2, 3, 4
-NAMES = {F32: "float32", F64: "float64", I32: "int32", I64: "int64"}
+F32, F64, I32, I64, C64, C128 = 1, 2, 3, 4, 5, 6
+CODES = (F32, F64, I32, I64, C64, C128)
+NAMES = {F32: "float32", F64: "float64", I32: "int32", I64: "int64", C64: "complex64",
+         C128: "complex128"}
+ALL = "float32, float64, int32, int64, complex64 or complex128"
 NUMPY = {code: np.dtype(name) for code, name in NAMES.items()}
-_BY_KIND = {("f", 4): F32, ("f", 8): F64, ("i", 4): I32, ("i", 8): I64}
+_BY_KIND = {("f", 4): F32, ("f", 8): F64, ("i", 4): I32, ("i", 8): I64, ("c", 8): C64,
+            ("c", 16): C128}
 MAX_DIMS = 8
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -26,9 +31,9 @@ def code_of(dt):
 
 def names_of(mask):
     """'float32 or float64' for a bit mask of accepted dtypes."""
-    names = [NAMES[c] for c in (F32, F64, I32, I64) if mask & (1 << c)]
+    names = [NAMES[c] for c in CODES if mask & (1 << c)]
     if not names:
-        return "float32, float64, int32 or int64"
+        return ALL
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
@@ -49,12 +54,10 @@ def as_dtype_name(v, what):
     try:
         dt = np.dtype(v)
     except TypeError:
-        raise ArgumentTypeError("%s: expected a dtype (float32, float64, int32 or int64), got %s"
-                                % (what, describe(v)))
+        raise ArgumentTypeError("%s: expected a dtype (%s), got %s" % (what, ALL, describe(v)))
     code = code_of(dt)
     if not code:
-        raise ArgumentTypeError("%s: expected a dtype gpud has (float32, float64, int32 or "
-                                "int64), got %s" % (what, dt))
+        raise ArgumentTypeError("%s: expected a dtype gpud has (%s), got %s" % (what, ALL, dt))
     return NAMES[code]
 
 
@@ -77,14 +80,14 @@ def as_array(v, what, mask=0):
     dt = a.dtype
     code = code_of(dt)
     if not given and (not code or (mask and not mask & (1 << code))):
-        only = [c for c in (F32, F64, I32, I64) if mask == (1 << c)]
-        if only and dt.kind in "biuf":
+        only = [c for c in CODES if mask == (1 << c)]
+        if only and dt.kind in "biufc":
             conv = a.astype(NUMPY[only[0]])
             with np.errstate(invalid="ignore"):
                 exact = np.array_equal(conv.astype(dt), a, equal_nan=dt.kind == "f")
             if exact:
                 a, dt, code = conv, conv.dtype, only[0]
-    if not code or dt.kind not in "fi":
+    if not code or dt.kind not in "fic":
         raise ArgumentTypeError("%s: expected %s, got %s" % (
             what, ("an array of " + names_of(mask)), "an array of dtype %s" % dt
             if dt != object else "an array of Python objects (dtype object)"))

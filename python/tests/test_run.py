@@ -188,3 +188,20 @@ def test_warm_repeats_and_big_results(client, rng):
         assert u.shape == (300000,) and u.flags.writeable and np.all((u > 0) & (u <= 1))
         u[0] = 5.0
     np.testing.assert_array_equal(client.run("uniform", n=300000, seed=3)[1:], u[1:])
+
+
+def test_complex_buffers(client, rng):
+    """complex64 and complex128 arrays go to gpud and back bit for bit (numpy's layout)."""
+    for dt in (np.complex64, np.complex128):
+        a = (rng.normal(size=(3, 70)) + 1j * rng.normal(size=(3, 70))).astype(dt)
+        b = client.upload(a)
+        assert b.dtype == dt and b.shape == (3, 70) and b.nbytes == a.nbytes
+        np.testing.assert_array_equal(b.get(), a)
+        np.testing.assert_array_equal(client.upload(a.astype(a.dtype.newbyteorder(">"))).get(), a)
+        c = client.alloc(5, dt)
+        c.set(a[0, :5])
+        np.testing.assert_array_equal(c.get(), a[0, :5])
+    big = (rng.normal(size=1 << 17) + 1j).astype(np.complex128)  # 2 MiB: staged
+    np.testing.assert_array_equal(client.upload(big).get(), big)
+    with pytest.raises(TypeError, match="complex64"):  # no kernel takes complex yet
+        client.run("sum", x=np.ones(3, np.complex64))

@@ -132,6 +132,45 @@ START_TEST(test_gpuctl_elementwise)
 }
 END_TEST
 
+/* complex64 and complex128 .npy files: upload and download bit for bit; no kernel takes them. */
+START_TEST(test_gpuctl_complex)
+{
+	char pin[700], pout[700], arg[720], err[512];
+	float c8[6] = {1.5f, -2.0f, 0.25f, 4.0f, -0.0f, 1e30f};
+	double c16[4] = {-1e300, 0.5, 3.0, -7.25};
+	struct {
+		gpud_dtype dt;
+		void *data;
+		size_t n, bytes;
+	} cases[] = {{GPUD_C64, c8, 3, sizeof(c8)}, {GPUD_C128, c16, 2, sizeof(c16)}};
+
+	for (size_t i = 0; i < 2; i++) {
+		gpud_array a = {.dtype = cases[i].dt,
+				.ndim = 1,
+				.shape = {cases[i].n},
+				.data = cases[i].data,
+				.nbytes = cases[i].bytes},
+			   b;
+		path_in_dir(pin, sizeof(pin), "cin.npy");
+		path_in_dir(pout, sizeof(pout), "cout.npy");
+		ck_assert_msg(gpud_npy_save(pin, &a, err, sizeof(err)) == 0, "%s", err);
+		ctl_result *r = CTL("upload", "--keep", pin);
+		assert_ctl_ok(r);
+		char handle[64];
+		snprintf(handle, sizeof(handle), "%.*s", (int)strcspn(r->out, "\n"), r->out);
+		assert_ctl_ok(CTL("download", handle, "-o", pout));
+		ck_assert_msg(gpud_npy_load(pout, &b, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(b.dtype, cases[i].dt);
+		ck_assert_uint_eq(b.shape[0], cases[i].n);
+		ck_assert_mem_eq(b.data, cases[i].data, cases[i].bytes);
+		gpud_array_free(&b);
+		snprintf(arg, sizeof(arg), "x=%s", pin);
+		CTL_FAIL(EX_DATAERR, gpud_dtype_name(cases[i].dt), "run", "sum", arg);
+		assert_ctl_ok(CTL("free", handle));
+	}
+}
+END_TEST
+
 /* histogram through gpuctl: numpy's counts, int64; bad arguments named. */
 START_TEST(test_gpuctl_histogram)
 {
@@ -461,6 +500,7 @@ TCase *e2e_gpuctl(void)
 	tcase_add_test(tc, test_gpuctl_kernels_and_status);
 	tcase_add_test(tc, test_gpuctl_elementwise);
 	tcase_add_test(tc, test_gpuctl_histogram);
+	tcase_add_test(tc, test_gpuctl_complex);
 	tcase_add_test(tc, test_gpuctl_libraries);
 	tcase_add_test(tc, test_gpuctl_dead_url);
 	tcase_add_test(tc, test_gpuctl_errors);

@@ -111,6 +111,11 @@ int main(int argc, char **argv)
 	add(&r, NULL, 0);
 	r = alloc_req(&a, GPUD__DTYPE__DTYPE_I64, &four, 1, 1, 0);
 	add(&r, data, 5);
+	uint64_t two = 2;
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_C64, &two, 1, 1, 0); /* complex64: 8 bytes each */
+	add(&r, data, sizeof(data));
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_C128, &two, 1, 1, 0); /* 32 bytes wanted, 16 sent */
+	add(&r, data, sizeof(data));
 	r = alloc_req(&a, (Gpud__DType)99, &four, 1, 0, 0);
 	add(&r, NULL, 0);
 	uint64_t zero = 0, overflow[3] = {1ull << 31, 1ull << 31, 1ull << 31};

@@ -245,6 +245,8 @@ START_TEST(test_save_layout)
 		 3,
 		 {1, 0, 4},
 		 "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 0, 4), }"},
+		{GPUD_C64, 1, {3}, "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }"},
+		{GPUD_C128, 1, {2}, "{'descr': '<c16', 'fortran_order': False, 'shape': (2,), }"},
 	};
 	char path[PATH_MAX], err[256];
 	unsigned char data[8 * 6] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -662,7 +664,8 @@ END_TEST
 
 START_TEST(test_unsupported_descr)
 {
-	static const char *descrs[] = {"|O", "<c16", "|b1", "<u4", "<f2", "<f16", "f8", "<i2", ""};
+	static const char *descrs[] = {"|O",   "<c32", "|b1", "<u4", "<f2",
+				       "<f16", "f8",   "<i2", "<c4", ""};
 	const unsigned char v[64] = {0};
 	char hdr[256];
 
@@ -673,7 +676,8 @@ START_TEST(test_unsupported_descr)
 			 "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }", descrs[i]);
 		snprintf(want, sizeof(want), "'%s'", descrs[i]);
 		expect_error(hdr, v, sizeof(v), want);
-		expect_error(hdr, v, sizeof(v), "supported: '<f4', '<f8', '<i4', '<i8'");
+		expect_error(hdr, v, sizeof(v),
+			     "supported: '<f4', '<f8', '<i4', '<i8', '<c8', '<c16'");
 	}
 	expect_error(
 		"{'descr': [('x', '<f4'), ('y', '<i4')], 'fortran_order': False, 'shape': (2,), }",
@@ -1020,7 +1024,9 @@ START_TEST(test_numpy_writes)
 		"np.save(p('e.npy'), np.zeros((0, 3), dtype='<f8'))\n"
 		"np.save(p('f.npy'), np.asfortranarray(np.ones((2, 3))))\n"
 		"np.save(p('g.npy'), np.array([1, 2], dtype='<u2'))\n"
-		"np.save(p('h.npy'), np.array([1.0 + 2j]))\n";
+		"np.save(p('h.npy'), np.array([1.0 + 2j, -0.5 - 1e300j]))\n"
+		"np.save(p('i.npy'), np.array([[1.5 - 2j], [3 + 0.25j]], dtype='>c8'))\n"
+		"np.save(p('j.npy'), np.array([1 + 1j], dtype='<c16').astype('<c32'))\n";
 	const float a_want[6] = {0.5f, 1.0f, 1.5f, 2.0f, 2.5f, 3.0f};
 	const double b_want[3] = {1.5, -2.25, 1e300};
 	const int64_t v_want[3] = {5, -6, 7};
@@ -1075,9 +1081,21 @@ START_TEST(test_numpy_writes)
 	tmp_path(path, sizeof(path), "g.npy");
 	ck_assert_int_eq(gpud_npy_load(path, &a, err, sizeof(err)), -1);
 	assert_has(err, "'<u2'");
-	tmp_path(path, sizeof(path), "h.npy");
+	a = load_ok("h.npy"); /* complex128: real, imaginary */
+	ck_assert_int_eq(a.dtype, GPUD_C128);
+	ck_assert_uint_eq(a.nbytes, 32);
+	const double h_want[4] = {1.0, 2.0, -0.5, -1e300};
+	ck_assert_mem_eq(a.data, h_want, sizeof(h_want));
+	gpud_array_free(&a);
+	a = load_ok("i.npy"); /* big-endian complex64: each half swapped on its own */
+	ck_assert_int_eq(a.dtype, GPUD_C64);
+	ck_assert_int_eq(a.ndim, 2);
+	const float i_want[4] = {1.5f, -2.0f, 3.0f, 0.25f};
+	ck_assert_mem_eq(a.data, i_want, sizeof(i_want));
+	gpud_array_free(&a);
+	tmp_path(path, sizeof(path), "j.npy");
 	ck_assert_int_eq(gpud_npy_load(path, &a, err, sizeof(err)), -1);
-	assert_has(err, "'<c16'");
+	assert_has(err, "'<c32'");
 }
 END_TEST
 
@@ -1095,12 +1113,16 @@ START_TEST(test_numpy_reads)
 		"check('f8.npy', np.array(-0.125))\n"
 		"check('i4.npy', (np.arange(24, dtype=np.int32) * -3).reshape(2, 3, 4))\n"
 		"check('i8.npy', np.array([2**40, -(2**62), 1], dtype=np.int64))\n"
-		"check('e.npy', np.zeros((2, 0), dtype=np.float64))\n";
+		"check('e.npy', np.zeros((2, 0), dtype=np.float64))\n"
+		"check('c8.npy', np.array([1.5 - 2j, 0.25 + 4j], dtype=np.complex64))\n"
+		"check('c16.npy', np.array(-1e300 + 0.5j))\n";
 	float f4[6];
 	double f8 = -0.125;
 	int32_t i4[24];
 	int64_t i8[3] = {1LL << 40, -(1LL << 62), 1};
-	gpud_array arrs[5] = {
+	float c8[4] = {1.5f, -2.0f, 0.25f, 4.0f};
+	double c16[2] = {-1e300, 0.5};
+	gpud_array arrs[7] = {
 		{.dtype = GPUD_F32, .ndim = 2, .shape = {3, 2}, .data = f4, .nbytes = sizeof(f4)},
 		{.dtype = GPUD_F64, .ndim = 0, .data = &f8, .nbytes = sizeof(f8)},
 		{.dtype = GPUD_I32,
@@ -1110,15 +1132,18 @@ START_TEST(test_numpy_reads)
 		 .nbytes = sizeof(i4)},
 		{.dtype = GPUD_I64, .ndim = 1, .shape = {3}, .data = i8, .nbytes = sizeof(i8)},
 		{.dtype = GPUD_F64, .ndim = 2, .shape = {2, 0}, .data = NULL, .nbytes = 0},
+		{.dtype = GPUD_C64, .ndim = 1, .shape = {2}, .data = c8, .nbytes = sizeof(c8)},
+		{.dtype = GPUD_C128, .ndim = 0, .data = c16, .nbytes = sizeof(c16)},
 	};
-	static const char *names[5] = {"f4.npy", "f8.npy", "i4.npy", "i8.npy", "e.npy"};
+	static const char *names[7] = {"f4.npy", "f8.npy", "i4.npy", "i8.npy",
+				       "e.npy",  "c8.npy", "c16.npy"};
 	char path[PATH_MAX], err[256];
 
 	for (int i = 0; i < 6; i++)
 		f4[i] = (float)(i + 1) / 4.0f;
 	for (int i = 0; i < 24; i++)
 		i4[i] = i * -3;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 7; i++) {
 		tmp_path(path, sizeof(path), names[i]);
 		ck_assert_msg(gpud_npy_save(path, &arrs[i], err, sizeof(err)) == 0, "%s", err);
 	}
