@@ -350,7 +350,7 @@ $(FAIRNESS): $(BUILD)/bench/fairness.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(HARNESS_OBJ) $(call obj,daemon/backend/cuda/pool.cu) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
-$(TINY_CALL): $(BUILD)/bench/tiny_call.o $(LIB_A)
+$(TINY_CALL): $(BUILD)/bench/tiny_call.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)

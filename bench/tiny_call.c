@@ -10,22 +10,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "tests/harness.h"
 
 enum { NX = 8, NF = 1024 };
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -63,17 +51,17 @@ int main(int argc, char **argv)
 	for (int r = -50; r < reps; r++) {
 		gpud_result res;
 		size_t n;
-		double t0 = now_us();
+		double t0 = harness_now_s();
 		if (gpud_call(c, "lombscargle", args, 3, &res, 1, &n, NULL) != GPUD_OK) {
 			fprintf(stderr, "tiny_call: %s\n", gpud_errmsg(c));
 			return 1;
 		}
 		gpud_array_free(&res.array);
 		if (r >= 0)
-			t[r] = now_us() - t0;
+			t[r] = (harness_now_s() - t0) * 1e6;
 	}
-	qsort(t, (size_t)reps, sizeof(double), cmp);
-	printf("p50_us %.2f p99_us %.2f\n", t[reps / 2], t[(int)(0.99 * (reps - 1))]);
+	printf("p50_us %.2f p99_us %.2f\n", harness_median(t, (size_t)reps),
+	       harness_percentile(t, (size_t)reps, 0.99));
 	free(t);
 	gpud_close(c);
 	return 0;
