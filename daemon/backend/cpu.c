@@ -140,6 +140,7 @@ struct run_job {
 	int skipped;       /* a chunk found it set (run_after, on the loop) */
 	double *kernel_us;
 	uint64_t t0_ns;
+	unsigned verdict; /* kernel_def.cpu_verdict's code: chunk 0's worker writes it */
 	run_chunk chunks[];
 };
 
@@ -152,6 +153,10 @@ static void run_work(uv_work_t *w)
 		c->skipped = 1;
 		return;
 	}
+	/* Arguments whose values are wrong: the first chunk looks (run_after
+	 * reads it on the loop once every chunk is done). */
+	if (c == &c->job->chunks[0] && c->job->k->cpu_verdict)
+		c->job->verdict = c->job->k->cpu_verdict(c->job->a);
 	c->job->k->cpu_run(c->job->a, c->lo, c->hi);
 }
 
@@ -170,6 +175,13 @@ static void run_after(uv_work_t *w, int status)
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
 	int failed = j->failed, skipped = j->skipped;
+	char msg[768];
+	if (j->verdict != 0 && !skipped && !failed) {
+		j->k->verdict_message(j->a, j->verdict, msg, sizeof(msg));
+		free(j);
+		done(arg, ST_INVALID, msg);
+		return;
+	}
 	free(j);
 	if (skipped)
 		done(arg, ST_CANCELLED, "cancelled: the cpu backend stopped between chunks");

@@ -232,17 +232,17 @@ void verb_kernels(gpud_request *r)
 				else if (p->stype == KSCALAR_I64)
 					q->dtypes[q->n_dtypes++] = GPUD__DTYPE__DTYPE_I64;
 				else if (p->stype == KSCALAR_DTYPE)
-					for (int t = GPUD_F32; t <= GPUD_I64; t++)
+					for (int t = GPUD_F32; t <= GPUD_C128; t++)
 						if (p->dtypes & KDT(t))
 							q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
 				q->ndim = 0;
 			} else {
-				for (int t = GPUD_F32; t <= GPUD_I64; t++)
+				for (int t = GPUD_F32; t <= GPUD_C128; t++)
 					if (p->dtypes & KDT(t))
 						q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
 				q->ndim = p->ndim;
 			}
-			q->optional = p->role == KPARAM_OUT || p->default_value != NULL;
+			q->optional = p->role == KPARAM_OUT || p->default_value != NULL || p->optional;
 			q->default_value = (char *)(p->default_value ? p->default_value : "");
 			kernel_param_describe(p, types[pi], sizeof(types[pi]));
 			q->type = types[pi];

@@ -30,13 +30,15 @@ const char *kernel_scalar_type_name(kscalar_type t)
 		return "float64";
 	case KSCALAR_DTYPE:
 		return "dtype";
+	case KSCALAR_WORD:
+		return "word";
 	}
 	return "?";
 }
 
 gpud_dtype kernel_dtype_parse(const char *name)
 {
-	for (int t = GPUD_F32; t <= GPUD_I64; t++)
+	for (int t = GPUD_F32; t <= GPUD_C128; t++)
 		if (strcmp(name, gpud_dtype_name((gpud_dtype)t)) == 0)
 			return (gpud_dtype)t;
 	return GPUD_DTYPE_INVALID;
@@ -46,7 +48,7 @@ static void dtype_mask_describe(unsigned mask, char *buf, size_t len)
 {
 	size_t n = 0;
 	buf[0] = '\0';
-	for (int t = GPUD_F32; t <= GPUD_I64; t++) {
+	for (int t = GPUD_F32; t <= GPUD_C128; t++) {
 		if (!(mask & KDT(t)))
 			continue;
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "|" : "",
@@ -66,22 +68,43 @@ void kernel_param_describe(const kernel_param *p, char *buf, size_t len)
 			snprintf(buf, len, "dtype name %s", types);
 		return;
 	}
+	if (p->role == KPARAM_SCALAR && p->stype == KSCALAR_WORD) {
+		size_t n = 0;
+		types[0] = '\0';
+		for (int i = 0; p->words && p->words[i]; i++)
+			n += (size_t)snprintf(types + n, n < sizeof(types) ? sizeof(types) - n : 0,
+					      "%s%s", i ? "|" : "", p->words[i]);
+		snprintf(buf, len, "%s or bool%s%s%s", types,
+			 p->default_value ? " (default " : "",
+			 p->default_value ? p->default_value : "", p->default_value ? ")" : "");
+		return;
+	}
 	if (p->role == KPARAM_SCALAR) {
 		if (p->default_value)
 			snprintf(buf, len, "%s scalar (default %s)",
 				 kernel_scalar_type_name(p->stype), p->default_value);
 		else
-			snprintf(buf, len, "%s scalar", kernel_scalar_type_name(p->stype));
+			snprintf(buf, len, "%s scalar%s", kernel_scalar_type_name(p->stype),
+				 p->optional ? " (optional)" : "");
 		return;
 	}
 	dtype_mask_describe(p->dtypes, types, sizeof(types));
+	const char *tail = p->role == KPARAM_OUT ? " (output)" : p->optional ? " (optional)" : "";
 	if (p->broadcast)
 		snprintf(buf, len, "%s array or scalar", types);
 	else if (p->ndim >= 0)
-		snprintf(buf, len, "%s %d-d array%s", types, p->ndim,
-			 p->role == KPARAM_OUT ? " (output)" : "");
+		snprintf(buf, len, "%s %d-d array%s", types, p->ndim, tail);
 	else
-		snprintf(buf, len, "%s array%s", types, p->role == KPARAM_OUT ? " (output)" : "");
+		snprintf(buf, len, "%s array%s", types, tail);
+}
+
+/* The index of word `text` among p's words (case as written), or -1. */
+static int word_index(const kernel_param *p, const char *text)
+{
+	for (int i = 0; p->words && p->words[i]; i++)
+		if (strcmp(p->words[i], text) == 0)
+			return i;
+	return -1;
 }
 
 void kernel_param_names(const kernel_def *k, char *buf, size_t len)
@@ -115,6 +138,8 @@ int kernel_scalar_parse(kscalar_type t, const char *text, kernel_value *out)
 	case KSCALAR_DTYPE:
 		out->s.dtype = kernel_dtype_parse(text);
 		return out->s.dtype == GPUD_DTYPE_INVALID ? -1 : 0;
+	case KSCALAR_WORD: /* needs the param's words: kernel_bind_text */
+		return -1;
 	}
 	return -1;
 }
@@ -190,23 +215,34 @@ int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given
 		else
 			goto mismatch;
 		break;
+	case KSCALAR_WORD:
+		/* a bool stands for words[0] (false) or words[1] (true) */
+		if (kind == KGIVEN_BOOL)
+			out->s.i64 = b ? 1 : 0;
+		else if (kind == KGIVEN_I64 && (i == 0 || i == 1))
+			out->s.i64 = i;
+		else
+			goto mismatch;
+		break;
 	case KSCALAR_DTYPE:
 		goto mismatch;
 	}
 	out->present = 1;
 	return 0;
 mismatch:
-	if (p->stype == KSCALAR_DTYPE) {
+	if (p->stype == KSCALAR_DTYPE || p->stype == KSCALAR_WORD) {
 		kernel_param_describe(p, want, sizeof(want));
+		/* "a dtype name float32|float64", "one of power|normalize|amplitude or bool" */
+		const char *art = p->stype == KSCALAR_WORD ? "one of" : "a";
 		if (kind == KGIVEN_BOOL)
-			snprintf(err, errlen, "%s: argument '%s' must be a %s, got bool %s",
-				 k->name, p->name, want, b ? "true" : "false");
+			snprintf(err, errlen, "%s: argument '%s' must be %s %s, got bool %s",
+				 k->name, p->name, art, want, b ? "true" : "false");
 		else if (kind == KGIVEN_I64)
-			snprintf(err, errlen, "%s: argument '%s' must be a %s, got %lld", k->name,
-				 p->name, want, (long long)i);
+			snprintf(err, errlen, "%s: argument '%s' must be %s %s, got %lld", k->name,
+				 p->name, art, want, (long long)i);
 		else
-			snprintf(err, errlen, "%s: argument '%s' must be a %s, got %g", k->name,
-				 p->name, want, d);
+			snprintf(err, errlen, "%s: argument '%s' must be %s %s, got %g", k->name,
+				 p->name, art, want, d);
 		return -1;
 	}
 	if (kind == KGIVEN_BOOL)
@@ -234,6 +270,20 @@ int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *tex
 			 p->name, want, text);
 		return -1;
 	}
+	if (p->stype == KSCALAR_WORD) {
+		int w = word_index(p, text);
+		if (w < 0 && (!strcasecmp(text, "true") || !strcasecmp(text, "false")))
+			w = strcasecmp(text, "true") == 0;
+		if (w < 0) {
+			snprintf(err, errlen, "%s: argument '%s' must be one of %s, got '%.64s'", k->name,
+				 p->name, want, text);
+			return -1;
+		}
+		out->s.i64 = w;
+		out->scalar = 0;
+		out->present = 1;
+		return 0;
+	}
 	if (p->stype != KSCALAR_DTYPE) {
 		snprintf(err, errlen, "%s: argument '%s' must be %s%s; cannot parse '%.64s'",
 			 k->name, p->name, kernel_scalar_type_name(p->stype),
@@ -259,10 +309,14 @@ int kernel_args_finish(kernel_args *a, char *err, size_t errlen)
 
 	for (int i = 0; i < k->nparams; i++) {
 		const kernel_param *p = &k->params[i];
-		if (a->v[i].present || p->role == KPARAM_OUT)
+		if (a->v[i].present || p->role == KPARAM_OUT || p->optional)
 			continue;
 		if (p->role == KPARAM_SCALAR && p->default_value) {
-			if (kernel_scalar_parse(p->stype, p->default_value, &a->v[i]) != 0) {
+			int w = p->stype == KSCALAR_WORD ? word_index(p, p->default_value) : 0;
+			if (p->stype == KSCALAR_WORD)
+				a->v[i].s.i64 = w;
+			if (w < 0 || (p->stype != KSCALAR_WORD &&
+				      kernel_scalar_parse(p->stype, p->default_value, &a->v[i]) != 0)) {
 				snprintf(err, errlen, "%s: bad default '%s' for '%s'", k->name,
 					 p->default_value, p->name);
 				return -1;

@@ -33,6 +33,14 @@ typedef struct cuda_launch_ctx {
 	void *blas; /* cublasHandle_t: its stream and own workspace set, default math */
 	void *rng;  /* curandGenerator_t: Philox4_32_10, its stream set */
 	const char *blas_why, *rng_why;
+	/*
+	 * For a kernel with verdicts (kernel_def.verdict_message): a zeroed
+	 * device-visible word where the kernel writes its code when the
+	 * arguments' values are wrong (the run then fails with the kernel's
+	 * message); NULL where nobody reads one (the kernel then only leaves
+	 * its outputs without a result).
+	 */
+	unsigned *verdict;
 } cuda_launch_ctx;
 
 typedef struct cuda_variant_attr {

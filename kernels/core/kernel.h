@@ -40,14 +40,23 @@ extern "C" {
 #define KERNEL_MAX_PARAMS 16
 #define KDT(t) (1u << (t)) /* dtype mask bit */
 #define KDT_FLOAT (KDT(GPUD_F32) | KDT(GPUD_F64))
+#define KDT_COMPLEX (KDT(GPUD_C64) | KDT(GPUD_C128))
 
 typedef enum kparam_role { KPARAM_IN, KPARAM_OUT, KPARAM_SCALAR } kparam_role;
 /*
  * Scalar types. KSCALAR_DTYPE takes a dtype's name as text ("float32"), for
  * kernels whose output dtype is chosen by the caller (uniform, normal); the
- * param's `dtypes` mask says which it may name.
+ * param's `dtypes` mask says which it may name. KSCALAR_WORD takes one of the
+ * param's `words` as text, or a bool standing for words[0] (false) or
+ * words[1] (true); its value (s.i64) is the word's index.
  */
-typedef enum kscalar_type { KSCALAR_BOOL, KSCALAR_I64, KSCALAR_F64, KSCALAR_DTYPE } kscalar_type;
+typedef enum kscalar_type {
+	KSCALAR_BOOL,
+	KSCALAR_I64,
+	KSCALAR_F64,
+	KSCALAR_DTYPE,
+	KSCALAR_WORD
+} kscalar_type;
 
 typedef struct kernel_param {
 	const char *name;
@@ -58,6 +67,10 @@ typedef struct kernel_param {
 	const char *default_value; /* scalars: text of the default, NULL if required */
 	const char *doc;
 	int broadcast; /* an input array that also takes a scalar (stype) */
+	/* An input array or a scalar without a default that may be left out
+	 * (its value then has present == 0; check decides what that means). */
+	int optional;
+	const char *const *words; /* KSCALAR_WORD: the words, NULL-terminated */
 } kernel_param;
 
 /* A bound buffer: where the backend keeps it, and what it holds. */
@@ -121,6 +134,17 @@ typedef struct kernel_def {
 	const char *const *samples;
 	/* a user's kernel (struct custom_kernel, kernels/custom/custom.h); NULL for built-ins */
 	const void *custom;
+	/*
+	 * Optional, for arguments whose values, not only their shapes, can be
+	 * wrong (negative weights), which check cannot see (on the cuda backend
+	 * the arrays are in device memory). The run itself finds it: cpu_verdict
+	 * (cpu backend, on a worker, with the run) returns 0 or a code of the
+	 * kernel's own; the CUDA kernel writes the same code to
+	 * cuda_launch_ctx.verdict. A run with a code fails with ST_INVALID and
+	 * verdict_message's words; its outputs hold no result.
+	 */
+	unsigned (*cpu_verdict)(const kernel_args *a);
+	void (*verdict_message)(const kernel_args *a, unsigned code, char *err, size_t errlen);
 } kernel_def;
 
 /* --- the table (kernels/core/table.c), in the order of kernels/kernels.def --- */
@@ -156,7 +180,7 @@ int kernel_bind_array(const kernel_def *k, const kernel_param *p, const kernel_a
 typedef enum kscalar_given { KGIVEN_BOOL, KGIVEN_I64, KGIVEN_F64 } kscalar_given;
 int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given kind, int b,
 		       int64_t i, double d, kernel_value *out, char *err, size_t errlen);
-/* A text scalar: a dtype name, for KSCALAR_DTYPE parameters only. */
+/* A text scalar: a dtype name (KSCALAR_DTYPE) or one of the words (KSCALAR_WORD). */
 int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *text,
 		     kernel_value *out, char *err, size_t errlen);
 /* numpy's name ("float32", "int64") to a dtype; GPUD_DTYPE_INVALID if it is none. */

@@ -49,6 +49,12 @@ static gpud_dtype first_dtype(unsigned mask)
 	return GPUD_DTYPE_INVALID;
 }
 
+/* A complex dtype's component (float32, float64); others themselves. */
+static gpud_dtype component(gpud_dtype dt)
+{
+	return dt == GPUD_C64 ? GPUD_F32 : dt == GPUD_C128 ? GPUD_F64 : dt;
+}
+
 static int is_int(gpud_dtype dt)
 {
 	return dt == GPUD_I32 || dt == GPUD_I64;
@@ -384,6 +390,10 @@ size_t kernel_sample_bytes(const kernel_sample *s, int i)
 
 void kernel_sample_poison(gpud_dtype dt, void *p, size_t n)
 {
+	if (component(dt) != dt) { /* complex: each component */
+		kernel_sample_poison(component(dt), p, 2 * n);
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (gpud_dtype_size(dt) == 4) {
 			uint32_t u = POISON32;
@@ -397,6 +407,9 @@ void kernel_sample_poison(gpud_dtype dt, void *p, size_t n)
 
 int kernel_sample_is_poison(gpud_dtype dt, const void *p, size_t i)
 {
+	if (component(dt) != dt)
+		return kernel_sample_is_poison(component(dt), p, 2 * i) ||
+		       kernel_sample_is_poison(component(dt), p, 2 * i + 1);
 	if (gpud_dtype_size(dt) == 4) {
 		uint32_t u;
 		memcpy(&u, (const char *)p + 4 * i, 4);
@@ -412,16 +425,18 @@ int kernel_sample_compare(const kernel_sample *s, int i, const void *got, int ha
 {
 	const kernel_array *r = &s->a.v[i].arr;
 	const char *name = s->a.kernel->params[i].name;
-	gpud_dtype dt = r->dtype;
+	/* complex arrays: their components, real and imaginary in turn */
+	gpud_dtype dt = component(r->dtype);
+	size_t count = r->count * (dt != r->dtype ? 2 : 1);
 	double scale = 1;
 
-	for (size_t j = 0; have_ref && !is_int(dt) && j < r->count; j++) {
+	for (size_t j = 0; have_ref && !is_int(dt) && j < count; j++) {
 		double v = get_f(dt, r->data, j);
 		if (isfinite(v) && fabs(v) > scale)
 			scale = fabs(v);
 	}
 	double tol = (dt == GPUD_F32 ? 1e-2 : 1e-8) * scale;
-	for (size_t j = 0; j < r->count; j++) {
+	for (size_t j = 0; j < count; j++) {
 		if (kernel_sample_is_poison(dt, got, j) &&
 		    !(have_ref && kernel_sample_is_poison(dt, r->data, j))) {
 			snprintf(err, errlen, "output '%s'[%zu] was never written", name, j);

@@ -1,19 +1,29 @@
 /*
- * kernels/lombscargle/lombscargle.c — the Lomb-Scargle periodogram, exactly as
- * scipy.signal.lombscargle(x, y, freqs, precenter=False, normalize=False) in
- * scipy <= 1.14: angular frequencies; precenter subtracts mean(y) first;
- * normalize multiplies by 2 / dot(y, y) of the uncentred y.
+ * kernels/lombscargle/lombscargle.c — the Lomb-Scargle periodogram as
+ * scipy.signal.lombscargle computes it in scipy >= 1.15 (the generalised
+ * periodogram of Zechmeister and Kürster): weights normalised to sum 1, an
+ * optional floating mean, CC and SS clamped at float64's epsneg, and three
+ * normalize modes (power scaled by N/4, normalized by the weighted y^2 sum,
+ * or the complex amplitude). legacy=true gives scipy <= 1.14's results
+ * instead (they differ where precenter and normalize are both set); the
+ * default is today's scipy. Frequencies are angular, given as an array or as
+ * the grid f0 + df*k, k < nf (computed in float64; nothing to upload).
  *
- * This file holds the table entry, the argument checks and the CPU
- * reference. The reference computes in float64 for both dtypes, as scipy does
- * (it converts its inputs to float64), and rounds float32 results once at the
- * end; the GPU kernels are compared against it.
+ * This file holds the table entry, the argument checks, the check of the
+ * weights' values (the verdict) and the CPU reference. The reference
+ * computes in float64 for both dtypes, as scipy does, with scipy's two passes
+ * over the samples per frequency written out as scipy writes them, and
+ * rounds float32 results once at the end; the GPU kernels (one pass, see
+ * lombscargle.cu) are compared against it.
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
+
+static const char *const normalize_words[] = {"power", "normalize", "amplitude", NULL};
 
 static const kernel_param params[] = {
 	[LS_X] = {.name = "x",
@@ -30,30 +40,81 @@ static const kernel_param params[] = {
 		      .role = KPARAM_IN,
 		      .dtypes = KDT_FLOAT,
 		      .ndim = 1,
-		      .doc = "angular frequencies"},
+		      .optional = 1,
+		      .doc = "angular frequencies (or give the grid f0, df, nf)"},
 	[LS_PGRAM] = {.name = "pgram",
 		      .role = KPARAM_OUT,
-		      .dtypes = KDT_FLOAT,
+		      .dtypes = KDT_FLOAT | KDT_COMPLEX,
 		      .ndim = 1,
-		      .doc = "periodogram, same dtype and length as freqs"},
+		      .doc = "periodogram, one per frequency: x's dtype, or its complex dtype "
+			     "for normalize=amplitude"},
 	[LS_PRECENTER] = {.name = "precenter",
 			  .role = KPARAM_SCALAR,
 			  .stype = KSCALAR_BOOL,
 			  .default_value = "false",
-			  .doc = "subtract mean(y) before computing"},
+			  .doc = "subtract mean(y) (unweighted) first"},
 	[LS_NORMALIZE] = {.name = "normalize",
 			  .role = KPARAM_SCALAR,
-			  .stype = KSCALAR_BOOL,
-			  .default_value = "false",
-			  .doc = "multiply by 2 / dot(y, y)"},
+			  .stype = KSCALAR_WORD,
+			  .words = normalize_words,
+			  .default_value = "power",
+			  .doc = "power (false): scaled by N/4; normalize (true): over the "
+				 "weighted sum of y^2; amplitude: the complex amplitude"},
+	[LS_WEIGHTS] = {.name = "weights",
+			.role = KPARAM_IN,
+			.dtypes = KDT_FLOAT,
+			.ndim = 1,
+			.optional = 1,
+			.doc = "non-negative sample weights, same length as x (default all "
+			       "equal)"},
+	[LS_FLOATING_MEAN] = {.name = "floating_mean",
+			      .role = KPARAM_SCALAR,
+			      .stype = KSCALAR_BOOL,
+			      .default_value = "false",
+			      .doc = "fit an offset for each frequency"},
+	[LS_F0] = {.name = "f0",
+		   .role = KPARAM_SCALAR,
+		   .stype = KSCALAR_F64,
+		   .optional = 1,
+		   .doc = "grid: the first angular frequency"},
+	[LS_DF] = {.name = "df",
+		   .role = KPARAM_SCALAR,
+		   .stype = KSCALAR_F64,
+		   .optional = 1,
+		   .doc = "grid: the step"},
+	[LS_NF] = {.name = "nf",
+		   .role = KPARAM_SCALAR,
+		   .stype = KSCALAR_I64,
+		   .optional = 1,
+		   .doc = "grid: how many frequencies"},
+	[LS_LEGACY] = {.name = "legacy",
+		       .role = KPARAM_SCALAR,
+		       .stype = KSCALAR_BOOL,
+		       .default_value = "false",
+		       .doc = "scipy <= 1.14's results (normalize by 2/dot(y, y) of the y as "
+			      "given); no weights, floating_mean or amplitude"},
 };
 
 static int ls_check(kernel_args *a, char *err, size_t errlen)
 {
-	const kernel_array *x = &a->v[LS_X].arr, *y = &a->v[LS_Y].arr, *f = &a->v[LS_FREQS].arr;
+	const kernel_value *v = a->v;
+	const kernel_array *x = &v[LS_X].arr, *y = &v[LS_Y].arr;
+	static const int arrays[] = {LS_Y, LS_FREQS, LS_WEIGHTS};
+	int grid = v[LS_F0].present || v[LS_DF].present || v[LS_NF].present;
+	uint64_t nf;
 
-	if (kernel_check_same_dtype(a, err, errlen) != 0)
-		return -1;
+	a->dtype = x->dtype;
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		const kernel_value *o = &v[arrays[i]];
+		if (o->present && o->arr.dtype != x->dtype) {
+			snprintf(err, errlen,
+				 "lombscargle: x, y, freqs and weights must have one dtype: '%s' "
+				 "is %s but 'x' is %s",
+				 params[arrays[i]].name, gpud_dtype_name(o->arr.dtype),
+				 gpud_dtype_name(x->dtype));
+			return -1;
+		}
+	}
 	if (x->count != y->count) {
 		snprintf(err, errlen,
 			 "lombscargle: x and y must have the same length, got %zu and %zu",
@@ -64,13 +125,70 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 		snprintf(err, errlen, "lombscargle: x and y must not be empty");
 		return -1;
 	}
-	kernel_set_output(a, LS_PGRAM, a->dtype, 1, f->shape);
+	if (v[LS_WEIGHTS].present && v[LS_WEIGHTS].arr.count != x->count) {
+		snprintf(err, errlen,
+			 "lombscargle: weights must have the length of x, got %zu for %zu samples",
+			 v[LS_WEIGHTS].arr.count, x->count);
+		return -1;
+	}
+	if (v[LS_FREQS].present && grid) {
+		snprintf(err, errlen,
+			 "lombscargle: give the frequencies as freqs or as the grid f0, df, nf, "
+			 "not both");
+		return -1;
+	}
+	if (!v[LS_FREQS].present) {
+		if (!grid) {
+			snprintf(err, errlen,
+				 "lombscargle: missing the frequencies: give freqs (an array) or "
+				 "the grid f0, df, nf");
+			return -1;
+		}
+		for (int i = LS_F0; i <= LS_NF; i++)
+			if (!v[i].present) {
+				snprintf(err, errlen,
+					 "lombscargle: the grid needs f0, df and nf; '%s' is "
+					 "missing",
+					 params[i].name);
+				return -1;
+			}
+		if (v[LS_NF].s.i64 < 1 || v[LS_NF].s.i64 > (int64_t)1 << 40) {
+			snprintf(err, errlen,
+				 "lombscargle: nf must be between 1 and 2^40, got %lld",
+				 (long long)v[LS_NF].s.i64);
+			return -1;
+		}
+		nf = (uint64_t)v[LS_NF].s.i64;
+	} else {
+		nf = v[LS_FREQS].arr.count;
+		if (nf == 0) {
+			snprintf(err, errlen, "lombscargle: freqs must not be empty");
+			return -1;
+		}
+	}
+	if (v[LS_LEGACY].s.b) {
+		const char *what = v[LS_WEIGHTS].present	      ? "weights"
+				   : v[LS_FLOATING_MEAN].s.b	      ? "floating_mean=true"
+				   : v[LS_NORMALIZE].s.i64 == LS_AMPLITUDE ? "normalize=amplitude"
+									   : NULL;
+		if (what) {
+			snprintf(err, errlen,
+				 "lombscargle: legacy=true (scipy <= 1.14) has no %s; leave out "
+				 "legacy for today's scipy",
+				 what);
+			return -1;
+		}
+	}
+	gpud_dtype out = x->dtype;
+	if (v[LS_NORMALIZE].s.i64 == LS_AMPLITUDE)
+		out = x->dtype == GPUD_F32 ? GPUD_C64 : GPUD_C128;
+	kernel_set_output(a, LS_PGRAM, out, 1, &nf);
 	return 0;
 }
 
 static size_t ls_cpu_items(const kernel_args *a)
 {
-	return a->v[LS_FREQS].arr.count;
+	return a->v[LS_PGRAM].arr.count;
 }
 
 static inline double load(const kernel_array *v, size_t i)
@@ -79,18 +197,58 @@ static inline double load(const kernel_array *v, size_t i)
 				    : ((const double *)v->data)[i];
 }
 
-double lombscargle_ref_one(double f, const kernel_array *x, const kernel_array *y, double ymean)
+double lombscargle_freq(const kernel_args *a, size_t i)
 {
+	if (a->v[LS_FREQS].present)
+		return load(&a->v[LS_FREQS].arr, i);
+	return a->v[LS_F0].s.f64 + a->v[LS_DF].s.f64 * (double)i;
+}
+
+static double weight(const kernel_args *a, const ls_sums *s, size_t j)
+{
+	return a->v[LS_WEIGHTS].present ? load(&a->v[LS_WEIGHTS].arr, j) / s->wsum
+					: 1.0 / s->wsum;
+}
+
+void lombscargle_ref_sums(const kernel_args *a, ls_sums *s)
+{
+	const kernel_array *y = &a->v[LS_Y].arr;
+	size_t n = y->count;
+	double sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (size_t j = 0; j < n; j++) {
+		double v = load(y, j);
+		sum += v;
+		s->ydot += v * v;
+	}
+	s->shift = a->v[LS_PRECENTER].s.b ? sum / (double)n : 0.0;
+	if (a->v[LS_WEIGHTS].present)
+		for (size_t j = 0; j < n; j++)
+			s->wsum += load(&a->v[LS_WEIGHTS].arr, j);
+	else
+		s->wsum = (double)n;
+	for (size_t j = 0; j < n; j++) {
+		double w = weight(a, s, j), v = load(y, j) - s->shift;
+		s->y1 += w * v;
+		s->y2 += w * v * v;
+	}
+}
+
+/* scipy <= 1.14 (Townsend's one pass): unnormalised, y shifted. */
+static double legacy_one(const kernel_args *a, const ls_sums *s, double f)
+{
+	const kernel_array *x = &a->v[LS_X].arr, *y = &a->v[LS_Y].arr;
 	double xc = 0, xs = 0, cc = 0, ss = 0, cs = 0;
 
 	for (size_t j = 0; j < x->count; j++) {
-		double s, c, yj = load(y, j) - ymean;
-		sincos(f * load(x, j), &s, &c);
+		double sn, c, yj = load(y, j) - s->shift;
+		sincos(f * load(x, j), &sn, &c);
 		xc += yj * c;
-		xs += yj * s;
+		xs += yj * sn;
 		cc += c * c;
-		ss += s * s;
-		cs += c * s;
+		ss += sn * sn;
+		cs += c * sn;
 	}
 	double tau = atan2(2 * cs, cc - ss) / (2 * f);
 	double c_tau = cos(f * tau), s_tau = sin(f * tau);
@@ -100,51 +258,152 @@ double lombscargle_ref_one(double f, const kernel_array *x, const kernel_array *
 		      (n2 * n2) / (c_tau2 * ss - cs_tau * cs + s_tau2 * cc));
 }
 
-void lombscargle_ref_moments(const kernel_array *y, double *mean, double *dot)
+void lombscargle_ref_one(const kernel_args *a, const ls_sums *s, double f, double out[2])
 {
-	double sum = 0, sq = 0;
-	for (size_t j = 0; j < y->count; j++) {
-		double v = load(y, j);
-		sum += v;
-		sq += v * v;
+	const kernel_array *x = &a->v[LS_X].arr, *y = &a->v[LS_Y].arr;
+	int fm = a->v[LS_FLOATING_MEAN].s.b, mode = (int)a->v[LS_NORMALIZE].s.i64;
+	size_t n = x->count;
+
+	out[1] = 0;
+	if (a->v[LS_LEGACY].s.b) {
+		double p = legacy_one(a, s, f);
+		out[0] = mode == LS_NORMALIZED ? p * 2.0 / s->ydot : p;
+		return;
 	}
-	*mean = sum / (double)y->count;
-	*dot = sq;
+	/* pass 1: the sums at phase f x, for tau */
+	double cc = 0, cs = 0, c1 = 0, s1 = 0;
+	for (size_t j = 0; j < n; j++) {
+		double w = weight(a, s, j), sn, c;
+		sincos(f * load(x, j), &sn, &c);
+		cc += w * c * c;
+		cs += w * c * sn;
+		c1 += w * c;
+		s1 += w * sn;
+	}
+	double ss = 1 - cc;
+	if (fm) {
+		cc -= c1 * c1;
+		ss -= s1 * s1;
+		cs -= c1 * s1;
+	}
+	double tau = 0.5 * atan2(2 * cs, cc - ss);
+	/* pass 2: at phase f x - tau, where the cross term vanishes */
+	double yc = 0, ys = 0;
+	cc = c1 = s1 = 0;
+	for (size_t j = 0; j < n; j++) {
+		double w = weight(a, s, j), v = load(y, j) - s->shift, sn, c;
+		sincos(f * load(x, j) - tau, &sn, &c);
+		yc += w * v * c;
+		ys += w * v * sn;
+		cc += w * c * c;
+		c1 += w * c;
+		s1 += w * sn;
+	}
+	ss = 1 - cc;
+	if (fm) {
+		yc -= s->y1 * c1;
+		ys -= s->y1 * s1;
+		cc -= c1 * c1;
+		ss -= s1 * s1;
+	}
+	cc = fmax(cc, LS_EPSNEG);
+	ss = fmax(ss, LS_EPSNEG);
+	double ca = yc / cc, sb = ys / ss, p = 2 * (ca * yc + sb * ys);
+	switch (mode) {
+	case LS_NORMALIZED:
+		out[0] = p / (2 * (fm ? s->y2 - s->y1 * s->y1 : s->y2));
+		break;
+	case LS_AMPLITUDE: /* (a + ib) e^{i tau} */
+		out[0] = ca * cos(tau) - sb * sin(tau);
+		out[1] = ca * sin(tau) + sb * cos(tau);
+		break;
+	default:
+		out[0] = p * (double)n / 4;
+	}
 }
 
 static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 {
-	const kernel_array *x = &a->v[LS_X].arr, *y = &a->v[LS_Y].arr, *f = &a->v[LS_FREQS].arr;
-	const kernel_array *out = &a->v[LS_PGRAM].arr;
-	double mean, dot;
+	const kernel_array *o = &a->v[LS_PGRAM].arr;
+	ls_sums s;
 
-	lombscargle_ref_moments(y, &mean, &dot);
-	double scale = a->v[LS_NORMALIZE].s.b ? 2.0 / dot : 1.0;
-	double shift = a->v[LS_PRECENTER].s.b ? mean : 0.0;
+	lombscargle_ref_sums(a, &s);
 	for (size_t i = lo; i < hi; i++) {
-		double p = lombscargle_ref_one(load(f, i), x, y, shift) * scale;
-		if (out->dtype == GPUD_F32)
-			((float *)out->data)[i] = (float)p;
-		else
-			((double *)out->data)[i] = p;
+		double r[2];
+		lombscargle_ref_one(a, &s, lombscargle_freq(a, i), r);
+		switch (o->dtype) {
+		case GPUD_F32:
+			((float *)o->data)[i] = (float)r[0];
+			break;
+		case GPUD_C64:
+			((float *)o->data)[2 * i] = (float)r[0];
+			((float *)o->data)[2 * i + 1] = (float)r[1];
+			break;
+		case GPUD_C128:
+			((double *)o->data)[2 * i] = r[0];
+			((double *)o->data)[2 * i + 1] = r[1];
+			break;
+		default:
+			((double *)o->data)[i] = r[0];
+		}
 	}
 }
 
-/* Three points (both float dtypes); then two tiles of x (the GPU stages 256 at a time). */
+/* scipy's check of the weights' values: each >= 0 (so no NaN), their sum > 0. */
+static unsigned ls_cpu_verdict(const kernel_args *a)
+{
+	const kernel_array *w = &a->v[LS_WEIGHTS].arr;
+	double sum = 0;
+
+	if (!a->v[LS_WEIGHTS].present)
+		return 0;
+	for (size_t j = 0; j < w->count; j++) {
+		double v = load(w, j);
+		if (!(v >= 0))
+			return LS_BAD_WEIGHT;
+		sum += v;
+	}
+	return sum > 0 ? 0 : LS_ZERO_WEIGHTS;
+}
+
+static void ls_verdict_message(const kernel_args *a, unsigned code, char *err, size_t errlen)
+{
+	(void)a;
+	snprintf(err, errlen,
+		 "lombscargle: argument 'weights' must hold only non-negative values that sum "
+		 "to a positive value; got %s",
+		 code & LS_BAD_WEIGHT ? "a negative or NaN weight" : "weights that sum to 0");
+}
+
+/*
+ * Every path of the GPU kernels, both dtypes: scipy <= 1.14 on three points;
+ * an array of frequencies over two tiles of samples; the grid with weights,
+ * a floating mean and the complex amplitude; the grid normalised over more
+ * samples than a tile; weights with an array.
+ */
 static const char *const ls_samples[] = {
-	"x=0.1,0.7,1.9 y=1,-0.5,2 freqs=0.5,2 precenter=true normalize=true",
+	"x=0.1,0.7,1.9 y=1,-0.5,2 freqs=0.5,2 precenter=true normalize=true legacy=true",
 	"x=rand:300:0:30 y=rand:300:-3:3 freqs=rand:1000:0.1:10",
+	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0.1:2 f0=0.3 df=0.01 nf=1000 "
+	"floating_mean=true normalize=amplitude",
+	"x=rand:700:0:1000 y=rand:700:-1:1 f0=0.05 df=0.003 nf=3000 normalize=normalize "
+	"floating_mean=true precenter=true",
+	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0:1 freqs=rand:1000:0.1:10 "
+	"normalize=true",
 	NULL,
 };
 
 const kernel_def kernel_lombscargle = {
 	.name = "lombscargle",
 	.id = KERNEL_ID_lombscargle,
-	.doc = "Lomb-Scargle periodogram (scipy.signal.lombscargle, scipy <= 1.14)",
+	.doc = "Lomb-Scargle periodogram (scipy.signal.lombscargle, scipy >= 1.15; legacy=true: "
+	       "<= 1.14)",
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),
 	.check = ls_check,
 	.cpu_items = ls_cpu_items,
 	.cpu_run = ls_cpu_run,
 	.samples = ls_samples,
+	.cpu_verdict = ls_cpu_verdict,
+	.verdict_message = ls_verdict_message,
 };

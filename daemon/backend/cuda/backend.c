@@ -217,7 +217,8 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 			  .max_total = cfg->pool_max_total,
 			  .reserve = cfg->pool_reserve};
 	if (pool_create(&pc, &cb->pool, err, errlen) != 0 ||
-	    streams_open(cb, cfg, err, errlen) != 0 || staging_open(cb, cfg, err, errlen) != 0)
+	    streams_open(cb, cfg, err, errlen) != 0 || staging_open(cb, cfg, err, errlen) != 0 ||
+	    verdict_open(cb, err, errlen) != 0)
 		goto fail;
 	libs_open(cb);
 	if (kernels_open(cb, err, errlen) != 0)
@@ -241,6 +242,7 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 fail:
 	libs_close(cb);
 	staging_close(cb);
+	verdict_close(cb);
 	pool_destroy(cb->pool);
 	free(cb);
 	b->impl = NULL;
@@ -267,6 +269,7 @@ static void cuda_close(gpud_backend *b)
 	if (!atomic_load(&cb->lost)) {
 		cudaDeviceSynchronize();
 		staging_close(cb);
+		verdict_close(cb);
 		for (int i = 0; i < cb->nfree_events; i++)
 			cudaEventDestroy(cb->free_events[i]);
 		libs_close(cb);
@@ -374,14 +377,28 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 		return ST_OUT_OF_MEMORY;
 	}
 	j->kernel_us = kernel_us;
+	j->kdef = k;
+	j->args = a;
+	if (k->verdict_message && (j->verdict = verdict_take(cb)) < 0) {
+		free(j);
+		snprintf(err, errlen,
+			 "cuda backend: %d runs of kernels that check their data are in flight, "
+			 "the most it keeps; try again when some have finished",
+			 MAX_VERDICTS);
+		return ST_INTERNAL;
+	}
 	if ((rv = job_take_event(cb, &j->ev[0], err, errlen)) != ST_OK ||
 	    (rv = job_take_event(cb, &j->ev[1], err, errlen)) != ST_OK) {
 		if (j->ev[0]) /* nothing was enqueued: undo here */
 			job_put_event(cb, j->ev[0]);
+		if (j->verdict >= 0)
+			verdict_put(cb, j->verdict);
 		free(j);
 		return rv;
 	}
 	cuda_launch_ctx lc = libs_stream_ctx(cb, sidx);
+	if (j->verdict >= 0)
+		lc.verdict = cb->verdicts_dev + j->verdict;
 	cudaError_t e = cudaEventRecord(j->ev[0], j->stream);
 	if (e != cudaSuccess)
 		rv = cuda_note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));

@@ -70,6 +70,7 @@ cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_f
 	j->arg = arg;
 	j->work.data = j;
 	j->stage_idx = -1;
+	j->verdict = -1;
 	return j;
 }
 
@@ -87,6 +88,17 @@ static void job_complete(cuda_job *j, dstatus status, const char *msg)
 			memcpy(j->dst, cb->stage[j->stage_idx], j->len);
 		stage_put(cb, j->stage_idx);
 		j->stage_idx = -1;
+	}
+	char vmsg[768];
+	if (j->verdict >= 0) {
+		/* The kernel has finished (its end event passed, or a drain). */
+		unsigned code = verdict_put(cb, j->verdict);
+		j->verdict = -1;
+		if (code != 0 && status == ST_OK) {
+			j->kdef->verdict_message(j->args, code, vmsg, sizeof(vmsg));
+			status = ST_INVALID;
+			msg = vmsg;
+		}
 	}
 	if (j->kind == JOB_RUN && status == ST_OK) {
 		float ms = 0;

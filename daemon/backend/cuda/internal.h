@@ -9,6 +9,7 @@
  *   libs.c        each stream's cuBLAS handle and cuRAND generator
  *   pool.cu       the device memory pool over CUB (pool.h)
  *   nvrtc.c       NVRTC, loaded with dlopen (nvrtc.h)
+ *   verdict.c     the mapped words in which kernels report bad argument values
  *
  * Four kinds of thread touch a cuda_backend: the loop (ops, completions),
  * libuv's workers (staged copies, pinning, frees that give memory back to
@@ -37,6 +38,7 @@
 #define MAX_STREAMS 256
 #define MAX_EVENTS 4096
 #define MAX_STAGING 1024
+#define MAX_VERDICTS 4096 /* runs of verdict-reporting kernels in flight, at most */
 
 /* A stream's handles of the libraries kernels call (kernels/core/libs.h). */
 typedef struct stream_libs {
@@ -74,6 +76,10 @@ typedef struct cuda_backend {
 	cudaEvent_t free_events[MAX_EVENTS]; /* idle events for reuse */
 	int nfree_events;
 	uv_idle_t poll_idle; /* polls young jobs' end events */
+	volatile unsigned *verdicts; /* mapped host words (verdict.c), set at open */
+	unsigned *verdicts_dev;      /* the same words as the device sees them */
+	int verdict_free[MAX_VERDICTS];
+	int nverdict_free;
 	cuda_job *poll_head;
 	uv_async_t done_async; /* the waiter's finished jobs, to the loop */
 	int handles_open;
@@ -124,6 +130,10 @@ struct cuda_job {
 	cudaEvent_t ev[2]; /* runs: around the kernel; others: ev[1] at the end; NULL: none */
 	int stage_idx;     /* a staging buffer it holds until it completes, or -1 */
 	double *kernel_us;
+	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
+	int verdict;
+	const kernel_def *kdef;
+	const kernel_args *args;
 	backend_done_fn done;
 	void *arg;
 	dstatus status; /* a worker's outcome, or the error a drain reports */
@@ -165,6 +175,14 @@ void job_fail_after_drain(cuda_job *j, dstatus status, const char *msg);
 int completion_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
 void completion_stop(cuda_backend *cb);
 void completion_close_handles(cuda_backend *cb, uv_close_cb last);
+
+/* --- verdict.c (the free list is the loop's) --- */
+int verdict_open(cuda_backend *cb, char *err, size_t errlen);
+void verdict_close(cuda_backend *cb);
+/* A zeroed word's index, or -1 when all MAX_VERDICTS are taken. */
+int verdict_take(cuda_backend *cb);
+/* Gives word idx back; returns the code the kernel left there. */
+unsigned verdict_put(cuda_backend *cb, int idx);
 
 /* --- staging.c --- */
 int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen);
