@@ -172,7 +172,7 @@ GPU_TEST := $(BUILD)/test-gpu
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
-        bench-kernels bench-python demo deps install uninstall format format-check FORCE
+        bench-kernels bench-lombscargle bench-python demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -336,6 +336,7 @@ FAIRNESS     := $(BUILD)/bench/fairness
 POOL_BENCH   := $(BUILD)/bench/pool_alloc
 KBENCH       := $(BUILD)/bench/kernels
 TINY_CALL    := $(BUILD)/bench/tiny_call
+LS_BENCH     := $(BUILD)/bench/lombscargle
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
@@ -354,11 +355,13 @@ $(TINY_CALL): $(BUILD)/bench/tiny_call.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+$(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL)
+	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -377,6 +380,15 @@ bench-custom: gpu-programs
 	$(CUSTOM_BENCH) $(GPUD) $(GPUCTL)
 bench-kernels: gpu-programs
 	$(KBENCH) $(GPUD)
+# lombscargle's kernels, every variant, on the demo signal's size (the peers'
+# 114 samples) and on 10,000 samples, then the CuPy peer's kernel on the same
+# sizes in the same call (PEERS: ../shared/anchors/lombscargle_peers.py).
+PEERS ?= ../shared/anchors/lombscargle_peers.py
+bench-lombscargle: gpu-programs
+	$(LS_BENCH) $(GPUD) 20 114 1048576
+	$(LS_BENCH) $(GPUD) 5 10000 1048576
+	LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
+	LS_SAMPLES=10000 LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and
 # Numba in fresh processes, and a warm client.run against the same call from C.
 bench-python: gpu-programs

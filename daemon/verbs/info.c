@@ -109,9 +109,9 @@ void verb_status(gpud_request *r)
 	st.n_listen = (size_t)core->cfg->nlisten;
 	st.listen = (char **)core->cfg->listen;
 	st.in_flight = core->stats->in_flight;
-	backend_variant bv[32];
-	Gpud__KernelVariant kv[32], *kvp[32];
-	int nv = be->ops->variants ? be->ops->variants(be, bv, 32) : 0;
+	backend_variant bv[64];
+	Gpud__KernelVariant kv[64], *kvp[64];
+	int nv = be->ops->variants ? be->ops->variants(be, bv, 64) : 0;
 	for (int i = 0; i < nv; i++) {
 		gpud__kernel_variant__init(&kv[i]);
 		kv[i].kernel = bv[i].kernel;

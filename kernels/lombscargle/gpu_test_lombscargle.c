@@ -1,7 +1,11 @@
 /*
  * kernels/lombscargle/gpu_test_lombscargle.c — lombscargle through gpud on the
- * cuda backend against the CPU reference, at several sizes and every flag
- * combination (tests/gpu/main.c runs it).
+ * cuda backend against the CPU reference (the kernel table's own cpu_run, in
+ * float64), on fresh random inputs with the output buffer poisoned: every
+ * normalize mode, weights or not, floating_mean or not, frequencies as an
+ * array or a grid, both dtypes; precenter and legacy; phases |f x| up to
+ * 1e6; tile and size edges; and bad weights, which fail the run with the
+ * kernel's verdict while gpud goes on (tests/gpu/main.c runs it).
  */
 #include <check.h>
 #include <math.h>
@@ -19,11 +23,14 @@
 typedef struct ls_case {
 	size_t nx, nf;
 	gpud_dtype dt;
-	int precenter, normalize;
+	int grid, weights, fm, mode, precenter, legacy;
+	double xmax, flo, fhi; /* samples in [0, xmax), frequencies in [flo, fhi) */
 } ls_case;
 
-/* The CPU reference: the kernel table's own cpu_run. */
-static void reference(const ls_case *cs, void *x, void *y, void *f, void *out)
+static const char *const mode_names[] = {"power", "normalize", "amplitude"};
+
+/* Binds the case's arguments as gpud would, for the CPU reference. */
+static void reference(const ls_case *cs, void *x, void *y, void *w, void *f, void *out)
 {
 	const kernel_def *k = kernel_find("lombscargle");
 	kernel_args a;
@@ -31,24 +38,39 @@ static void reference(const ls_case *cs, void *x, void *y, void *f, void *out)
 	memset(&a, 0, sizeof(a));
 	a.kernel = k;
 	kernel_array arr = {.dtype = cs->dt, .ndim = 1};
-	void *ptrs[3] = {x, y, f};
-	size_t lens[3] = {cs->nx, cs->nx, cs->nf};
-	for (int i = 0; i < 3; i++) {
+	int idx[4] = {LS_X, LS_Y, LS_WEIGHTS, LS_FREQS};
+	void *ptrs[4] = {x, y, w, f};
+	size_t lens[4] = {cs->nx, cs->nx, cs->nx, cs->nf};
+	for (int i = 0; i < 4; i++) {
+		if (ptrs[i] == NULL)
+			continue;
 		arr.shape[0] = lens[i];
 		arr.count = lens[i];
 		arr.data = ptrs[i];
-		ck_assert_int_eq(kernel_bind_array(k, &k->params[i], &arr, &a.v[i], err,
+		ck_assert_int_eq(kernel_bind_array(k, &k->params[idx[i]], &arr, &a.v[idx[i]], err,
 						   sizeof(err)),
 				 0);
 	}
-	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_PRECENTER], KGIVEN_BOOL, cs->precenter,
-					    0, 0, &a.v[LS_PRECENTER], err, sizeof(err)),
+	kernel_bind_scalar(k, &k->params[LS_PRECENTER], KGIVEN_BOOL, cs->precenter, 0, 0,
+			   &a.v[LS_PRECENTER], err, sizeof(err));
+	kernel_bind_scalar(k, &k->params[LS_FLOATING_MEAN], KGIVEN_BOOL, cs->fm, 0, 0,
+			   &a.v[LS_FLOATING_MEAN], err, sizeof(err));
+	kernel_bind_scalar(k, &k->params[LS_LEGACY], KGIVEN_BOOL, cs->legacy, 0, 0, &a.v[LS_LEGACY],
+			   err, sizeof(err));
+	ck_assert_int_eq(kernel_bind_text(k, &k->params[LS_NORMALIZE], mode_names[cs->mode],
+					  &a.v[LS_NORMALIZE], err, sizeof(err)),
 			 0);
-	ck_assert_int_eq(kernel_bind_scalar(k, &k->params[LS_NORMALIZE], KGIVEN_BOOL, cs->normalize,
-					    0, 0, &a.v[LS_NORMALIZE], err, sizeof(err)),
-			 0);
-	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), 0);
-	ck_assert_int_eq(k->check(&a, err, sizeof(err)), 0);
+	if (cs->grid) {
+		kernel_bind_scalar(k, &k->params[LS_F0], KGIVEN_F64, 0, 0, cs->flo, &a.v[LS_F0],
+				   err, sizeof(err));
+		kernel_bind_scalar(k, &k->params[LS_DF], KGIVEN_F64, 0, 0,
+				   (cs->fhi - cs->flo) / (double)cs->nf, &a.v[LS_DF], err,
+				   sizeof(err));
+		kernel_bind_scalar(k, &k->params[LS_NF], KGIVEN_I64, 0, (int64_t)cs->nf, 0,
+				   &a.v[LS_NF], err, sizeof(err));
+	}
+	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(k->check(&a, err, sizeof(err)) == 0, "%s", err);
 	a.v[LS_PGRAM].arr = a.v[LS_PGRAM].expect;
 	a.v[LS_PGRAM].arr.data = out;
 	a.v[LS_PGRAM].present = 1;
@@ -57,48 +79,73 @@ static void reference(const ls_case *cs, void *x, void *y, void *f, void *out)
 
 static void run_ls_case(gpud_client *c, const ls_case *cs)
 {
-	size_t es = gpud_dtype_size(cs->dt);
-	void *x = make_array(cs->dt, cs->nx, 0.01, 10 * M_PI, 1);
+	gpud_dtype odt = cs->mode == LS_AMPLITUDE ? (cs->dt == GPUD_F32 ? GPUD_C64 : GPUD_C128)
+						  : cs->dt;
+	size_t comps = cs->mode == LS_AMPLITUDE ? 2 : 1; /* reals per output */
+	size_t es = gpud_dtype_size(odt);
+	void *x = make_array(cs->dt, cs->nx, 0.0, cs->xmax, 1);
 	void *y = make_array(cs->dt, cs->nx, -3.0, 3.0, 0);
-	void *f = make_array(cs->dt, cs->nf, 0.01, 10.0, 0);
-	void *ref = malloc(cs->nf * es + 8), *got = malloc(cs->nf * es + 8);
+	void *w = cs->weights ? make_array(cs->dt, cs->nx, 0.05, 2.0, 0) : NULL;
+	void *f = cs->grid ? NULL : make_array(cs->dt, cs->nf, cs->flo, cs->fhi, 0);
+	void *ref = malloc(cs->nf * es + 16), *got = malloc(cs->nf * es + 16);
 	uint64_t nx = cs->nx, nf = cs->nf;
-	gpud_handle h[4];
+	gpud_handle h[5];
+	int nh = 0;
+	gpud_arg args[12];
+	int na = 0;
 	gpud_output o;
 	size_t no;
 
-	reference(cs, x, y, f, ref);
-	poison(cs->dt, got, cs->nf);
-	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, x, &h[0]) == GPUD_OK, "%s", gpud_errmsg(c));
-	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, y, &h[1]) == GPUD_OK, "%s", gpud_errmsg(c));
-	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, f, &h[2]) == GPUD_OK, "%s", gpud_errmsg(c));
-	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, got, &h[3]) == GPUD_OK, "%s", gpud_errmsg(c));
-	gpud_arg args[] = {gpud_arg_buffer("x", h[0]),
-			   gpud_arg_buffer("y", h[1]),
-			   gpud_arg_buffer("freqs", h[2]),
-			   gpud_arg_buffer("pgram", h[3]),
-			   gpud_arg_bool("precenter", cs->precenter),
-			   gpud_arg_bool("normalize", cs->normalize)};
-	ck_assert_msg(gpud_run(c, "lombscargle", args, 6, &o, 1, &no, NULL) == GPUD_OK, "%s",
+	reference(cs, x, y, w, f, ref);
+	poison(odt, got, cs->nf);
+	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, x, &h[nh]) == GPUD_OK, "%s", gpud_errmsg(c));
+	args[na++] = gpud_arg_buffer("x", h[nh++]);
+	ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, y, &h[nh]) == GPUD_OK, "%s", gpud_errmsg(c));
+	args[na++] = gpud_arg_buffer("y", h[nh++]);
+	if (w) {
+		ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nx, w, &h[nh]) == GPUD_OK, "%s",
+			      gpud_errmsg(c));
+		args[na++] = gpud_arg_buffer("weights", h[nh++]);
+	}
+	if (f) {
+		ck_assert_msg(gpud_alloc(c, cs->dt, 1, &nf, f, &h[nh]) == GPUD_OK, "%s",
+			      gpud_errmsg(c));
+		args[na++] = gpud_arg_buffer("freqs", h[nh++]);
+	} else {
+		args[na++] = gpud_arg_f64("f0", cs->flo);
+		args[na++] = gpud_arg_f64("df", (cs->fhi - cs->flo) / (double)cs->nf);
+		args[na++] = gpud_arg_i64("nf", (int64_t)cs->nf);
+	}
+	ck_assert_msg(gpud_alloc(c, odt, 1, &nf, got, &h[nh]) == GPUD_OK, "%s", gpud_errmsg(c));
+	gpud_handle out = h[nh++];
+	args[na++] = gpud_arg_buffer("pgram", out);
+	args[na++] = gpud_arg_bool("precenter", cs->precenter);
+	args[na++] = gpud_arg_text("normalize", mode_names[cs->mode]);
+	args[na++] = gpud_arg_bool("floating_mean", cs->fm);
+	args[na++] = gpud_arg_bool("legacy", cs->legacy);
+	ck_assert_msg(gpud_run(c, "lombscargle", args, (size_t)na, &o, 1, &no, NULL) == GPUD_OK,
+		      "%s", gpud_errmsg(c));
+	ck_assert_uint_eq(o.handle, out);
+	ck_assert_msg(gpud_download_range(c, out, 0, got, cs->nf * es) == GPUD_OK, "%s",
 		      gpud_errmsg(c));
-	ck_assert_uint_eq(o.handle, h[3]);
-	ck_assert_msg(gpud_download_range(c, h[3], 0, got, cs->nf * es) == GPUD_OK, "%s",
-		      gpud_errmsg(c));
-	ck_assert(gpud_free(c, h, 4) == GPUD_OK);
+	ck_assert(gpud_free(c, h, (size_t)nh) == GPUD_OK);
 
+	/* complex outputs: their components, in turn */
+	gpud_dtype cdt = cs->dt;
+	size_t n = cs->nf * comps;
 	double maxref = 0, maxerr = 0;
 	size_t unwritten = 0, nan_mismatch = 0;
-	for (size_t i = 0; i < cs->nf; i++) {
-		double r = get(cs->dt, ref, i);
+	for (size_t i = 0; i < n; i++) {
+		double r = get(cdt, ref, i);
 		if (isfinite(r) && fabs(r) > maxref)
 			maxref = fabs(r);
 	}
-	for (size_t i = 0; i < cs->nf; i++) {
-		if (is_poison(cs->dt, got, i)) {
+	for (size_t i = 0; i < n; i++) {
+		if (is_poison(cdt, got, i)) {
 			unwritten++;
 			continue;
 		}
-		double r = get(cs->dt, ref, i), g = get(cs->dt, got, i);
+		double r = get(cdt, ref, i), g = get(cdt, got, i);
 		if (isfinite(r) != isfinite(g)) {
 			nan_mismatch++;
 			continue;
@@ -107,17 +154,15 @@ static void run_ls_case(gpud_client *c, const ls_case *cs)
 			maxerr = fabs(g - r);
 	}
 	double tol = cs->dt == GPUD_F64 ? 1e-9 : 1e-4;
-	printf("lombscargle %-7s nx=%-4zu nf=%-8zu precenter=%d normalize=%d  max|ref|=%-10.4g "
-	       "max err/max|ref|=%.2e  unwritten=%zu\n",
-	       gpud_dtype_name(cs->dt), cs->nx, cs->nf, cs->precenter, cs->normalize, maxref,
-	       maxref > 0 ? maxerr / maxref : maxerr, unwritten);
+	printf("lombscargle %-7s %-5s nx=%-5zu nf=%-8zu w=%d fm=%d %-9s pc=%d legacy=%d "
+	       "|fx|<%-8.3g max|ref|=%-10.4g err/max=%.2e\n",
+	       gpud_dtype_name(cs->dt), cs->grid ? "grid" : "array", cs->nx, cs->nf, cs->weights,
+	       cs->fm, mode_names[cs->mode], cs->precenter, cs->legacy, cs->xmax * cs->fhi, maxref,
+	       maxref > 0 ? maxerr / maxref : maxerr);
 	fflush(stdout);
-	ck_assert_msg(unwritten == 0, "%zu of %zu outputs never written", unwritten, cs->nf);
-	/*
-	 * One sample: the second term of scipy's formula is 0/0 up to rounding
-	 * (the periodogram of one point is ill-posed), so values are not
-	 * compared there; every element must still be written.
-	 */
+	ck_assert_msg(unwritten == 0, "%zu of %zu outputs never written", unwritten, n);
+	/* One sample: the periodogram is 0/0 up to rounding; every element must
+	 * still be written, values are not compared. */
 	if (cs->nx > 1) {
 		ck_assert_msg(nan_mismatch == 0, "%zu outputs finite on one side only",
 			      nan_mismatch);
@@ -126,27 +171,85 @@ static void run_ls_case(gpud_client *c, const ls_case *cs)
 	}
 	free(x);
 	free(y);
+	free(w);
 	free(f);
 	free(ref);
 	free(got);
 }
 
+/* Negative and all-zero weights fail the run with the verdict; gpud goes on. */
+static void bad_weights(gpud_client *c, gpud_dtype dt)
+{
+	double xs[3] = {0.1, 0.7, 1.9}, ys[3] = {1, -0.5, 2};
+	double ws[2][3] = {{1, -1, 1}, {0, 0, 0}};
+	const char *want[2] = {"negative or NaN weight", "sum to 0"};
+	float xf[3], yf[3], wf[3];
+	for (int i = 0; i < 3; i++)
+		xf[i] = (float)xs[i], yf[i] = (float)ys[i];
+	for (int b = 0; b < 2; b++) {
+		for (int i = 0; i < 3; i++)
+			wf[i] = (float)ws[b][i];
+		uint64_t n = 3;
+		gpud_handle h[3];
+		int f32 = dt == GPUD_F32;
+		ck_assert(gpud_alloc(c, dt, 1, &n, f32 ? (void *)xf : (void *)xs, &h[0]) ==
+			  GPUD_OK);
+		ck_assert(gpud_alloc(c, dt, 1, &n, f32 ? (void *)yf : (void *)ys, &h[1]) ==
+			  GPUD_OK);
+		ck_assert(gpud_alloc(c, dt, 1, &n, f32 ? (void *)wf : (void *)ws[b], &h[2]) ==
+			  GPUD_OK);
+		gpud_arg args[] = {gpud_arg_buffer("x", h[0]),       gpud_arg_buffer("y", h[1]),
+				   gpud_arg_buffer("weights", h[2]), gpud_arg_f64("f0", 0.5),
+				   gpud_arg_f64("df", 0.5),          gpud_arg_i64("nf", 100000)};
+		gpud_output o;
+		size_t no = 0;
+		gpud_status st = gpud_run(c, "lombscargle", args, 6, &o, 1, &no, NULL);
+		ck_assert_int_eq(st, GPUD_EINVAL);
+		ck_assert_msg(strstr(gpud_errmsg(c), "weights") && strstr(gpud_errmsg(c), want[b]),
+			      "%s", gpud_errmsg(c));
+		printf("lombscargle %-7s bad weights %d: %s\n", gpud_dtype_name(dt), b,
+		       gpud_errmsg(c));
+		ck_assert(gpud_free(c, h, 3) == GPUD_OK);
+	}
+}
+
 void gpu_test_lombscargle(gpud_client *c, const char *kernel)
 {
-	static const size_t nxs[] = {1, 7, 100};
-	static const size_t nfs[] = {1, 31, 1000, 1u << 20};
 	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
 	(void)kernel; /* the folder has one kernel */
-	for (int d = 0; d < 2; d++)
-		for (int i = 0; i < 3; i++)
-			for (int j = 0; j < 4; j++) {
-				/* All four flag combinations at the largest size, one
-				 * rotating combination elsewhere. */
-				for (int m = 0; m < 4; m++) {
-					if (nfs[j] != (1u << 20) && m != (int)((i + j) % 4))
-						continue;
-					ls_case cs = {nxs[i], nfs[j], dts[d], m & 1, m >> 1};
+	for (int d = 0; d < 2; d++) {
+		gpud_dtype dt = dts[d];
+		/* every mode x weights x floating_mean x array/grid */
+		for (int grid = 0; grid < 2; grid++)
+			for (int wf = 0; wf < 4; wf++)
+				for (int mode = 0; mode < 3; mode++) {
+					ls_case cs = {300,    5000,    dt,   grid,
+						      wf & 1, wf >> 1, mode, (wf + mode) % 2,
+						      0,      30.0,    0.5,  10.0};
 					run_ls_case(c, &cs);
 				}
+		/* legacy, with precenter and normalize (where it differs) */
+		for (int grid = 0; grid < 2; grid++) {
+			ls_case cs = {100,           3000, dt, grid, 0,   0,
+				      LS_NORMALIZED, 1,    1,  30.0, 0.1, 10.0};
+			run_ls_case(c, &cs);
+		}
+		/* phases |f x| up to 1e6: times over 1e4, frequencies to 100 */
+		for (int grid = 0; grid < 2; grid++)
+			for (int mode = 0; mode < 2; mode++) {
+				ls_case cs = {1000, 20000, dt, grid, 1,    1,
+					      mode, 0,     0,  1e4,  50.0, 100.0};
+				run_ls_case(c, &cs);
 			}
+		/* sizes: one sample, a tile and one, one frequency, 2^20 frequencies */
+		static const size_t nxs[] = {1, 257, 2000, 64};
+		static const size_t nfs[] = {77, 1, 999, 1u << 20};
+		for (int i = 0; i < 4; i++)
+			for (int grid = 0; grid < 2; grid++) {
+				ls_case cs = {nxs[i], nfs[i], dt, grid, i & 1, (i >> 1) & 1,
+					      0,      0,      0,  30.0, 0.5,   10.0};
+				run_ls_case(c, &cs);
+			}
+		bad_weights(c, dt);
+	}
 }

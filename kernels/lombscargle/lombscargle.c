@@ -167,8 +167,8 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 		}
 	}
 	if (v[LS_LEGACY].s.b) {
-		const char *what = v[LS_WEIGHTS].present	      ? "weights"
-				   : v[LS_FLOATING_MEAN].s.b	      ? "floating_mean=true"
+		const char *what = v[LS_WEIGHTS].present                   ? "weights"
+				   : v[LS_FLOATING_MEAN].s.b               ? "floating_mean=true"
 				   : v[LS_NORMALIZE].s.i64 == LS_AMPLITUDE ? "normalize=amplitude"
 									   : NULL;
 		if (what) {
@@ -206,8 +206,7 @@ double lombscargle_freq(const kernel_args *a, size_t i)
 
 static double weight(const kernel_args *a, const ls_sums *s, size_t j)
 {
-	return a->v[LS_WEIGHTS].present ? load(&a->v[LS_WEIGHTS].arr, j) / s->wsum
-					: 1.0 / s->wsum;
+	return a->v[LS_WEIGHTS].present ? load(&a->v[LS_WEIGHTS].arr, j) / s->wsum : 1.0 / s->wsum;
 }
 
 void lombscargle_ref_sums(const kernel_args *a, ls_sums *s)
@@ -376,20 +375,26 @@ static void ls_verdict_message(const kernel_args *a, unsigned code, char *err, s
 }
 
 /*
- * Every path of the GPU kernels, both dtypes: scipy <= 1.14 on three points;
- * an array of frequencies over two tiles of samples; the grid with weights,
- * a floating mean and the complex amplitude; the grid normalised over more
- * samples than a tile; weights with an array.
+ * Every variant of the GPU kernels (array or grid, weights or not,
+ * floating_mean or not), both dtypes, every normalize mode: scipy <= 1.14 on
+ * three points; then 300 samples (two tiles of the GPU's 256) or 700.
  */
 static const char *const ls_samples[] = {
 	"x=0.1,0.7,1.9 y=1,-0.5,2 freqs=0.5,2 precenter=true normalize=true legacy=true",
 	"x=rand:300:0:30 y=rand:300:-3:3 freqs=rand:1000:0.1:10",
-	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0.1:2 f0=0.3 df=0.01 nf=1000 "
-	"floating_mean=true normalize=amplitude",
-	"x=rand:700:0:1000 y=rand:700:-1:1 f0=0.05 df=0.003 nf=3000 normalize=normalize "
-	"floating_mean=true precenter=true",
+	"x=rand:300:0:30 y=rand:300:-3:3 freqs=rand:1000:0.1:10 floating_mean=true "
+	"normalize=normalize",
 	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0:1 freqs=rand:1000:0.1:10 "
 	"normalize=true",
+	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0.1:2 freqs=rand:1000:0.5:10 "
+	"floating_mean=true normalize=amplitude",
+	"x=rand:700:0:1000 y=rand:700:-1:1 f0=0.05 df=0.003 nf=3000",
+	"x=rand:700:0:1000 y=rand:700:-1:1 f0=0.05 df=0.003 nf=3000 normalize=normalize "
+	"floating_mean=true precenter=true",
+	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0:1 f0=0.3 df=0.01 nf=1000 "
+	"normalize=amplitude",
+	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0.1:2 f0=0.3 df=0.01 nf=1000 "
+	"floating_mean=true normalize=amplitude",
 	NULL,
 };
 

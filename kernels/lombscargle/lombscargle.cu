@@ -1,15 +1,56 @@
 /*
- * kernels/lombscargle/lombscargle.cu — lombscargle on the GPU, one variant per
- * dtype. The float32 variant computes in float throughout (sincosf, float
- * sums): no silent promotion to double. The float64 variant is the same
- * code in double.
+ * kernels/lombscargle/lombscargle.cu — lombscargle on the GPU: scipy >= 1.15's
+ * generalised periodogram (and legacy <= 1.14) in one pass over the samples.
  *
- * Layout: one thread per frequency over a grid-stride loop; each block
- * stages x and y (shifted by the mean when precenter is set) through shared
- * memory in tiles of the block size, so every sample is read from global
- * memory once per block per pass. mean(y) and dot(y, y) are reduced by each
- * block itself: y is short next to the frequency work, and this saves a
- * second launch and a scratch buffer. The grid is the device's SM count
+ * One pass. scipy makes two passes per frequency: sums at phase w x for tau,
+ * then sums at w x - tau. The second pass follows from the first by rotating
+ * by tau, cos(wx - tau) = cos wx cos tau + sin wx sin tau, so each thread
+ * accumulates, at phase w x only, the six sums C = Σ w cos, S = Σ w sin,
+ * CC = Σ w cos², CS = Σ w cos sin, YC = Σ w y cos, YS = Σ w y sin (C and S
+ * only with floating_mean; unweighted runs add cos, not w cos, and scale by
+ * 1/N at the end), and the epilogue rotates them: cos 2tau and sin 2tau come
+ * from the pass-1 sums without atan2, cos tau and sin tau by the half angle.
+ *
+ * Phases. Each thread works in cycles, u = f x / 2pi, reduced before any
+ * sine is taken, so the error does not grow with |f x| (float32 inputs with
+ * phases up to 1e6 radians and beyond):
+ *  - float32: f/2pi in float64, split into two floats (hi + lo); u = hi x +
+ *    lo x with the rounding error of hi x kept by an fma (x is exact), i.e.
+ *    u to about 2^-40 relative; t = u - rint(u) exactly; then the hardware's
+ *    fast sine and cosine (MUFU, |error| <= 2^-20.9) of t.
+ *  - float64: u = (f/2pi) x in double; cos and sin of 2 pi k/256 from a table
+ *    in shared memory times those of the rest (|2 pi r| <= 0.0123, Taylor
+ *    polynomials): 17 FP64 operations, about 1 ulp.
+ *
+ * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
+ * m B, m < K (B threads). Sample j's cos and sin at the first are computed as
+ * above (the anchor), at the second by one rotation with the step
+ * e^{i 2pi B df/2pi x_j} (the same for all threads, made once per block per
+ * sample; float32: sincospif, about 1 ulp), and at the others by the
+ * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] (one fma per cos or sin).
+ * Every sample re-anchors every thread, so the error is that of at most
+ * K - 1 = 7 steps: a rounding error e in step m reaches step k at most
+ * (k - m) e, so |error| <= 2^-20.9 (the anchor, carried along) + K^2/2 (ulp
+ * of the products and of 2 cos(step)) < 6e-6 for float32 (about 1e-14 for
+ * float64), per cosine or sine of each sample; the GPU tests measure about
+ * 1e-6 of the largest value on the results.
+ * Arrays of frequencies: each thread takes KA of them, every one computed
+ * directly.
+ *
+ * Sums. float32 partial sums over each tile of TILE samples are added into
+ * the totals after the tile (the error grows with the tile, not with N);
+ * float64 sums are plain.
+ *
+ * The samples' own sums (mean(y) for precenter, the weights' sum and their
+ * check, Σ w y and Σ w y² for normalize and floating_mean, dot(y, y) for
+ * legacy) are made by every block in float64 before its frequencies: they
+ * are O(N) against the block's O(N * frequencies), and this saves a launch
+ * and a scratch buffer. Bad weights (negative, NaN, zero sum): every block
+ * writes NaN and block 0 writes the verdict (cuda_launch_ctx.verdict).
+ *
+ * Layout: B = 256 threads; tiles of TILE = B samples staged in shared memory
+ * (x, y shifted and weighted, the weight, the grid's step); a grid-stride
+ * loop over chunks of B*K (or B*KA) frequencies; the grid is the device's SMs
  * times the resident blocks per SM from the occupancy calculator.
  */
 #include <cuda_runtime.h>
@@ -21,180 +62,525 @@
 
 namespace {
 
-constexpr int LS_BLOCK = 256;
+constexpr int B = 256;            /* threads per block */
+constexpr int TILE = B;           /* samples staged at a time */
+template <typename T> struct kg { /* grid: frequencies per thread */
+	static constexpr int value = sizeof(T) == 4 ? 16 : 8;
+};
+constexpr int KA = 2; /* array: frequencies per thread */
+constexpr double INV_2PI = 0.15915494309189533577;
 
-__device__ __forceinline__ void sincos_t(float a, float *s, float *c)
+struct ls_params {
+	const void *x, *y, *w, *freqs;
+	void *out;
+	int n;
+	long long nf;
+	double f0, df; /* grid */
+	int precenter, mode, legacy;
+	unsigned *verdict;
+};
+
+/* What the samples give every block (ls_prep). */
+struct ls_prep {
+	double shift, scale; /* y shift (precenter); the power's factor */
+	double invw;         /* 1 / sum of weights, or 1 / N */
+	double y1;           /* Σ w y (normalised weights, shifted y) */
+	int bad;             /* LS_BAD_WEIGHT | LS_ZERO_WEIGHTS */
+};
+
+template <typename T> __device__ __forceinline__ double ld(const void *p, long long i)
 {
-	sincosf(a, s, c);
-}
-__device__ __forceinline__ void sincos_t(double a, double *s, double *c)
-{
-	sincos(a, s, c);
-}
-__device__ __forceinline__ float atan2_t(float y, float x)
-{
-	return atan2f(y, x);
-}
-__device__ __forceinline__ double atan2_t(double y, double x)
-{
-	return atan2(y, x);
+	return (double)((const T *)p)[i];
 }
 
-/* Sum of v over the block; every thread gets the result. */
-template <typename T> __device__ T block_sum(T v, T *scratch)
+/* Sum over the block; every thread gets it. scratch: B / 32 doubles. */
+__device__ double block_sum(double v, double *scratch)
 {
 	for (int o = 16; o > 0; o >>= 1)
 		v += __shfl_down_sync(0xffffffffu, v, o);
-	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 	__syncthreads();
-	if (lane == 0)
-		scratch[warp] = v;
+	if ((threadIdx.x & 31) == 0)
+		scratch[threadIdx.x >> 5] = v;
 	__syncthreads();
-	T total = 0;
-	for (int w = 0; w < (int)(blockDim.x >> 5); w++)
-		total += scratch[w];
-	return total;
+	double t = 0;
+	for (int i = 0; i < B / 32; i++)
+		t += scratch[i];
+	return t;
 }
 
-template <typename T> __global__ void __launch_bounds__(LS_BLOCK)
-	lombscargle_kernel(const T *__restrict__ x, const T *__restrict__ y,
-			   const T *__restrict__ freqs, T *__restrict__ pgram, int nx, long long nf,
-			   int precenter, int normalize)
+template <typename T, bool W, bool FM>
+__device__ ls_prep prepare(const ls_params &p, double *scratch)
 {
-	__shared__ T sx[LS_BLOCK], sy[LS_BLOCK], scratch[LS_BLOCK / 32];
-	T shift = 0, scale = 1;
-
-	if (precenter || normalize) {
-		T sum = 0, sq = 0;
-		for (int j = threadIdx.x; j < nx; j += blockDim.x) {
-			T v = y[j];
-			sum += v;
-			sq += v * v;
-		}
-		sum = block_sum(sum, scratch);
-		sq = block_sum(sq, scratch);
-		if (precenter)
-			shift = sum / (T)nx;
-		if (normalize)
-			scale = (T)2 / sq;
-	}
-
-	const long long stride = (long long)gridDim.x * blockDim.x;
-	for (long long base = (long long)blockIdx.x * blockDim.x; base < nf; base += stride) {
-		const long long i = base + threadIdx.x;
-		const T f = i < nf ? freqs[i] : (T)1;
-		T xc = 0, xs = 0, cc = 0, ss = 0, cs = 0;
-		for (int t0 = 0; t0 < nx; t0 += LS_BLOCK) {
-			__syncthreads();
-			if (t0 + (int)threadIdx.x < nx) {
-				sx[threadIdx.x] = x[t0 + threadIdx.x];
-				sy[threadIdx.x] = y[t0 + threadIdx.x] - shift;
-			}
-			__syncthreads();
-			const int m = min(LS_BLOCK, nx - t0);
-			for (int j = 0; j < m; j++) {
-				T s, c;
-				sincos_t(f * sx[j], &s, &c);
-				const T yj = sy[j];
-				xc += yj * c;
-				xs += yj * s;
-				cc += c * c;
-				ss += s * s;
-				cs += c * s;
-			}
-		}
-		if (i < nf) {
-			/* scipy: tau = atan2(2cs, cc - ss) / (2f), then cos(f tau), sin(f tau). */
-			T tau = atan2_t(2 * cs, cc - ss) / (2 * f);
-			T s_tau, c_tau;
-			sincos_t(f * tau, &s_tau, &c_tau);
-			T c2 = c_tau * c_tau, s2 = s_tau * s_tau, cst = 2 * c_tau * s_tau;
-			T n1 = c_tau * xc + s_tau * xs, n2 = c_tau * xs - s_tau * xc;
-			T p = (T)0.5 * ((n1 * n1) / (c2 * cc + cst * cs + s2 * ss) +
-					(n2 * n2) / (c2 * ss - cst * cs + s2 * cc));
-			pgram[i] = p * scale;
+	ls_prep r;
+	double sy = 0, sw = 0, y2 = 0;
+	int bad = 0;
+	for (int j = threadIdx.x; j < p.n; j += B) {
+		double v = ld<T>(p.y, j);
+		sy += v;
+		y2 += v * v;
+		if (W) {
+			double w = ld<T>(p.w, j);
+			bad |= !(w >= 0);
+			sw += w;
 		}
 	}
+	sy = block_sum(sy, scratch);
+	double ydot = block_sum(y2, scratch);
+	r.shift = p.precenter ? sy / p.n : 0.0;
+	if (W) {
+		sw = block_sum(sw, scratch);
+		bad = __syncthreads_or(bad);
+		r.bad = (bad ? LS_BAD_WEIGHT : 0) | (!(sw > 0) ? LS_ZERO_WEIGHTS : 0);
+		r.invw = 1.0 / sw;
+	} else {
+		r.bad = 0;
+		r.invw = 1.0 / p.n;
+	}
+	double s1 = 0, s2 = 0;
+	for (int j = threadIdx.x; j < p.n; j += B) {
+		double w = W ? ld<T>(p.w, j) * r.invw : r.invw, v = ld<T>(p.y, j) - r.shift;
+		s1 += w * v;
+		s2 += w * v * v;
+	}
+	r.y1 = block_sum(s1, scratch);
+	double yy = block_sum(s2, scratch);
+	/* pgram = p * scale, p = 2 (a YC + b YS) (normalised sums) */
+	if (p.mode == LS_NORMALIZED)
+		r.scale = p.legacy ? (double)p.n / (2 * ydot) : 0.5 / (FM ? yy - r.y1 * r.y1 : yy);
+	else
+		r.scale = 0.25 * p.n;
+	return r;
 }
 
-template <typename T>
-int grid_for(const cuda_launch_ctx *ctx, long long nf, char *err, size_t errlen)
+/* --- sine and cosine of 2 pi u, u in cycles -------------------------------------------------- */
+
+/* float32: f/2pi as hi + lo; u = (hi + lo) x reduced: t in [-0.5, 0.5] cycles, exactly. */
+__device__ __forceinline__ float reduce_f(float hi, float lo, float x)
 {
-	static int per_sm[2] = {0, 0};
-	int &occ = per_sm[sizeof(T) == 8];
-	if (occ == 0)
-		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ,
-									 lombscargle_kernel<T>,
-									 LS_BLOCK, 0),
-			   "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-	long long need = (nf + LS_BLOCK - 1) / LS_BLOCK;
-	long long full = (long long)ctx->sm_count * (occ > 0 ? occ : 1);
-	return (int)(need < full ? (need > 0 ? need : 1) : full);
+	const float M = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+	float u = __fmul_rn(hi, x);
+	float e = fmaf(hi, x, -u); /* exact: u + e = hi x */
+	float l = fmaf(lo, x, e);
+	float n = __fsub_rn(__fadd_rn(u, M), M);
+	return __fadd_rn(__fsub_rn(u, n), l);
 }
 
-template <typename T> int launch_t(const T *x, const T *y, const T *f, T *out, int nx, long long nf,
-				   int precenter, int normalize, const cuda_launch_ctx *ctx,
-				   char *err, size_t errlen)
+__device__ __forceinline__ void split(double v, float *hi, float *lo)
 {
-	int grid = grid_for<T>(ctx, nf, err, errlen);
-	if (grid < 0)
-		return -1;
-	if (nf == 0)
-		return 0;
-	lombscargle_kernel<T><<<grid, LS_BLOCK, 0, (cudaStream_t)ctx->stream>>>(x, y, f, out, nx,
-										nf, precenter,
-										normalize);
-	CUDA_CHECK(cudaGetLastError(),
-		   sizeof(T) == 4 ? "lombscargle<float32> launch" : "lombscargle<float64> launch");
-	return 0;
+	*hi = (float)v;
+	*lo = (float)(v - (double)*hi);
 }
+
+/*
+ * float64: sin and cos of 2 pi u. u = k/256 + r, |r| <= 1/512 cycles
+ * (|2 pi r| <= 0.0123): cos and sin of 2 pi k/256 from a table in shared
+ * memory (TAB entries, made by each block with sincospi), of 2 pi r by
+ * Taylor polynomials to degree 7 and 6 (truncation below 1e-20), combined by
+ * the angle sum. 17 FP64 operations, no libm call.
+ */
+constexpr int TAB = 256;
+__device__ __forceinline__ void sincos_cycles(double u, const double2 *tab, double *s, double *c)
+{
+	const double M = 6755399441055744.0; /* 1.5 * 2^52: adding it rounds to an integer */
+	double qm = fma(u, (double)TAB, M);
+	int k = __double2loint(qm) & (TAB - 1); /* rint(256 u) mod 256 */
+	double r = fma(qm - M, -1.0 / TAB, u);  /* exact */
+	double r2 = r * r;
+	/* sin(2 pi r) = r (S0 + r2 (S1 + r2 (S2 + r2 S3))), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
+	double sp = fma(r2, -7.6705859753061390e+01, 8.1605249276075060e+01);
+	sp = fma(sp, r2, -4.1341702240399760e+01);
+	sp = fma(sp, r2, 6.2831853071795860e+00);
+	double sb = r * sp;
+	/* cos(2 pi r) - 1 = r2 (C1 + r2 (C2 + r2 C3)), C_k = (-1)^k (2pi)^(2k)/(2k)! */
+	double cp = fma(r2, -8.5456817206693730e+01, 6.4939394022668300e+01);
+	cp = fma(cp, r2, -1.9739208802178716e+01);
+	double cb = r2 * cp;
+	const double2 t = tab[k]; /* (cos, sin) of 2 pi k / 256 */
+	*s = fma(t.y, cb, fma(t.x, sb, t.y));
+	*c = fma(t.x, cb, fma(-t.y, sb, t.x));
+}
+
+/* --- the epilogue: rotated sums to the result --------------------------------------------------- */
+
+__device__ __forceinline__ float fdiv(float a, float b)
+{
+	return __fdividef(a, b); /* 2 ulp; the denominators are far from 2^126 */
+}
+__device__ __forceinline__ double fdiv(double a, double b)
+{
+	return a / b;
+}
+
+template <typename T> struct sums {
+	T cc, cs, c, s, yc, ys;
+};
+
+template <typename T, bool W, bool FM>
+__device__ __forceinline__ void finish(const ls_params &p, const ls_prep &pr, sums<T> m,
+				       long long k)
+{
+	if (!W) { /* unweighted: plain sums, times 1/N */
+		const T inv = (T)pr.invw;
+		m.cc *= inv, m.cs *= inv, m.c *= inv, m.s *= inv, m.yc *= inv, m.ys *= inv;
+	}
+	T cc = m.cc, ss = (T)1 - m.cc, cs = m.cs;
+	if (FM) {
+		cc -= m.c * m.c;
+		ss -= m.s * m.s;
+		cs -= m.c * m.s;
+	}
+	/* tau = atan2(2 cs, cc - ss) / 2: its cosine and sine by the half angle */
+	T xx = cc - ss, yy = 2 * cs, rr = sqrt(xx * xx + yy * yy);
+	T ct = 1, st = 0;
+	if (rr > 0) {
+		T c2 = fdiv(xx, rr), s2 = fdiv(yy, rr);
+		if (xx >= 0) {
+			ct = sqrt((1 + c2) / 2);
+			st = fdiv(s2, 2 * ct);
+		} else {
+			st = copysign(sqrt((1 - c2) / 2), s2);
+			ct = fdiv(s2, 2 * st);
+		}
+	}
+	T yc = ct * m.yc + st * m.ys, ys = ct * m.ys - st * m.yc;
+	T c2 = ct * ct * m.cc + 2 * ct * st * m.cs + st * st * ((T)1 - m.cc);
+	T s2 = (T)1 - c2;
+	if (FM) {
+		T cr = ct * m.c + st * m.s, sr = ct * m.s - st * m.c, y1 = (T)pr.y1;
+		yc -= y1 * cr;
+		ys -= y1 * sr;
+		c2 -= cr * cr;
+		s2 -= sr * sr;
+	}
+	c2 = c2 > (T)LS_EPSNEG ? c2 : (T)LS_EPSNEG;
+	s2 = s2 > (T)LS_EPSNEG ? s2 : (T)LS_EPSNEG;
+	T a = fdiv(yc, c2), b = fdiv(ys, s2);
+	if (p.mode == LS_AMPLITUDE) {
+		T *o = (T *)p.out;
+		o[2 * k] = a * ct - b * st;
+		o[2 * k + 1] = a * st + b * ct;
+	} else {
+		((T *)p.out)[k] = 2 * (a * yc + b * ys) * (T)pr.scale;
+	}
+}
+
+template <typename T> __device__ void store_nan(const ls_params &p, long long k)
+{
+	T nan = (T)__longlong_as_double(0x7ff8000000000000ll);
+	if (p.mode == LS_AMPLITUDE) {
+		((T *)p.out)[2 * k] = nan;
+		((T *)p.out)[2 * k + 1] = nan;
+	} else {
+		((T *)p.out)[k] = nan;
+	}
+}
+
+/* One sample into the sums. */
+template <typename T, bool W, bool FM>
+__device__ __forceinline__ void add(sums<T> &a, T c, T s, T y, T w)
+{
+	if (W) {
+		T wc = w * c;
+		a.cc = fma(wc, c, a.cc);
+		a.cs = fma(wc, s, a.cs);
+		if (FM) {
+			a.c += wc;
+			a.s = fma(w, s, a.s);
+		}
+	} else {
+		a.cc = fma(c, c, a.cc);
+		a.cs = fma(c, s, a.cs);
+		if (FM) {
+			a.c += c;
+			a.s += s;
+		}
+	}
+	a.yc = fma(y, c, a.yc);
+	a.ys = fma(y, s, a.ys);
+}
+
+/* One sample into the sums, cos and sin already times sqrt(w) (grids). */
+template <typename T, bool W, bool FM>
+__device__ __forceinline__ void add_scaled(sums<T> &a, T c, T s, T y, T sw)
+{
+	a.cc = fma(c, c, a.cc);
+	a.cs = fma(c, s, a.cs);
+	if (FM) {
+		a.c = W ? fma(sw, c, a.c) : a.c + c;
+		a.s = W ? fma(sw, s, a.s) : a.s + s;
+	}
+	a.yc = fma(y, c, a.yc);
+	a.ys = fma(y, s, a.ys);
+}
+
+template <typename T> __device__ __forceinline__ void zero(sums<T> &a)
+{
+	a.cc = a.cs = a.c = a.s = a.yc = a.ys = 0;
+}
+template <typename T> __device__ __forceinline__ void fold(sums<T> &t, const sums<T> &a)
+{
+	t.cc += a.cc, t.cs += a.cs, t.c += a.c, t.s += a.s, t.yc += a.yc, t.ys += a.ys;
+}
+
+/* Shared staging of one tile. */
+template <typename T> struct tile {
+	T x[TILE], y[TILE], w[TILE], sc[TILE], ss[TILE];
+};
+
+/* Tile [t0, t0 + m): x; y shifted (times the normalised weight, weighted); the weight; the step. */
+template <typename T, bool W, bool GRID>
+__device__ void stage(const ls_params &p, const ls_prep &pr, tile<T> &tl, int t0, double step,
+		      const double2 *tab)
+{
+	int j = t0 + (int)threadIdx.x;
+	if (j < p.n) {
+		double x = ld<T>(p.x, j), y = ld<T>(p.y, j) - pr.shift;
+		double w = W ? ld<T>(p.w, j) * pr.invw : 1.0;
+		tl.x[threadIdx.x] = (T)x;
+		/* grids scale each sample's cos and sin by sqrt(w) (the weights then
+		 * cost two multiplies per sample, not one per frequency), so y by
+		 * sqrt(w) too; arrays multiply by w */
+		if (GRID)
+			w = sqrt(w);
+		tl.y[threadIdx.x] = (T)(W ? w * y : y);
+		tl.w[threadIdx.x] = (T)w;
+		if (GRID) {
+			if (sizeof(T) == 4) {
+				float hi, lo, s, c;
+				split(step, &hi, &lo);
+				sincospif(2 * reduce_f(hi, lo, (float)x), &s, &c);
+				tl.sc[threadIdx.x] = (T)c;
+				tl.ss[threadIdx.x] = (T)s;
+			} else {
+				double s, c;
+				sincos_cycles(step * x, tab, &s, &c);
+				tl.sc[threadIdx.x] = (T)c;
+				tl.ss[threadIdx.x] = (T)s;
+			}
+		}
+	}
+}
+
+/* cos and sin of 2 pi u x, u = hi + lo (float32) or u (float64). */
+__device__ __forceinline__ void anchor(float hi, float lo, float x, const double2 *, float *c,
+				       float *s)
+{
+	__sincosf(reduce_f(hi, lo, x) * 6.28318530717958648f, s, c);
+}
+__device__ __forceinline__ void anchor(double u, double, double x, const double2 *tab, double *c,
+				       double *s)
+{
+	sincos_cycles(u * x, tab, s, c);
+}
+
+template <typename T> struct freq_t {
+	T hi, lo; /* f/2pi: float32 as hi + lo; float64 in hi */
+};
+template <typename T> __device__ __forceinline__ freq_t<T> cycles(double f)
+{
+	freq_t<T> r;
+	if (sizeof(T) == 4) {
+		float hi, lo;
+		split(f * INV_2PI, &hi, &lo);
+		r.hi = (T)hi;
+		r.lo = (T)lo;
+	} else {
+		r.hi = (T)(f * INV_2PI);
+		r.lo = 0;
+	}
+	return r;
+}
+
+template <typename T, bool GRID, bool W, bool FM>
+__global__ void __launch_bounds__(B, GRID             ? 2
+				     : sizeof(T) == 8 ? 3
+						      : 4) lombscargle_kernel(ls_params p)
+{
+	constexpr int K = GRID ? kg<T>::value : KA;
+	constexpr bool PARTIAL = sizeof(T) == 4 && !GRID;
+	__shared__ tile<T> tl;
+	__shared__ double scratch[B / 32];
+	__shared__ double2 tab[sizeof(T) == 8 ? TAB : 1];
+	if (sizeof(T) == 8)
+		for (int i = threadIdx.x; i < TAB; i += B)
+			sincospi(2.0 * i / TAB, &tab[i].y, &tab[i].x);
+	const ls_prep pr = prepare<T, W, FM>(p, scratch); /* its reductions sync the table */
+
+	if (pr.bad) {
+		if (blockIdx.x == 0 && threadIdx.x == 0 && p.verdict)
+			*p.verdict = (unsigned)pr.bad;
+		for (long long k = (long long)blockIdx.x * B + threadIdx.x; k < p.nf;
+		     k += (long long)gridDim.x * B)
+			store_nan<T>(p, k);
+		return;
+	}
+	const double step = GRID ? p.df * INV_2PI * B : 0.0; /* cycles per unit x, m to m + 1 */
+	for (long long base = (long long)blockIdx.x * B * K; base < p.nf;
+	     base += (long long)gridDim.x * B * K) {
+		const long long k0 = base + threadIdx.x;
+		freq_t<T> f[K];
+#pragma unroll
+		for (int m = 0; m < (GRID ? 1 : K); m++) {
+			long long k = k0 + (long long)m * B;
+			double fk = GRID ? p.f0 + p.df * (double)k
+					 : ld<T>(p.freqs, k < p.nf ? k : p.nf - 1);
+			f[m] = cycles<T>(fk);
+		}
+		sums<T> tot[K], acc[K];
+#pragma unroll
+		for (int m = 0; m < K; m++) {
+			zero(tot[m]);
+			zero(acc[m]);
+		}
+		for (int t0 = 0; t0 < p.n; t0 += TILE) {
+			__syncthreads();
+			stage<T, W, GRID>(p, pr, tl, t0, step, tab);
+			__syncthreads();
+			const int cnt = min(TILE, p.n - t0);
+			for (int j = 0; j < cnt; j++) {
+				const T x = tl.x[j], y = tl.y[j], w = W ? tl.w[j] : (T)0;
+				if (GRID) {
+					/* the anchor, one rotation by the step, then the
+					 * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] */
+					T c, s;
+					anchor(f[0].hi, f[0].lo, x, tab, &c, &s);
+					if (W)
+						c *= w, s *= w; /* w is sqrt(w) here */
+					const T rc = tl.sc[j], rs = tl.ss[j], a2 = rc + rc;
+					add_scaled<T, W, FM>(PARTIAL ? acc[0] : tot[0], c, s, y, w);
+					T c1 = c * rc - s * rs, s1 = fma(s, rc, c * rs);
+					add_scaled<T, W, FM>(PARTIAL ? acc[1] : tot[1], c1, s1, y,
+							     w);
+#pragma unroll
+					for (int m = 2; m < K; m++) {
+						T c2 = fma(a2, c1, -c), s2 = fma(a2, s1, -s);
+						add_scaled<T, W, FM>(PARTIAL ? acc[m] : tot[m], c2,
+								     s2, y, w);
+						c = c1, s = s1, c1 = c2, s1 = s2;
+					}
+				} else {
+#pragma unroll
+					for (int m = 0; m < K; m++) {
+						T c, s;
+						anchor(f[m].hi, f[m].lo, x, tab, &c, &s);
+						add<T, W, FM>(PARTIAL ? acc[m] : tot[m], c, s, y,
+							      w);
+					}
+				}
+			}
+			if (PARTIAL) {
+#pragma unroll
+				for (int m = 0; m < K; m++) {
+					fold(tot[m], acc[m]);
+					zero(acc[m]);
+				}
+			}
+		}
+#pragma unroll
+		for (int m = 0; m < K; m++) {
+			long long k = k0 + (long long)m * B;
+			if (k < p.nf)
+				finish<T, W, FM>(p, pr, tot[m], k);
+		}
+	}
+}
+
+/* --- launching ----------------------------------------------------------------------------------------- */
+
+typedef void (*kernel_fn)(ls_params);
+
+template <typename T> kernel_fn pick(bool grid, bool w, bool fm)
+{
+	static const kernel_fn fns[8] = {
+		lombscargle_kernel<T, false, false, false>,
+		lombscargle_kernel<T, false, false, true>,
+		lombscargle_kernel<T, false, true, false>,
+		lombscargle_kernel<T, false, true, true>,
+		lombscargle_kernel<T, true, false, false>,
+		lombscargle_kernel<T, true, false, true>,
+		lombscargle_kernel<T, true, true, false>,
+		lombscargle_kernel<T, true, true, true>,
+	};
+	return fns[(grid ? 4 : 0) | (w ? 2 : 0) | (fm ? 1 : 0)];
+}
+
+const char *const variant_names[16] = {
+	"float32",      "float32+fm",      "float32+w",      "float32+w+fm",
+	"float32 grid", "float32 grid+fm", "float32 grid+w", "float32 grid+w+fm",
+	"float64",      "float64+fm",      "float64+w",      "float64+w+fm",
+	"float64 grid", "float64 grid+fm", "float64 grid+w", "float64 grid+w+fm",
+};
 
 int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
-	const kernel_array *x = &a->v[LS_X].arr, *y = &a->v[LS_Y].arr, *f = &a->v[LS_FREQS].arr;
-	const kernel_array *o = &a->v[LS_PGRAM].arr;
+	const kernel_value *v = a->v;
+	const kernel_array *x = &v[LS_X].arr;
 	if (x->count > 0x7fffffff) {
 		snprintf(err, errlen,
 			 "lombscargle: x has %zu points; the cuda kernel takes at most 2^31-1",
 			 x->count);
 		return -1;
 	}
-	int pc = a->v[LS_PRECENTER].s.b, nm = a->v[LS_NORMALIZE].s.b;
-	if (a->dtype == GPUD_F32)
-		return launch_t<float>((const float *)x->data, (const float *)y->data,
-				       (const float *)f->data, (float *)o->data, (int)x->count,
-				       (long long)f->count, pc, nm, ctx, err, errlen);
-	return launch_t<double>((const double *)x->data, (const double *)y->data,
-				(const double *)f->data, (double *)o->data, (int)x->count,
-				(long long)f->count, pc, nm, ctx, err, errlen);
-}
+	ls_params p;
+	p.x = x->data;
+	p.y = v[LS_Y].arr.data;
+	p.w = v[LS_WEIGHTS].present ? v[LS_WEIGHTS].arr.data : nullptr;
+	p.freqs = v[LS_FREQS].present ? v[LS_FREQS].arr.data : nullptr;
+	p.out = v[LS_PGRAM].arr.data;
+	p.n = (int)x->count;
+	p.nf = (long long)v[LS_PGRAM].arr.count;
+	p.f0 = v[LS_F0].present ? v[LS_F0].s.f64 : 0;
+	p.df = v[LS_DF].present ? v[LS_DF].s.f64 : 0;
+	p.precenter = v[LS_PRECENTER].s.b;
+	p.mode = (int)v[LS_NORMALIZE].s.i64;
+	p.legacy = v[LS_LEGACY].s.b;
+	p.verdict = ctx->verdict;
+	bool grid = !v[LS_FREQS].present, w = v[LS_WEIGHTS].present,
+	     fm = v[LS_FLOATING_MEAN].s.b != 0;
+	bool f32 = a->dtype == GPUD_F32;
+	kernel_fn fn = f32 ? pick<float>(grid, w, fm) : pick<double>(grid, w, fm);
+	int idx = (f32 ? 0 : 8) | (grid ? 4 : 0) | (w ? 2 : 0) | (fm ? 1 : 0);
 
-template <typename T>
-int attr_t(cuda_variant_attr *out, const char *variant, char *err, size_t errlen)
-{
-	cudaFuncAttributes fa;
-	CUDA_CHECK(cudaFuncGetAttributes(&fa, lombscargle_kernel<T>), "cudaFuncGetAttributes");
-	out->kernel = "lombscargle";
-	out->variant = variant;
-	out->registers = fa.numRegs;
-	out->shared_bytes = fa.sharedSizeBytes;
-	out->dynamic_shared = 0;
-	out->local_bytes = fa.localSizeBytes;
-	out->max_threads = fa.maxThreadsPerBlock;
-	out->block = LS_BLOCK;
-	out->ptx_version = fa.ptxVersion;
-	out->binary_version = fa.binaryVersion;
+	static int per_sm[16];
+	if (per_sm[idx] == 0)
+		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[idx], fn, B, 0),
+			   "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+	/* Chunks of B*K frequencies; as many blocks as make every block take the
+	 * same number of chunks (rounds), at most what fits on the device at once:
+	 * no last round where most of the GPU idles. */
+	long long per_block = (long long)B *
+			      (grid ? (f32 ? kg<float>::value : kg<double>::value) : KA);
+	long long chunks = (p.nf + per_block - 1) / per_block;
+	long long full = (long long)ctx->sm_count * (per_sm[idx] > 0 ? per_sm[idx] : 1);
+	long long rounds = (chunks + full - 1) / full;
+	int blocks = (int)((chunks + rounds - 1) / rounds);
+	fn<<<blocks, B, 0, (cudaStream_t)ctx->stream>>>(p);
+	char what[64];
+	snprintf(what, sizeof(what), "lombscargle<%s> launch", variant_names[idx]);
+	CUDA_CHECK(cudaGetLastError(), what);
 	return 0;
 }
 
 int ls_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
 {
-	if (max < 2)
-		return 0;
-	if (attr_t<float>(&out[0], "float32", err, errlen) ||
-	    attr_t<double>(&out[1], "float64", err, errlen))
-		return -1;
-	return 2;
+	int n = 0;
+	for (int i = 0; i < 16 && n < max; i++, n++) {
+		kernel_fn fn = i < 8 ? pick<float>(i & 4, i & 2, i & 1)
+				     : pick<double>(i & 4, i & 2, i & 1);
+		cudaFuncAttributes fa;
+		CUDA_CHECK(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes");
+		out[n].kernel = "lombscargle";
+		out[n].variant = variant_names[i];
+		out[n].registers = fa.numRegs;
+		out[n].shared_bytes = fa.sharedSizeBytes;
+		out[n].dynamic_shared = 0;
+		out[n].local_bytes = fa.localSizeBytes;
+		out[n].max_threads = fa.maxThreadsPerBlock;
+		out[n].block = B;
+		out[n].ptx_version = fa.ptxVersion;
+		out[n].binary_version = fa.binaryVersion;
+	}
+	return n;
 }
 
 } // namespace

@@ -34,7 +34,7 @@
 #include "kernels/core/list.h"
 #include "kernels/custom/custom.h"
 
-#define MAX_VARIANTS 32
+#define MAX_VARIANTS 64
 #define MAX_STREAMS 256
 #define MAX_EVENTS 4096
 #define MAX_STAGING 1024
