@@ -87,7 +87,9 @@ typedef struct backend_ops {
 	 * (before done) to the kernel's own time. *cancel (read with
 	 * __atomic_load_n from any thread) turns 1 when the run is cancelled: a
 	 * backend that can stop part-way does (cpu: between chunks) and reports
-	 * ST_CANCELLED; one that cannot (cuda) runs to the end. */
+	 * ST_CANCELLED; one that cannot (cuda) runs to the end. done's
+	 * ST_INVALID is the kernel's verdict on its argument values: msg is
+	 * k->verdict_message's, which names the kernel as check's errors do. */
 	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		       const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
 		       char *err, size_t errlen);

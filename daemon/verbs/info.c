@@ -242,7 +242,8 @@ void verb_kernels(gpud_request *r)
 						q->dtypes[q->n_dtypes++] = (Gpud__DType)t;
 				q->ndim = p->ndim;
 			}
-			q->optional = p->role == KPARAM_OUT || p->default_value != NULL || p->optional;
+			q->optional = p->role == KPARAM_OUT || p->default_value != NULL ||
+				      p->optional;
 			q->default_value = (char *)(p->default_value ? p->default_value : "");
 			kernel_param_describe(p, types[pi], sizeof(types[pi]));
 			q->type = types[pi];

@@ -120,6 +120,10 @@ static void run_done(void *arg, dstatus status, const char *msg)
 			     r->cancel_why);
 		return;
 	}
+	if (status == ST_INVALID && msg) { /* the kernel's verdict: worded as check's errors */
+		request_fail(r, status, "%s", msg);
+		return;
+	}
 	if (status != ST_OK) {
 		request_fail(r, status, "run %s: %s", k->name, msg ? msg : "backend failure");
 		return;

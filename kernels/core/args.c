@@ -74,8 +74,7 @@ void kernel_param_describe(const kernel_param *p, char *buf, size_t len)
 		for (int i = 0; p->words && p->words[i]; i++)
 			n += (size_t)snprintf(types + n, n < sizeof(types) ? sizeof(types) - n : 0,
 					      "%s%s", i ? "|" : "", p->words[i]);
-		snprintf(buf, len, "%s or bool%s%s%s", types,
-			 p->default_value ? " (default " : "",
+		snprintf(buf, len, "%s or bool%s%s%s", types, p->default_value ? " (default " : "",
 			 p->default_value ? p->default_value : "", p->default_value ? ")" : "");
 		return;
 	}
@@ -275,8 +274,8 @@ int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *tex
 		if (w < 0 && (!strcasecmp(text, "true") || !strcasecmp(text, "false")))
 			w = strcasecmp(text, "true") == 0;
 		if (w < 0) {
-			snprintf(err, errlen, "%s: argument '%s' must be one of %s, got '%.64s'", k->name,
-				 p->name, want, text);
+			snprintf(err, errlen, "%s: argument '%s' must be one of %s, got '%.64s'",
+				 k->name, p->name, want, text);
 			return -1;
 		}
 		out->s.i64 = w;
@@ -315,8 +314,9 @@ int kernel_args_finish(kernel_args *a, char *err, size_t errlen)
 			int w = p->stype == KSCALAR_WORD ? word_index(p, p->default_value) : 0;
 			if (p->stype == KSCALAR_WORD)
 				a->v[i].s.i64 = w;
-			if (w < 0 || (p->stype != KSCALAR_WORD &&
-				      kernel_scalar_parse(p->stype, p->default_value, &a->v[i]) != 0)) {
+			if (w < 0 ||
+			    (p->stype != KSCALAR_WORD &&
+			     kernel_scalar_parse(p->stype, p->default_value, &a->v[i]) != 0)) {
 				snprintf(err, errlen, "%s: bad default '%s' for '%s'", k->name,
 					 p->default_value, p->name);
 				return -1;

@@ -2,8 +2,10 @@
  * kernels/core/test_kernel_table.c — unit tests of kernels/core/table.c and
  * args.c: lookup, the ids and the CUDA table made from kernels/kernels.def,
  * parameter descriptions, binding arrays and scalars (the coercions and the
- * refusals, with their messages) and filling defaults. A small kernel of this
- * file's own covers the parameter kinds lombscargle does not have.
+ * refusals, with their messages) and filling defaults. Small kernels of this
+ * file's own cover the parameter kinds lombscargle does not have; one has
+ * word scalars (KSCALAR_WORD) and optional inputs and scalars besides
+ * lombscargle's normalize, weights and grid.
  */
 #include <check.h>
 #include <math.h>
@@ -44,7 +46,8 @@ static const kernel_def tkernel = {
 
 static const kernel_param badparams[] = {
 	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input", 0, 0, NULL},
-	{"bad", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "maybe", "a default that does not parse", 0, 0, NULL},
+	{"bad", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "maybe", "a default that does not parse", 0, 0,
+	 NULL},
 };
 
 static const kernel_def badkernel = {
@@ -88,10 +91,12 @@ START_TEST(test_find)
 	const kernel_def *k = ls();
 
 	ck_assert_str_eq(k->name, "lombscargle");
-	ck_assert_int_eq(k->nparams, 6);
+	ck_assert_int_eq(k->nparams, 12);
 	ck_assert_ptr_nonnull(k->check);
 	ck_assert_ptr_nonnull(k->cpu_items);
 	ck_assert_ptr_nonnull(k->cpu_run);
+	ck_assert_ptr_nonnull(k->cpu_verdict);
+	ck_assert_ptr_nonnull(k->verdict_message);
 	ck_assert_ptr_null(kernel_find("nope"));
 	ck_assert_ptr_null(kernel_find(""));
 	ck_assert_ptr_null(kernel_find("LombScargle"));
@@ -105,6 +110,24 @@ START_TEST(test_find)
 		ck_assert_ptr_eq(kernel_find(all[i]->name), all[i]);
 		ck_assert_int_le(all[i]->nparams, KERNEL_MAX_PARAMS);
 		seen += all[i] == k;
+		/* a kernel with verdicts has both halves */
+		ck_assert_msg((all[i]->cpu_verdict == NULL) == (all[i]->verdict_message == NULL),
+			      "kernel %s has half of the verdict functions", all[i]->name);
+		for (int j = 0; j < all[i]->nparams; j++) {
+			const kernel_param *p = &all[i]->params[j];
+			/* words only for word scalars, which have at least two (false, true) */
+			ck_assert_msg((p->stype == KSCALAR_WORD && p->role == KPARAM_SCALAR) ==
+					      (p->words != NULL),
+				      "%s.%s: words", all[i]->name, p->name);
+			if (p->words)
+				ck_assert_msg(p->words[0] && p->words[1],
+					      "%s.%s: fewer than 2 words", all[i]->name, p->name);
+			/* optional: an input, or a scalar without a default */
+			if (p->optional)
+				ck_assert_msg(p->role == KPARAM_IN || (p->role == KPARAM_SCALAR &&
+								       p->default_value == NULL),
+					      "%s.%s: optional", all[i]->name, p->name);
+		}
 	}
 	ck_assert_int_eq(seen, 1);
 }
@@ -155,6 +178,12 @@ START_TEST(test_param_index)
 	ck_assert_int_eq(kernel_param_index(k, "pgram"), LS_PGRAM);
 	ck_assert_int_eq(kernel_param_index(k, "precenter"), LS_PRECENTER);
 	ck_assert_int_eq(kernel_param_index(k, "normalize"), LS_NORMALIZE);
+	ck_assert_int_eq(kernel_param_index(k, "weights"), LS_WEIGHTS);
+	ck_assert_int_eq(kernel_param_index(k, "floating_mean"), LS_FLOATING_MEAN);
+	ck_assert_int_eq(kernel_param_index(k, "f0"), LS_F0);
+	ck_assert_int_eq(kernel_param_index(k, "df"), LS_DF);
+	ck_assert_int_eq(kernel_param_index(k, "nf"), LS_NF);
+	ck_assert_int_eq(kernel_param_index(k, "legacy"), LS_LEGACY);
 	ck_assert_int_eq(kernel_param_index(k, "X"), -1);
 	ck_assert_int_eq(kernel_param_index(k, "freq"), -1);
 	ck_assert_int_eq(kernel_param_index(k, ""), -1);
@@ -162,7 +191,8 @@ START_TEST(test_param_index)
 	ck_assert_int_eq(kernel_param_index(&tkernel, "x"), -1);
 
 	kernel_param_names(k, names, sizeof(names));
-	ck_assert_str_eq(names, "x, y, freqs, pgram, precenter, normalize");
+	ck_assert_str_eq(names, "x, y, freqs, pgram, precenter, normalize, weights, floating_mean, "
+				"f0, df, nf, legacy");
 	kernel_param_names(&tkernel, names, 9);
 	ck_assert_str_eq(names, "a, m, o,");
 }
@@ -175,13 +205,27 @@ START_TEST(test_describe)
 
 	kernel_param_describe(&k->params[LS_X], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "float32|float64 1-d array");
-	kernel_param_describe(&k->params[LS_FREQS], buf, sizeof(buf));
+	kernel_param_describe(&k->params[LS_Y], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "float32|float64 1-d array");
+	kernel_param_describe(&k->params[LS_FREQS], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "float32|float64 1-d array (optional)");
 	kernel_param_describe(&k->params[LS_PGRAM], buf, sizeof(buf));
-	ck_assert_str_eq(buf, "float32|float64 1-d array (output)");
+	ck_assert_str_eq(buf, "float32|float64|complex64|complex128 1-d array (output)");
 	kernel_param_describe(&k->params[LS_PRECENTER], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "bool scalar (default false)");
 	kernel_param_describe(&k->params[LS_NORMALIZE], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "power|normalize|amplitude or bool (default power)");
+	kernel_param_describe(&k->params[LS_WEIGHTS], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "float32|float64 1-d array (optional)");
+	kernel_param_describe(&k->params[LS_FLOATING_MEAN], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "bool scalar (default false)");
+	kernel_param_describe(&k->params[LS_F0], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "float64 scalar (optional)");
+	kernel_param_describe(&k->params[LS_DF], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "float64 scalar (optional)");
+	kernel_param_describe(&k->params[LS_NF], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "int64 scalar (optional)");
+	kernel_param_describe(&k->params[LS_LEGACY], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "bool scalar (default false)");
 
 	kernel_param_describe(&tparams[T_A], buf, sizeof(buf));
@@ -212,6 +256,7 @@ START_TEST(test_scalar_parse)
 	ck_assert_str_eq(kernel_scalar_type_name(KSCALAR_BOOL), "bool");
 	ck_assert_str_eq(kernel_scalar_type_name(KSCALAR_I64), "int64");
 	ck_assert_str_eq(kernel_scalar_type_name(KSCALAR_F64), "float64");
+	ck_assert_str_eq(kernel_scalar_type_name(KSCALAR_WORD), "word");
 
 	v.s.b = 7;
 	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_BOOL, "true", &v), 0);
@@ -233,6 +278,9 @@ START_TEST(test_scalar_parse)
 	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_F64, "-1e3", &v), 0);
 	ck_assert_double_eq(v.s.f64, -1000.0);
 	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_F64, "abc", &v), -1);
+	/* words need their parameter's list: kernel_bind_text */
+	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_WORD, "power", &v), -1);
+	ck_assert_int_eq(kernel_scalar_parse(KSCALAR_WORD, "true", &v), -1);
 }
 END_TEST
 
@@ -274,6 +322,18 @@ START_TEST(test_bind_array_ok)
 	ck_assert_msg(kernel_bind_array(k, &k->params[LS_PGRAM], &a, &v, err, sizeof(err)) == 0,
 		      "%s", err);
 	ck_assert_int_eq(v.present, 1);
+	/* a complex one too (lombscargle's amplitude), and an optional input */
+	memset(&v, 0, sizeof(v));
+	a = arr(GPUD_C64, 1, 5, 0, 0);
+	ck_assert_msg(kernel_bind_array(k, &k->params[LS_PGRAM], &a, &v, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(v.present, 1);
+	ck_assert_int_eq(v.arr.dtype, GPUD_C64);
+	memset(&v, 0, sizeof(v));
+	a = arr(GPUD_F64, 1, 5, 0, 0);
+	ck_assert_msg(kernel_bind_array(k, &k->params[LS_WEIGHTS], &a, &v, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(v.present, 1);
 }
 END_TEST
 
@@ -288,6 +348,18 @@ START_TEST(test_bind_array_wrong_dtype)
 	ck_assert_int_eq(kernel_bind_array(k, &k->params[LS_X], &a, &v, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "lombscargle: argument 'x' must be float32|float64 1-d array, "
 			      "got int32");
+	ck_assert_int_eq(v.present, 0);
+	a = arr(GPUD_C128, 1, 4, 0, 0); /* complex inputs: no */
+	ck_assert_int_eq(kernel_bind_array(k, &k->params[LS_Y], &a, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'y' must be float32|float64 1-d array, "
+			      "got complex128");
+	ck_assert_int_eq(v.present, 0);
+	/* an optional input says so */
+	a = arr(GPUD_I64, 1, 4, 0, 0);
+	ck_assert_int_eq(kernel_bind_array(k, &k->params[LS_WEIGHTS], &a, &v, err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'weights' must be float32|float64 1-d array "
+			      "(optional), got int64");
 	ck_assert_int_eq(v.present, 0);
 
 	a = arr(GPUD_F32, 2, 4, 4, 0);
@@ -370,7 +442,7 @@ static int bind_s(const kernel_def *k, const kernel_param *p, kscalar_given kind
 
 START_TEST(test_bind_bool)
 {
-	const kernel_param *p = &ls()->params[LS_NORMALIZE];
+	const kernel_param *p = &ls()->params[LS_PRECENTER];
 	const kernel_def *k = ls();
 	kernel_value v;
 	char err[256];
@@ -391,7 +463,7 @@ START_TEST(test_bind_bool)
 	/* other integers are not */
 	ck_assert_int_eq(bind_s(k, p, KGIVEN_I64, 0, 2, 0, &v, err, sizeof(err)), -1);
 	ck_assert_str_eq(err,
-			 "lombscargle: argument 'normalize' must be bool (true, false, 1 or 0), "
+			 "lombscargle: argument 'precenter' must be bool (true, false, 1 or 0), "
 			 "got 2");
 	ck_assert_int_eq(v.present, 0);
 	ck_assert_int_eq(bind_s(k, p, KGIVEN_I64, 0, -1, 0, &v, err, sizeof(err)), -1);
@@ -539,15 +611,23 @@ START_TEST(test_finish_defaults)
 	memset(&a, 0, sizeof(a));
 	a.kernel = k;
 	a.v[LS_PRECENTER].s.b = 7;
-	a.v[LS_NORMALIZE].s.b = 7;
+	a.v[LS_NORMALIZE].s.i64 = 7;
+	a.v[LS_FLOATING_MEAN].s.b = 7;
+	a.v[LS_LEGACY].s.b = 7;
 	bind_ok(k, &a, LS_X, GPUD_F64, 1);
 	bind_ok(k, &a, LS_Y, GPUD_F64, 1);
 	bind_ok(k, &a, LS_FREQS, GPUD_F64, 1);
 	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(a.v[LS_PRECENTER].s.b, 0);
-	ck_assert_int_eq(a.v[LS_NORMALIZE].s.b, 0);
-	/* the output is not required */
+	ck_assert_int_eq(a.v[LS_NORMALIZE].s.i64, LS_POWER); /* the default word's index */
+	ck_assert_int_eq(a.v[LS_FLOATING_MEAN].s.b, 0);
+	ck_assert_int_eq(a.v[LS_LEGACY].s.b, 0);
+	/* the output is not required, nor the optional inputs and scalars */
 	ck_assert_int_eq(a.v[LS_PGRAM].present, 0);
+	ck_assert_int_eq(a.v[LS_WEIGHTS].present, 0);
+	ck_assert_int_eq(a.v[LS_F0].present, 0);
+	ck_assert_int_eq(a.v[LS_DF].present, 0);
+	ck_assert_int_eq(a.v[LS_NF].present, 0);
 
 	/* defaults of each type; a given value is kept */
 	memset(&a, 0, sizeof(a));
@@ -589,6 +669,11 @@ START_TEST(test_finish_defaults_present)
 	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(a.v[LS_PRECENTER].present == 1, "defaulted 'precenter' is not present");
 	ck_assert_msg(a.v[LS_NORMALIZE].present == 1, "defaulted 'normalize' is not present");
+	ck_assert_msg(a.v[LS_FLOATING_MEAN].present == 1,
+		      "defaulted 'floating_mean' is not present");
+	ck_assert_msg(a.v[LS_LEGACY].present == 1, "defaulted 'legacy' is not present");
+	/* optional scalars have no default: absent stays absent */
+	ck_assert_msg(a.v[LS_NF].present == 0, "absent 'nf' is present");
 }
 END_TEST
 
@@ -607,9 +692,13 @@ START_TEST(test_finish_missing)
 	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "lombscargle: missing argument 'x' (float32|float64 1-d array)");
 
+	/* freqs is optional (or the grid): finishing passes, and check says what is missing */
 	bind_ok(k, &a, LS_X, GPUD_F64, 1);
-	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "lombscargle: missing argument 'freqs' (float32|float64 1-d array)");
+	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[LS_FREQS].present, 0);
+	ck_assert_int_eq(k->check(&a, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "lombscargle: missing the frequencies: give freqs (an array) or the "
+			      "grid f0, df, nf");
 
 	/* a required scalar */
 	memset(&a, 0, sizeof(a));
@@ -684,11 +773,19 @@ START_TEST(test_bind_dtype)
 	ck_assert_int_eq(bind_s(k, p, KGIVEN_BOOL, 1, 0, 0, &v, err, sizeof(err)), -1);
 	assert_has(err, "got bool true");
 	/* text for other scalars and for arrays */
+	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_PRECENTER], "maybe", &v, err,
+					  sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'precenter' must be bool (true, false, 1 or "
+			      "0); cannot parse 'maybe'");
 	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_NORMALIZE], "maybe", &v, err,
 					  sizeof(err)),
 			 -1);
-	ck_assert_str_eq(err, "lombscargle: argument 'normalize' must be bool (true, false, 1 or "
-			      "0); cannot parse 'maybe'");
+	ck_assert_str_eq(err, "lombscargle: argument 'normalize' must be one of "
+			      "power|normalize|amplitude or bool (default power), got 'maybe'");
+	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_NF], "many", &v, err, sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'nf' must be int64; cannot parse 'many'");
 	ck_assert_int_eq(kernel_bind_text(k, &dparams[0], "many", &v, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "dk: argument 'n' must be int64; cannot parse 'many'");
 	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[0], "x.np", &v, err, sizeof(err)),
@@ -702,6 +799,288 @@ START_TEST(test_bind_dtype)
 	a.v[0].present = 1;
 	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(a.v[1].s.dtype, GPUD_F64);
+}
+END_TEST
+
+/* --- word scalars (KSCALAR_WORD) and optional parameters ------------------------------- */
+
+static const char *const modes[] = {"off", "on", "auto", NULL};
+static const char *const colours[] = {"red", "green", NULL};
+
+enum { W_IN, W_OPT, W_MODE, W_COLOUR, W_LIMIT, W_OUT };
+
+static const kernel_param wparams[] = {
+	[W_IN] = {.name = "in",
+		  .role = KPARAM_IN,
+		  .dtypes = KDT(GPUD_F64),
+		  .ndim = 1,
+		  .doc = "an input"},
+	[W_OPT] = {.name = "opt",
+		   .role = KPARAM_IN,
+		   .dtypes = KDT(GPUD_F64),
+		   .ndim = 1,
+		   .optional = 1,
+		   .doc = "an optional input"},
+	[W_MODE] = {.name = "mode",
+		    .role = KPARAM_SCALAR,
+		    .stype = KSCALAR_WORD,
+		    .words = modes,
+		    .default_value = "auto",
+		    .doc = "a word with a default"},
+	[W_COLOUR] = {.name = "colour",
+		      .role = KPARAM_SCALAR,
+		      .stype = KSCALAR_WORD,
+		      .words = colours,
+		      .doc = "a word without one"},
+	[W_LIMIT] = {.name = "limit",
+		     .role = KPARAM_SCALAR,
+		     .stype = KSCALAR_I64,
+		     .optional = 1,
+		     .doc = "an optional scalar"},
+	[W_OUT] = {.name = "out",
+		   .role = KPARAM_OUT,
+		   .dtypes = KDT_FLOAT | KDT_COMPLEX,
+		   .ndim = -1,
+		   .doc = "out"},
+};
+
+static const kernel_def wkernel = {
+	.name = "wk",
+	.doc = "words and optional parameters",
+	.params = wparams,
+	.nparams = sizeof(wparams) / sizeof(wparams[0]),
+};
+
+static const char *const yesno[] = {"no", "yes", NULL};
+static const kernel_param badwparams[] = {
+	{.name = "mode",
+	 .role = KPARAM_SCALAR,
+	 .stype = KSCALAR_WORD,
+	 .words = yesno,
+	 .default_value = "maybe",
+	 .doc = "a default that is none of the words"},
+};
+
+static const kernel_def badwkernel = {
+	.name = "badwk",
+	.params = badwparams,
+	.nparams = 1,
+};
+
+START_TEST(test_word_describe)
+{
+	char buf[128];
+
+	kernel_param_describe(&wparams[W_MODE], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "off|on|auto or bool (default auto)");
+	kernel_param_describe(&wparams[W_COLOUR], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "red|green or bool");
+	kernel_param_describe(&wparams[W_LIMIT], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "int64 scalar (optional)");
+	kernel_param_describe(&wparams[W_OPT], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "float64 1-d array (optional)");
+	kernel_param_describe(&wparams[W_OUT], buf, sizeof(buf));
+	ck_assert_str_eq(buf, "float32|float64|complex64|complex128 array (output)");
+	/* a short buffer gets a terminated prefix */
+	memset(buf, 'Z', sizeof(buf));
+	kernel_param_describe(&wparams[W_MODE], buf, 8);
+	ck_assert_str_eq(buf, "off|on|");
+	ck_assert_int_eq(buf[8], 'Z');
+}
+END_TEST
+
+/* Binds text to p of k into a fresh v (its value poisoned, so a write of 0 shows). */
+static int bind_t(const kernel_def *k, const kernel_param *p, const char *text, kernel_value *v,
+		  char *err, size_t errlen)
+{
+	memset(v, 0, sizeof(*v));
+	v->s.i64 = 0x5a5a5a5a5a5a5a5all;
+	err[0] = '\0';
+	return kernel_bind_text(k, p, text, v, err, errlen);
+}
+
+/* Words as text: one of the words (as written), or true and false (any case) for the first
+ * two; the value is the word's index. */
+START_TEST(test_bind_word_text)
+{
+	static const struct {
+		const char *text;
+		int64_t want;
+	} ok[] = {{"off", 0},  {"on", 1},   {"auto", 2}, {"false", 0},
+		  {"true", 1}, {"TRUE", 1}, {"False", 0}};
+	const kernel_param *p = &wparams[W_MODE];
+	kernel_value v;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		ck_assert_msg(bind_t(&wkernel, p, ok[i].text, &v, err, sizeof(err)) == 0, "%s: %s",
+			      ok[i].text, err);
+		ck_assert_int_eq(v.present, 1);
+		ck_assert_int_eq(v.scalar, 0);
+		ck_assert_msg(v.s.i64 == ok[i].want, "'%s' is %lld, expected %lld", ok[i].text,
+			      (long long)v.s.i64, (long long)ok[i].want);
+	}
+	/* not a word: its case matters, no spaces, no numbers as text */
+	ck_assert_int_eq(bind_t(&wkernel, p, "On", &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err,
+			 "wk: argument 'mode' must be one of off|on|auto or bool (default auto), "
+			 "got 'On'");
+	ck_assert_int_eq(v.present, 0);
+	ck_assert_int_eq(bind_t(&wkernel, p, "", &v, err, sizeof(err)), -1);
+	assert_has(err, "got ''");
+	ck_assert_int_eq(bind_t(&wkernel, p, "auto ", &v, err, sizeof(err)), -1);
+	assert_has(err, "got 'auto '");
+	ck_assert_int_eq(bind_t(&wkernel, p, "yes", &v, err, sizeof(err)), -1);
+	ck_assert_int_eq(v.present, 0);
+	/* a long text is cut in the message */
+	char longtext[200];
+	memset(longtext, 'w', sizeof(longtext) - 1);
+	longtext[sizeof(longtext) - 1] = '\0';
+	ck_assert_int_eq(bind_t(&wkernel, p, longtext, &v, err, sizeof(err)), -1);
+	ck_assert_msg(strlen(err) < 180, "'%s'", err);
+	/* a word without a default */
+	p = &wparams[W_COLOUR];
+	ck_assert_msg(bind_t(&wkernel, p, "green", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, 1);
+	ck_assert_msg(bind_t(&wkernel, p, "false", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, 0);
+	ck_assert_int_eq(bind_t(&wkernel, p, "blue", &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "wk: argument 'colour' must be one of red|green or bool, got 'blue'");
+	/* lombscargle's normalize */
+	p = &ls()->params[LS_NORMALIZE];
+	ck_assert_msg(bind_t(ls(), p, "power", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_POWER);
+	ck_assert_msg(bind_t(ls(), p, "normalize", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_NORMALIZED);
+	ck_assert_msg(bind_t(ls(), p, "amplitude", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_AMPLITUDE);
+	ck_assert_msg(bind_t(ls(), p, "true", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_NORMALIZED);
+	ck_assert_msg(bind_t(ls(), p, "false", &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_POWER);
+	ck_assert_int_eq(bind_t(ls(), p, "Amplitude", &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'normalize' must be one of "
+			      "power|normalize|amplitude or bool (default power), got 'Amplitude'");
+	ck_assert_int_eq(bind_t(ls(), p, "normalized", &v, err, sizeof(err)), -1);
+	assert_has(err, "got 'normalized'");
+}
+END_TEST
+
+/* Words as numbers: a bool, or the integers 0 and 1, stand for the first two words. */
+START_TEST(test_bind_word_scalar)
+{
+	const kernel_param *p = &wparams[W_MODE];
+	kernel_value v;
+	char err[256];
+
+	ck_assert_msg(bind_s(&wkernel, p, KGIVEN_BOOL, 1, 0, 0, &v, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(v.present, 1);
+	ck_assert_int_eq(v.s.i64, 1);
+	ck_assert_msg(bind_s(&wkernel, p, KGIVEN_BOOL, 0, 0, 0, &v, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(v.s.i64, 0);
+	ck_assert_msg(bind_s(&wkernel, p, KGIVEN_I64, 0, 1, 0, &v, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(v.present, 1);
+	ck_assert_int_eq(v.s.i64, 1);
+	ck_assert_msg(bind_s(&wkernel, p, KGIVEN_I64, 0, 0, 0, &v, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(v.s.i64, 0);
+	/* other integers are not (2 is not "auto": only bools stand for words) */
+	ck_assert_int_eq(bind_s(&wkernel, p, KGIVEN_I64, 0, 2, 0, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "wk: argument 'mode' must be one of off|on|auto or bool (default "
+			      "auto), got 2");
+	ck_assert_int_eq(v.present, 0);
+	ck_assert_int_eq(bind_s(&wkernel, p, KGIVEN_I64, 0, -1, 0, &v, err, sizeof(err)), -1);
+	assert_has(err, "got -1");
+	ck_assert_int_eq(bind_s(&wkernel, p, KGIVEN_I64, 0, INT64_MAX, 0, &v, err, sizeof(err)),
+			 -1);
+	assert_has(err, "got 9223372036854775807");
+	/* nor are floats, even whole ones */
+	ck_assert_int_eq(bind_s(&wkernel, p, KGIVEN_F64, 0, 0, 1.0, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "wk: argument 'mode' must be one of off|on|auto or bool (default "
+			      "auto), got 1");
+	ck_assert_int_eq(bind_s(&wkernel, p, KGIVEN_F64, 0, 0, 0.5, &v, err, sizeof(err)), -1);
+	assert_has(err, "got 0.5");
+	ck_assert_int_eq(bind_s(&wkernel, p, KGIVEN_F64, 0, 0, NAN, &v, err, sizeof(err)), -1);
+	assert_has(err, "'mode'");
+	assert_has(err, "finite");
+	ck_assert_int_eq(v.present, 0);
+	/* a word without a default says so */
+	ck_assert_int_eq(bind_s(&wkernel, &wparams[W_COLOUR], KGIVEN_I64, 0, 5, 0, &v, err,
+				sizeof(err)),
+			 -1);
+	ck_assert_str_eq(err, "wk: argument 'colour' must be one of red|green or bool, got 5");
+	/* lombscargle's normalize: true is "normalize", false "power" */
+	p = &ls()->params[LS_NORMALIZE];
+	ck_assert_msg(bind_s(ls(), p, KGIVEN_BOOL, 1, 0, 0, &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_NORMALIZED);
+	ck_assert_msg(bind_s(ls(), p, KGIVEN_I64, 0, 0, 0, &v, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(v.s.i64, LS_POWER);
+	ck_assert_int_eq(bind_s(ls(), p, KGIVEN_I64, 0, 2, 0, &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "lombscargle: argument 'normalize' must be one of "
+			      "power|normalize|amplitude or bool (default power), got 2");
+	ck_assert_int_eq(bind_s(ls(), p, KGIVEN_BOOL, 0, 0, 0, &v, err, sizeof(err)), 0);
+	/* an array for a word */
+	kernel_array a = arr(GPUD_F64, 1, 2, 0, 0);
+	memset(&v, 0, sizeof(v));
+	ck_assert_int_eq(kernel_bind_array(ls(), p, &a, &v, err, sizeof(err)), -1);
+	assert_has(err, "argument 'normalize' must be a");
+	assert_has(err, "got a float64 array");
+	ck_assert_int_eq(v.present, 0);
+}
+END_TEST
+
+/* Optional inputs and scalars stay absent; a word's default is its index; a word without one
+ * is required; a default that is none of the words is the kernel's bug. */
+START_TEST(test_finish_word_and_optional)
+{
+	kernel_args a;
+	char err[256] = "";
+
+	memset(&a, 0, sizeof(a));
+	a.kernel = &wkernel;
+	a.v[W_MODE].s.i64 = 99;
+	a.v[W_LIMIT].s.i64 = 99;
+	bind_ok(&wkernel, &a, W_IN, GPUD_F64, 1);
+	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "wk: missing argument 'colour' (red|green or bool)");
+	ck_assert_msg(kernel_bind_text(&wkernel, &wparams[W_COLOUR], "red", &a.v[W_COLOUR], err,
+				       sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[W_MODE].present, 1);
+	ck_assert_int_eq(a.v[W_MODE].s.i64, 2); /* "auto" */
+	ck_assert_int_eq(a.v[W_COLOUR].s.i64, 0);
+	ck_assert_int_eq(a.v[W_OPT].present, 0);
+	ck_assert_int_eq(a.v[W_LIMIT].present, 0);
+	ck_assert_int_eq(a.v[W_OUT].present, 0);
+	/* given ones are kept */
+	memset(&a, 0, sizeof(a));
+	a.kernel = &wkernel;
+	bind_ok(&wkernel, &a, W_IN, GPUD_F64, 1);
+	bind_ok(&wkernel, &a, W_OPT, GPUD_F64, 1);
+	ck_assert_int_eq(kernel_bind_scalar(&wkernel, &wparams[W_MODE], KGIVEN_BOOL, 0, 0, 0,
+					    &a.v[W_MODE], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_scalar(&wkernel, &wparams[W_COLOUR], KGIVEN_BOOL, 1, 0, 0,
+					    &a.v[W_COLOUR], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_scalar(&wkernel, &wparams[W_LIMIT], KGIVEN_I64, 0, -5, 0,
+					    &a.v[W_LIMIT], err, sizeof(err)),
+			 0);
+	ck_assert_msg(kernel_args_finish(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[W_MODE].s.i64, 0);
+	ck_assert_int_eq(a.v[W_COLOUR].s.i64, 1);
+	ck_assert_int_eq(a.v[W_OPT].present, 1);
+	ck_assert_int_eq(a.v[W_LIMIT].present, 1);
+	ck_assert_int_eq(a.v[W_LIMIT].s.i64, -5);
+	/* a bad default */
+	memset(&a, 0, sizeof(a));
+	a.kernel = &badwkernel;
+	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "badwk: bad default 'maybe' for 'mode'");
 }
 END_TEST
 
@@ -729,6 +1108,9 @@ Suite *kernel_table_suite(void)
 	tcase_add_test(tc, test_bind_not_finite);
 	tcase_add_test(tc, test_bind_scalar_for_buffer);
 	tcase_add_test(tc, test_bind_dtype);
+	tcase_add_test(tc, test_word_describe);
+	tcase_add_test(tc, test_bind_word_text);
+	tcase_add_test(tc, test_bind_word_scalar);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("finish");
@@ -736,6 +1118,7 @@ Suite *kernel_table_suite(void)
 	tcase_add_test(tc, test_finish_defaults_present);
 	tcase_add_test(tc, test_finish_missing);
 	tcase_add_test(tc, test_finish_bad_default);
+	tcase_add_test(tc, test_finish_word_and_optional);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -172,7 +172,9 @@ START_TEST(test_lists_and_scalars)
 	ck_assert(at(&s.a.v[LS_Y].arr, 1) == -0.5);
 	ck_assert_uint_eq(f->count, 1); /* one value: one element */
 	ck_assert_int_eq(s.a.v[LS_PRECENTER].s.b, 1);
-	ck_assert_int_eq(s.a.v[LS_NORMALIZE].s.b, 0); /* the default */
+	ck_assert_int_eq(s.a.v[LS_NORMALIZE].s.i64, LS_POWER); /* the default */
+	ck_assert_int_eq(s.a.v[LS_WEIGHTS].present, 0);        /* optional, left out */
+	ck_assert_int_eq(s.a.v[LS_NF].present, 0);
 	/* the output, as check says, in host memory */
 	ck_assert_int_eq(s.a.v[LS_PGRAM].present, 1);
 	ck_assert_int_eq(s.a.v[LS_PGRAM].arr.dtype, GPUD_F32);
@@ -180,6 +182,37 @@ START_TEST(test_lists_and_scalars)
 	ck_assert_ptr_eq(s.a.v[LS_PGRAM].arr.data, s.host[LS_PGRAM]);
 	ck_assert_uint_eq(kernel_sample_bytes(&s, LS_PGRAM), 4);
 	ck_assert_uint_eq(kernel_sample_bytes(&s, LS_PRECENTER), 0);
+	kernel_sample_free(&s);
+
+	/* a word as text, the grid's scalars, optional weights; a complex output */
+	static const gpud_dtype cdt[3] = {[GPUD_F32] = GPUD_C64, [GPUD_F64] = GPUD_C128};
+	for (gpud_dtype dt = GPUD_F32; dt <= GPUD_F64; dt++) {
+		build_ok("lombscargle",
+			 "x=0.1,0.7,1.9 y=1,-0.5,2 weights=1,2,3 f0=0.5 df=0.25 nf=3 "
+			 "normalize=amplitude floating_mean=true",
+			 dt, &s);
+		ck_assert_int_eq(s.a.v[LS_NORMALIZE].s.i64, LS_AMPLITUDE);
+		ck_assert_int_eq(s.a.v[LS_FLOATING_MEAN].s.b, 1);
+		ck_assert_int_eq(s.a.v[LS_FREQS].present, 0);
+		ck_assert_int_eq(s.a.v[LS_F0].present, 1);
+		ck_assert_double_eq(s.a.v[LS_F0].s.f64, 0.5);
+		ck_assert_double_eq(s.a.v[LS_DF].s.f64, 0.25);
+		ck_assert_int_eq(s.a.v[LS_NF].s.i64, 3);
+		ck_assert_int_eq(s.a.v[LS_WEIGHTS].arr.dtype, dt);
+		ck_assert(at(&s.a.v[LS_WEIGHTS].arr, 2) == 3);
+		ck_assert_int_eq(s.a.v[LS_PGRAM].arr.dtype, cdt[dt]);
+		ck_assert_uint_eq(s.a.v[LS_PGRAM].arr.count, 3);
+		ck_assert_uint_eq(kernel_sample_bytes(&s, LS_PGRAM), 3 * 2 * gpud_dtype_size(dt));
+		kernel_sample_free(&s);
+	}
+	/* a bool and an integer for the word */
+	build_ok("lombscargle", "x=1,2 y=1,2 freqs=1 normalize=true", GPUD_F64, &s);
+	ck_assert_int_eq(s.a.v[LS_NORMALIZE].s.i64, LS_NORMALIZED);
+	ck_assert_int_eq(s.a.v[LS_PGRAM].arr.dtype, GPUD_F64);
+	kernel_sample_free(&s);
+	build_ok("lombscargle", "x=1,2 y=1,2 freqs=1 normalize=0 legacy=true", GPUD_F32, &s);
+	ck_assert_int_eq(s.a.v[LS_NORMALIZE].s.i64, LS_POWER);
+	ck_assert_int_eq(s.a.v[LS_LEGACY].s.b, 1);
 	kernel_sample_free(&s);
 
 	/* DIMS: a 2-d array; integers exact in int64 */
@@ -305,6 +338,16 @@ static const struct {
 	{"lombscargle", "x=1,2 y=1,2 freqs=1 precenter=maybe", GPUD_F64, -1,
 	 "argument 'precenter' must be bool"},
 	{"lombscargle", "x=1,2 freqs=1", GPUD_F64, -1, "lombscargle: missing argument 'y'"},
+	{"lombscargle", "x=1,2 y=1,2 freqs=1 normalize=sometimes", GPUD_F64, -1,
+	 "lombscargle: argument 'normalize' must be one of power|normalize|amplitude or bool "
+	 "(default power), got 'sometimes'"},
+	{"lombscargle", "x=1,2 y=1,2 freqs=1 normalize=2", GPUD_F32, -1,
+	 "argument 'normalize' must be one of power|normalize|amplitude or bool (default power), "
+	 "got 2"},
+	{"lombscargle", "x=1,2 y=1,2 f0=1 df=1 nf=many", GPUD_F64, -1,
+	 "argument 'nf' must be int64; cannot parse 'many'"},
+	{"lombscargle", "x=1,2 y=1,2 f0=1 df=1 nf=2 weights=2x1:1,2", GPUD_F64, -1,
+	 "argument 'weights' must be 1-d"},
 	{"histogram", "x=1 range_min=0 range_max=1 bins=1,2", GPUD_F64, -1,
 	 "argument 'bins' must be int64; cannot parse '1,2'"},
 	/* the check's: that dtype is skipped for that sample */
@@ -313,6 +356,14 @@ static const struct {
 	{"add", "x=1,2 y=1,2,3", GPUD_F64, 1, "lengths must match"},
 	{"add", "x=1,2 y=0.5", GPUD_I32, 1, "must be an integer"},
 	{"histogram", "x=1 bins=0 range_min=0 range_max=1", GPUD_F32, 1, "`bins` must be positive"},
+	{"lombscargle", "x=1,2 y=1,2 freqs=1 f0=1", GPUD_F64, 1, "not both"},
+	{"lombscargle", "x=1,2 y=1,2 f0=1 df=1", GPUD_F32, 1, "'nf' is missing"},
+	{"lombscargle", "x=1,2 y=1,2 f0=1 df=1 nf=0", GPUD_F64, 1,
+	 "nf must be between 1 and 2^40, got 0"},
+	{"lombscargle", "x=1,2 y=1,2 freqs=1 weights=1", GPUD_F64, 1,
+	 "weights must have the length of x, got 1 for 2 samples"},
+	{"lombscargle", "x=1,2 y=1,2 freqs=1 weights=1,2 legacy=true", GPUD_F32, 1,
+	 "legacy=true (scipy <= 1.14) has no weights"},
 	/* and one that is neither */
 	{"add", " x=1,2\ty=1,2 ", GPUD_F32, 0, ""},
 };
@@ -374,6 +425,46 @@ START_TEST(test_compare)
 	kernel_sample_poison(GPUD_I64, gc, 2);
 	ck_assert_int_eq(kernel_sample_compare(&s, HIST_COUNTS, gc, 0, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "output 'counts'[0] was never written");
+	kernel_sample_free(&s);
+
+	/* complex: each component compared, real and imaginary in turn */
+	build_ok("lombscargle", "x=0,1,2 y=1,2,0 f0=1 df=1 nf=2 normalize=amplitude", GPUD_F64, &s);
+	double *rz = s.host[LS_PGRAM], gz[4];
+	rz[0] = 1, rz[1] = -2, rz[2] = 0.5, rz[3] = 4; /* 1 - 2i, 0.5 + 4i: the scale is 4 */
+	memcpy(gz, rz, sizeof(gz));
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gz, 1, err, sizeof(err)), 0);
+	gz[3] = 4 + 3e-8; /* the imaginary part of element 1, within 1e-8 * 4 */
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gz, 1, err, sizeof(err)), 0);
+	gz[3] = 4 + 5e-8;
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gz, 1, err, sizeof(err)), -1);
+	assert_has(err, "output 'pgram'");
+	assert_has(err, "expected 4 (tolerance 4e-08)");
+	gz[3] = 4;
+	gz[1] = 2; /* element 0's imaginary part, the sign wrong */
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gz, 1, err, sizeof(err)), -1);
+	assert_has(err, "= 2, expected -2");
+	gz[1] = -2;
+	kernel_sample_poison(GPUD_F64, gz + 2, 1); /* only element 1's real part */
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gz, 0, err, sizeof(err)), -1);
+	assert_has(err, "was never written");
+	ck_assert(kernel_sample_is_poison(GPUD_C128, gz, 1));
+	ck_assert(!kernel_sample_is_poison(GPUD_C128, gz, 0));
+	kernel_sample_poison(GPUD_C128, gz, 2);
+	for (int i = 0; i < 4; i++)
+		ck_assert(kernel_sample_is_poison(GPUD_F64, gz, (size_t)i));
+	kernel_sample_free(&s);
+	build_ok("lombscargle", "x=0,1,2 y=1,2,0 f0=1 df=1 nf=2 normalize=amplitude", GPUD_F32, &s);
+	float *rc64 = s.host[LS_PGRAM], gc64[4];
+	rc64[0] = 1, rc64[1] = -2, rc64[2] = 0.5f, rc64[3] = 4;
+	memcpy(gc64, rc64, sizeof(gc64));
+	gc64[2] = 0.53f; /* within 1e-2 * 4 */
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gc64, 1, err, sizeof(err)), 0);
+	gc64[1] = -2.05f;
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gc64, 1, err, sizeof(err)), -1);
+	assert_has(err, "expected -2");
+	gc64[1] = INFINITY; /* without the reference: written and finite */
+	ck_assert_int_eq(kernel_sample_compare(&s, LS_PGRAM, gc64, 0, err, sizeof(err)), -1);
+	assert_has(err, "not finite");
 	kernel_sample_free(&s);
 
 	/* float64: 1e-8 */

@@ -32,8 +32,8 @@ enum { LS_POWER, LS_NORMALIZED, LS_AMPLITUDE };
 
 /* Verdict codes (kernel_def.cpu_verdict; the CUDA kernel writes the same). */
 enum {
-	LS_BAD_WEIGHT = 1u,    /* a weight < 0 or NaN */
-	LS_ZERO_WEIGHTS = 2u,  /* the weights do not sum to a positive value */
+	LS_BAD_WEIGHT = 1u,   /* a weight < 0 or NaN */
+	LS_ZERO_WEIGHTS = 2u, /* the weights do not sum to a positive value */
 };
 
 /* numpy.finfo(float64).epsneg: where scipy clamps CC and SS */

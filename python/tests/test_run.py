@@ -153,9 +153,11 @@ def test_kernels_listing_and_k(client, rng):
     assert [p.name for p in lk.params][:3] == ["x", "y", "freqs"]
     assert lk.outputs == ("pgram",)
     assert lk.by_name["x"].dtypes == ("float32", "float64")
-    assert lk.by_name["normalize"].default is False
+    assert lk.by_name["normalize"].default == "power"
+    assert lk.by_name["freqs"].optional and lk.by_name["weights"].optional
     fn = client.k.lombscargle
-    assert "lombscargle(x, y, freqs, precenter=False, normalize=False" in fn.__doc__
+    assert ("lombscargle(x, y, freqs=None, precenter=False, normalize='power', weights=None, "
+            "floating_mean=False, f0=None, df=None, nf=None, legacy=False" in fn.__doc__)
     assert "periodogram" in fn.__doc__
     import inspect
     assert list(inspect.signature(fn).parameters)[:3] == ["x", "y", "freqs"]
@@ -164,7 +166,9 @@ def test_kernels_listing_and_k(client, rng):
     np.testing.assert_array_equal(fn(x, y, f, normalize=True),
                                   client.run("lombscargle", x=x, y=y, freqs=f, normalize=True))
     with pytest.raises(TypeError):
-        fn(x, y)  # freqs missing: Python's own binding error
+        fn(x)  # y missing: Python's own binding error
+    with pytest.raises(gpud.InvalidArgument, match="missing the frequencies"):
+        fn(x, y)  # freqs is optional (or the grid): gpud says what is missing
     with pytest.raises(AttributeError):
         client.k.no_such_kernel
 

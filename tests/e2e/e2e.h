@@ -89,8 +89,19 @@ void gen_ls(uint64_t seed, size_t nx, size_t nf, double *x, double *y, double *f
 void round_to_f32(double *v, size_t n);
 void *to_dtype(const double *v, size_t n, gpud_dtype dt);
 double elem(const void *p, gpud_dtype dt, size_t i);
+/* scipy.signal.lombscargle(x, y, f, precenter, normalize) of scipy >= 1.15 (no weights). */
 void ls_ref(const double *x, const double *y, size_t nx, const double *f, size_t nf, int precenter,
 	    int normalize, double *out);
+/* Its other arguments; ls_ref_full writes the result's real parts to re and, where im is not
+ * NULL, its imaginary parts (0 but for amplitude) to im. */
+typedef struct ls_opts {
+	const double *w; /* the weights, or NULL */
+	int precenter, floating_mean;
+	int normalize; /* 0 power, 1 normalize, 2 amplitude */
+	int legacy;    /* scipy <= 1.14: precenter and normalize only */
+} ls_opts;
+void ls_ref_full(const double *x, const double *y, size_t nx, const double *f, size_t nf,
+		 const ls_opts *o, double *re, double *im);
 double rel_err(const void *got, gpud_dtype dt, const double *ref, size_t n, size_t *bad);
 double tol_for(gpud_dtype dt);
 void assert_matches(const void *got, gpud_dtype dt, const double *ref, size_t n, const char *what);
@@ -124,6 +135,8 @@ gpud_client *lib_connect(void);
 
 gpud_daemon_status lib_status(gpud_client *c);
 gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s);
+/* gpud holds no buffers once the connections of what ran `after` have closed. */
+void assert_no_buffers_left(const char *after);
 void assert_fresh_client_works(const char *after);
 
 typedef struct ls_result {

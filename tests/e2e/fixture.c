@@ -291,9 +291,9 @@ double elem(const void *p, gpud_dtype dt, size_t i)
 	return dt == GPUD_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
 }
 
-/* scipy.signal.lombscargle (scipy <= 1.14), written out as its Cython loop. */
-void ls_ref(const double *x, const double *y, size_t nx, const double *f, size_t nf, int precenter,
-	    int normalize, double *out)
+/* scipy <= 1.14 (legacy=true), written out as its Cython loop (Townsend). */
+static void ls_ref_legacy(const double *x, const double *y, size_t nx, const double *f, size_t nf,
+			  int precenter, int normalize, double *out)
 {
 	double mean = 0, dot = 0;
 	for (size_t j = 0; j < nx; j++) {
@@ -322,6 +322,106 @@ void ls_ref(const double *x, const double *y, size_t nx, const double *f, size_t
 		if (normalize)
 			out[i] *= 2 / dot;
 	}
+}
+
+/*
+ * scipy.signal.lombscargle (scipy >= 1.15) from its definition: at each
+ * frequency the weighted least-squares fit y ~ A cos(f x) + B sin(f x)
+ * (+ c with floating_mean), weights normalised to sum 1, solved through its
+ * normal equations (Cramer's rule); p = 2 sum w (fit - offset)^2, the offset
+ * being the weighted mean of y with floating_mean and 0 without. power:
+ * p N / 4; normalize: p / (2 YY), YY = sum w y^2 (- mean^2 with floating_mean);
+ * amplitude: A + iB. y is centred first (unweighted mean) with precenter.
+ */
+void ls_ref_full(const double *x, const double *y, size_t nx, const double *f, size_t nf,
+		 const ls_opts *o, double *re, double *im)
+{
+	if (o->legacy) {
+		ls_ref_legacy(x, y, nx, f, nf, o->precenter, o->normalize == 1, re);
+		if (im)
+			memset(im, 0, nf * sizeof(double));
+		return;
+	}
+	double *w = malloc(nx * sizeof(double)), *v = malloc(nx * sizeof(double));
+	double wsum = 0, mean = 0, ybar = 0, yy = 0;
+	ck_assert(w && v);
+	for (size_t j = 0; j < nx; j++) {
+		wsum += o->w ? o->w[j] : 1;
+		mean += y[j];
+	}
+	mean /= (double)nx;
+	for (size_t j = 0; j < nx; j++) {
+		w[j] = (o->w ? o->w[j] : 1) / wsum;
+		v[j] = o->precenter ? y[j] - mean : y[j];
+		ybar += w[j] * v[j];
+		yy += w[j] * v[j] * v[j];
+	}
+	if (!o->floating_mean)
+		ybar = 0;
+	yy -= ybar * ybar;
+	for (size_t i = 0; i < nf; i++) {
+		/* sums of w times cc, cs, ss, c, s, and of w y times c, s */
+		double cc = 0, cs = 0, ss = 0, c1 = 0, s1 = 0, yc = 0, ys = 0, a, b;
+		for (size_t j = 0; j < nx; j++) {
+			double c = cos(f[i] * x[j]), s = sin(f[i] * x[j]);
+			cc += w[j] * c * c;
+			cs += w[j] * c * s;
+			ss += w[j] * s * s;
+			c1 += w[j] * c;
+			s1 += w[j] * s;
+			yc += w[j] * v[j] * c;
+			ys += w[j] * v[j] * s;
+		}
+		if (o->floating_mean) { /* the 3x3 system with the constant, by Cramer's rule */
+			double m[3][3] = {{cc, cs, c1}, {cs, ss, s1}, {c1, s1, 1}};
+			double r[3] = {yc, ys, ybar};
+#define DET3(a00, a01, a02, a10, a11, a12, a20, a21, a22)                                          \
+	((a00) * ((a11) * (a22) - (a12) * (a21)) - (a01) * ((a10) * (a22) - (a12) * (a20)) +       \
+	 (a02) * ((a10) * (a21) - (a11) * (a20)))
+			double d = DET3(m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2],
+					m[2][0], m[2][1], m[2][2]);
+			a = DET3(r[0], m[0][1], m[0][2], r[1], m[1][1], m[1][2], r[2], m[2][1],
+				 m[2][2]) /
+			    d;
+			b = DET3(m[0][0], r[0], m[0][2], m[1][0], r[1], m[1][2], m[2][0], r[2],
+				 m[2][2]) /
+			    d;
+#undef DET3
+		} else {
+			double d = cc * ss - cs * cs;
+			a = (yc * ss - ys * cs) / d;
+			b = (ys * cc - yc * cs) / d;
+		}
+		double p = 0, off = 0;
+		if (o->floating_mean) /* the fit's offset: the mean the fit leaves */
+			off = ybar - a * c1 - b * s1;
+		for (size_t j = 0; j < nx; j++) {
+			double fit = a * cos(f[i] * x[j]) + b * sin(f[i] * x[j]) + off - ybar;
+			p += w[j] * fit * fit;
+		}
+		p *= 2;
+		if (im)
+			im[i] = 0;
+		if (o->normalize == 2) {
+			re[i] = a;
+			if (im)
+				im[i] = b;
+		} else if (o->normalize == 1) {
+			re[i] = p / (2 * yy);
+		} else {
+			re[i] = p * (double)nx / 4;
+		}
+	}
+	free(w);
+	free(v);
+}
+
+/* scipy.signal.lombscargle(x, y, f, precenter, normalize) of today's scipy (ls_ref_full). */
+void ls_ref(const double *x, const double *y, size_t nx, const double *f, size_t nf, int precenter,
+	    int normalize, double *out)
+{
+	ls_opts o = {.precenter = precenter, .normalize = normalize ? 1 : 0};
+	ls_ref_full(x, y, nx, f, nf, &o, out, NULL);
 }
 
 /*
@@ -432,6 +532,17 @@ gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s)
 			return s;
 		harness_sleep_ms(10);
 	}
+}
+
+/* gpud holds no buffers once the connections of what ran `after` have closed. */
+void assert_no_buffers_left(const char *after)
+{
+	gpud_client *c = lib_connect();
+	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	ck_assert_msg(s.buffers == 0 && s.bytes_in_use == 0,
+		      "after %s: %" PRIu64 " buffers, %" PRIu64 " bytes", after, s.buffers,
+		      s.bytes_in_use);
+	gpud_close(c);
 }
 
 /*

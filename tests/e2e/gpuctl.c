@@ -460,7 +460,10 @@ START_TEST(test_gpuctl_errors)
 
 	CTL_FAIL(EX_DATAERR, "unknown kernel 'lombscargel'", "run", "lombscargel", a[0], a[1],
 		 a[2]);
-	CTL_FAIL(EX_DATAERR, "missing argument 'freqs'", "run", "lombscargle", a[0], a[1]);
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: missing the frequencies: give freqs (an array) or the grid f0, df, "
+		 "nf",
+		 "run", "lombscargle", a[0], a[1]);
 	CTL_FAIL(EX_DATAERR, "unknown argument 'z'", "run", "lombscargle", a[0], a[1], a[2], a[10]);
 	CTL_FAIL(EX_DATAERR, "same length", "run", "lombscargle", a[0], a[4], a[2]);
 	CTL_FAIL(EX_DATAERR, "one dtype", "run", "lombscargle", a[3], a[1], a[2]);
@@ -471,8 +474,8 @@ START_TEST(test_gpuctl_errors)
 	CTL_FAIL(EX_DATAERR, "cannot parse 'maybe'", "run", "lombscargle", a[0], a[1], a[2],
 		 "precenter=maybe");
 	CTL_FAIL(EX_DATAERR, "must be bool", "run", "lombscargle", a[0], a[1], a[2], "precenter=2");
-	CTL_FAIL(EX_DATAERR, "must be bool", "run", "lombscargle", a[0], a[1], a[2],
-		 "normalize=0.5");
+	CTL_FAIL(EX_DATAERR, "argument 'normalize' must be one of", "run", "lombscargle", a[0],
+		 a[1], a[2], "normalize=0.5");
 	CTL_FAIL(EX_USAGE, "has no output 'nosuch'", "run", "lombscargle", a[0], a[1], a[2], "-o",
 		 a[9]);
 	ck_assert_msg(access(p[9], F_OK) != 0, "%s was written despite the error", p[9]);
@@ -482,12 +485,289 @@ START_TEST(test_gpuctl_errors)
 	CTL_FAIL(EX_USAGE, "missing KERNEL", "run");
 
 	/* None of the failures left buffers behind (gpuctl exits; its connection closes). */
-	gpud_client *c = lib_connect();
-	gpud_daemon_status s = wait_no_buffers(c, 2.0);
-	ck_assert_msg(s.buffers == 0 && s.bytes_in_use == 0,
-		      "after the failed runs: %" PRIu64 " buffers, %" PRIu64 " bytes", s.buffers,
-		      s.bytes_in_use);
-	gpud_close(c);
+	assert_no_buffers_left("the failed runs");
+}
+END_TEST
+
+/* The value of component j of a .npy of complex dtype dt (its float components). */
+static double component_at(const gpud_array *a, size_t j)
+{
+	return a->dtype == GPUD_C64 ? (double)((const float *)a->data)[j]
+				    : ((const double *)a->data)[j];
+}
+
+/* The .npy header's dtype ('descr'), e.g. "<c16", of the file at path. */
+static void npy_descr(const char *path, char *out, size_t len)
+{
+	char head[256] = "";
+	FILE *fp = fopen(path, "rb");
+	ck_assert_msg(fp != NULL, "cannot open %s", path);
+	size_t n = fread(head, 1, sizeof(head) - 1, fp);
+	fclose(fp);
+	head[n] = '\0';
+	for (size_t i = 0; i < n; i++) /* the magic has a NUL-free prefix; the rest is text */
+		if (head[i] == '\0')
+			head[i] = ' ';
+	const char *d = strstr(head, "'descr': '");
+	ck_assert_msg(d != NULL, "%s: no descr in the header", path);
+	d += 10;
+	snprintf(out, len, "%.*s", (int)strcspn(d, "'"), d);
+}
+
+/*
+ * normalize=amplitude written with -o: complex128 for float64 inputs
+ * (complex64 for float32), as numpy writes them. x = [0, pi/4], y = [1, 0]
+ * on the grid f0 = 1, df = 1, nf = 2: at f = 1 the fit A cos x + B sin x
+ * through (0, 1) and (pi/4, 0) is A = 1, B = -1; at f = 2 the phases are
+ * 0 and pi/2, A = 1, B = 0: [1 - 1j, 1 + 0j]. The array [1, 2] gives the same.
+ */
+START_TEST(test_gpuctl_amplitude)
+{
+	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
+	static const char *const descr[] = {"<c16", "<c8"};
+	const double x[2] = {0, M_PI / 4}, y[2] = {1, 0}, f[2] = {1, 2};
+	const double want[4] = {1, -1, 1, 0};
+	char px[700], py[700], pf[700], po[700], po2[700], ax[720], ay[720], af[720], err[512];
+
+	path_in_dir(po, sizeof(po), "amp.npy");
+	path_in_dir(po2, sizeof(po2), "amp_array.npy");
+	for (int d = 0; d < 2; d++) {
+		gpud_dtype dt = dts[d];
+		double tol = dt == GPUD_F64 ? 1e-12 : 1e-6;
+		path_in_dir(px, sizeof(px), d ? "ax32.npy" : "ax.npy");
+		path_in_dir(py, sizeof(py), d ? "ay32.npy" : "ay.npy");
+		path_in_dir(pf, sizeof(pf), d ? "af32.npy" : "af.npy");
+		save_vec(px, dt, x, 2);
+		save_vec(py, dt, y, 2);
+		save_vec(pf, dt, f, 2);
+		snprintf(ax, sizeof(ax), "x=%s", px);
+		snprintf(ay, sizeof(ay), "y=%s", py);
+		snprintf(af, sizeof(af), "freqs=%s", pf);
+		ctl_result *r = CTL("run", "lombscargle", ax, ay, "f0=1", "df=1", "nf=2",
+				    "normalize=amplitude", "-o", po);
+		assert_ctl_ok(r);
+		ck_assert_msg(r->err[0] == '\0', "'%s' wrote to stderr: %s", r->cmd, r->err);
+		char dsc[32];
+		npy_descr(po, dsc, sizeof(dsc));
+		ck_assert_str_eq(dsc, descr[d]);
+		gpud_array a;
+		ck_assert_msg(gpud_npy_load(po, &a, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(a.dtype, dt == GPUD_F64 ? GPUD_C128 : GPUD_C64);
+		ck_assert_int_eq(a.ndim, 1);
+		ck_assert_uint_eq(a.shape[0], 2);
+		for (size_t j = 0; j < 4; j++)
+			ck_assert_msg(fabs(component_at(&a, j) - want[j]) <= tol,
+				      "%s amplitude component %zu: got %.17g, want %g",
+				      gpud_dtype_name(dt), j, component_at(&a, j), want[j]);
+		/* the same as an array of frequencies (for float32 too: 1 and 2 are exact) */
+		assert_ctl_ok(
+			CTL("run", "lombscargle", ax, ay, af, "normalize=amplitude", "-o", po2));
+		gpud_array b;
+		ck_assert_msg(gpud_npy_load(po2, &b, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(b.dtype, a.dtype);
+		for (size_t j = 0; j < 4; j++)
+			ck_assert_msg(fabs(component_at(&a, j) - component_at(&b, j)) <= tol,
+				      "%s: grid and array differ at component %zu",
+				      gpud_dtype_name(dt), j);
+		gpud_array_free(&a);
+		gpud_array_free(&b);
+	}
+	/* without -o: the summary, numpy's way of writing complex numbers */
+	ctl_result *r = CTL("run", "lombscargle", ax, ay, "f0=1", "df=1", "nf=2",
+			    "normalize=amplitude");
+	assert_ctl_ok(r);
+	/* (x is float32 here: pi/4 rounded, so the parts are near 1 and -1, not equal) */
+	const char *sum = strstr(r->out, "pgram: complex64 (2,) [(");
+	ck_assert_msg(sum != NULL, "summary: '%s'", r->out);
+	double re0, im0, re1, im1;
+	char close[3] = "";
+	ck_assert_msg(sscanf(sum + strlen("pgram: complex64 (2,) [("), "%lf%lfj), (%lf%lfj%2[)]]",
+			     &re0, &im0, &re1, &im1, close) == 5,
+		      "summary is not numpy's (a+bj), (c+dj)]: '%s'", r->out);
+	ck_assert_msg(fabs(re0 - 1) < 1e-5 && fabs(im0 + 1) < 1e-5 && fabs(re1 - 1) < 1e-5 &&
+			      fabs(im1) < 1e-5,
+		      "summary's values: '%s'", r->out);
+}
+END_TEST
+
+/*
+ * The grid f0 + df k is the array of those frequencies (computed in
+ * float64): the same periodogram, in every mode, from gpuctl; on the cpu
+ * backend the same bits.
+ */
+START_TEST(test_gpuctl_grid_equals_array)
+{
+	static const char *const words[] = {"power", "normalize", "amplitude"};
+	const size_t nx = 64, nf = 500;
+	const double f0 = 0.05, df = 0.0199;
+	double x[64], y[64], f[500], w[64];
+	char px[700], py[700], pf[700], pw[700], pg[700], pa[700];
+	char ax[720], ay[720], af[720], aw[720], a0[64], a1[64], an[64], err[512];
+	int cpu = strcmp(expected_backend(), "cpu") == 0;
+
+	gen_ls(9090, nx, nf, x, y, f);
+	for (size_t i = 0; i < nf; i++)
+		f[i] = f0 + df * (double)i;
+	for (size_t j = 0; j < nx; j++)
+		w[j] = 0.5 + (double)(j % 5) / 4;
+	path_in_dir(px, sizeof(px), "gx.npy");
+	path_in_dir(py, sizeof(py), "gy.npy");
+	path_in_dir(pf, sizeof(pf), "gf.npy");
+	path_in_dir(pw, sizeof(pw), "gw.npy");
+	path_in_dir(pg, sizeof(pg), "grid.npy");
+	path_in_dir(pa, sizeof(pa), "array.npy");
+	save_vec(px, GPUD_F64, x, nx);
+	save_vec(py, GPUD_F64, y, nx);
+	save_vec(pf, GPUD_F64, f, nf);
+	save_vec(pw, GPUD_F64, w, nx);
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	snprintf(af, sizeof(af), "freqs=%s", pf);
+	snprintf(aw, sizeof(aw), "weights=%s", pw);
+	snprintf(a0, sizeof(a0), "f0=%.17g", f0);
+	snprintf(a1, sizeof(a1), "df=%.17g", df);
+	snprintf(an, sizeof(an), "nf=%zu", nf);
+	for (int combo = 0; combo < 6; combo++) {
+		char nz[64], fm[64];
+		snprintf(nz, sizeof(nz), "normalize=%s", words[combo % 3]);
+		snprintf(fm, sizeof(fm), "floating_mean=%s", combo >= 3 ? "true" : "false");
+		assert_ctl_ok(CTL("run", "lombscargle", ax, ay, aw, a0, a1, an, nz, fm, "-o", pg));
+		assert_ctl_ok(CTL("run", "lombscargle", ax, ay, aw, af, nz, fm, "-o", pa));
+		gpud_array g, a;
+		ck_assert_msg(gpud_npy_load(pg, &g, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(gpud_npy_load(pa, &a, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(g.dtype, combo % 3 == 2 ? GPUD_C128 : GPUD_F64);
+		ck_assert_int_eq(g.dtype, a.dtype);
+		ck_assert_uint_eq(g.shape[0], nf);
+		ck_assert_uint_eq(g.nbytes, a.nbytes);
+		if (cpu) {
+			ck_assert_msg(memcmp(g.data, a.data, g.nbytes) == 0,
+				      "%s %s: the grid's bits differ from the array's", nz, fm);
+		} else {
+			size_t n = g.nbytes / sizeof(double);
+			double *ref = malloc(n * sizeof(double));
+			ck_assert_ptr_nonnull(ref);
+			for (size_t i = 0; i < n; i++)
+				ref[i] = ((double *)a.data)[i];
+			assert_matches(g.data, GPUD_F64, ref, n, "the grid against the array");
+			free(ref);
+		}
+		gpud_array_free(&g);
+		gpud_array_free(&a);
+	}
+}
+END_TEST
+
+/*
+ * Every wrong lombscargle argument of scipy >= 1.15's: gpuctl exits 65 with
+ * gpud's message, which names the argument; the values of the weights are
+ * found in the run (the verdict). gpud goes on serving: a good run after,
+ * and nothing left behind.
+ */
+START_TEST(test_gpuctl_lombscargle_args)
+{
+	const size_t nx = 50, nf = 40;
+	double x[50], y[50], f[40], w[50], ref[40];
+	char p[8][700], a[8][720], err[512];
+	static const char *files[] = {"x.npy",    "y.npy",     "freqs.npy",  "w.npy",
+				      "wneg.npy", "wzero.npy", "wshort.npy", "out.npy"};
+
+	gen_ls(4343, nx, nf, x, y, f);
+	for (int i = 0; i < 8; i++)
+		path_in_dir(p[i], sizeof(p[i]), files[i]);
+	save_vec(p[0], GPUD_F64, x, nx);
+	save_vec(p[1], GPUD_F64, y, nx);
+	save_vec(p[2], GPUD_F64, f, nf);
+	for (size_t j = 0; j < nx; j++)
+		w[j] = 1 + (double)(j % 3);
+	save_vec(p[3], GPUD_F64, w, nx);
+	w[17] = -0.5;
+	save_vec(p[4], GPUD_F64, w, nx);
+	for (size_t j = 0; j < nx; j++)
+		w[j] = 0;
+	save_vec(p[5], GPUD_F64, w, nx);
+	save_vec(p[6], GPUD_F64, w, nx - 1);
+	static const char *const names[] = {"x",       "y",       "freqs",  "weights",
+					    "weights", "weights", "weights"};
+	for (int i = 0; i < 7; i++)
+		snprintf(a[i], sizeof(a[i]), "%s=%.699s", names[i], p[i]);
+
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: argument 'weights' must hold only non-negative values that sum to a "
+		 "positive value; got a negative or NaN weight",
+		 "run", "lombscargle", a[0], a[1], a[2], a[4]);
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: argument 'weights' must hold only non-negative values that sum to a "
+		 "positive value; got weights that sum to 0",
+		 "run", "lombscargle", a[0], a[1], "f0=1", "df=0.5", "nf=8", a[5]);
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: weights must have the length of x, got 49 for 50 samples", "run",
+		 "lombscargle", a[0], a[1], a[2], a[6]);
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: give the frequencies as freqs or as the grid f0, df, nf, not both",
+		 "run", "lombscargle", a[0], a[1], a[2], "f0=1", "df=0.5", "nf=8");
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: give the frequencies as freqs or as the grid f0, df, nf, not both",
+		 "run", "lombscargle", a[0], a[1], a[2], "nf=8");
+	CTL_FAIL(EX_DATAERR, "lombscargle: the grid needs f0, df and nf; 'nf' is missing", "run",
+		 "lombscargle", a[0], a[1], "f0=1", "df=0.5");
+	CTL_FAIL(EX_DATAERR, "lombscargle: the grid needs f0, df and nf; 'df' is missing", "run",
+		 "lombscargle", a[0], a[1], "f0=1", "nf=8");
+	CTL_FAIL(EX_DATAERR, "lombscargle: nf must be between 1 and 2^40, got 0", "run",
+		 "lombscargle", a[0], a[1], "f0=1", "df=0.5", "nf=0");
+	CTL_FAIL(EX_DATAERR, "lombscargle: nf must be between 1 and 2^40, got -3", "run",
+		 "lombscargle", a[0], a[1], "f0=1", "df=0.5", "nf=-3");
+	CTL_FAIL(EX_DATAERR, "lombscargle: argument 'nf' must be int64, got 2.5", "run",
+		 "lombscargle", a[0], a[1], "f0=1", "df=0.5", "nf=2.5");
+	CTL_FAIL(EX_DATAERR, "lombscargle: argument 'f0' must be a finite float64, got nan", "run",
+		 "lombscargle", a[0], a[1], "f0=nan", "df=0.5", "nf=8");
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: argument 'normalize' must be one of power|normalize|amplitude or "
+		 "bool (default power), got 'bogus'",
+		 "run", "lombscargle", a[0], a[1], a[2], "normalize=bogus");
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: argument 'normalize' must be one of power|normalize|amplitude or "
+		 "bool (default power), got 2",
+		 "run", "lombscargle", a[0], a[1], a[2], "normalize=2");
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle: legacy=true (scipy <= 1.14) has no weights; leave out legacy for "
+		 "today's scipy",
+		 "run", "lombscargle", a[0], a[1], a[2], a[3], "legacy=true");
+	CTL_FAIL(EX_DATAERR, "has no normalize=amplitude", "run", "lombscargle", a[0], a[1], a[2],
+		 "normalize=amplitude", "legacy=true");
+	CTL_FAIL(EX_DATAERR, "has no floating_mean=true", "run", "lombscargle", a[0], a[1], a[2],
+		 "floating_mean=true", "legacy=1");
+	char pe[700], ae[720];
+	path_in_dir(pe, sizeof(pe), "empty.npy");
+	save_vec(pe, GPUD_F64, f, 0);
+	snprintf(ae, sizeof(ae), "freqs=%s", pe);
+	CTL_FAIL(EX_DATAERR, "lombscargle: freqs must not be empty", "run", "lombscargle", a[0],
+		 a[1], ae);
+
+	/* gpud goes on: a good run with weights, after the failures, gives scipy's numbers */
+	assert_daemon_alive("bad lombscargle arguments");
+	char out[720];
+	snprintf(out, sizeof(out), "pgram=%s", p[7]);
+	assert_ctl_ok(CTL("run", "lombscargle", a[0], a[1], a[2], a[3], "normalize=true",
+			  "precenter=true", "-o", out));
+	gpud_array got;
+	ck_assert_msg(gpud_npy_load(p[7], &got, err, sizeof(err)) == 0, "%s", err);
+	for (size_t j = 0; j < nx; j++)
+		w[j] = 1 + (double)(j % 3);
+	ls_opts o = {.w = w, .precenter = 1, .normalize = 1};
+	ls_ref_full(x, y, nx, f, nf, &o, ref, NULL);
+	assert_matches(got.data, GPUD_F64, ref, nf, "weights, precenter, normalize=true");
+	gpud_array_free(&got);
+	/* legacy=true: scipy <= 1.14's precenter and normalize */
+	assert_ctl_ok(CTL("run", "lombscargle", a[0], a[1], a[2], "normalize=normalize",
+			  "precenter=true", "legacy=true", "-o", p[7]));
+	ck_assert_msg(gpud_npy_load(p[7], &got, err, sizeof(err)) == 0, "%s", err);
+	ls_opts leg = {.precenter = 1, .normalize = 1, .legacy = 1};
+	ls_ref_full(x, y, nx, f, nf, &leg, ref, NULL);
+	assert_matches(got.data, GPUD_F64, ref, nf, "legacy=true precenter normalize");
+	gpud_array_free(&got);
+
+	assert_no_buffers_left("the failed runs");
 }
 END_TEST
 
@@ -504,6 +784,9 @@ TCase *e2e_gpuctl(void)
 	tcase_add_test(tc, test_gpuctl_libraries);
 	tcase_add_test(tc, test_gpuctl_dead_url);
 	tcase_add_test(tc, test_gpuctl_errors);
+	tcase_add_test(tc, test_gpuctl_amplitude);
+	tcase_add_test(tc, test_gpuctl_grid_equals_array);
+	tcase_add_test(tc, test_gpuctl_lombscargle_args);
 	return tc;
 }
 

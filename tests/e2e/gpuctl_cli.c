@@ -251,7 +251,8 @@ START_TEST(test_exit_statuses)
 	EXPECT("gpuctl run lombscargel x=@x.npy", EX_DATAERR, "unknown kernel 'lombscargel'");
 	EXPECT("gpuctl run histogram x=@x.npy bins=0 range_min=0 range_max=1", EX_DATAERR,
 	       "argument 'bins' must be at least 1, got 0");
-	EXPECT("gpuctl run lombscargle x=@x.npy y=@y.npy", EX_DATAERR, "missing argument 'freqs'");
+	EXPECT("gpuctl run lombscargle x=@x.npy y=@y.npy", EX_DATAERR,
+	       "missing the frequencies: give freqs (an array) or the grid f0, df, nf");
 	EXPECT("gpuctl run sum x=@bad.npy", EX_DATAERR, "argument 'x': bad.npy: not a .npy");
 	EXPECT("gpuctl upload bad.npy", EX_DATAERR, "not a .npy");
 	upload_kept("x.npy", h); /* a handle of this gpud, freed: unknown */

@@ -203,10 +203,29 @@ END_TEST
 
 START_TEST(test_kernels_list)
 {
-	static const char *names[] = {"x", "y", "freqs", "pgram", "precenter", "normalize"};
-	static const gpud_param_role roles[] = {GPUD_PARAM_IN,     GPUD_PARAM_IN,
-						GPUD_PARAM_IN,     GPUD_PARAM_OUT,
-						GPUD_PARAM_SCALAR, GPUD_PARAM_SCALAR};
+	static const unsigned real = (1u << GPUD_F32) | (1u << GPUD_F64);
+	static const struct {
+		const char *name;
+		gpud_param_role role;
+		unsigned dtypes;
+		int optional;
+		const char *default_value, *type;
+	} want[] = {
+		{"x", GPUD_PARAM_IN, real, 0, "", "float32|float64 1-d array"},
+		{"y", GPUD_PARAM_IN, real, 0, "", "float32|float64 1-d array"},
+		{"freqs", GPUD_PARAM_IN, real, 1, "", "float32|float64 1-d array (optional)"},
+		{"pgram", GPUD_PARAM_OUT, real | (1u << GPUD_C64) | (1u << GPUD_C128), 1, "",
+		 "float32|float64|complex64|complex128 1-d array (output)"},
+		{"precenter", GPUD_PARAM_SCALAR, 0, 1, "false", "bool scalar (default false)"},
+		{"normalize", GPUD_PARAM_SCALAR, 0, 1, "power",
+		 "power|normalize|amplitude or bool (default power)"},
+		{"weights", GPUD_PARAM_IN, real, 1, "", "float32|float64 1-d array (optional)"},
+		{"floating_mean", GPUD_PARAM_SCALAR, 0, 1, "false", "bool scalar (default false)"},
+		{"f0", GPUD_PARAM_SCALAR, 1u << GPUD_F64, 1, "", "float64 scalar (optional)"},
+		{"df", GPUD_PARAM_SCALAR, 1u << GPUD_F64, 1, "", "float64 scalar (optional)"},
+		{"nf", GPUD_PARAM_SCALAR, 1u << GPUD_I64, 1, "", "int64 scalar (optional)"},
+		{"legacy", GPUD_PARAM_SCALAR, 0, 1, "false", "bool scalar (default false)"},
+	};
 	gpud_client *c = lib_connect();
 	gpud_kernel_list *l;
 
@@ -218,26 +237,20 @@ START_TEST(test_kernels_list)
 			k = &l->kernels[i];
 	ck_assert_msg(k != NULL, "lombscargle is not among the %zu kernels", l->count);
 	ck_assert_msg(strstr(k->doc, "Lomb-Scargle") != NULL, "doc '%s'", k->doc);
-	ck_assert_uint_eq(k->nparams, 6);
-	for (size_t j = 0; j < 6; j++) {
+	ck_assert_uint_eq(k->nparams, 12);
+	for (size_t j = 0; j < 12; j++) {
 		gpud_param_info *p = &k->params[j];
-		ck_assert_str_eq(p->name, names[j]);
-		ck_assert_int_eq(p->role, roles[j]);
-		ck_assert_msg(p->doc[0] && p->type[0], "param %s lacks doc or type", p->name);
-		if (p->role != GPUD_PARAM_SCALAR) {
-			ck_assert_uint_eq(p->dtypes, (1u << GPUD_F32) | (1u << GPUD_F64));
-			ck_assert_int_eq(p->ndim, 1);
-			ck_assert_msg(strstr(p->type, "float32") && strstr(p->type, "float64"),
-				      "type '%s'", p->type);
-		} else {
-			ck_assert_int_eq(p->optional, 1);
-			ck_assert_str_eq(p->default_value, "false");
-			ck_assert_msg(strstr(p->type, "bool") != NULL, "type '%s'", p->type);
-		}
+		ck_assert_str_eq(p->name, want[j].name);
+		ck_assert_int_eq(p->role, want[j].role);
+		ck_assert_msg(p->doc[0], "param %s lacks doc", p->name);
+		ck_assert_msg(p->dtypes == want[j].dtypes, "param %s: dtypes 0x%x, expected 0x%x",
+			      p->name, p->dtypes, want[j].dtypes);
+		ck_assert_int_eq(p->ndim, p->role == GPUD_PARAM_SCALAR ? 0 : 1);
+		ck_assert_msg(p->optional == want[j].optional, "param %s: optional %d", p->name,
+			      p->optional);
+		ck_assert_str_eq(p->default_value, want[j].default_value);
+		ck_assert_str_eq(p->type, want[j].type);
 	}
-	ck_assert_int_eq(k->params[0].optional, 0);
-	ck_assert_int_eq(k->params[2].optional, 0);
-	ck_assert_int_eq(k->params[3].optional, 1); /* outputs may be omitted */
 	gpud_kernel_list_free(l);
 	gpud_close(c);
 }
@@ -467,11 +480,193 @@ START_TEST(test_library_errors)
 	gpud_arg mixed2[4] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hx),
 			      gpud_arg_buffer("freqs", hx), gpud_arg_buffer("normalize", hx)};
 	LIB_FAIL(c, gpud_run(c, "lombscargle", mixed2, 4, &o, 1, &no, NULL), GPUD_EINVAL,
-		 "must be a bool scalar");
+		 "argument 'normalize' must be a");
+	/* a word that is none of normalize's */
+	gpud_arg word[4] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("y", hx),
+			    gpud_arg_buffer("freqs", hx), gpud_arg_text("normalize", "amplitudes")};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", word, 4, &o, 1, &no, NULL), GPUD_EINVAL,
+		 "lombscargle: argument 'normalize' must be one of power|normalize|amplitude or "
+		 "bool (default power), got 'amplitudes'");
 	/* Failed runs leave nothing behind, and the connection is still good. */
 	gpud_daemon_status s = lib_status(c);
 	ck_assert_uint_eq(s.buffers, 1);
 	LIB_OK(c, gpud_free(c, &hx, 1));
+	gpud_close(c);
+}
+END_TEST
+
+/* x, y and weights of dtype dt in the daemon: h[0..2]. */
+static void upload_xyw(gpud_client *c, gpud_dtype dt, const double *x, const double *y,
+		       const double *w, size_t n, gpud_handle h[3])
+{
+	uint64_t sn = n;
+	const double *src[3] = {x, y, w};
+	for (int i = 0; i < 3; i++) {
+		void *b = to_dtype(src[i], n, dt);
+		LIB_OK(c, gpud_alloc(c, dt, 1, &sn, b, &h[i]));
+		free(b);
+	}
+}
+
+/*
+ * scipy >= 1.15's arguments through the library: weights, floating_mean and
+ * each normalize word (amplitude's output complex), the frequencies as the
+ * grid f0 + df k (float64 scalars, nothing uploaded); against the reference.
+ */
+START_TEST(test_lombscargle_weights_grid)
+{
+	static const char *const words[] = {"power", "normalize", "amplitude"};
+	const size_t nx = 90, nf = 300;
+	double x[90], y[90], w[90], f[300], ref[300], ref_im[300];
+	const double f0 = 0.3, df = 0.0125;
+	gpud_client *c = lib_connect();
+
+	gen_ls(4321, nx, nf, x, y, f);
+	uint64_t ws = 99;
+	for (size_t j = 0; j < nx; j++)
+		w[j] = 0.1 + 2 * harness_rng_unit(&ws);
+	w[7] = 0; /* zero weights are allowed */
+	for (size_t i = 0; i < nf; i++)
+		f[i] = f0 + df * (double)i; /* the grid, as gpud computes it (float64) */
+	for (int d = 0; d < 2; d++) {
+		gpud_dtype dt = d ? GPUD_F32 : GPUD_F64;
+		double xr[90], yr[90], wr[90];
+		memcpy(xr, x, sizeof(x));
+		memcpy(yr, y, sizeof(y));
+		memcpy(wr, w, sizeof(w));
+		if (dt == GPUD_F32) {
+			round_to_f32(xr, nx);
+			round_to_f32(yr, nx);
+			round_to_f32(wr, nx);
+		}
+		gpud_handle h[3];
+		upload_xyw(c, dt, xr, yr, wr, nx, h);
+		for (int combo = 0; combo < 6; combo++) {
+			int mode = combo % 3, fm = combo / 3;
+			gpud_arg args[] = {gpud_arg_buffer("x", h[0]),
+					   gpud_arg_buffer("y", h[1]),
+					   gpud_arg_buffer("weights", h[2]),
+					   gpud_arg_f64("f0", f0),
+					   gpud_arg_f64("df", df),
+					   gpud_arg_i64("nf", (int64_t)nf),
+					   gpud_arg_text("normalize", words[mode]),
+					   gpud_arg_bool("floating_mean", fm)};
+			gpud_output o;
+			size_t no;
+			char what[128];
+			snprintf(what, sizeof(what),
+				 "%s weights, grid, normalize=%s floating_mean=%d",
+				 gpud_dtype_name(dt), words[mode], fm);
+			LIB_OK(c, gpud_run(c, "lombscargle", args, 8, &o, 1, &no, NULL));
+			ck_assert_uint_eq(no, 1);
+			gpud_dtype odt = mode == 2 ? (dt == GPUD_F32 ? GPUD_C64 : GPUD_C128) : dt;
+			ck_assert_msg(o.dtype == odt, "%s: output %s", what,
+				      gpud_dtype_name(o.dtype));
+			ck_assert_int_eq(o.ndim, 1);
+			ck_assert_uint_eq(o.shape[0], nf);
+			gpud_array a;
+			LIB_OK(c, gpud_download(c, o.handle, &a));
+			LIB_OK(c, gpud_free(c, &o.handle, 1));
+			ls_opts opts = {.w = wr, .floating_mean = fm, .normalize = mode};
+			ls_ref_full(xr, yr, nx, f, nf, &opts, ref, ref_im);
+			if (mode != 2) {
+				assert_matches(a.data, dt, ref, nf, what);
+			} else { /* the real and the imaginary parts, each as an array */
+				size_t es = gpud_dtype_size(dt);
+				char *re = malloc(nf * es), *im = malloc(nf * es);
+				ck_assert(re && im);
+				for (size_t i = 0; i < nf; i++) { /* parts in x's dtype */
+					memcpy(re + i * es, (char *)a.data + 2 * i * es, es);
+					memcpy(im + i * es, (char *)a.data + (2 * i + 1) * es, es);
+				}
+				assert_matches(re, dt, ref, nf, what);
+				assert_matches(im, dt, ref_im, nf, what);
+				free(re);
+				free(im);
+			}
+			gpud_array_free(&a);
+		}
+		LIB_OK(c, gpud_free(c, h, 3));
+	}
+	ck_assert_uint_eq(lib_status(c).buffers, 0);
+	gpud_close(c);
+}
+END_TEST
+
+/*
+ * Weights whose values are wrong are found in the run (the verdict):
+ * GPUD_EINVAL with the kernel's message; nothing the run made is left, a
+ * given output stays the caller's, and the connection goes on.
+ */
+START_TEST(test_lombscargle_verdict)
+{
+	static const char bad[] =
+		"lombscargle: argument 'weights' must hold only non-negative "
+		"values that sum to a positive value; got a negative or NaN weight";
+	static const char zero[] = "lombscargle: argument 'weights' must hold only non-negative "
+				   "values that sum to a positive value; got weights that sum to 0";
+	const size_t nx = 30, nf = 40;
+	double x[30], y[30], f[40], w[30], ref[40], got[40];
+	gpud_client *c = lib_connect();
+	gpud_output o;
+	size_t no;
+	uint64_t snf = nf;
+	gpud_handle h[3], hf, hp;
+
+	gen_ls(777, nx, nf, x, y, f);
+	for (size_t j = 0; j < nx; j++)
+		w[j] = 1;
+	upload_xyw(c, GPUD_F64, x, y, w, nx, h);
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &snf, f, &hf));
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &snf, NULL, &hp));
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			   gpud_arg_buffer("freqs", hf), gpud_arg_buffer("weights", h[2]),
+			   gpud_arg_buffer("pgram", hp)};
+	static const struct {
+		size_t at;
+		double v;
+		int all;
+		const char *says;
+	} cases[] = {{3, -1, 0, bad},
+		     {29, -1e-300, 0, bad},
+		     {0, NAN, 0, bad},
+		     {0, 0, 1, zero},
+		     {0, -0.0, 1, zero}};
+	uint64_t err0 = lib_status(c).errors;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		double wb[30];
+		for (size_t j = 0; j < nx; j++)
+			wb[j] = cases[i].all ? cases[i].v : 1;
+		wb[cases[i].at] = cases[i].v;
+		LIB_OK(c, gpud_upload(c, h[2], 0, wb, sizeof(wb)));
+		/* the daemon makes the output */
+		LIB_FAIL(c, gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL), GPUD_EINVAL,
+			 cases[i].says);
+		ck_assert_str_eq(gpud_errmsg(c), cases[i].says);
+		/* into a given output */
+		LIB_FAIL(c, gpud_run(c, "lombscargle", args, 5, &o, 1, &no, NULL), GPUD_EINVAL,
+			 cases[i].says);
+		/* nothing left behind: x, y, weights, freqs and the given pgram */
+		ck_assert_uint_eq(lib_status(c).buffers, 5);
+	}
+	ck_assert_uint_eq(lib_status(c).errors, err0 + 10);
+	/* good weights again: the same connection and buffers work */
+	LIB_OK(c, gpud_upload(c, h[2], 0, w, sizeof(w)));
+	LIB_OK(c, gpud_run(c, "lombscargle", args, 5, &o, 1, &no, NULL));
+	ck_assert_uint_eq(o.handle, hp);
+	LIB_OK(c, gpud_download_range(c, hp, 0, got, sizeof(got)));
+	ls_ref(x, y, nx, f, nf, 0, 0, ref);
+	assert_matches(got, GPUD_F64, ref, nf, "after the verdicts");
+	/* the weights' shape is check's: refused before the run */
+	gpud_handle hs;
+	uint64_t short_n = nx - 1;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &short_n, w, &hs));
+	args[3] = gpud_arg_buffer("weights", hs);
+	LIB_FAIL(c, gpud_run(c, "lombscargle", args, 5, &o, 1, &no, NULL), GPUD_EINVAL,
+		 "lombscargle: weights must have the length of x, got 29 for 30 samples");
+	gpud_handle all[6] = {h[0], h[1], h[2], hf, hp, hs};
+	LIB_OK(c, gpud_free(c, all, 6));
+	ck_assert_uint_eq(lib_status(c).buffers, 0);
 	gpud_close(c);
 }
 END_TEST
@@ -573,6 +768,8 @@ TCase *e2e_library(void)
 	tcase_add_test(tc, test_status_counts);
 	tcase_add_test(tc, test_lombscargle_library);
 	tcase_add_test(tc, test_lombscargle_into_given_output);
+	tcase_add_test(tc, test_lombscargle_weights_grid);
+	tcase_add_test(tc, test_lombscargle_verdict);
 	tcase_add_test(tc, test_session_order_and_sync);
 	tcase_add_test(tc, test_library_errors);
 	tcase_add_test(tc, test_raw_protocol_errors);
