@@ -23,23 +23,30 @@
  *    polynomials): 17 FP64 operations, about 1 ulp.
  *
  * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
- * m B, m < K (B threads). Sample j's cos and sin at the first are computed as
+ * m B, m < K (B threads; K = kfreqs(), 5 to 16 by variant). Sample j's cos and sin at the first are computed as
  * above (the anchor), at the second by one rotation with the step
  * e^{i 2pi B df/2pi x_j} (the same for all threads, made once per block per
  * sample; float32: sincospif, about 1 ulp), and at the others by the
  * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] (one fma per cos or sin).
  * Every sample re-anchors every thread, so the error is that of at most
- * K - 1 = 7 steps: a rounding error e in step m reaches step k at most
+ * K - 1 = 15 steps: a rounding error e in step m reaches step k at most
  * (k - m) e, so |error| <= 2^-20.9 (the anchor, carried along) + K^2/2 (ulp
- * of the products and of 2 cos(step)) < 6e-6 for float32 (about 1e-14 for
+ * of the products and of 2 cos(step)) < 8e-6 for float32 (about 1e-14 for
  * float64), per cosine or sine of each sample; the GPU tests measure about
  * 1e-6 of the largest value on the results.
  * Arrays of frequencies: each thread takes KA of them, every one computed
  * directly.
  *
  * Sums. float32 partial sums over each tile of TILE samples are added into
- * the totals after the tile (the error grows with the tile, not with N);
- * float64 sums are plain.
+ * the totals after the tile (arrays: the error grows with the tile, not
+ * with N); float64 sums are plain. floating_mean needs CC - C² (and CS - C
+ * S, SS - S²), which cancels where the cosines hardly vary over the samples
+ * (low frequencies, aliases of the sampling): float32 accumulates cos and
+ * sin less sample 0's (a shifted frame, where both terms are small there),
+ * and y is staged less its weighted mean Y, so YC - Y C has nothing to
+ * cancel. The float32 kernels clamp CC and SS at float32's epsneg, not
+ * float64's as scipy (which computes in float64): float32 sums resolve no
+ * less, and a clamp below that turns rounding into a huge b = YS / SS.
  *
  * The samples' own sums (mean(y) for precenter, the weights' sum and their
  * check, Σ w y and Σ w y² for normalize and floating_mean, dot(y, y) for
@@ -62,12 +69,22 @@
 
 namespace {
 
-constexpr int B = 256;            /* threads per block */
-constexpr int TILE = B;           /* samples staged at a time */
-template <typename T> struct kg { /* grid: frequencies per thread */
-	static constexpr int value = sizeof(T) == 4 ? 16 : 8;
+constexpr int B = 256;  /* threads per block */
+constexpr int TILE = B; /* samples staged at a time */
+constexpr int KA = 2;   /* array: frequencies per thread */
+/* float32 with floating_mean accumulates in a shifted frame (below): 7 sums. */
+template <typename T, bool FM> struct shifted {
+	static constexpr bool value = FM && sizeof(T) == 4;
 };
-constexpr int KA = 2; /* array: frequencies per thread */
+/* Frequencies per thread: arrays KA; grids 16 for float32, 8 for float64
+ * and float32 shifted (7 sums and the shifts per frequency): as many as fit
+ * two blocks per SM. float64 with floating_mean spills a few registers at 8
+ * (ptxas -v) and is faster so than at 7 or 5 (H200): its anchor, 17 FP64
+ * operations, is shared by fewer frequencies there. */
+__host__ __device__ constexpr int kfreqs(bool f32, bool grid, bool fm)
+{
+	return !grid ? KA : f32 ? (fm ? 8 : 16) : 8;
+}
 constexpr double INV_2PI = 0.15915494309189533577;
 
 struct ls_params {
@@ -82,9 +99,10 @@ struct ls_params {
 
 /* What the samples give every block (ls_prep). */
 struct ls_prep {
-	double shift, scale; /* y shift (precenter); the power's factor */
+	double shift, scale; /* y shift: mean(y) with precenter, and Y with floating_mean; the
+				power's factor */
 	double invw;         /* 1 / sum of weights, or 1 / N */
-	double y1;           /* Σ w y (normalised weights, shifted y) */
+	double y1;           /* floating_mean: Σ w y of the y as staged (0 but for rounding) */
 	int bad;             /* LS_BAD_WEIGHT | LS_ZERO_WEIGHTS */
 };
 
@@ -142,13 +160,28 @@ __device__ ls_prep prepare(const ls_params &p, double *scratch)
 		s1 += w * v;
 		s2 += w * v * v;
 	}
-	r.y1 = block_sum(s1, scratch);
+	const double ybar = block_sum(s1, scratch);
 	double yy = block_sum(s2, scratch);
 	/* pgram = p * scale, p = 2 (a YC + b YS) (normalised sums) */
 	if (p.mode == LS_NORMALIZED)
-		r.scale = p.legacy ? (double)p.n / (2 * ydot) : 0.5 / (FM ? yy - r.y1 * r.y1 : yy);
+		/* not fused: one sample gives 0 exactly, so 0/0 = NaN, as scipy */
+		r.scale = p.legacy ? (double)p.n / (2 * ydot)
+				   : 0.5 / (FM ? yy - __dmul_rn(ybar, ybar) : yy);
 	else
 		r.scale = 0.25 * p.n;
+	r.y1 = 0;
+	if (FM) {
+		/* floating_mean subtracts Y C from YC: y staged less Y (the weighted mean)
+		 * makes YC small where it is, with nothing left to cancel but the
+		 * rounding of the staged values, which y1 carries */
+		r.shift += ybar;
+		double res = 0;
+		for (int j = threadIdx.x; j < p.n; j += B) {
+			double w = W ? ld<T>(p.w, j) * r.invw : r.invw;
+			res += w * (double)(T)(ld<T>(p.y, j) - r.shift);
+		}
+		r.y1 = block_sum(res, scratch);
+	}
 	return r;
 }
 
@@ -211,26 +244,44 @@ __device__ __forceinline__ double fdiv(double a, double b)
 	return a / b;
 }
 
+/*
+ * Per frequency: CC = Σ w cos², CS = Σ w cos sin, C = Σ w cos, S = Σ w sin,
+ * YC = Σ w y cos, YS = Σ w y sin (y as staged). Shifted (float32 with
+ * floating_mean), cos and sin less those of sample 0 at that frequency (c0,
+ * s0), and SS = Σ w sin² besides: floating_mean needs CC - C², which cancels
+ * where the cosines hardly vary (low frequencies, aliases); from shifted
+ * values the two terms are small there, and so are their rounding errors
+ * (the variance is the same in any frame).
+ */
 template <typename T> struct sums {
-	T cc, cs, c, s, yc, ys;
+	T cc, cs, ss, c, s, yc, ys;
 };
 
 template <typename T, bool W, bool FM>
 __device__ __forceinline__ void finish(const ls_params &p, const ls_prep &pr, sums<T> m,
 				       long long k)
 {
+	constexpr bool SH = shifted<T, FM>::value;
+	/* scipy clamps at float64's epsneg (it computes in float64); float32 sums
+	 * resolve no less than float32's, so the float32 kernels clamp there */
+	const T eps = sizeof(T) == 4 ? (T)5.9604644775390625e-08 : (T)LS_EPSNEG;
 	if (!W) { /* unweighted: plain sums, times 1/N */
 		const T inv = (T)pr.invw;
-		m.cc *= inv, m.cs *= inv, m.c *= inv, m.s *= inv, m.yc *= inv, m.ys *= inv;
+		m.cc *= inv, m.cs *= inv, m.ss *= inv, m.c *= inv, m.s *= inv, m.yc *= inv,
+			m.ys *= inv;
 	}
-	T cc = m.cc, ss = (T)1 - m.cc, cs = m.cs;
+	/* the covariances of cos and sin (floating_mean), or the raw moments */
+	T vcc = m.cc, vcs = m.cs, vss = SH ? m.ss : (T)1 - m.cc, yc0 = m.yc, ys0 = m.ys;
 	if (FM) {
-		cc -= m.c * m.c;
-		ss -= m.s * m.s;
-		cs -= m.c * m.s;
+		const T y1 = (T)pr.y1;
+		vcc -= m.c * m.c;
+		vss -= m.s * m.s;
+		vcs -= m.c * m.s;
+		yc0 -= y1 * m.c;
+		ys0 -= y1 * m.s;
 	}
 	/* tau = atan2(2 cs, cc - ss) / 2: its cosine and sine by the half angle */
-	T xx = cc - ss, yy = 2 * cs, rr = sqrt(xx * xx + yy * yy);
+	T xx = vcc - vss, yy = 2 * vcs, rr = sqrt(xx * xx + yy * yy);
 	T ct = 1, st = 0;
 	if (rr > 0) {
 		T c2 = fdiv(xx, rr), s2 = fdiv(yy, rr);
@@ -242,18 +293,14 @@ __device__ __forceinline__ void finish(const ls_params &p, const ls_prep &pr, su
 			ct = fdiv(s2, 2 * st);
 		}
 	}
-	T yc = ct * m.yc + st * m.ys, ys = ct * m.ys - st * m.yc;
-	T c2 = ct * ct * m.cc + 2 * ct * st * m.cs + st * st * ((T)1 - m.cc);
-	T s2 = (T)1 - c2;
-	if (FM) {
-		T cr = ct * m.c + st * m.s, sr = ct * m.s - st * m.c, y1 = (T)pr.y1;
-		yc -= y1 * cr;
-		ys -= y1 * sr;
-		c2 -= cr * cr;
-		s2 -= sr * sr;
-	}
-	c2 = c2 > (T)LS_EPSNEG ? c2 : (T)LS_EPSNEG;
-	s2 = s2 > (T)LS_EPSNEG ? s2 : (T)LS_EPSNEG;
+	/* rotated by tau: cos(wx - tau) = cos wx cos tau + sin wx sin tau */
+	T yc = ct * yc0 + st * ys0, ys = ct * ys0 - st * yc0;
+	T cross = 2 * ct * st * vcs;
+	T c2 = ct * ct * vcc + cross + st * st * vss;
+	/* scipy: SS = 1 - CC after the rotation (the variance of sin with floating_mean) */
+	T s2 = FM ? st * st * vcc - cross + ct * ct * vss : (T)1 - c2;
+	c2 = c2 > eps ? c2 : eps;
+	s2 = s2 > eps ? s2 : eps;
 	T a = fdiv(yc, c2), b = fdiv(ys, s2);
 	if (p.mode == LS_AMPLITUDE) {
 		T *o = (T *)p.out;
@@ -275,11 +322,21 @@ template <typename T> __device__ void store_nan(const ls_params &p, long long k)
 	}
 }
 
-/* One sample into the sums. */
+/* One sample into the sums: cos c, sin s, y as staged (times w), weight w;
+ * shifted, c0 and s0 are sample 0's cos and sin at this frequency. */
 template <typename T, bool W, bool FM>
-__device__ __forceinline__ void add(sums<T> &a, T c, T s, T y, T w)
+__device__ __forceinline__ void add(sums<T> &a, T c, T s, T y, T w, T c0, T s0)
 {
-	if (W) {
+	if (shifted<T, FM>::value) {
+		c -= c0;
+		s -= s0;
+		T wc = W ? w * c : c, ws = W ? w * s : s;
+		a.cc = fma(wc, c, a.cc);
+		a.cs = fma(wc, s, a.cs);
+		a.ss = fma(ws, s, a.ss);
+		a.c += wc;
+		a.s += ws;
+	} else if (W) {
 		T wc = w * c;
 		a.cc = fma(wc, c, a.cc);
 		a.cs = fma(wc, s, a.cs);
@@ -299,10 +356,16 @@ __device__ __forceinline__ void add(sums<T> &a, T c, T s, T y, T w)
 	a.ys = fma(y, s, a.ys);
 }
 
-/* One sample into the sums, cos and sin already times sqrt(w) (grids). */
+/* One sample into the sums, cos and sin already times sqrt(w) = sw (grids);
+ * y times sw too. */
 template <typename T, bool W, bool FM>
-__device__ __forceinline__ void add_scaled(sums<T> &a, T c, T s, T y, T sw)
+__device__ __forceinline__ void add_scaled(sums<T> &a, T c, T s, T y, T sw, T c0, T s0)
 {
+	if (shifted<T, FM>::value) {
+		c = W ? fma(-sw, c0, c) : c - c0;
+		s = W ? fma(-sw, s0, s) : s - s0;
+		a.ss = fma(s, s, a.ss);
+	}
 	a.cc = fma(c, c, a.cc);
 	a.cs = fma(c, s, a.cs);
 	if (FM) {
@@ -315,11 +378,12 @@ __device__ __forceinline__ void add_scaled(sums<T> &a, T c, T s, T y, T sw)
 
 template <typename T> __device__ __forceinline__ void zero(sums<T> &a)
 {
-	a.cc = a.cs = a.c = a.s = a.yc = a.ys = 0;
+	a.cc = a.cs = a.ss = a.c = a.s = a.yc = a.ys = 0;
 }
 template <typename T> __device__ __forceinline__ void fold(sums<T> &t, const sums<T> &a)
 {
-	t.cc += a.cc, t.cs += a.cs, t.c += a.c, t.s += a.s, t.yc += a.yc, t.ys += a.ys;
+	t.cc += a.cc, t.cs += a.cs, t.ss += a.ss, t.c += a.c, t.s += a.s, t.yc += a.yc,
+		t.ys += a.ys;
 }
 
 /* Shared staging of one tile. */
@@ -396,8 +460,9 @@ __global__ void __launch_bounds__(B, GRID             ? 2
 				     : sizeof(T) == 8 ? 3
 						      : 4) lombscargle_kernel(ls_params p)
 {
-	constexpr int K = GRID ? kg<T>::value : KA;
+	constexpr int K = kfreqs(sizeof(T) == 4, GRID, FM);
 	constexpr bool PARTIAL = sizeof(T) == 4 && !GRID;
+	constexpr bool SH = shifted<T, FM>::value;
 	__shared__ tile<T> tl;
 	__shared__ double scratch[B / 32];
 	__shared__ double2 tab[sizeof(T) == 8 ? TAB : 1];
@@ -427,10 +492,17 @@ __global__ void __launch_bounds__(B, GRID             ? 2
 			f[m] = cycles<T>(fk);
 		}
 		sums<T> tot[K], acc[K];
+		T c0[K], s0[K]; /* shifted: sample 0's cos and sin at each frequency */
 #pragma unroll
 		for (int m = 0; m < K; m++) {
 			zero(tot[m]);
 			zero(acc[m]);
+			c0[m] = s0[m] = 0;
+			if (SH) {
+				freq_t<T> fm = GRID ? cycles<T>(p.f0 + p.df * (double)(k0 + m * B))
+						    : f[m];
+				anchor(fm.hi, fm.lo, (T)ld<T>(p.x, 0), tab, &c0[m], &s0[m]);
+			}
 		}
 		for (int t0 = 0; t0 < p.n; t0 += TILE) {
 			__syncthreads();
@@ -447,15 +519,14 @@ __global__ void __launch_bounds__(B, GRID             ? 2
 					if (W)
 						c *= w, s *= w; /* w is sqrt(w) here */
 					const T rc = tl.sc[j], rs = tl.ss[j], a2 = rc + rc;
-					add_scaled<T, W, FM>(PARTIAL ? acc[0] : tot[0], c, s, y, w);
+					add_scaled<T, W, FM>(tot[0], c, s, y, w, c0[0], s0[0]);
 					T c1 = c * rc - s * rs, s1 = fma(s, rc, c * rs);
-					add_scaled<T, W, FM>(PARTIAL ? acc[1] : tot[1], c1, s1, y,
-							     w);
+					add_scaled<T, W, FM>(tot[1], c1, s1, y, w, c0[1], s0[1]);
 #pragma unroll
 					for (int m = 2; m < K; m++) {
 						T c2 = fma(a2, c1, -c), s2 = fma(a2, s1, -s);
-						add_scaled<T, W, FM>(PARTIAL ? acc[m] : tot[m], c2,
-								     s2, y, w);
+						add_scaled<T, W, FM>(tot[m], c2, s2, y, w, c0[m],
+								     s0[m]);
 						c = c1, s = s1, c1 = c2, s1 = s2;
 					}
 				} else {
@@ -463,8 +534,8 @@ __global__ void __launch_bounds__(B, GRID             ? 2
 					for (int m = 0; m < K; m++) {
 						T c, s;
 						anchor(f[m].hi, f[m].lo, x, tab, &c, &s);
-						add<T, W, FM>(PARTIAL ? acc[m] : tot[m], c, s, y,
-							      w);
+						add<T, W, FM>(PARTIAL ? acc[m] : tot[m], c, s, y, w,
+							      c0[m], s0[m]);
 					}
 				}
 			}
@@ -511,6 +582,49 @@ const char *const variant_names[16] = {
 	"float64 grid", "float64 grid+fm", "float64 grid+w", "float64 grid+w+fm",
 };
 
+/* The chunks block b takes of a grid-stride loop over chunks with nb blocks. */
+static long long chunks_of(long long b, long long chunks, long long nb)
+{
+	return b < chunks ? (chunks - 1 - b) / nb + 1 : 0;
+}
+
+/* The most chunks one SM takes with nb blocks, all resident at once, block b
+ * on SM b mod sms (co-resident blocks share their SM: its time is theirs
+ * together). */
+static long long sm_load(long long chunks, long long nb, long long sms)
+{
+	long long worst = 0;
+	for (long long s = 0; s < sms && s < nb; s++) {
+		long long t = 0;
+		for (long long b = s; b < nb; b += sms)
+			t += chunks_of(b, chunks, nb);
+		worst = t > worst ? t : worst;
+	}
+	return worst;
+}
+
+/*
+ * Blocks for chunks of B*K frequencies: at most what fits on the device at
+ * once (per_sm on each of sms), as many as give the busiest SM the fewest
+ * chunks (no last round where most of the GPU idles, no SM with twice its
+ * neighbours' blocks), and of those the most (more warps to hide latency).
+ */
+static int pick_blocks(long long chunks, int sms, int per_sm)
+{
+	long long full = (long long)sms * per_sm;
+	if (chunks <= sms)
+		return (int)chunks;
+	long long rounds = (chunks + full - 1) / full;
+	long long best = (chunks + rounds - 1) / rounds; /* every block the same rounds */
+	long long load = sm_load(chunks, best, sms);
+	for (long long k = 1; k <= per_sm; k++) { /* the same number of blocks on every SM */
+		long long nb = k * sms, l = sm_load(chunks, nb, sms);
+		if (nb <= chunks && (l < load || (l == load && nb > best)))
+			best = nb, load = l;
+	}
+	return (int)best;
+}
+
 int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
 	const kernel_value *v = a->v;
@@ -545,15 +659,9 @@ int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 	if (per_sm[idx] == 0)
 		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[idx], fn, B, 0),
 			   "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-	/* Chunks of B*K frequencies; as many blocks as make every block take the
-	 * same number of chunks (rounds), at most what fits on the device at once:
-	 * no last round where most of the GPU idles. */
-	long long per_block = (long long)B *
-			      (grid ? (f32 ? kg<float>::value : kg<double>::value) : KA);
+	long long per_block = (long long)B * kfreqs(f32, grid, fm);
 	long long chunks = (p.nf + per_block - 1) / per_block;
-	long long full = (long long)ctx->sm_count * (per_sm[idx] > 0 ? per_sm[idx] : 1);
-	long long rounds = (chunks + full - 1) / full;
-	int blocks = (int)((chunks + rounds - 1) / rounds);
+	int blocks = pick_blocks(chunks, ctx->sm_count, per_sm[idx] > 0 ? per_sm[idx] : 1);
 	fn<<<blocks, B, 0, (cudaStream_t)ctx->stream>>>(p);
 	char what[64];
 	snprintf(what, sizeof(what), "lombscargle<%s> launch", variant_names[idx]);
