@@ -172,7 +172,7 @@ GPU_TEST := $(BUILD)/test-gpu
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
-        bench-kernels bench-lombscargle bench-python demo deps install uninstall format format-check FORCE
+        bench-kernels bench-lombscargle bench-python gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -389,6 +389,17 @@ bench-lombscargle: gpu-programs
 	$(LS_BENCH) $(GPUD) 5 10000 1048576
 	LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
 	LS_SAMPLES=10000 LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
+# The GPU programs with the libraries libgpud-client.so needs (nng, protobuf-c,
+# mbedtls), for a GPU machine without those packages, where
+# scripts/gpu-check.sh BUNDLE runs the suite, the scipy check and the benches:
+#   make BUILD=.devcarry/build CUDA_ARCHS=90 gpu-bundle
+GPU_BUNDLE ?= .devcarry/bin
+gpu-bundle: gpu-programs
+	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
+	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
+	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(GPU_BUNDLE)/bench/
+	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
+	   $(GPU_BUNDLE)/lib/
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and
 # Numba in fresh processes, and a warm client.run against the same call from C.
 bench-python: gpu-programs

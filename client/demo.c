@@ -39,7 +39,7 @@ int demo_signal_make(demo_signal *s, uint64_t seed)
 		n++;
 	}
 	for (unsigned i = 0; i < DEMO_FREQS; i++)
-		s->freqs[i] = 0.01 + (10 - 0.01) * (double)i / (DEMO_FREQS - 1);
+		s->freqs[i] = DEMO_F0 + DEMO_DF * (double)i; /* as gpud makes the grid */
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * client/gpuctl/cmd_demo.c — gpuctl demo [--runs N]: lombscargle on the
  * built-in benchmark signal (client/demo.h), float64 and float32, the first
- * call in a new connection and warm calls on it, timed.
+ * call in a new connection and warm calls on it, timed. The frequencies go
+ * as the grid f0, df, nf: gpud makes them, nothing is uploaded for them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,40 +25,34 @@ static double demo_job(gpud_client *c, gpud_dtype dt, const demo_signal *s, void
 	uint64_t nx = DEMO_KEPT, nf = DEMO_FREQS;
 	size_t es = gpud_dtype_size(dt);
 	static float xf[DEMO_KEPT], yf[DEMO_KEPT];
-	static float *ff;
-	const void *x = s->x, *y = s->y, *f = s->freqs;
-	gpud_handle h[4];
+	const void *x = s->x, *y = s->y;
+	gpud_handle h[3];
 	gpud_output o;
 	gpud_status st;
 	size_t no;
 
 	if (dt == GPUD_F32) {
-		if (ff == NULL && (ff = malloc(DEMO_FREQS * sizeof(float))) == NULL)
-			die(EX_TEMPFAIL, "out of memory");
 		for (int i = 0; i < DEMO_KEPT; i++) {
 			xf[i] = (float)s->x[i];
 			yf[i] = (float)s->y[i];
 		}
-		for (unsigned i = 0; i < DEMO_FREQS; i++)
-			ff[i] = (float)s->freqs[i];
 		x = xf;
 		y = yf;
-		f = ff;
 	}
 	double t0 = now_s();
 	if ((st = gpud_alloc(c, dt, 1, &nx, x, &h[0])) != GPUD_OK ||
-	    (st = gpud_alloc(c, dt, 1, &nx, y, &h[1])) != GPUD_OK ||
-	    (st = gpud_alloc(c, dt, 1, &nf, f, &h[2])) != GPUD_OK)
+	    (st = gpud_alloc(c, dt, 1, &nx, y, &h[1])) != GPUD_OK)
 		die_call(c, st, "demo: upload");
 	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
-			   gpud_arg_buffer("freqs", h[2])};
-	if ((st = gpud_run(c, "lombscargle", args, 3, &o, 1, &no, info)) != GPUD_OK)
+			   gpud_arg_f64("f0", DEMO_F0), gpud_arg_f64("df", DEMO_DF),
+			   gpud_arg_i64("nf", DEMO_FREQS)};
+	if ((st = gpud_run(c, "lombscargle", args, 5, &o, 1, &no, info)) != GPUD_OK)
 		die_call(c, st, "demo: run");
-	h[3] = o.handle;
+	h[2] = o.handle;
 	if ((st = gpud_download_range(c, o.handle, 0, out, nf * es)) != GPUD_OK)
 		die_call(c, st, "demo: download");
 	double t = now_s() - t0;
-	if ((st = gpud_free(c, h, 4)) != GPUD_OK)
+	if ((st = gpud_free(c, h, 3)) != GPUD_OK)
 		die_call(c, st, "demo: free");
 	return t;
 }
@@ -93,8 +88,8 @@ int cmd_demo(int argc, char **argv)
 		double first = now_s() - t0;
 		if (di == 0) {
 			printf("lombscargle on the built-in signal: %d samples of y = 2 cos(x + pi/2), "
-			       "%u frequencies\n",
-			       DEMO_KEPT, DEMO_FREQS);
+			       "%u frequencies (the grid f0=%g df=%.6g nf=%u)\n",
+			       DEMO_KEPT, DEMO_FREQS, DEMO_F0, DEMO_DF, DEMO_FREQS);
 			printf("gpud %s at %s, backend %s\n\n", gpud_server(c)->version,
 			       gpud_url(c), gpud_server(c)->backend);
 			printf("%-8s %10s %14s %22s %14s\n", "dtype", "peak freq", "first call",
