@@ -23,8 +23,9 @@
  *    polynomials): 17 FP64 operations, about 1 ulp.
  *
  * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
- * m B, m < K (B threads; K = kfreqs(), 5 to 16 by variant). Sample j's cos and sin at the first are computed as
- * above (the anchor), at the second by one rotation with the step
+ * m B, m < K (B threads; K = kfreqs(): 16 or 8). Sample j's cos and sin at
+ * the first are computed as above (the anchor), at the second by one
+ * rotation with the step
  * e^{i 2pi B df/2pi x_j} (the same for all threads, made once per block per
  * sample; float32: sincospif, about 1 ulp), and at the others by the
  * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] (one fma per cos or sin).
