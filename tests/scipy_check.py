@@ -334,11 +334,6 @@ def case_list(rng, nx, nf):
     return [c + (bool(rng.integers(0, 2)),) for c in every]
 
 
-def run_lombscargle(gpuctl, url, work, args, arrays):
-    """gpuctl run lombscargle with the .npy arrays and name=value args."""
-    return gpuctl_run(gpuctl, url, work, "lombscargle", args, arrays)
-
-
 def compare(got, ref, dtype, nx, exact_nan, legacy=False, fm=False):
     """(ok, error text for the table). ref is float64 or complex128; got in
     dtype (float32/64) or its complex dtype. Real and imaginary parts are
@@ -401,8 +396,8 @@ def bad_weight_cases(gpuctl, url, work, rng):
                 continue
             except ValueError:
                 pass
-        got, err = run_lombscargle(gpuctl, url, work, {}, {"x": x, "y": y, "freqs": freqs,
-                                                            "weights": wb})
+        got, err = gpuctl_run(gpuctl, url, work, "lombscargle", {},
+                              {"x": x, "y": y, "freqs": freqs, "weights": wb})
         ok = got is None and "exited 65" in err and says in err
         yield ok, (f"lombscargle weights {name}: "
                    + (f"refused ({'as scipy' if NEW_SCIPY else 'scipy < 1.15 has none'}): "
@@ -446,7 +441,7 @@ def lombscargle_cases(gpuctl, url, work, rng, backend, ref_of, notes):
                         what = (f"precenter={pc!s:5} {word:9} weights={wt!s:5} "
                                 f"floating_mean={fm!s:5} {'grid ' if g else 'array'}")
                     t = time.monotonic()
-                    got, err = run_lombscargle(gpuctl, url, work, args, arrays)
+                    got, err = gpuctl_run(gpuctl, url, work, "lombscargle", args, arrays)
                     dt = time.monotonic() - t
                     if err is None:
                         ok, text = compare(got, ref, dtype, nx, backend == "cpu",

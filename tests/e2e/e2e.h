@@ -107,6 +107,9 @@ double tol_for(gpud_dtype dt);
 void assert_matches(const void *got, gpud_dtype dt, const double *ref, size_t n, const char *what);
 void save_npy(const char *path, gpud_dtype dt, int ndim, const uint64_t *shape, const void *data);
 void save_vec(const char *path, gpud_dtype dt, const double *v, size_t n);
+/* v saved as FILE (dt) in the test's directory; arg gets "NAME=its path". */
+void npy_arg(char *arg, size_t len, const char *name, const char *file, gpud_dtype dt,
+	     const double *v, size_t n);
 void save_ls_inputs(const char *prefix, const double *x, const double *y, size_t nx,
 		    const double *f, size_t nf, char *px, char *py, char *pf);
 

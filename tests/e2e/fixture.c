@@ -477,6 +477,15 @@ void save_npy(const char *path, gpud_dtype dt, int ndim, const uint64_t *shape, 
 	ck_assert_msg(gpud_npy_save(path, &a, err, sizeof(err)) == 0, "gpud_npy_save: %s", err);
 }
 
+void npy_arg(char *arg, size_t len, const char *name, const char *file, gpud_dtype dt,
+	     const double *v, size_t n)
+{
+	char path[700];
+	path_in_dir(path, sizeof(path), file);
+	save_vec(path, dt, v, n);
+	snprintf(arg, len, "%s=%s", name, path);
+}
+
 void save_vec(const char *path, gpud_dtype dt, const double *v, size_t n)
 {
 	uint64_t shape[1] = {n};

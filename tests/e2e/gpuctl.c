@@ -527,22 +527,16 @@ START_TEST(test_gpuctl_amplitude)
 	static const char *const descr[] = {"<c16", "<c8"};
 	const double x[2] = {0, M_PI / 4}, y[2] = {1, 0}, f[2] = {1, 2};
 	const double want[4] = {1, -1, 1, 0};
-	char px[700], py[700], pf[700], po[700], po2[700], ax[720], ay[720], af[720], err[512];
+	char po[700], po2[700], ax[720], ay[720], af[720], err[512];
 
 	path_in_dir(po, sizeof(po), "amp.npy");
 	path_in_dir(po2, sizeof(po2), "amp_array.npy");
 	for (int d = 0; d < 2; d++) {
 		gpud_dtype dt = dts[d];
 		double tol = dt == GPUD_F64 ? 1e-12 : 1e-6;
-		path_in_dir(px, sizeof(px), d ? "ax32.npy" : "ax.npy");
-		path_in_dir(py, sizeof(py), d ? "ay32.npy" : "ay.npy");
-		path_in_dir(pf, sizeof(pf), d ? "af32.npy" : "af.npy");
-		save_vec(px, dt, x, 2);
-		save_vec(py, dt, y, 2);
-		save_vec(pf, dt, f, 2);
-		snprintf(ax, sizeof(ax), "x=%s", px);
-		snprintf(ay, sizeof(ay), "y=%s", py);
-		snprintf(af, sizeof(af), "freqs=%s", pf);
+		npy_arg(ax, sizeof(ax), "x", d ? "ax32.npy" : "ax.npy", dt, x, 2);
+		npy_arg(ay, sizeof(ay), "y", d ? "ay32.npy" : "ay.npy", dt, y, 2);
+		npy_arg(af, sizeof(af), "freqs", d ? "af32.npy" : "af.npy", dt, f, 2);
 		ctl_result *r = CTL("run", "lombscargle", ax, ay, "f0=1", "df=1", "nf=2",
 				    "normalize=amplitude", "-o", po);
 		assert_ctl_ok(r);
@@ -601,8 +595,7 @@ START_TEST(test_gpuctl_grid_equals_array)
 	const size_t nx = 64, nf = 500;
 	const double f0 = 0.05, df = 0.0199;
 	double x[64], y[64], f[500], w[64];
-	char px[700], py[700], pf[700], pw[700], pg[700], pa[700];
-	char ax[720], ay[720], af[720], aw[720], a0[64], a1[64], an[64], err[512];
+	char pg[700], pa[700], ax[720], ay[720], af[720], aw[720], a0[64], a1[64], an[64], err[512];
 	int cpu = strcmp(expected_backend(), "cpu") == 0;
 
 	gen_ls(9090, nx, nf, x, y, f);
@@ -610,20 +603,12 @@ START_TEST(test_gpuctl_grid_equals_array)
 		f[i] = f0 + df * (double)i;
 	for (size_t j = 0; j < nx; j++)
 		w[j] = 0.5 + (double)(j % 5) / 4;
-	path_in_dir(px, sizeof(px), "gx.npy");
-	path_in_dir(py, sizeof(py), "gy.npy");
-	path_in_dir(pf, sizeof(pf), "gf.npy");
-	path_in_dir(pw, sizeof(pw), "gw.npy");
 	path_in_dir(pg, sizeof(pg), "grid.npy");
 	path_in_dir(pa, sizeof(pa), "array.npy");
-	save_vec(px, GPUD_F64, x, nx);
-	save_vec(py, GPUD_F64, y, nx);
-	save_vec(pf, GPUD_F64, f, nf);
-	save_vec(pw, GPUD_F64, w, nx);
-	snprintf(ax, sizeof(ax), "x=%s", px);
-	snprintf(ay, sizeof(ay), "y=%s", py);
-	snprintf(af, sizeof(af), "freqs=%s", pf);
-	snprintf(aw, sizeof(aw), "weights=%s", pw);
+	npy_arg(ax, sizeof(ax), "x", "gx.npy", GPUD_F64, x, nx);
+	npy_arg(ay, sizeof(ay), "y", "gy.npy", GPUD_F64, y, nx);
+	npy_arg(af, sizeof(af), "freqs", "gf.npy", GPUD_F64, f, nf);
+	npy_arg(aw, sizeof(aw), "weights", "gw.npy", GPUD_F64, w, nx);
 	snprintf(a0, sizeof(a0), "f0=%.17g", f0);
 	snprintf(a1, sizeof(a1), "df=%.17g", df);
 	snprintf(an, sizeof(an), "nf=%zu", nf);
