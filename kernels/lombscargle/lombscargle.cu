@@ -591,17 +591,14 @@ static long long chunks_of(long long b, long long chunks, long long nb)
 
 /* The most chunks one SM takes with nb blocks, all resident at once, block b
  * on SM b mod sms (co-resident blocks share their SM: its time is theirs
- * together). */
+ * together). That is SM 0: it has the most blocks, and the lowest of each
+ * turn, which take the most chunks. */
 static long long sm_load(long long chunks, long long nb, long long sms)
 {
-	long long worst = 0;
-	for (long long s = 0; s < sms && s < nb; s++) {
-		long long t = 0;
-		for (long long b = s; b < nb; b += sms)
-			t += chunks_of(b, chunks, nb);
-		worst = t > worst ? t : worst;
-	}
-	return worst;
+	long long t = 0;
+	for (long long b = 0; b < nb; b += sms)
+		t += chunks_of(b, chunks, nb);
+	return t;
 }
 
 /*
