@@ -2,8 +2,10 @@
  * bench/transfer.c — the GPU runtime's costs as a client sees them, against
  * the same work done in-process, in one run on one device:
  *
- *   1. round trip of a tiny run (lombscargle, 1024 frequencies x 8 samples)
- *      from a warm client, p50/p99, vs launch + stream sync in-process;
+ *   1. round trip of a tiny run (lombscargle, 1024 frequencies x 8 samples),
+ *      a status and a one-trip job from a warm client, p50/p99, through the
+ *      request ring and through the socket, vs an nng echo and launch +
+ *      stream sync in-process;
  *   2. upload and download bandwidth through gpud at 1 MiB, 64 MiB, 1 GiB
  *      (bytes in messages; the caller's memory through the scratch region;
  *      gpud_host_alloc memory) vs in-process cudaMemcpy from pinned and from
@@ -120,24 +122,29 @@ static void nng_floor(int reps, double *p50, double *p99)
 	free(t);
 }
 
-static void tiny_run(int reps, const char *label)
+/* p50/p99 of a tiny run, a status and a one-trip job on a warm client, with the
+ * request ring on or off (the socket). */
+typedef struct call_times {
+	double run50, run99, st50, st99, call50, call99;
+	uint64_t ring_calls;
+} call_times;
+
+static call_times tiny_calls(int reps, int ring, const float *x, const float *y, const float *f,
+			     int nx, int nf)
 {
-	enum { NX = 8, NF = 1024 };
-	float x[NX], y[NX], f[NF];
-	uint64_t nx = NX, nf = NF;
+	uint64_t unx = (uint64_t)nx, unf = (uint64_t)nf;
 	gpud_client *c;
 	gpud_handle h[4];
 	double *t = malloc((size_t)reps * sizeof(double));
+	call_times ct;
 
-	fill(x, NX, 30.0f);
-	fill(y, NX, 2.0f);
-	fill(f, NF, 10.0f);
 	if (gpud_connect(url, &c) != GPUD_OK)
 		die_client(c, "connect");
-	if (gpud_alloc(c, GPUD_F32, 1, &nx, x, &h[0]) ||
-	    gpud_alloc(c, GPUD_F32, 1, &nx, y, &h[1]) ||
-	    gpud_alloc(c, GPUD_F32, 1, &nf, f, &h[2]) ||
-	    gpud_alloc(c, GPUD_F32, 1, &nf, NULL, &h[3]))
+	gpud_set_ring(c, ring);
+	if (gpud_alloc(c, GPUD_F32, 1, &unx, x, &h[0]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &unx, y, &h[1]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &unf, f, &h[2]) ||
+	    gpud_alloc(c, GPUD_F32, 1, &unf, NULL, &h[3]))
 		die_client(c, "alloc");
 	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
 			   gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("pgram", h[3])};
@@ -150,9 +157,10 @@ static void tiny_run(int reps, const char *label)
 		if (r >= 0)
 			t[r] = now_us() - t0;
 	}
-	double g50 = pctl(t, reps, 0.5), g99 = pctl(t, reps, 0.99);
+	ct.run50 = pctl(t, reps, 0.5);
+	ct.run99 = pctl(t, reps, 0.99);
 	/* The protocol's own floor: a status request touches no GPU. */
-	gpud_daemon_status ds;
+	static gpud_daemon_status ds;
 	for (int r = -50; r < reps; r++) {
 		double t0 = now_us();
 		if (gpud_status_get(c, &ds) != GPUD_OK)
@@ -160,12 +168,24 @@ static void tiny_run(int reps, const char *label)
 		if (r >= 0)
 			t[r] = now_us() - t0;
 	}
-	double s50 = pctl(t, reps, 0.5), s99 = pctl(t, reps, 0.99);
+	ct.st50 = pctl(t, reps, 0.5);
+	ct.st99 = pctl(t, reps, 0.99);
 	/* The whole job in one trip: inputs in the request, the output in the reply. */
-	gpud_array
-		ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = sizeof(x)},
-		ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = sizeof(y)},
-		af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = sizeof(f)};
+	gpud_array ax = {.dtype = GPUD_F32,
+			 .ndim = 1,
+			 .shape = {unx},
+			 .data = (void *)x,
+			 .nbytes = unx * sizeof(float)},
+		   ay = {.dtype = GPUD_F32,
+			 .ndim = 1,
+			 .shape = {unx},
+			 .data = (void *)y,
+			 .nbytes = unx * sizeof(float)},
+		   af = {.dtype = GPUD_F32,
+			 .ndim = 1,
+			 .shape = {unf},
+			 .data = (void *)f,
+			 .nbytes = unf * sizeof(float)};
 	gpud_arg cargs[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
 			    gpud_arg_array("freqs", &af)};
 	for (int r = -50; r < reps; r++) {
@@ -178,8 +198,33 @@ static void tiny_run(int reps, const char *label)
 			t[r] = now_us() - t0;
 		gpud_array_free(&res.array);
 	}
-	double c50 = pctl(t, reps, 0.5), c99 = pctl(t, reps, 0.99);
+	ct.call50 = pctl(t, reps, 0.5);
+	ct.call99 = pctl(t, reps, 0.99);
+	ct.ring_calls = gpud_ring_calls(c);
+	gpud_free(c, h, 4);
 	gpud_close(c);
+	free(t);
+	return ct;
+}
+
+static void tiny_run(int reps, const char *label)
+{
+	enum { NX = 8, NF = 1024 };
+	float x[NX], y[NX], f[NF];
+	double *t = malloc((size_t)reps * sizeof(double));
+
+	fill(x, NX, 30.0f);
+	fill(y, NX, 2.0f);
+	fill(f, NF, 10.0f);
+	call_times rg = tiny_calls(reps, 1, x, y, f, NX, NF);
+	call_times sk = tiny_calls(reps, 0, x, y, f, NX, NF);
+	if (rg.ring_calls < 3u * (unsigned)reps || sk.ring_calls != 0) {
+		fprintf(stderr,
+			"transfer: the ring took %llu of the ring client's calls and %llu of "
+			"the socket client's\n",
+			(unsigned long long)rg.ring_calls, (unsigned long long)sk.ring_calls);
+		exit(1);
+	}
 
 	/* In-process: the same kernel object, launch + cudaStreamSynchronize. */
 	struct cudaDeviceProp prop;
@@ -223,15 +268,25 @@ static void tiny_run(int reps, const char *label)
 	CK(cudaStreamDestroy(s));
 	printf("1. tiny run (lombscargle float32, 1024 freqs x 8 samples), %d runs; gpud %s\n",
 	       reps, label);
-	printf("   %-34s %10s %10s\n", "", "p50 (us)", "p99 (us)");
-	printf("   %-34s %10.1f %10.1f\n", "gpud run, warm client (ipc)", g50, g99);
+	printf("   %-42s %10s %10s\n", "", "p50 (us)", "p99 (us)");
+	printf("   %-42s %10.1f %10.1f\n", "gpud run, warm client, request ring", rg.run50,
+	       rg.run99);
+	printf("   %-42s %10.1f %10.1f\n", "gpud run, warm client, socket (ipc)", sk.run50,
+	       sk.run99);
+	printf("   %-42s %10.1f %10.1f\n", "gpud status (no GPU work), ring", rg.st50, rg.st99);
+	printf("   %-42s %10.1f %10.1f\n", "gpud status (no GPU work), socket", sk.st50, sk.st99);
 	double e50, e99;
 	nng_floor(reps, &e50, &e99);
-	printf("   %-34s %10.1f %10.1f\n", "gpud status (no GPU work)", s50, s99);
-	printf("   %-34s %10.1f %10.1f\n", "nng REQ/REP echo, ipc (no gpud)", e50, e99);
-	printf("   %-34s %10.1f %10.1f\n", "gpud_call: copy in, run, copy out", c50, c99);
-	printf("   %-34s %10.1f %10.1f\n", "in-process launch + sync", i50, i99);
-	printf("   %-34s %9.1fx %9.1fx\n\n", "ratio gpud / in-process", g50 / i50, g99 / i99);
+	printf("   %-42s %10.1f %10.1f\n", "nng REQ/REP echo, ipc (no gpud)", e50, e99);
+	printf("   %-42s %10.1f %10.1f\n", "gpud_call: copy in, run, copy out; ring", rg.call50,
+	       rg.call99);
+	printf("   %-42s %10.1f %10.1f\n", "gpud_call: copy in, run, copy out; socket", sk.call50,
+	       sk.call99);
+	printf("   %-42s %10.1f %10.1f\n", "in-process launch + sync", i50, i99);
+	printf("   %-42s %9.1fx %9.1fx\n", "ratio gpud run (ring) / in-process", rg.run50 / i50,
+	       rg.run99 / i99);
+	printf("   %-42s %9.1fx %9.1fx\n\n", "ratio socket / ring (run)", sk.run50 / rg.run50,
+	       sk.run99 / rg.run99);
 	free(t);
 }
 

@@ -140,7 +140,11 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 {
 	int t = client_timeout(c);
 	int rv;
+	gpud_status st;
 
+	/* The request ring when it can take the request (ipc://), else the socket. */
+	if (client_ring_exchange(c, gen, m, id, resp, rmsg, rpayload, rplen, &st))
+		return st;
 	call_ctx *x = client_ctx_get(c);
 	if (x == NULL) {
 		nng_msg_free(m);

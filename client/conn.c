@@ -211,6 +211,10 @@ gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
 	pthread_mutex_init(&c->ctx_mu, NULL);
 	pthread_cond_init(&c->cancels_cv, NULL);
 	pthread_mutex_init(&c->msg_mu, NULL);
+	pthread_mutex_init(&c->ring_mu, NULL);
+	c->ring.efd = -1;
+	const char *no_ring = getenv("GPUD_NO_RING");
+	c->ring_off = no_ring && no_ring[0] && strcmp(no_ring, "0") != 0;
 	client_clear(c);
 	const char *url = opts->url;
 	if (url == NULL || url[0] == '\0') {
@@ -275,6 +279,7 @@ void gpud_close(gpud_client *c)
 	client_cancels_wait(c);     /* they end at once: the socket is closed */
 	client_jobs_orphan(c);
 	client_regions_free(c);
+	client_ring_free(c);
 	free(c->token);
 	free(c->tls_ca);
 	free(c->tls_server_name);
@@ -284,6 +289,7 @@ void gpud_close(gpud_client *c)
 	pthread_mutex_destroy(&c->ctx_mu);
 	pthread_cond_destroy(&c->cancels_cv);
 	pthread_mutex_destroy(&c->msg_mu);
+	pthread_mutex_destroy(&c->ring_mu);
 	if (tls_client == c)
 		tls_client = NULL;
 	free(c);

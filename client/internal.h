@@ -18,6 +18,7 @@
  *   call.c      the RPC core: contexts, one round trip, replies, cancels
  *   job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
  *   region.c    memfd host regions handed to gpud, the scratch region
+ *   ring.c      the request ring: the local fast path beside the socket
  *   transfer.c  alloc, upload, download (.npy too), sync, free
  *   run.c       run and call: the request, and what its reply gives
  *   admin.c     keep, list, register, kernels, status
@@ -31,6 +32,8 @@
  *     path and key), the host regions and the list of jobs;
  *   - under scratch_mu: the scratch region and its two contexts (one
  *     bounced transfer at a time);
+ *   - under ring_mu: the request ring (one call at a time; others use
+ *     the socket meanwhile);
  *   - under ctx_mu: the free contexts, the cancels in flight;
  *   - error text: each thread's own (a thread-local buffer), and c->msg
  *     under msg_mu for gpud_errmsg from a thread that made no call.
@@ -46,6 +49,7 @@
 
 #include <gpud/client.h>
 
+#include "proto/ring.h"
 #include "proto/shm.h"
 #include "proto/wire.h"
 
@@ -67,6 +71,20 @@ typedef struct region {
 	int fd;       /* the memfd, kept to hand it to a restarted gpud (-1: not kept) */
 	int pin;
 } region;
+
+/* The connection's request ring (proto/ring.h), ring.c's. */
+typedef struct client_ring {
+	void *base; /* NULL: none */
+	size_t size, cap;
+	gpud_ring_hdr *hdr;
+	uint8_t *req, *rep;   /* its two areas */
+	int efd;              /* gpud's doorbell */
+	uint64_t gen;         /* the session it belongs to */
+	uint32_t seq;         /* the last req_seq written */
+	uint32_t rep_seen;    /* the last rep_seq read */
+	int broken;           /* a call gave up on it: the socket from now on */
+	uint64_t avg_wait_ns; /* replies' recent wait (sets how long a call spins) */
+} client_ring;
 
 /* An nng context with its aio, for one call at a time (call.c's free list). */
 typedef struct call_ctx {
@@ -119,6 +137,14 @@ struct gpud_client {
 
 	pthread_mutex_t msg_mu;
 	char msg[2048];
+
+	/* One call at a time uses the ring (a trylock: the others take the
+	 * socket); tried_gen: the session a ring was last tried in. */
+	pthread_mutex_t ring_mu;
+	client_ring ring;
+	uint64_t ring_tried_gen;
+	int ring_off;        /* atomic; gpud_set_ring(c, 0), or $GPUD_NO_RING */
+	uint64_t ring_calls; /* atomic; gpud_ring_calls */
 };
 
 /* --- conn.c --------------------------------------------------------------- */
@@ -229,6 +255,25 @@ uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *o
 gpud_status client_scratch(gpud_client *c, size_t want);
 /* Unmaps every region here (gpud_close). */
 void client_regions_free(gpud_client *c);
+
+/* Hands memfd fd (and efd, if not -1) to gpud on the region socket; *id on success. */
+gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, uint64_t *id);
+
+/* --- ring.c --------------------------------------------------------------- */
+
+/*
+ * The round trip of packed request m (id, session gen) through the
+ * connection's request ring, made on first use: 1 with the outcome in *st
+ * (m taken) as client_exchange() gives it, or 0 (m untouched) when the
+ * ring cannot take it (none, in use by another call, m too large): the
+ * caller uses the socket.
+ */
+int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			 Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen,
+			 gpud_status *st);
+/* Unmaps the ring (gpud_close). */
+void client_ring_free(gpud_client *c);
 
 /* --- run.c ---------------------------------------------------------------- */
 

@@ -22,9 +22,8 @@
 
 #include "client/internal.h"
 
-/* Hands memfd fd (size bytes) to gpud on the region socket; *id on success. */
-static gpud_status region_register(gpud_client *c, int fd, size_t size, int pin,
-				   const char *shm_path, const uint8_t *key, uint64_t *id)
+gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, uint64_t *id)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	shm_register msg;
@@ -36,22 +35,23 @@ static gpud_status region_register(gpud_client *c, int fd, size_t size, int pin,
 	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
 	memcpy(msg.key, key, sizeof(msg.key));
 	msg.size = size;
-	msg.flags = pin ? GPUD_SHM_PIN : 0;
+	msg.flags = flags;
+	int fds[2] = {fd, efd}, nfds = efd >= 0 ? 2 : 1;
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} cbuf;
 	memset(&cbuf, 0, sizeof(cbuf));
 	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
 	struct msghdr mh = {.msg_iov = &iov,
 			    .msg_iovlen = 1,
 			    .msg_control = cbuf.buf,
-			    .msg_controllen = sizeof(cbuf.buf)};
+			    .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
 	memcpy(sa.sun_path, shm_path, strlen(shm_path) + 1);
 	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
@@ -82,7 +82,9 @@ static gpud_status region_register(gpud_client *c, int fd, size_t size, int pin,
 				   rep.status > GPUD__STATUS__STATUS_NO_SESSION
 					   ? GPUD_EPROTO
 					   : (gpud_status)rep.status,
-				   "gpud refused the host region: %s", rep.message);
+				   "gpud refused the %s: %s",
+				   (flags & GPUD_SHM_RING) ? "request ring" : "host region",
+				   rep.message);
 		goto out;
 	}
 	*id = rep.region;
@@ -126,7 +128,8 @@ gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd
 				   strerror(errno));
 		goto out;
 	}
-	if ((st = region_register(c, fd, size, pin, path, key, &id)) != GPUD_OK)
+	if ((st = client_shm_register(c, fd, -1, size, pin ? GPUD_SHM_PIN : 0, path, key, &id)) !=
+	    GPUD_OK)
 		goto out;
 	*out = (region){.base = base, .size = size, .id = id, .gen = gen, .fd = -1, .pin = pin};
 	if (keep_fd) {
@@ -228,8 +231,8 @@ uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *o
 		if (rg->gen != c->gen && c->shm_path[0] && rg->fd >= 0) {
 			/* gpud restarted (or the connection was re-made): hand it over again. */
 			uint64_t nid;
-			if (region_register(c, rg->fd, rg->size, rg->pin, c->shm_path, c->key,
-					    &nid) == GPUD_OK) {
+			if (client_shm_register(c, rg->fd, -1, rg->size, rg->pin ? GPUD_SHM_PIN : 0,
+						c->shm_path, c->key, &nid) == GPUD_OK) {
 				rg->id = nid;
 				rg->gen = c->gen;
 			} else {

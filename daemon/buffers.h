@@ -83,6 +83,7 @@ struct gpud_session {
 	struct host_region *regions;  /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
 	struct gpud_request *live; /* its requests in gpud now, for cancel (daemon/request.h) */
+	struct gpud_ring *ring;    /* its request ring, if it made one (daemon/ring.h) */
 	UT_hash_handle hh;
 };
 

@@ -40,6 +40,8 @@ void config_defaults(gpud_config *c)
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
 	c->poll_us = 1000;
+	c->ring = 1;
+	c->ring_spin_us = 200;
 	c->quota = (tenant_quota){.device_bytes = 0,
 				  .kept_buffers = 1024,
 				  .requests_in_flight = 64,
@@ -254,6 +256,8 @@ static const config_option options[] = {
 	INT("streams", streams, 1, 256),
 	INT("run_slots", run_slots, 0, 4096),
 	INT("poll_us", poll_us, 0, 1000000),
+	INT("ring", ring, 0, 1),
+	INT("ring_spin_us", ring_spin_us, 0, 1000000),
 	INT("staging_buffers", staging_buffers, 2, 1024),
 	SIZE("staging_chunk", staging_chunk, 64u << 10, 1ull << 30, "4MiB", NULL),
 	INT("pool_bin_growth", pool_bin_growth, 2, 62),

@@ -50,6 +50,10 @@ typedef struct gpud_config {
 	uint64_t staging_chunk;
 	/* cuda backend: microseconds the loop polls a young job's completion */
 	int poll_us;
+	/* request rings (daemon/ring.h) for ipc:// clients: on (1) or off (0),
+	 * and the microseconds the loop polls a ring after its last use */
+	int ring;
+	int ring_spin_us;
 	/* tenants that may register kernels shared with every tenant */
 	char admin_tenants[512];
 	/* custom kernels: registrations and compiled code kept here ("": none) */

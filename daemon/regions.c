@@ -268,6 +268,18 @@ static gpud_session *session_by_key(region_server *rs, const uint8_t *key)
 	return NULL;
 }
 
+/* 1 if fd is an eventfd (a ring's doorbell must be one: gpud reads it, nothing else). */
+static int is_eventfd(int fd)
+{
+	char path[64], link[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return 0;
+	link[n] = '\0';
+	return strcmp(link, "anon_inode:[eventfd]") == 0;
+}
+
 /* Checks the message and the memfd; maps it. 0, or a status with the reply sent. */
 static void on_conn_readable(uv_poll_t *h, int status, int events)
 {
@@ -296,12 +308,16 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 		for (size_t i = 0; i < k && nfds < 4; i++)
 			memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
 	}
-	/* Whatever arrives is closed below unless it becomes the mapping's fd. */
-	if (nfds == 1)
+	/* Whatever arrives is closed below unless it becomes the mapping's fd
+	 * (or the ring's doorbell). */
+	int ring = n == (ssize_t)sizeof(msg) && (msg.flags & GPUD_SHM_RING) != 0, efd = -1;
+	if (nfds == 1 + ring) {
 		fd = fds[0];
-	else
+		efd = ring ? fds[1] : -1;
+	} else {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
+	}
 
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -319,7 +335,14 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	}
 	if (fd < 0) {
 		conn_reply(c, ST_INVALID, 0, 0,
-			   "expected exactly one file descriptor (a memfd), got %d", nfds);
+			   ring ? "expected two file descriptors (a memfd, then an eventfd), got %d"
+				: "expected exactly one file descriptor (a memfd), got %d",
+			   nfds);
+		goto out;
+	}
+	if (ring && !is_eventfd(efd)) {
+		conn_reply(c, ST_INVALID, 0, 0,
+			   "a request ring's second file descriptor must be an eventfd");
 		goto out;
 	}
 	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
@@ -351,7 +374,12 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 			   msg.size, (long long)st.st_size);
 		goto out;
 	}
-	if (s->region_bytes + msg.size > rs->max_bytes || msg.size > SIZE_MAX) {
+	if (ring && rs->on_ring == NULL) {
+		conn_reply(c, ST_UNSUPPORTED, 0, 0,
+			   "request rings are off in this gpud (ring = false in gpud.conf)");
+		goto out;
+	}
+	if (!ring && (s->region_bytes + msg.size > rs->max_bytes || msg.size > SIZE_MAX)) {
 		conn_reply(c, ST_TOO_LARGE, 0, 0,
 			   "a %" PRIu64 "-byte region would bring connection %u to %" PRIu64
 			   " bytes of host regions; the limit is %" PRIu64 " (region_max_bytes)",
@@ -367,6 +395,18 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 		goto out;
 	}
 	c->pipe_id = s->pipe_id;
+	if (ring) {
+		char err[256];
+		if (rs->on_ring(rs->ring_arg, s, c->base, c->size, efd, err, sizeof(err)) != 0) {
+			munmap(c->base, c->size);
+			conn_reply(c, ST_INVALID, 0, 0, "request ring refused: %s", err);
+			goto out;
+		}
+		efd = -1; /* the ring's now */
+		log_debug("connection %u: request ring of %zu bytes", s->pipe_id, c->size);
+		conn_reply(c, ST_OK, 0, 0, NULL);
+		goto out;
+	}
 	c->pin = (msg.flags & GPUD_SHM_PIN) != 0;
 	if (c->pin && rs->backend->ops->host_register) {
 		rs->pending++;
@@ -378,6 +418,8 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 out:
 	if (fd >= 0)
 		close(fd); /* the mapping keeps the memory */
+	if (efd >= 0)
+		close(efd);
 }
 
 static void on_accept(uv_poll_t *h, int status, int events)

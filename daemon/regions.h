@@ -48,6 +48,11 @@ typedef struct region_server {
 	uint64_t count, bytes;
 	uint64_t max_bytes; /* per connection */
 	int pending;        /* registrations and unmaps on workers */
+	/* A GPUD_SHM_RING registration, checked like a region and mapped: the
+	 * server's (daemon/ring.h); takes base and efd on 0, else err. */
+	int (*on_ring)(void *arg, gpud_session *s, void *base, size_t size, int efd, char *err,
+		       size_t errlen);
+	void *ring_arg;
 } region_server;
 
 /*

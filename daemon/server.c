@@ -492,6 +492,7 @@ static void teardown(gpud_server *s)
 	regions_fini(&s->regions);
 	registry_fini(&s->registry);
 	buffers_fini(&s->buffers);
+	ring_server_fini(&s->rings);
 	backend_close(&s->backend);
 	close_handle((uv_handle_t *)&s->wake);
 	close_handle((uv_handle_t *)&s->sigint);
@@ -546,8 +547,25 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 static void on_session_close(void *arg, gpud_session *sess)
 {
 	gpud_server *s = arg;
+	ring_session_closed(&s->rings, sess); /* replies to its requests are dropped */
 	request_session_closed(sess);
 	regions_session_closed(&s->regions, sess);
+}
+
+/* The request rings' way in: the same path as an injected message. */
+static int ring_deliver(void *arg, uint32_t pipe_id, nng_msg *m,
+			void (*done)(void *done_arg, nng_msg *reply), void *done_arg)
+{
+	gpud_server *s = arg;
+	gpud_session *sess = sessions_get(&s->buffers, pipe_id, 0);
+	return server_inject(s, pipe_id, sess ? sess->peer_uid : -1, m, done, done_arg);
+}
+
+static int ring_register(void *arg, gpud_session *sess, void *base, size_t size, int efd, char *err,
+			 size_t errlen)
+{
+	gpud_server *s = arg;
+	return ring_attach(&s->rings, sess, base, size, 1, efd, err, errlen);
 }
 
 /*
@@ -651,6 +669,12 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 
 	if (s->regions.fd >= 0 && auth_socket_access(cfg, shm, err, errlen) != 0)
 		return -1;
+	ring_server_init(&s->rings, loop, (uint64_t)cfg->ring_spin_us, request_cap(cfg),
+			 ring_deliver, s);
+	if (cfg->ring) {
+		s->regions.on_ring = ring_register;
+		s->regions.ring_arg = s;
+	}
 
 	registry_load(&s->registry);
 	/* From here on the loop owns the state (start-up itself may wait). */

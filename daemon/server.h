@@ -23,6 +23,7 @@
 #include <nng/nng.h>
 
 #include "daemon/request.h"
+#include "daemon/ring.h"
 
 typedef struct gpud_server gpud_server;
 typedef struct server_ctx server_ctx;
@@ -36,6 +37,7 @@ struct gpud_server {
 	gpud_backend backend;
 	buffer_table buffers;
 	region_server regions;
+	ring_server rings; /* request rings beside nng (ipc:// clients) */
 	sched sched;
 	registry registry;
 	auth auth;
@@ -74,7 +76,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 void server_shutdown(gpud_server *s);
 
 /*
- * For tests and the fuzzer: runs message m (taken) through the request path
+ * For tests, the fuzzer and the request rings: runs message m (taken) through the request path
  * as if it came on connection pipe_id from a peer of uid peer_uid (-1: not
  * ipc), on the loop thread. cb gets the reply (NULL if none could be built;
  * the callee frees nothing of it: cb owns it) once the request is done, which

@@ -33,6 +33,9 @@
 
 enum {
 	GPUD_SHM_PIN = 1u << 0, /* page-lock the region for the device (cuda) */
+	/* The memfd is the connection's request ring (proto/ring.h) and a
+	 * second descriptor, an eventfd, its doorbell; region is then 0. */
+	GPUD_SHM_RING = 1u << 1,
 };
 
 typedef struct shm_register {

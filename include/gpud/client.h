@@ -306,6 +306,17 @@ GPUD_API gpud_status gpud_host_free(gpud_client *c, void *p);
 /* 1 if this connection can share memory with gpud (ipc:// and offered). */
 GPUD_API int gpud_has_shm(const gpud_client *c);
 
+/*
+ * The request ring: over ipc://, calls travel through memory shared with
+ * gpud instead of the socket (several times less latency for small calls),
+ * one call at a time; the others, and requests of 2 MiB or more, take the
+ * socket. On by default where gpud offers it ($GPUD_NO_RING=1 turns the
+ * default off); on = 0 sends every later call through the socket.
+ */
+GPUD_API void gpud_set_ring(gpud_client *c, int on);
+/* How many calls of c went through the request ring so far. */
+GPUD_API uint64_t gpud_ring_calls(const gpud_client *c);
+
 /* --- kernels ---------------------------------------------------------------- */
 
 typedef enum gpud_arg_kind {

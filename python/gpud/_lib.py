@@ -174,6 +174,8 @@ _FUNCS = {
     "gpud_host_alloc": (c_void_p, [c_void_p, c_size_t]),
     "gpud_host_free": (c_int, [c_void_p, c_void_p]),
     "gpud_has_shm": (c_int, [c_void_p]),
+    "gpud_set_ring": (None, [c_void_p, c_int]),
+    "gpud_ring_calls": (c_u64, [c_void_p]),
     "gpud_run": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, P(Output), c_size_t,
                          P(c_size_t), P(RunInfo)]),
     "gpud_call": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, P(Result), c_size_t,

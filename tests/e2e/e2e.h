@@ -209,6 +209,8 @@ TCase *e2e_shutdown(void);     /* shutdown.c */
 TCase *e2e_tenants(void);      /* tenants.c */
 TCase *e2e_faults(void);       /* faults.c */
 TCase *e2e_concurrency(void);  /* concurrency.c */
+TCase *e2e_ring(void);         /* ring.c */
+TCase *e2e_ring_off(void);     /* ring.c */
 /* "client": libgpud-client across restarts (client_session.c), shared between threads
  * (client_threads.c), asynchronous jobs and what is left behind (client_jobs.c). */
 TCase *e2e_client(void);

@@ -37,6 +37,8 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_tenants());
 	suite_add_tcase(s, e2e_faults());
 	suite_add_tcase(s, e2e_concurrency());
+	suite_add_tcase(s, e2e_ring());
+	suite_add_tcase(s, e2e_ring_off());
 	suite_add_tcase(s, e2e_client());
 	return s;
 }

@@ -35,6 +35,32 @@ static void add(Gpud__Request *req, const void *payload, size_t plen)
 	nng_msg_free(m);
 }
 
+/* The next entry goes through the connection's request ring: kind, len, then the
+ * packed request (or whatever the seed wants in the request area). */
+static void add_ring(uint32_t kind, uint32_t len, Gpud__Request *req)
+{
+	nng_msg *m = NULL;
+	if (req) {
+		req->version = GPUD_PROTOCOL_VERSION;
+		if (req->id == 0)
+			req->id = 9;
+		if (wire_pack(&m, &req->base, NULL, 0, NULL) != 0)
+			exit(1);
+		if (len == 0)
+			len = (uint32_t)nng_msg_len(m);
+	}
+	if (flen)
+		memcpy(file + flen, "\xffGPR", 4), flen += 4;
+	memcpy(file + flen, &kind, 4);
+	memcpy(file + flen + 4, &len, 4);
+	flen += 8;
+	if (m) {
+		memcpy(file + flen, nng_msg_body(m), nng_msg_len(m));
+		flen += nng_msg_len(m);
+		nng_msg_free(m);
+	}
+}
+
 static void save(const char *name)
 {
 	char path[1024];
@@ -288,6 +314,15 @@ int main(int argc, char **argv)
 		rs[0].text = "five";
 		add(&r, NULL, 0);
 		save("run-random");
+		/* through the ring: 30000 float32 (120 KB) back, in two chunks */
+		rs[0].value_case = GPUD__SCALAR__VALUE_I64;
+		rs[0].i64 = 30000;
+		rs[2].text = "float32";
+		rr.kernel = "uniform";
+		add_ring(1, 0, &r);
+		add_ring(2, 0, NULL);
+		add_ring(2, 0, NULL);
+		save("ring-chunks");
 	}
 
 	/* custom kernels: an elementwise one, a raw one, a broken signature, unregister */
@@ -332,6 +367,24 @@ int main(int argc, char **argv)
 	r.unregister = &ug;
 	add(&r, NULL, 0);
 	save("custom");
+
+	/* the request ring: status; a download longer than the ring's area, in
+	 * chunks; entries gpud refuses (too long, an unknown kind, MORE with
+	 * nothing pending) */
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_STATUS;
+	r.status = &st;
+	add_ring(1, 0, &r);
+	add_ring(2, 0, NULL);
+	save("ring");
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_STATUS;
+	r.status = &st;
+	add_ring(1, (64u << 10) + 1, &r);
+	add_ring(7, 16, &r);
+	add_ring(2, 0, NULL);
+	add_ring(1, 3, &r);
+	save("ring-bad");
 
 	/* not even a message */
 	memcpy(file, "\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9);

@@ -8,7 +8,10 @@
  * 4-byte markers "\xffGPM" (the message before it is answered before the
  * next goes in) and "\xffGPA" (the next goes in at once: requests overlap,
  * so a cancel can find a run in flight); none: the whole input is one
- * message. The connection closes right after the last message goes in,
+ * message; "\xffGPR" (what follows is an entry for the connection's request
+ * ring: [u32 req_kind][u32 req_len][the request area], taken the way gpud
+ * takes a client's ring entries, answered into the ring). The connection
+ * closes right after the last message goes in,
  * with whatever is still in flight (cancelled by the close), and everything
  * it made must go; LSan reports what does not. Quotas bound what one input
  * may allocate.
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "daemon/log.h"
+#include "daemon/ring.h"
 #include "daemon/server.h"
 #include "proto/wire.h"
 
@@ -94,6 +98,57 @@ static void init(void)
 /* Request{version 1, id 1, hello{}} framed. */
 static const uint8_t hello_msg[] = {6, 0, 0, 0, 0x08, 0x01, 0x10, 0x01, 0x52, 0x00};
 
+/* The pseudo connection's request ring, made at its first ring entry. */
+enum { RING_CAP = GPUD_RING_MIN_CAP, RING_SIZE = GPUD_RING_HDR + 2 * RING_CAP };
+static uint8_t *ring_mem;
+static uint32_t ring_seq;
+
+/*
+ * A ring entry: [u32 kind][u32 len][the request area's bytes], written into
+ * the connection's ring as a client would (the area first, then req_seq),
+ * then gpud looks and answers into the ring; waits for the answer. Every
+ * reply chunk must lie within the area and the reply, and a reply that fits
+ * in one chunk must be a Response that says what was wrong.
+ */
+static void ring_write(uint32_t pipe, const uint8_t *d, size_t n)
+{
+	gpud_session *s = sessions_get(&srv.buffers, pipe, 0);
+	char err[256];
+	if (s == NULL || n < 8)
+		return;
+	if (s->ring == NULL) {
+		if (ring_mem == NULL && (ring_mem = aligned_alloc(4096, RING_SIZE)) == NULL)
+			abort();
+		memset(ring_mem, 0, RING_SIZE);
+		ring_seq = 0;
+		if (ring_attach(&srv.rings, s, ring_mem, RING_SIZE, 0, -1, err, sizeof(err)) != 0)
+			abort();
+	}
+	gpud_ring_hdr *h = (gpud_ring_hdr *)ring_mem;
+	uint32_t kind, len, before = h->rep_seq;
+	memcpy(&kind, d, 4);
+	memcpy(&len, d + 4, 4);
+	n -= 8;
+	memcpy(ring_mem + GPUD_RING_HDR, d + 8, n < RING_CAP ? n : RING_CAP);
+	h->req_kind = kind;
+	h->req_len = len;
+	h->req_seq = ++ring_seq;
+	ring_poll_session(s);
+	while (h->rep_seq == before)
+		uv_run(&loop, UV_RUN_ONCE);
+	if (h->rep_len > RING_CAP || h->rep_off > h->rep_total ||
+	    h->rep_len > h->rep_total - h->rep_off || h->rep_for != ring_seq)
+		abort();
+	if (h->rep_off == 0 && h->rep_len == h->rep_total) {
+		nng_msg *m;
+		if (nng_msg_alloc(&m, 0) != 0 ||
+		    nng_msg_append(m, ring_mem + GPUD_RING_HDR + RING_CAP, h->rep_len) != 0)
+			abort();
+		outstanding++;
+		on_reply(NULL, m); /* the same checks as a socket's reply */
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -107,17 +162,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	inject(pipe, hello_msg, sizeof(hello_msg));
 	drain();
 	size_t start = 0;
+	int in_ring = 0; /* the segment from start on is a ring entry */
 	for (size_t i = 0; i + 4 <= size; i++) {
 		int wait = memcmp(data + i, "\xffGPM", 4) == 0;
-		if (wait || memcmp(data + i, "\xffGPA", 4) == 0) {
-			inject(pipe, data + start, i - start);
-			if (wait)
-				drain();
+		int ring = memcmp(data + i, "\xffGPR", 4) == 0;
+		if (wait || ring || memcmp(data + i, "\xffGPA", 4) == 0) {
+			if (in_ring) {
+				ring_write(pipe, data + start, i - start);
+			} else {
+				inject(pipe, data + start, i - start);
+				if (wait || ring)
+					drain();
+			}
+			in_ring = ring;
 			start = i + 4;
 			i += 3;
 		}
 	}
-	inject(pipe, data + start, size - start);
+	if (in_ring)
+		ring_write(pipe, data + start, size - start);
+	else
+		inject(pipe, data + start, size - start);
 	server_inject_close(&srv, pipe); /* what is in flight is cancelled */
 	drain();
 	/* Kept buffers outlive the connection; free them too, as a client would. */
