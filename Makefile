@@ -397,7 +397,7 @@ GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
-	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(GPU_BUNDLE)/bench/
+	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(GPU_BUNDLE)/bench/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and

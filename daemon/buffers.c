@@ -54,7 +54,8 @@ static gpud_handle new_handle(buffer_table *t)
 }
 
 dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
-		      const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen)
+		      const uint64_t *shape, buffer_spares *sp, gpud_buffer **out, char *err,
+		      size_t errlen)
 {
 	size_t esize = gpud_dtype_size(dt);
 	gpud_tenant *tn = s->tenant;
@@ -99,8 +100,29 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 		snprintf(err, errlen, "out of host memory for a buffer record");
 		return ST_OUT_OF_MEMORY;
 	}
-	if ((rv = backend_alloc(t->backend, nbytes, &b->mem, err, errlen)) != ST_OK) {
+	if (sp && sp->fail != ST_OK && sp->fail_bytes == nbytes) {
+		rv = sp->fail;
+		sp->fail = ST_OK;
+		snprintf(err, errlen, "%s", sp->fail_err);
 		free(b);
+		return rv;
+	}
+	int spare = -1;
+	for (int i = 0; sp && i < sp->n && spare < 0; i++)
+		if (sp->bytes[i] == nbytes)
+			spare = i;
+	if (spare >= 0) { /* a block made for this request */
+		b->mem = sp->mem[spare];
+		sp->mem[spare] = sp->mem[--sp->n];
+		sp->bytes[spare] = sp->bytes[sp->n];
+	} else if ((rv = backend_alloc(t->backend, nbytes, &b->mem, err, errlen)) != ST_OK) {
+		free(b);
+		if (rv == ST_WOULD_BLOCK && sp) {
+			sp->want = nbytes;
+		} else if (rv == ST_WOULD_BLOCK) {
+			snprintf(err, errlen, "internal: an allocation would wait on the loop");
+			rv = ST_INTERNAL;
+		}
 		return rv;
 	}
 	b->dtype = dt;
@@ -168,9 +190,30 @@ void buffer_unref(buffer_table *t, gpud_buffer *b)
 	ON_LOOP("buffer_unref");
 	if (--b->refs > 0)
 		return;
-	backend_free(t->backend, b->mem);
+	if (b->mem)
+		backend_free(t->backend, b->mem);
 	t->bytes -= b->nbytes;
 	free(b);
+}
+
+void buffers_release_to(buffer_table *t, gpud_buffer *b, buffer_spares *sp)
+{
+	if (!b->live || b->refs != 1 || sp->n == BUFFER_SPARES || b->nbytes == 0) {
+		buffers_release(t, b);
+		return;
+	}
+	sp->mem[sp->n] = b->mem;
+	sp->bytes[sp->n++] = b->nbytes;
+	b->mem = NULL;
+	buffers_release(t, b); /* the record and the accounting; no memory to free */
+}
+
+void buffers_spares_free(buffer_table *t, buffer_spares *sp)
+{
+	for (int i = 0; i < sp->n; i++)
+		backend_free(t->backend, sp->mem[i]);
+	sp->n = 0;
+	sp->want = 0;
 }
 
 void buffers_release(buffer_table *t, gpud_buffer *b)

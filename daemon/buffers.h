@@ -87,6 +87,24 @@ struct gpud_session {
 	UT_hash_handle hh;
 };
 
+/*
+ * Device blocks one request holds for its own allocations: the ones a worker
+ * made after an allocation missed the pool (buffers_alloc never waits for
+ * the device on the loop), and the ones it made before, kept when it starts
+ * over; want: the size whose allocation would have waited.
+ */
+#define BUFFER_SPARES 40
+typedef struct buffer_spares {
+	void *mem[BUFFER_SPARES];
+	size_t bytes[BUFFER_SPARES];
+	int n;
+	size_t want;
+	/* the worker's allocation failed: buffers_alloc of that size says so */
+	dstatus fail;
+	size_t fail_bytes;
+	char fail_err[256];
+} buffer_spares;
+
 typedef struct buffer_table {
 	gpud_backend *backend;
 	/* Called before a session's buffers go (its host regions go there). */
@@ -105,12 +123,21 @@ void buffers_init(buffer_table *t, gpud_backend *backend);
 void buffers_fini(buffer_table *t);
 
 /*
- * Allocates a buffer owned by s (or, with keep, by s's tenant). Returns
- * ST_OK, or a status with err set (bad shape, size overflow, over the
- * tenant's quota, backend out of memory).
+ * Allocates a buffer owned by s (or, with keep, by s's tenant), its memory
+ * from sp (an exact fit, if sp) or the backend. Returns ST_OK, or a status
+ * with err set (bad shape, size overflow, over the tenant's quota, backend
+ * out of memory), or ST_WOULD_BLOCK with sp->want set where the backend
+ * would wait for the device (sp NULL: never; the caller has the block made
+ * on a worker: request_alloc_off_loop).
  */
 dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
-		      const uint64_t *shape, gpud_buffer **out, char *err, size_t errlen);
+		      const uint64_t *shape, buffer_spares *sp, gpud_buffer **out, char *err,
+		      size_t errlen);
+/* Releases b (as buffers_release) but puts its memory in sp where nobody else
+ * holds b and sp has room; else releases it as usual. */
+void buffers_release_to(buffer_table *t, gpud_buffer *b, buffer_spares *sp);
+/* Gives every block of sp back to the backend. */
+void buffers_spares_free(buffer_table *t, buffer_spares *sp);
 /* A live buffer of tenant tn by handle, or NULL: another tenant's handle is
  * not found, like one that never existed. */
 gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h);

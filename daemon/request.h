@@ -83,7 +83,14 @@ struct gpud_request {
 	int ntemps;
 	host_region *regions[KERNEL_MAX_PARAMS + 1]; /* host regions copied from or to */
 	int nregions;
-	nng_msg *reply;       /* a reply being filled by the backend (download) */
+	nng_msg *reply; /* a reply being filled by the backend (download) */
+	/* device blocks made off the loop for this request's allocations, and
+	 * the verb to run again once the one it waits for is made */
+	buffer_spares spares;
+	void (*redo)(gpud_request *r);
+	uv_work_t alloc_work;
+	dstatus alloc_status;
+	char alloc_err[256];
 	custom_entry *custom; /* a custom kernel it runs or registers */
 
 	/* run: the kernel, its bound arguments and the buffer of each parameter */
@@ -118,6 +125,16 @@ void request_fail(gpud_request *r, dstatus status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Sends a reply message already built (a download's). */
 void request_send_msg(gpud_request *r, nng_msg *m);
+
+/*
+ * One of r's allocations would wait for the device (buffers_alloc said
+ * ST_WOULD_BLOCK; r->spares.want is its size): gives back what r made and
+ * holds so far (the memory of what it made is kept in r->spares), makes the
+ * block on a worker, then runs redo(r) on the loop, which finds it in
+ * r->spares. A request cancelled meanwhile fails with CANCELLED instead.
+ * The verb returns at once after calling this.
+ */
+void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r));
 
 /* Holds a reference on b until the reply. */
 void request_hold(gpud_request *r, gpud_buffer *b);

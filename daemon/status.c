@@ -36,6 +36,7 @@ int status_wire(dstatus s)
 	case ST_NO_SESSION:
 		return GPUD__STATUS__STATUS_NO_SESSION;
 	case ST_INTERNAL:
+	case ST_WOULD_BLOCK:
 		break;
 	}
 	return GPUD__STATUS__STATUS_INTERNAL;

@@ -26,7 +26,8 @@ typedef enum dstatus {
 	ST_UNAUTHENTICATED, /* a bad token, or not an administrator */
 	ST_STALE,           /* a handle of an earlier run of gpud */
 	ST_CANCELLED,       /* cancelled by its client, or its connection closed */
-	ST_NO_SESSION       /* no hello on this connection yet */
+	ST_NO_SESSION,      /* no hello on this connection yet */
+	ST_WOULD_BLOCK      /* internal: the loop would wait (a pool miss); never sent */
 } dstatus;
 
 /* "INVALID_ARGUMENT", as the protocol names it: for logs. */

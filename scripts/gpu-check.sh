@@ -12,6 +12,9 @@
 #   scipy      tests/scipy_check.sh against gpud's cuda backend
 #   bench-ls   make bench-lombscargle: gpud's kernels and the CuPy peer
 #   first      make bench-first-result: fresh processes, file and grid
+#   transfer   make bench-transfer: round trips (ring, socket, nng echo,
+#              in-process), bandwidth per path, concurrency (quick with
+#              TRANSFER_QUICK=1); not in the default list
 # PYTHON (default python3) must have numpy, pytest, scipy and, for bench-ls,
 # CuPy; PEERS is ../shared/anchors/lombscargle_peers.py or $PEERS. Prints
 # one line per step with its exit status; exits 1 if any failed.
@@ -65,8 +68,12 @@ for s in $steps; do
 		step first "$build/bench/first_result" "$build/gpud" "$build/gpuctl" \
 			"$build/bench/standalone_lombscargle"
 		;;
+	transfer)
+		step transfer "$build/bench/transfer" "$build/gpud" "$build/gpuctl" \
+			${TRANSFER_QUICK:+quick}
+		;;
 	*)
-		echo "gpu-check: unknown step '$s' (suite, scipy, bench-ls, first)" >&2
+		echo "gpu-check: unknown step '$s' (suite, scipy, bench-ls, first, transfer)" >&2
 		exit 2
 		;;
 	esac

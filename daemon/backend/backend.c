@@ -100,6 +100,14 @@ int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 dstatus backend_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
 {
 	ON_LOOP("backend alloc");
+	if (b->ops->alloc_cached)
+		return b->ops->alloc_cached(b, bytes, mem, err, errlen);
+	return b->ops->alloc(b, bytes, mem, err, errlen);
+}
+
+dstatus backend_alloc_wait(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+{
+	OFF_LOOP("backend alloc that may wait");
 	return b->ops->alloc(b, bytes, mem, err, errlen);
 }
 

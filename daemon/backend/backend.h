@@ -67,8 +67,14 @@ typedef struct backend_ops {
 	void (*close)(gpud_backend *b);
 	/* Kernel runs the backend takes at once when run_slots is 0 (auto). */
 	int (*default_run_slots)(gpud_backend *b, const gpud_config *cfg);
-	/* Synchronous and quick (a pool hit). ST_OK, or a status + err. */
+	/* Synchronous; may wait for the device (cuda: cudaMalloc on a pool
+	 * miss), so called on a worker where alloc_cached is set. ST_OK, or a
+	 * status + err. Safe from any thread. */
 	dstatus (*alloc)(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+	/* On the loop: alloc where it needs no waiting (a pool hit), else
+	 * ST_WOULD_BLOCK with nothing done. NULL: alloc never waits (cpu). */
+	dstatus (*alloc_cached)(gpud_backend *b, size_t bytes, void **mem, char *err,
+				size_t errlen);
 	void (*free)(gpud_backend *b, void *mem);
 	/*
 	 * `queue` names the session: one queue's operations execute in order,
@@ -151,7 +157,10 @@ const char *backend_names(void);
 
 /* The ops, called on the loop (checked). */
 int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg);
+/* On the loop: ST_WOULD_BLOCK where the block needs backend_alloc_wait. */
 dstatus backend_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+/* On a worker (checked): an allocation that may wait for the device. */
+dstatus backend_alloc_wait(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
 void backend_free(gpud_backend *b, void *mem);
 dstatus backend_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 		       unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);

@@ -81,7 +81,11 @@ void verb_alloc(gpud_request *r)
 		return;
 	}
 	rv = buffers_alloc(r->core->buffers, r->session, a->keep, (gpud_dtype)a->dtype,
-			   (int)a->n_shape, a->shape, &b, err, sizeof(err));
+			   (int)a->n_shape, a->shape, &r->spares, &b, err, sizeof(err));
+	if (rv == ST_WOULD_BLOCK) { /* a pool miss: made on a worker, then alloc again */
+		request_alloc_off_loop(r, verb_alloc);
+		return;
+	}
 	if (rv != ST_OK) {
 		request_fail(r, rv, "alloc: %s array of shape %s: %s",
 			     gpud_dtype_name((gpud_dtype)a->dtype), shape, err);

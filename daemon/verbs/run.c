@@ -287,7 +287,11 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 		*cursor += want;
 	}
 	dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, (gpud_dtype)ia->dtype,
-				   (int)ia->n_shape, ia->shape, &b, err, sizeof(err));
+				   (int)ia->n_shape, ia->shape, &r->spares, &b, err, sizeof(err));
+	if (rv == ST_WOULD_BLOCK) { /* a pool miss: made on a worker, then the run again */
+		request_alloc_off_loop(r, verb_run);
+		return NULL;
+	}
 	if (rv != ST_OK) {
 		request_fail(r, rv, "%s: argument '%s': %s", k->name, p->name, err);
 		return NULL;
@@ -465,8 +469,12 @@ static int outputs_or_fail(gpud_request *r)
 		} else {
 			gpud_buffer *b;
 			dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, v->expect.dtype,
-						   v->expect.ndim, v->expect.shape, &b, err,
-						   sizeof(err));
+						   v->expect.ndim, v->expect.shape, &r->spares, &b,
+						   err, sizeof(err));
+			if (rv == ST_WOULD_BLOCK) { /* made on a worker, then the run again */
+				request_alloc_off_loop(r, verb_run);
+				return -1;
+			}
 			if (rv != ST_OK) {
 				request_fail(r, rv, "%s: output '%s': %s", k->name,
 					     k->params[i].name, err);

@@ -159,7 +159,7 @@ typedef struct gpud_session_info {
 } gpud_session_info;
 
 typedef struct gpud_daemon_status {
-	gpud_server_info server; /* version, backend, devices (memory as of now) */
+	gpud_server_info server; /* version, backend, devices (free memory: within 0.1 s) */
 	int nvariants;
 	gpud_variant_info variants[GPUD_MAX_VARIANTS];
 	double uptime_s;

@@ -207,6 +207,84 @@ START_TEST(pool_out_of_memory_leaves_others_intact)
 END_TEST
 
 /*
+ * With no start-up reservation every first allocation misses the pool: it is
+ * made on a worker (the loop never calls cudaMalloc) and the request goes on.
+ * An alloc with data, and a run whose inline inputs and output all miss,
+ * come back right; the same run again (all hits) gives the same numbers.
+ */
+START_TEST(pool_misses_off_the_loop)
+{
+	gpud_client *c;
+	start_gpud_with("[gpud]\npool_reserve = 0\n");
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	gpud_daemon_status st0 = status_of(c);
+	ck_assert_uint_eq(st0.pool_cached, 0);
+
+	uint64_t n = 5u << 20; /* 20 MiB of int32: a 32 MiB bin, empty */
+	int32_t *v = malloc(n * 4), *back = malloc(n * 4);
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = (int32_t)(rnd() & 0x7fffffff);
+	memset(back, 0xA5, n * 4);
+	gpud_handle h;
+	ck_assert_msg(gpud_alloc(c, GPUD_I32, 1, &n, v, &h) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert(gpud_download_range(c, h, 0, back, n * 4) == GPUD_OK);
+	ck_assert_msg(memcmp(v, back, n * 4) == 0, "an alloc made off the loop lost its data");
+	gpud_free(c, &h, 1);
+
+	/* lombscargle on inline arrays: x, y (3000 floats), freqs and the output (2^18) */
+	enum { NX = 3000, NF = 1 << 18 };
+	float *x = malloc(NX * 4), *y = malloc(NX * 4), *f = malloc(NF * 4);
+	for (int i = 0; i < NX; i++) {
+		x[i] = 0.01f * (float)i + 0.001f * (float)(rnd() % 1000);
+		y[i] = sinf(0.7f * x[i]) + 0.001f * (float)(rnd() % 100);
+	}
+	for (int i = 0; i < NF; i++)
+		f[i] = 0.05f + 2e-5f * (float)i;
+	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = x, .nbytes = NX * 4},
+		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = y, .nbytes = NX * 4},
+		   af = {.dtype = GPUD_F32, .ndim = 1, .shape = {NF}, .data = f, .nbytes = NF * 4};
+	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			   gpud_arg_array("freqs", &af)};
+	gpud_result r1, r2;
+	size_t no;
+	gpud_daemon_status s1 = status_of(c);
+	ck_assert_msg(gpud_call(c, "lombscargle", args, 3, &r1, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	gpud_daemon_status s2 = status_of(c);
+	ck_assert_msg(gpud_call(c, "lombscargle", args, 3, &r2, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	gpud_daemon_status s3 = status_of(c);
+	printf("pool misses: first call %llu allocations (%llu hits), second %llu (%llu hits)\n",
+	       (unsigned long long)(s2.pool_allocs - s1.pool_allocs),
+	       (unsigned long long)(s2.pool_hits - s1.pool_hits),
+	       (unsigned long long)(s3.pool_allocs - s2.pool_allocs),
+	       (unsigned long long)(s3.pool_hits - s2.pool_hits));
+	ck_assert_uint_lt(s2.pool_hits - s1.pool_hits, s2.pool_allocs - s1.pool_allocs);
+	ck_assert_uint_eq(s3.pool_hits - s2.pool_hits, s3.pool_allocs - s2.pool_allocs);
+	ck_assert_uint_eq(r1.array.nbytes, NF * 4);
+	ck_assert_msg(memcmp(r1.array.data, r2.array.data, NF * 4) == 0,
+		      "the run made off the loop differs from the same run on cached blocks");
+	const float *p = r1.array.data;
+	int finite = 1, positive = 0;
+	for (int i = 0; i < NF; i++) {
+		finite &= isfinite(p[i]) != 0;
+		positive += p[i] > 0;
+	}
+	ck_assert_msg(finite && positive > NF / 2, "periodogram: finite %d, %d of %d positive",
+		      finite, positive, NF);
+	gpud_array_free(&r1.array);
+	gpud_array_free(&r2.array);
+	free(x);
+	free(y);
+	free(f);
+	free(v);
+	free(back);
+	gpud_close(c);
+	stop_gpud();
+}
+END_TEST
+
+/*
  * Every copy path of the cuda backend at sizes around its edges: through
  * messages (small on the loop via one staging buffer; larger streamed through
  * the staging buffers in chunks, more chunks than buffers), the scratch
@@ -597,6 +675,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, pool_accounting_returns_to_zero);
 	tcase_add_test(tc, pool_out_of_memory_leaves_others_intact);
+	tcase_add_test(tc, pool_misses_off_the_loop);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("copies and streams");
 	tcase_set_timeout(tc, 300);

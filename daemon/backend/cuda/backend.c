@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/backend/cuda/internal.h"
@@ -292,11 +293,30 @@ static int cuda_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 static dstatus cuda_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
+	OFF_LOOP("an allocation that may call cudaMalloc (the loop uses alloc_cached)");
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
 	switch (pool_alloc(cb->pool, bytes, mem, err, errlen)) {
 	case POOL_OK:
 		return ST_OK;
+	case POOL_OUT_OF_MEMORY:
+		return ST_OUT_OF_MEMORY;
+	default:
+		return cuda_note_error(cb, cudaGetLastError(), err);
+	}
+}
+
+static dstatus cuda_alloc_cached(gpud_backend *b, size_t bytes, void **mem, char *err,
+				 size_t errlen)
+{
+	cuda_backend *cb = b->impl;
+	if (atomic_load(&cb->lost))
+		return cuda_lost_error(cb, err, errlen);
+	switch (pool_alloc_cached(cb->pool, bytes, mem, err, errlen)) {
+	case POOL_OK:
+		return ST_OK;
+	case POOL_MISS:
+		return ST_WOULD_BLOCK;
 	case POOL_OUT_OF_MEMORY:
 		return ST_OUT_OF_MEMORY;
 	default:
@@ -437,6 +457,17 @@ static dstatus cuda_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, 
 
 /* --- what status shows ----------------------------------------------------------------------- */
 
+/* The device's free memory is read at most this often: cudaMemGetInfo costs
+ * tens of microseconds (a driver call), more than a whole status round trip. */
+#define MEM_INFO_NS 100000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int cuda_devices(gpud_backend *b, backend_device *out, int max)
 {
 	cuda_backend *cb = b->impl;
@@ -444,8 +475,15 @@ static int cuda_devices(gpud_backend *b, backend_device *out, int max)
 
 	if (max < 1)
 		return 0;
-	if (!atomic_load(&cb->lost))
-		cudaMemGetInfo(&fr, &total);
+	uint64_t now = mono_ns();
+	if (!atomic_load(&cb->lost) &&
+	    (cb->mem_free_ns == 0 || now - cb->mem_free_ns > MEM_INFO_NS)) {
+		if (cudaMemGetInfo(&fr, &total) == cudaSuccess) {
+			cb->mem_free = fr;
+			cb->mem_free_ns = now;
+		}
+	}
+	fr = cb->mem_free;
 	out->index = cb->device;
 	snprintf(out->name, sizeof(out->name), "%.*s", (int)sizeof(out->name) - 1, cb->prop.name);
 	out->cc_major = cb->prop.major;
@@ -493,6 +531,7 @@ const backend_ops backend_cuda_ops = {
 	.close = cuda_close,
 	.default_run_slots = cuda_default_run_slots,
 	.alloc = cuda_alloc,
+	.alloc_cached = cuda_alloc_cached,
 	.free = cuda_free,
 	.upload = cuda_upload,
 	.download = cuda_download,

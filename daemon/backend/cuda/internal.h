@@ -75,7 +75,9 @@ typedef struct cuda_backend {
 	/* The loop's. */
 	cudaEvent_t free_events[MAX_EVENTS]; /* idle events for reuse */
 	int nfree_events;
-	uv_idle_t poll_idle;         /* polls young jobs' end events */
+	uv_idle_t poll_idle; /* polls young jobs' end events */
+	size_t mem_free;     /* cudaMemGetInfo's free bytes, as of mem_free_ns */
+	uint64_t mem_free_ns;
 	volatile unsigned *verdicts; /* mapped host words (verdict.c), set at open */
 	unsigned *verdicts_dev;      /* the same words as the device sees them */
 	int verdict_free[MAX_VERDICTS];

@@ -130,7 +130,29 @@ static uint64_t cached_free(gpud_pool *p)
 	return p->cub->cached_bytes[p->device].free;
 }
 
-int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
+/* 1 if CUB's DeviceAllocate would take a cached block for bytes (its own search,
+ * on p->stream, which every block of the pool was allocated and freed on). */
+static bool cached_fit(gpud_pool *p, size_t bytes)
+{
+	cub::CachingDeviceAllocator::BlockDescriptor key(p->device);
+	key.associated_stream = p->stream;
+	p->cub->NearestPowerOf(key.bin, key.bytes, p->bin_growth, bytes);
+	if (key.bin > p->max_bin)
+		return false; /* allocated exactly, never cached */
+	if (key.bin < p->min_bin) {
+		key.bin = p->min_bin;
+		key.bytes = p->cub->min_bin_bytes;
+	}
+	std::lock_guard<std::mutex> c(p->cub->mutex);
+	auto it = p->cub->cached_blocks.lower_bound(key);
+	return it != p->cub->cached_blocks.end() && it->device == p->device && it->bin == key.bin &&
+	       it->associated_stream == p->stream;
+}
+
+/* Under p->mtx throughout, so a block cached_fit saw is still there for
+ * DeviceAllocate (every allocation of the pool goes through here). */
+static int alloc_locked(gpud_pool *p, size_t bytes, void **ptr, bool cached_only, char *err,
+			size_t errlen)
 {
 	uint64_t rounded = pool_rounded(p, bytes ? bytes : 1);
 	std::lock_guard<std::mutex> g(p->mtx);
@@ -143,6 +165,10 @@ int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
 			bytes, (unsigned long long)rounded, (unsigned long long)p->in_use,
 			(unsigned long long)p->max_total);
 		return POOL_OUT_OF_MEMORY;
+	}
+	if (cached_only && !cached_fit(p, bytes ? bytes : 1)) {
+		snprintf(err, errlen, "no cached block of %zu bytes", bytes);
+		return POOL_MISS;
 	}
 	uint64_t before = cached_free(p);
 	cudaError_t e = p->cub->DeviceAllocate(p->device, ptr, bytes ? bytes : 1, p->stream);
@@ -167,6 +193,16 @@ int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
 	if (p->in_use > p->high_water)
 		p->high_water = p->in_use;
 	return POOL_OK;
+}
+
+int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
+{
+	return alloc_locked(p, bytes, ptr, false, err, errlen);
+}
+
+int pool_alloc_cached(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
+{
+	return alloc_locked(p, bytes, ptr, true, err, errlen);
 }
 
 int pool_free(gpud_pool *p, void *ptr, char *err, size_t errlen)

@@ -46,7 +46,7 @@ typedef struct pool_stats {
 int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errlen);
 void pool_destroy(gpud_pool *p);
 
-enum { POOL_OK = 0, POOL_OUT_OF_MEMORY = 1, POOL_CUDA_ERROR = 2 };
+enum { POOL_OK = 0, POOL_OUT_OF_MEMORY = 1, POOL_CUDA_ERROR = 2, POOL_MISS = 3 };
 
 /*
  * A block of at least bytes. Returns POOL_OK, POOL_OUT_OF_MEMORY (err says
@@ -54,6 +54,13 @@ enum { POOL_OK = 0, POOL_OUT_OF_MEMORY = 1, POOL_CUDA_ERROR = 2 };
  * POOL_CUDA_ERROR (err names the call).
  */
 int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen);
+/*
+ * pool_alloc from the cache only: POOL_MISS (nothing done) where it would
+ * call cudaMalloc (no cached block of that bin, or a size above the top
+ * bin); never waits for the device. For the loop; the miss is then
+ * pool_alloc on a worker.
+ */
+int pool_alloc_cached(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen);
 /* Returns a block; 0, or -1 with err naming the CUDA failure. */
 int pool_free(gpud_pool *p, void *ptr, char *err, size_t errlen);
 /* 1 if pool_free(ptr) would keep the block cached (no cudaFree, which
