@@ -365,8 +365,8 @@ static gpud_status piece_wait(gpud_client *c, uint64_t gen, piece *p, char *mem,
 	return st;
 }
 
-static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle h,
-			      uint64_t offset, const char *mem)
+static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle h, uint64_t offset,
+			      const char *mem)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__UploadRequest u = GPUD__UPLOAD_REQUEST__INIT;
@@ -386,8 +386,8 @@ static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle 
 		req.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
 		req.download = &d;
 	}
-	if ((st = client_pack(c, &req, upload ? mem + p->off : NULL, upload ? p->n : 0, &m, NULL)) !=
-	    GPUD_OK)
+	if ((st = client_pack(c, &req, upload ? mem + p->off : NULL, upload ? p->n : 0, &m,
+			      NULL)) != GPUD_OK)
 		return st;
 	p->id = req.id;
 	nng_aio_set_timeout(p->x->aio, t > 0 ? t : c->connect_timeout_ms);
@@ -406,8 +406,8 @@ static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle 
 }
 
 /* len bytes between mem and h at offset, in pieces, MSG_DEPTH at a time. */
-static gpud_status msg_stream(gpud_client *c, int upload, gpud_handle h, uint64_t offset,
-			      char *mem, size_t len)
+static gpud_status msg_stream(gpud_client *c, int upload, gpud_handle h, uint64_t offset, char *mem,
+			      size_t len)
 {
 	piece ps[MSG_DEPTH];
 	uint64_t gen;
