@@ -180,6 +180,30 @@ int parse_reply(const uint8_t *m, size_t len, raw_reply *r);
 int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p, size_t *len,
 	    uint64_t *v);
 nng_socket raw_open(int timeout_ms);
+/* hello on a raw connection over ipc://: its region socket path and session key. */
+void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16]);
+
+/* The region socket's messages (proto/shm.h), restated (not taken from proto/) on
+ * purpose: the raw tests are a second, independent reading of the protocol. */
+typedef struct t_shm_register {
+	char magic[8];
+	uint8_t key[16];
+	uint64_t size;
+	uint32_t flags, reserved;
+} t_shm_register;
+typedef struct t_shm_reply {
+	int32_t status;
+	uint32_t pinned;
+	uint64_t region;
+	char message[496];
+} t_shm_reply;
+/*
+ * One registration on the region socket at path: the first msg_len bytes of
+ * a register message (key, size, flags) with nfds descriptors attached; the
+ * reply (status -1: none within 30 s).
+ */
+t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32_t flags,
+		     const int *fds, int nfds, size_t msg_len);
 void raw_say_hello(nng_socket s);
 int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r);
 void raw_call_on(nng_socket s, const void *msg, size_t len, raw_reply *r);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -769,6 +771,65 @@ int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p, size_
 		}
 	}
 	return -1;
+}
+
+void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16])
+{
+	pb empty = {.n = 0};
+	raw_reply r = raw_body_on(s, 1, 10, &empty, NULL, 0);
+	ck_assert_uint_eq(r.code, ST_OK);
+	const uint8_t *p;
+	size_t n;
+	ck_assert_msg(pb_find(r.body, r.body_len, 6, &p, &n, NULL) == 0 && n < pathlen,
+		      "hello on ipc:// should name the region socket");
+	snprintf(path, pathlen, "%.*s", (int)n, (const char *)p);
+	ck_assert_msg(pb_find(r.body, r.body_len, 7, &p, &n, NULL) == 0 && n == 16,
+		      "hello should carry a 16-byte session key");
+	memcpy(key, p, 16);
+}
+
+t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32_t flags,
+		     const int *fds, int nfds, size_t msg_len)
+{
+	t_shm_register msg;
+	t_shm_reply rep;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memset(&msg, 0, sizeof(msg));
+	memset(&rep, 0, sizeof(rep));
+	memcpy(msg.magic, "gpudshm1", 8);
+	memcpy(msg.key, key, 16);
+	msg.size = size;
+	msg.flags = flags;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_msg(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect %s: %s", path,
+		      strerror(errno));
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} cbuf;
+	memset(&cbuf, 0, sizeof(cbuf));
+	struct iovec iov = {.iov_base = &msg, .iov_len = msg_len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	ck_assert_int_le(nfds, 4);
+	if (nfds > 0) {
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	}
+	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)msg_len);
+	struct timeval tv = {.tv_sec = 30};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(s, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))
+		rep.status = -1;
+	close(s);
+	rep.message[sizeof(rep.message) - 1] = '\0';
+	return rep;
 }
 
 /* A plain hello on s (tenant assigned; nothing checked beyond OK). */

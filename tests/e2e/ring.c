@@ -56,52 +56,9 @@ typedef struct t_ring {
 static int ring_register(const char *path, const uint8_t *key, int fd, int fd2, uint64_t size,
 			 char *msg, size_t msglen)
 {
-	struct {
-		char magic[8];
-		uint8_t key[16];
-		uint64_t size;
-		uint32_t flags, reserved;
-	} reg;
-	struct {
-		int32_t status;
-		uint32_t pinned;
-		uint64_t region;
-		char message[496];
-	} rep;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	memset(&reg, 0, sizeof(reg));
-	memset(&rep, 0, sizeof(rep));
-	memcpy(reg.magic, "gpudshm1", 8);
-	memcpy(reg.key, key, 16);
-	reg.size = size;
-	reg.flags = T_SHM_RING;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(s, 0);
-	ck_assert_msg(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect %s: %s", path,
-		      strerror(errno));
-	int fds[2] = {fd, fd2}, n = fd2 >= 0 ? 2 : 1;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} cbuf;
-	memset(&cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &reg, .iov_len = sizeof(reg)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int))};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
-	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)sizeof(reg));
-	struct timeval tv = {.tv_sec = 30};
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	ck_assert_int_eq(recv(s, &rep, sizeof(rep), 0), (ssize_t)sizeof(rep));
-	close(s);
-	rep.message[sizeof(rep.message) - 1] = '\0';
+	int fds[2] = {fd, fd2};
+	t_shm_reply rep = shm_send(path, key, size, T_SHM_RING, fds, fd2 >= 0 ? 2 : 1,
+				   sizeof(t_shm_register));
 	snprintf(msg, msglen, "%s", rep.message);
 	return rep.status;
 }
@@ -194,26 +151,12 @@ static raw_reply ring_raw(t_ring *r, const void *msg, uint32_t len)
 	return rep;
 }
 
-/* hello on a raw connection: its region socket path and key. */
-static void hello_key(nng_socket s, char *path, size_t pathlen, uint8_t key[16])
-{
-	pb empty = {.n = 0};
-	raw_reply r = raw_body_on(s, 1, 10, &empty, NULL, 0);
-	ck_assert_uint_eq(r.code, ST_OK);
-	const uint8_t *p;
-	size_t n;
-	ck_assert(pb_find(r.body, r.body_len, 6, &p, &n, NULL) == 0 && n < pathlen);
-	snprintf(path, pathlen, "%.*s", (int)n, (const char *)p);
-	ck_assert(pb_find(r.body, r.body_len, 7, &p, &n, NULL) == 0 && n == 16);
-	memcpy(key, p, 16);
-}
-
 START_TEST(test_ring_by_hand)
 {
 	nng_socket a = raw_open(30000);
 	char path[256], msg[512];
 	uint8_t key[16];
-	hello_key(a, path, sizeof(path), key);
+	raw_hello(a, path, sizeof(path), key);
 
 	/* Refusals: no eventfd, a pipe for one, a wrong size. */
 	int fd = ring_memfd(T_RING_SIZE), efd = eventfd(0, EFD_CLOEXEC), pfd[2];

@@ -19,21 +19,6 @@
 
 #include "tests/e2e/e2e.h"
 
-/* The region socket's messages (proto/shm.h), restated (not taken from proto/) on
- * purpose: the raw tests are a second, independent reading of the protocol. */
-typedef struct t_shm_register {
-	char magic[8];
-	uint8_t key[16];
-	uint64_t size;
-	uint32_t flags, reserved;
-} t_shm_register;
-typedef struct t_shm_reply {
-	int32_t status;
-	uint32_t pinned;
-	uint64_t region;
-	char message[496];
-} t_shm_reply;
-
 /* --- host regions: shared memory for bulk bytes ------------------------------------------ */
 
 static gpud_session_info *own_session(gpud_daemon_status *s, gpud_client *c)
@@ -146,47 +131,11 @@ static int make_memfd(size_t size, int seals)
 	return fd;
 }
 
-/* One registration on the region socket at path: the reply (status -1: none). */
+/* One registration on the region socket at path (fd < 0: no descriptor). */
 static t_shm_reply shm_try(const char *path, const uint8_t *key, uint64_t size, int fd,
 			   size_t msg_len)
 {
-	t_shm_register msg;
-	t_shm_reply rep;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	memset(&msg, 0, sizeof(msg));
-	memset(&rep, 0, sizeof(rep));
-	memcpy(msg.magic, "gpudshm1", 8);
-	memcpy(msg.key, key, 16);
-	msg.size = size;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(s, 0);
-	ck_assert_msg(connect(s, (struct sockaddr *)&sa, sizeof(sa)) == 0, "connect %s: %s", path,
-		      strerror(errno));
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cbuf;
-	memset(&cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &msg, .iov_len = msg_len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (fd >= 0) {
-		mh.msg_control = cbuf.buf;
-		mh.msg_controllen = sizeof(cbuf.buf);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)msg_len);
-	struct timeval tv = {.tv_sec = 10};
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (recv(s, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))
-		rep.status = -1;
-	close(s);
-	rep.message[sizeof(rep.message) - 1] = '\0';
-	return rep;
+	return shm_send(path, key, size, 0, &fd, fd >= 0 ? 1 : 0, msg_len);
 }
 
 #define SHM_EXPECT(rep, code, words)                                                               \
@@ -196,22 +145,6 @@ static t_shm_reply shm_try(const char *path, const uint8_t *key, uint64_t size, 
 			      "region socket: got %d '%s', expected %d mentioning '%s'",           \
 			      r_.status, r_.message, (code), (words));                             \
 	} while (0)
-
-/* hello on a raw connection: its region socket path and key. */
-static void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16])
-{
-	pb empty = {.n = 0};
-	raw_reply r = raw_body_on(s, 1, 10, &empty, NULL, 0);
-	ck_assert_uint_eq(r.code, ST_OK);
-	const uint8_t *p;
-	size_t n;
-	ck_assert_msg(pb_find(r.body, r.body_len, 6, &p, &n, NULL) == 0 && n < pathlen,
-		      "hello on ipc:// should name the region socket");
-	snprintf(path, pathlen, "%.*s", (int)n, (const char *)p);
-	ck_assert_msg(pb_find(r.body, r.body_len, 7, &p, &n, NULL) == 0 && n == 16,
-		      "hello should carry a 16-byte session key");
-	memcpy(key, p, 16);
-}
 
 /* Upload request: handle, offset, from {region, offset}, length. */
 static raw_reply raw_upload_from(nng_socket s, uint64_t handle, uint64_t region, uint64_t roff,
