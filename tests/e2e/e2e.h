@@ -180,6 +180,8 @@ int parse_reply(const uint8_t *m, size_t len, raw_reply *r);
 int pb_find(const uint8_t *b, size_t n, unsigned field, const uint8_t **p, size_t *len,
 	    uint64_t *v);
 nng_socket raw_open(int timeout_ms);
+/* alloc of n float64 (no data) on a raw connection: the new buffer's handle. */
+uint64_t raw_alloc_f64(nng_socket s, uint64_t n);
 /* hello on a raw connection over ipc://: its region socket path and session key. */
 void raw_hello(nng_socket s, char *path, size_t pathlen, uint8_t key[16]);
 

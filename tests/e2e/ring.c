@@ -226,20 +226,10 @@ START_TEST(test_ring_by_hand)
 	double *v = malloc(N * sizeof(double));
 	for (int i = 0; i < N; i++)
 		v[i] = 0.25 * i - 7.0;
-	pb alloc = {.n = 0}, shape = {.n = 0};
-	pb_uint(&alloc, 1, 2);
-	pb_varint(&shape, N);
-	pb_sub(&alloc, 2, &shape);
-	raw_reply ar = raw_body_on(a, 3, 11, &alloc, NULL, 0);
-	ck_assert_uint_eq(ar.code, ST_OK);
-	const uint8_t *p;
-	size_t bn;
-	uint64_t h = 0;
-	ck_assert(pb_find(ar.body, ar.body_len, 1, &p, &bn, NULL) == 0);
-	ck_assert(pb_find(p, bn, 1, NULL, NULL, &h) == 0);
+	uint64_t h = raw_alloc_f64(a, N);
 	pb up = {.n = 0};
 	pb_uint(&up, 1, h);
-	ar = raw_body_on(a, 4, 12, &up, v, N * sizeof(double)); /* too big for the ring */
+	raw_reply ar = raw_body_on(a, 4, 12, &up, v, N * sizeof(double)); /* too big for the ring */
 	ck_assert_msg(ar.code == ST_OK, "upload: %s", ar.message);
 	pb down = {.n = 0};
 	pb_uint(&down, 1, h);

@@ -159,22 +159,6 @@ static raw_reply raw_upload_from(nng_socket s, uint64_t handle, uint64_t region,
 	return raw_body_on(s, 5, 12, &up, NULL, 0);
 }
 
-static uint64_t raw_alloc_f64(nng_socket s, uint64_t n)
-{
-	pb alloc = {.n = 0}, shape = {.n = 0};
-	pb_uint(&alloc, 1, 2);
-	pb_varint(&shape, n);
-	pb_sub(&alloc, 2, &shape);
-	raw_reply r = raw_body_on(s, 3, 11, &alloc, NULL, 0);
-	ck_assert_uint_eq(r.code, ST_OK);
-	const uint8_t *p;
-	size_t bn;
-	uint64_t h = 0;
-	ck_assert(pb_find(r.body, r.body_len, 1, &p, &bn, NULL) == 0); /* buffer */
-	ck_assert(pb_find(p, bn, 1, NULL, NULL, &h) == 0);             /* handle */
-	return h;
-}
-
 START_TEST(test_host_region_refusals)
 {
 	nng_socket a = raw_open(10000), b = raw_open(10000);
