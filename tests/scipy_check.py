@@ -26,7 +26,9 @@ lombscargle for float64 and float32:
 
 max |gpud - ref| <= 1e-9 * max |ref| for float64 and <= 1e-4 * max |ref| for
 float32 (complex results: real and imaginary parts each); float32 with
-floating_mean 1e-3 (TOL32_FM says why). With a single
+floating_mean 1e-3 (TOL32_FM says why); with floating_mean, frequencies where
+CC - C^2 or SS - S^2 cancels get that cancellation's share on top (COND_K
+says how much and why: float64 itself, scipy's included, is no better there). With a single
 sample (x of length 1) legacy's periodogram is 0/0 at many frequencies;
 there the NaN positions must agree; today's amplitude for one sample is
 rounding over rounding (b = YS/SS, in scipy too) and is checked for shape,
@@ -97,6 +99,18 @@ TOL = {np.float64: 1e-9, np.float32: 1e-4}
 # weigh more; measured up to 4.0e-4 of the maximum on an H200 (elsewhere
 # ~1e-6). The cpu backend computes in float64 and meets TOL.
 TOL32_FM = 1e-3
+# With floating_mean, CC - C^2 and SS - S^2 cancel where the cosines (or sines)
+# hardly vary over the samples: by kappa = CC/(CC - C^2) (or SS's), up to 5e6
+# among 65536 random frequencies of 7 samples. A float64 result there is only
+# good to about eps * kappa * (1 + |f x|) of max |ref| (the phase f x carries
+# an absolute rounding of eps |f x|): measured against an 80-bit long double
+# transcription over 60 seeds, the float64 transcription itself was off by up to
+# 3.5 eps (kappa - 1)(1 + |f x|) max|ref| (1.9e-9 of max|ref| at kappa 4.9e6),
+# and scipy sums in yet another order. So each frequency is held to
+# TOL + COND_K * eps (kappa - 1)(1 + |f x|) of max |ref|: the plain tolerance
+# where nothing cancels (kappa = 1: every case without floating_mean), looser
+# only in proportion to the cancellation.
+COND_K = 64
 WORDS = ("power", "normalize", "amplitude")
 # Cases of today's algorithm per size and dtype: all 24 (normalize x weights x
 # floating_mean x precenter) where nx * nf is small, a random few above.
@@ -120,7 +134,12 @@ def ref_today(x, y, freqs, precenter, normalize, weights, floating_mean):
     from the sums at phase f x; the sums again at f x - tau; floating_mean
     subtracts the C and S terms; CC and SS clamped at float64's epsneg; then
     power (times N/4), normalize (over the weighted y^2 sum) or the complex
-    amplitude (a + ib) e^{i tau}."""
+    amplitude (a + ib) e^{i tau}.
+
+    Returns (result, cond): cond[k] = (kappa - 1)(1 + |f_k| max|x|), kappa the
+    cancellation of floating_mean's CC - C^2 and SS - S^2 (1 without it): the
+    factor of eps by which the result at f_k is ill-conditioned (COND_K says
+    how it is used)."""
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
     freqs = np.asarray(freqs, np.float64)
@@ -133,6 +152,8 @@ def ref_today(x, y, freqs, precenter, normalize, weights, floating_mean):
     yy = (wy * y).sum() - (ybar * ybar if floating_mean else 0.0)
     eps = np.finfo(np.float64).epsneg
     out = np.empty(len(freqs), np.complex128 if normalize == "amplitude" else np.float64)
+    cond = np.zeros(len(freqs))
+    xmax = float(np.max(np.abs(x))) if len(x) else 0.0
     with np.errstate(all="ignore"):
         for lo in range(0, len(freqs), FCHUNK):
             f = freqs[lo:lo + FCHUNK]
@@ -148,18 +169,22 @@ def ref_today(x, y, freqs, precenter, normalize, weights, floating_mean):
             c, s = np.cos(ph), np.sin(ph)
             yc, ys, cc = wy @ c, wy @ s, w @ (c * c)
             ss = 1.0 - cc
+            raw_cc, raw_ss = cc, ss
             if floating_mean:
                 c1, s1 = w @ c, w @ s
                 yc, ys = yc - ybar * c1, ys - ybar * s1
                 cc, ss = cc - c1 * c1, ss - s1 * s1
             cc, ss = np.maximum(cc, eps), np.maximum(ss, eps)
+            if floating_mean:
+                kappa = np.maximum(np.maximum(raw_cc / cc, raw_ss / ss), 1.0)
+                cond[lo:lo + FCHUNK] = (kappa - 1.0) * (1.0 + np.abs(f) * xmax)
             a, b = yc / cc, ys / ss
             if normalize == "amplitude":
                 out[lo:lo + FCHUNK] = (a + 1j * b) * np.exp(1j * tau)
             else:
                 p = 2.0 * (a * yc + b * ys)
                 out[lo:lo + FCHUNK] = p * len(x) / 4.0 if normalize == "power" else p * 0.5 / yy
-    return out
+    return out, cond
 
 
 def scipy_today(x, y, freqs, precenter, normalize, weights, floating_mean):
@@ -263,7 +288,7 @@ class Reference:
         self.errpath = errpath
         self.pool = None
         self.aborts = 0
-        self.worst_transcription = 0.0  # ref_today against scipy >= 1.15
+        self.worst_transcription = 0.0  # ref_today against scipy >= 1.15, over its bound
 
     def _pool(self):
         if self.pool is None:
@@ -281,18 +306,23 @@ class Reference:
             return None
 
     def today(self, x, y, freqs, precenter, normalize, weights, fm):
-        mine = ref_today(x, y, freqs, precenter, normalize, weights, fm)
+        """(reference, cond, how): cond as ref_today's."""
+        mine, cond = ref_today(x, y, freqs, precenter, normalize, weights, fm)
         if not NEW_SCIPY:
-            return mine, f"scipy {scipy.__version__} < 1.15: ref=today's algorithm transcribed"
+            return mine, cond, (f"scipy {scipy.__version__} < 1.15: "
+                                "ref=today's algorithm transcribed")
         sp = self._scipy(scipy_today, x, y, freqs, precenter, normalize, weights, fm)
         if sp is None:
-            return mine, "scipy died: ref=today's algorithm transcribed"
-        # The transcription is checked against scipy on every case it has.
+            return mine, cond, "scipy died: ref=today's algorithm transcribed"
+        # The transcription is checked against scipy on every case it has, each
+        # frequency to its bound (COND_K); worst_transcription is error over bound.
         scale = float(np.max(np.abs(sp))) if sp.size else 0.0
         if scale > 0:
+            d = np.abs(mine - sp) / scale
+            bound = TOL[np.float64] + COND_K * np.finfo(np.float64).eps * cond
             self.worst_transcription = max(self.worst_transcription,
-                                           float(np.max(np.abs(mine - sp))) / scale)
-        return sp, "scipy"
+                                           float(np.max(d / bound)))
+        return sp, cond, "scipy"
 
     def legacy(self, x, y, freqs, precenter, normalize):
         if not NEW_SCIPY:
@@ -338,10 +368,11 @@ def case_list(rng, nx, nf):
     return [c + (bool(rng.integers(0, 2)),) for c in every]
 
 
-def compare(got, ref, dtype, nx, exact_nan, legacy=False, fm=False):
+def compare(got, ref, dtype, nx, exact_nan, legacy=False, fm=False, cond=None):
     """(ok, error text for the table). ref is float64 or complex128; got in
     dtype (float32/64) or its complex dtype. Real and imaginary parts are
-    each held to the tolerance of max |ref|."""
+    each held to the tolerance of max |ref|, plus, where cond (ref_today's)
+    says a frequency is ill-conditioned, COND_K eps(dtype) cond of max |ref|."""
     want = np.dtype(dtype)
     if np.iscomplexobj(ref):
         want = np.dtype(np.complex64 if dtype == np.float32 else np.complex128)
@@ -378,11 +409,23 @@ def compare(got, ref, dtype, nx, exact_nan, legacy=False, fm=False):
         return True, f"NaN at {int(nan_ref.sum())}/{len(ref)}, positions equal"
     scale = np.max(np.abs(ref[fin]))
     d = got64[fin] - ref[fin]
-    err = max(np.max(np.abs(d.real)), np.max(np.abs(d.imag)))
+    derr = np.maximum(np.abs(d.real), np.abs(d.imag))
+    err = np.max(derr)
     rel = err / scale if scale > 0 else err
     tol = TOL32_FM if fm and dtype == np.float32 else TOL[dtype]
-    ok = bool(np.isfinite(got64[fin]).all()) and rel <= tol
-    return ok, f"max|err|/max|ref| = {rel:.2e}" + (f" (<= {tol:g})" if tol != TOL[dtype] else "")
+    text = f"max|err|/max|ref| = {rel:.2e}" + (f" (<= {tol:g})" if tol != TOL[dtype] else "")
+    finite = bool(np.isfinite(got64[fin]).all())
+    if cond is None or not np.any(cond[fin] > 0):
+        return finite and rel <= tol, text
+    # Per frequency: tol plus the ill-conditioning's share (COND_K).
+    bound = (tol + COND_K * np.finfo(dtype).eps * cond[fin]) * (scale if scale > 0 else 1.0)
+    over = derr / bound
+    loose = int(np.count_nonzero(derr > tol * scale))
+    if loose:
+        text += (f"; {loose} ill-conditioned frequencies within "
+                 f"{COND_K} eps (kappa-1)(1+|f x|) of max|ref|: worst "
+                 f"{float(np.max(over)):.2f} of that bound")
+    return finite and bool(np.all(over <= 1.0)), text
 
 
 def bad_weight_cases(gpuctl, url, work, rng):
@@ -423,6 +466,7 @@ def lombscargle_cases(gpuctl, url, work, rng, backend, ref_of, notes):
                 x64, y64, f64, w64 = (a.astype(np.float64) for a in (xd, yd, fd, wd))
                 for case in cases:
                     arrays = {"x": xd, "y": yd}
+                    cond = None
                     if case[0] == "legacy":
                         _, pc, nz = case
                         ref, how = ref_of.legacy(x64, y64, f64, pc, nz)
@@ -432,8 +476,8 @@ def lombscargle_cases(gpuctl, url, work, rng, backend, ref_of, notes):
                         what = f"legacy precenter={pc!s:5} normalize={nz!s:5}"
                     else:
                         _, pc, word, wt, fm, g = case
-                        ref, how = ref_of.today(x64, y64, grid if g else f64, pc, word,
-                                                w64 if wt else None, fm)
+                        ref, cond, how = ref_of.today(x64, y64, grid if g else f64, pc,
+                                                      word, w64 if wt else None, fm)
                         args = {"precenter": str(pc).lower(), "normalize": word,
                                 "floating_mean": str(fm).lower()}
                         if g:
@@ -450,7 +494,7 @@ def lombscargle_cases(gpuctl, url, work, rng, backend, ref_of, notes):
                     if err is None:
                         ok, text = compare(got, ref, dtype, nx, backend == "cpu",
                                            legacy=case[0] == "legacy",
-                                           fm=case[0] != "legacy" and case[4])
+                                           fm=case[0] != "legacy" and case[4], cond=cond)
                     else:
                         ok, text = False, err
                     if how != "scipy":
@@ -777,13 +821,13 @@ def main():
     print(f"scipy_check: {time.monotonic() - t0:.1f} s; tolerances: float64 "
           f"{TOL[np.float64]:g}, float32 {TOL[np.float32]:g} of max|scipy|")
     if NEW_SCIPY:
-        # float64 both, summed in other orders: held to gpud's float64 tolerance
-        t_ok = ref_of.worst_transcription <= TOL[np.float64]
+        # float64 both, summed in other orders: held to gpud's float64 bound
+        t_ok = ref_of.worst_transcription <= 1.0
         passed += t_ok
         failed += not t_ok
         print(f"{'ok  ' if t_ok else 'FAIL'} the transcription of today's lombscargle against "
-              f"scipy {scipy.__version__}: max|err|/max|scipy| = "
-              f"{ref_of.worst_transcription:.2e} (<= {TOL[np.float64]:g})")
+              f"scipy {scipy.__version__}: worst |err| = {ref_of.worst_transcription:.2f} of "
+              f"its bound ({TOL[np.float64]:g} + {COND_K} eps (kappa-1)(1+|f x|) of max|scipy|)")
     for how, n in notes.items():
         print(f"scipy_check: {n} cases: {how}")
     print(f"{passed} passed, {failed} failed")
