@@ -182,6 +182,7 @@ int main(int argc, char **argv)
 	printf("%-8s %12s %12s %16s %8s %14s %16s %8s %9s\n", "dtype", "gpuctl file", "gpuctl grid",
 	       "standalone (ms)", "ratio", "kernel gpud", "kernel in-proc", "ratio", "peak");
 
+	double trace_ms[2][2] = {{0}};
 	double *ta = malloc((size_t)runs * sizeof(double)),
 	       *tb = malloc((size_t)runs * sizeof(double)),
 	       *tg = malloc((size_t)runs * sizeof(double));
@@ -256,6 +257,25 @@ int main(int argc, char **argv)
 			return 1;
 		}
 
+		/* Where a fresh process's time goes: one more of each with gpuctl -v. */
+		for (int g = 0; g < 2; g++) {
+			char line[4096], cap[300], buf[1];
+			snprintf(cap, sizeof(cap), "%s/trace_%s_%d.txt", srv.dir, tag[d], g);
+			if (g == 0)
+				snprintf(
+					line, sizeof(line),
+					"'%s' -v --url '%s' run lombscargle '%s' '%s' '%s' -o '%s' 2>'%s'",
+					gpuctl, srv.url, xa, ya, fa, o1, cap);
+			else
+				snprintf(
+					line, sizeof(line),
+					"'%s' -v --url '%s' run lombscargle '%s' '%s' %s %s %s -o '%s' 2>'%s'",
+					gpuctl, srv.url, xa, ya, f0a, dfa, nfa, o3, cap);
+			char *sh_argv[] = {"/bin/sh", "-c", line, NULL};
+			trace_ms[d][g] = timed_run(sh_argv, NULL) * 1e3;
+			(void)buf;
+		}
+
 		/* Kernel time: events inside gpud vs in the standalone program. */
 		double kg = gpud_kernel_us(dts[d], &s, 51);
 		snprintf(kr, sizeof(kr), "51");
@@ -275,6 +295,19 @@ int main(int argc, char **argv)
 		       gpud_dtype_name(dts[d]), mg * 1e3, mq * 1e3, ms * 1e3, ms / mg, kg, ki,
 		       kg / ki, s.freqs[best]);
 	}
+	printf("\nwhere a fresh gpuctl's time goes (one more run each, gpuctl -v, ms since start):\n");
+	for (int d = 0; d < 2; d++)
+		for (int g = 0; g < 2; g++) {
+			char cap[300], buf[512];
+			snprintf(cap, sizeof(cap), "%s/trace_%s_%d.txt", srv.dir, tag[d], g);
+			printf("  %s, freqs as %s (%.2f ms from fork to exit, through /bin/sh):\n",
+			       gpud_dtype_name(dts[d]), g ? "a grid" : "a file", trace_ms[d][g]);
+			FILE *tf = fopen(cap, "r");
+			while (tf && fgets(buf, sizeof(buf), tf))
+				printf("    %s", buf);
+			if (tf)
+				fclose(tf);
+		}
 	printf("\nratio: standalone / gpuctl with the file (higher is better for gpud); kernel "
 	       "ratio: gpud / in-process (1.0 = no overhead)\n");
 	int stopped = harness_gpud_stop(&srv, 60, msg, sizeof(msg));

@@ -232,6 +232,15 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 		out->staging_chunk = sr->staging->chunk;
 		out->bytes_staged = sr->staging->bytes_staged;
 	}
+	if (sr->lending) {
+		out->has_lending = 1;
+		out->lend_spare_bytes = sr->lending->spare_bytes;
+		out->lend_kept_bytes = sr->lending->kept_bytes;
+		out->lend_lent_bytes = sr->lending->lent_bytes;
+		out->lend_from_kept = sr->lending->from_kept;
+		out->lend_from_spare = sr->lending->from_spare;
+		out->lend_made = sr->lending->made;
+	}
 	out->nsessions_total = (unsigned)sr->n_sessions;
 	for (size_t i = 0; i < sr->n_sessions && i < GPUD_MAX_SESSIONS; i++) {
 		Gpud__Session *g = sr->sessions[i];

@@ -275,22 +275,36 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 /* Unmaps the ring (gpud_close). */
 void client_ring_free(gpud_client *c);
 
+/* Maps the pages of [p, p + len) of a shared region now, in one call, instead
+ * of a fault per page (write: about to be written; else read). */
+void client_populate(const void *p, size_t len, int write);
+
 /* --- run.c ---------------------------------------------------------------- */
 
 /* The outputs of a run reply, up to cap, as gpud_run gives them. */
 void client_run_outputs(const Gpud__Response *r, gpud_output *outs, size_t cap, size_t *nouts,
 			gpud_run_info *info);
-/* The results of a call reply (payload pl, pll bytes), as gpud_call gives them. */
+/* Where gpud_call_to asks for the outputs: room bytes of gpud_host_alloc memory at base. */
+typedef struct call_dst {
+	uint8_t *base;
+	size_t room;
+	int offered;     /* client_run_msg named it in the request */
+	uint64_t offset; /* base's offset in its region */
+} call_dst;
+/* The results of a call reply (payload pl, pll bytes), as gpud_call gives them;
+ * outputs gpud wrote into dst's memory point there (*in_dst 1). */
 gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size_t pll,
-				gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info,
-				char *msg, size_t msglen);
+				const call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
+				gpud_run_info *info, int *in_dst, char *msg, size_t msglen);
 /*
  * The packed run request (return_outputs for gpud_call); with limit, gpud
- * keeps only the first max_outputs outputs. *names: the buffer arguments'
- * names joined by '\n' (malloc'd; NULL to skip), for jobs.
+ * keeps only the first max_outputs outputs; with dst (and return_outputs),
+ * the outputs go there where they fit. *names: the buffer arguments' names
+ * joined by '\n' (malloc'd; NULL to skip), for jobs.
  */
 gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
-			   uint32_t max_outputs, nng_msg **m, uint64_t *id, char **names);
+			   uint32_t max_outputs, call_dst *dst, nng_msg **m, uint64_t *id,
+			   char **names);
 
 #endif /* GPUD_CLIENT_INTERNAL_H */

@@ -145,8 +145,8 @@ static gpud_status submit(gpud_client *c, int kind, const char *kernel, const gp
 	pthread_cond_init(&j->cv, NULL);
 	if ((st = client_session(c, &j->gen)) != GPUD_OK)
 		goto fail;
-	if ((st = client_run_msg(c, verb, kernel, args, nargs, kind == JOB_CALL, 0, 0, &m, &j->id,
-				 kind == JOB_RUN ? &j->names : NULL)) != GPUD_OK)
+	if ((st = client_run_msg(c, verb, kernel, args, nargs, kind == JOB_CALL, 0, 0, NULL, &m,
+				 &j->id, kind == JOB_RUN ? &j->names : NULL)) != GPUD_OK)
 		goto fail;
 	if ((rv = nng_ctx_open(&j->ctx, c->sock)) != 0) {
 		nng_msg_free(m);
@@ -327,7 +327,8 @@ gpud_status gpud_job_results(gpud_job *j, gpud_result *outs, size_t cap, size_t 
 		*nouts = 0;
 	if (st != GPUD_OK)
 		return st;
-	st = client_call_results(j->resp, j->pl, j->pll, outs, cap, nouts, info, msg, sizeof(msg));
+	st = client_call_results(j->resp, j->pl, j->pll, NULL, outs, cap, nouts, info, NULL, msg,
+				 sizeof(msg));
 	if (st != GPUD_OK)
 		return client_seterr(j->c, st, "%s", msg);
 	j->taken = 1;

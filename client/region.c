@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,21 +23,25 @@
 
 #include "client/internal.h"
 
-gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				const char *shm_path, const uint8_t *key, uint64_t *id)
+/*
+ * One registration on the region socket: msg with fds (nfds of them, may be
+ * 0), one reply; a descriptor that comes with it goes to *rfd (else -1).
+ */
+static gpud_status shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	shm_register msg;
-	shm_reply rep;
 	int sock = -1;
 	gpud_status st = GPUD_OK;
 
+	*rfd = -1;
 	memset(&msg, 0, sizeof(msg));
 	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
 	memcpy(msg.key, key, sizeof(msg.key));
 	msg.size = size;
 	msg.flags = flags;
-	int fds[2] = {fd, efd}, nfds = efd >= 0 ? 2 : 1;
+	int fds[2] = {fd, efd}, nfds = fd < 0 ? 0 : efd >= 0 ? 2 : 1;
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -45,13 +50,15 @@ gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, ui
 	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
 	struct msghdr mh = {.msg_iov = &iov,
 			    .msg_iovlen = 1,
-			    .msg_control = cbuf.buf,
-			    .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+			    .msg_control = nfds ? cbuf.buf : NULL,
+			    .msg_controllen = nfds ? CMSG_SPACE((size_t)nfds * sizeof(int)) : 0};
+	if (nfds) {
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	}
 	memcpy(sa.sun_path, shm_path, strlen(shm_path) + 1);
 	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
@@ -69,29 +76,106 @@ gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, ui
 				   strerror(errno));
 		goto out;
 	}
-	ssize_t n = recv(sock, &rep, sizeof(rep), 0);
-	if (n != (ssize_t)sizeof(rep)) {
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} rbuf;
+	struct iovec riov = {.iov_base = rep, .iov_len = sizeof(*rep)};
+	struct msghdr rh = {.msg_iov = &riov,
+			    .msg_iovlen = 1,
+			    .msg_control = rbuf.buf,
+			    .msg_controllen = sizeof(rbuf.buf)};
+	ssize_t n = recvmsg(sock, &rh, MSG_CMSG_CLOEXEC);
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&rh); n >= 0 && cm; cm = CMSG_NXTHDR(&rh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int)) && *rfd < 0)
+			memcpy(rfd, CMSG_DATA(cm), sizeof(int));
+	if (n != (ssize_t)sizeof(*rep)) {
 		st = client_seterr(c, n < 0 && errno == EAGAIN ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
 				   "region socket %s: no reply (%s)", shm_path,
 				   n < 0 ? strerror(errno) : "connection closed");
 		goto out;
 	}
-	rep.message[sizeof(rep.message) - 1] = '\0';
-	if (rep.status != 0) {
+	rep->message[sizeof(rep->message) - 1] = '\0';
+	if (rep->status != 0) {
 		st = client_seterr(c,
-				   rep.status > GPUD__STATUS__STATUS_NO_SESSION
+				   rep->status > GPUD__STATUS__STATUS_NO_SESSION
 					   ? GPUD_EPROTO
-					   : (gpud_status)rep.status,
+					   : (gpud_status)rep->status,
 				   "gpud refused the %s: %s",
-				   (flags & GPUD_SHM_RING) ? "request ring" : "host region",
-				   rep.message);
+				   (flags & GPUD_SHM_RING)   ? "request ring"
+				   : (flags & GPUD_SHM_LEND) ? "lend of host memory"
+							     : "host region",
+				   rep->message);
 		goto out;
 	}
-	*id = rep.region;
 out:
 	if (sock >= 0)
 		close(sock);
+	if (st != GPUD_OK && *rfd >= 0) {
+		close(*rfd);
+		*rfd = -1;
+	}
 	return st;
+}
+
+gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, uint64_t *id)
+{
+	shm_reply rep;
+	int rfd;
+	gpud_status st = shm_exchange(c, fd, efd, size, flags, shm_path, key, &rep, &rfd);
+	if (rfd >= 0)
+		close(rfd); /* none is expected */
+	if (st == GPUD_OK)
+		*id = rep.region;
+	return st;
+}
+
+/*
+ * Host memory gpud lends (GPUD_SHM_LEND): already pinned and mapped in gpud,
+ * so a fresh process pays neither. GPUD_OK with the region, or a status
+ * (without an error message kept) where gpud lends none: the caller makes
+ * its own memfd then.
+ */
+static gpud_status region_lend(gpud_client *c, size_t size, const char *path, const uint8_t *key,
+			       uint64_t gen, int keep_fd, region *out)
+{
+	shm_reply rep;
+	int fd;
+	const char *off = getenv("GPUD_NO_LEND");
+	if (off && off[0] && strcmp(off, "0") != 0)
+		return GPUD_EUNSUPPORTED;
+	gpud_status st = shm_exchange(c, -1, -1, size, GPUD_SHM_LEND, path, key, &rep, &fd);
+	if (st != GPUD_OK)
+		return st;
+	if (fd < 0 || rep.size < size || rep.size > SIZE_MAX) {
+		if (fd >= 0)
+			close(fd);
+		client_region_unmap(c, rep.region);
+		return client_seterr(c, GPUD_EPROTO, "gpud lent %" PRIu64 " bytes (%s) for %zu",
+				     rep.size, fd < 0 ? "no descriptor" : "too few", size);
+	}
+	/* Not populated here: only what a job touches is (client_populate). */
+	void *base = mmap(NULL, (size_t)rep.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		st = client_seterr(c, GPUD_ENOMEM, "mapping %" PRIu64 " bytes gpud lent: %s",
+				   rep.size, strerror(errno));
+		close(fd);
+		client_region_unmap(c, rep.region);
+		return st;
+	}
+	*out = (region){.base = base,
+			.size = (size_t)rep.size,
+			.id = rep.region,
+			.gen = gen,
+			.fd = -1,
+			.pin = rep.pinned != 0};
+	if (keep_fd)
+		out->fd = fd; /* handed to a restarted gpud as the client's own */
+	else
+		close(fd);
+	return GPUD_OK;
 }
 
 gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd, region *out)
@@ -113,6 +197,13 @@ gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd
 	if (size == 0 || size > SIZE_MAX - (size_t)page)
 		return client_seterr(c, GPUD_EARG, "gpud_host_alloc: cannot share %zu bytes", size);
 	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+	/* gpud's own pinned memory first; a region over the connection's limit
+	 * is refused either way. */
+	st = region_lend(c, size, path, key, gen, keep_fd, out);
+	if (st == GPUD_OK || st == GPUD_E2BIG || st == GPUD_ETIMEDOUT || st == GPUD_ECONNECT)
+		return st;
+	client_clear(c);
+	st = GPUD_OK;
 	if ((fd = memfd_create("gpud-region", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
 		return client_seterr(c, GPUD_ENOMEM, "memfd_create: %s", strerror(errno));
 	/* Sealed against shrinking, so gpud's mapping can never fault. */
@@ -292,4 +383,15 @@ void client_regions_free(gpud_client *c)
 	if (c->scratch.base)
 		munmap(c->scratch.base, c->scratch.size);
 	c->scratch.base = NULL;
+}
+
+void client_populate(const void *p, size_t len, int write)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	if (len == 0)
+		return;
+	len += (uintptr_t)p - a;
+	/* A hint: where the kernel has no MADV_POPULATE_* the pages fault in as used. */
+	(void)madvise((void *)a, len, write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 }

@@ -1,6 +1,7 @@
 /*
  * client/run.c — running kernels: gpud_run on buffers, gpud_call with host
- * arrays in the request and the outputs in the reply: the request both
+ * arrays in the request and the outputs in the reply (gpud_call_to: written
+ * by gpud into the caller's gpud_host_alloc memory): the request they all
  * build (also for jobs, job.c) and what their replies give.
  */
 #include <inttypes.h>
@@ -129,10 +130,12 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 
 gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
-			   uint32_t max_outputs, nng_msg **m, uint64_t *id, char **names)
+			   uint32_t max_outputs, call_dst *dst, nng_msg **m, uint64_t *id,
+			   char **names)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+	Gpud__HostRef to = GPUD__HOST_REF__INIT;
 	uint8_t *payload;
 	run_args ra;
 	gpud_status st;
@@ -157,6 +160,16 @@ gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 	run.return_outputs = return_outputs;
 	run.limit_outputs = limit;
 	run.max_outputs = max_outputs;
+	if (dst) {
+		dst->offered =
+			return_outputs && dst->room > 0 &&
+			(to.region = client_region_of(c, dst->base, dst->room, &to.offset)) != 0;
+		if (dst->offered) {
+			run.outputs_to = &to;
+			run.outputs_room = dst->room;
+			dst->offset = to.offset;
+		}
+	}
 	req.body_case = GPUD__REQUEST__BODY_RUN;
 	req.run = &run;
 	if ((st = client_pack(c, &req, NULL, ra.payload, m, (void **)&payload)) != GPUD_OK)
@@ -231,8 +244,8 @@ static gpud_status run_once(gpud_client *c, const char *kernel, const gpud_arg *
 		return st;
 	/* Outputs past cap are freed by gpud in this request. */
 	uint32_t max = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-	if ((st = client_run_msg(c, "gpud_run", kernel, args, nargs, 0, 1, max, &m, &id, NULL)) !=
-	    GPUD_OK)
+	if ((st = client_run_msg(c, "gpud_run", kernel, args, nargs, 0, 1, max, NULL, &m, &id,
+				 NULL)) != GPUD_OK)
 		return st;
 	if ((st = client_exchange(c, gen, m, id, &r, NULL, NULL, NULL)) != GPUD_OK)
 		return st;
@@ -250,11 +263,23 @@ gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 }
 
 gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size_t pll,
-				gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info,
-				char *msg, size_t msglen)
+				const call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
+				gpud_run_info *info, int *in_dst, char *msg, size_t msglen)
 {
 	size_t off = 0, n = 0;
 	gpud_status st = GPUD_OK;
+	int there = r->run->outputs_in_region;
+	uint64_t base_off = there && dst ? dst->offset : 0;
+
+	if (in_dst)
+		*in_dst = 0;
+	if (there && (dst == NULL || !dst->offered)) {
+		snprintf(msg, msglen,
+			 "gpud_call: gpud wrote the outputs into a host region "
+			 "this call did not offer");
+		st = GPUD_EPROTO;
+		goto out;
+	}
 
 	for (size_t i = 0; i < r->run->n_outputs; i++) {
 		Gpud__Output *o = r->run->outputs[i];
@@ -266,7 +291,17 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 		}
 		size_t bytes = gpud_shape_bytes(o->buffer->shape, (int)o->buffer->n_shape,
 						gpud_dtype_size((gpud_dtype)o->buffer->dtype));
-		if (bytes == SIZE_MAX || bytes > pll - off) {
+		uint64_t at = o->region_offset - base_off; /* there: from dst->base */
+		if (there && (bytes == SIZE_MAX || o->region_offset < base_off || at > dst->room ||
+			      bytes > dst->room - at)) {
+			snprintf(msg, msglen,
+				 "gpud_call: output '%s' (%zu bytes at region offset %" PRIu64
+				 ") is outside the %zu bytes offered",
+				 o->name, bytes, o->region_offset, dst->room);
+			st = GPUD_EPROTO;
+			goto out;
+		}
+		if (!there && (bytes == SIZE_MAX || bytes > pll - off)) {
 			snprintf(msg, msglen,
 				 "gpud_call: the reply's %zu payload bytes do not hold output '%s'",
 				 pll, o->name);
@@ -283,6 +318,12 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 				memcpy(g->array.shape, o->buffer->shape,
 				       o->buffer->n_shape * sizeof(uint64_t));
 			g->array.nbytes = bytes;
+			if (there) {
+				g->array.data = dst->base + at;
+				client_populate(g->array.data, bytes, 0);
+				n++;
+				continue;
+			}
 			if ((g->array.data = malloc(bytes ? bytes : 1)) == NULL) {
 				snprintf(msg, msglen, "gpud_call: cannot allocate %zu bytes",
 					 bytes);
@@ -294,7 +335,13 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 		}
 		off += bytes;
 	}
-	if (off != pll) {
+	if (there && pll != 0) {
+		snprintf(msg, msglen, "gpud_call: %zu payload bytes with the outputs in the region",
+			 pll);
+		st = GPUD_EPROTO;
+		goto out;
+	}
+	if (!there && off != pll) {
 		snprintf(msg, msglen, "gpud_call: %zu payload bytes for %zu bytes of outputs", pll,
 			 off);
 		st = GPUD_EPROTO;
@@ -302,19 +349,25 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 	}
 	if (nouts)
 		*nouts = n;
+	if (in_dst)
+		*in_dst = there;
 	if (info) {
 		info->elapsed_us = r->run->elapsed_us;
 		info->kernel_us = r->run->kernel_us;
 	}
 out:
 	if (st != GPUD_OK)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			if (there)
+				outs[i].array.data = NULL; /* in dst: not ours to free */
 			gpud_array_free(&outs[i].array);
+		}
 	return st;
 }
 
 static gpud_status call_once(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
-			     gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info)
+			     call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
+			     gpud_run_info *info, int *in_dst)
 {
 	Gpud__Response *r = NULL;
 	nng_msg *m = NULL, *rm = NULL;
@@ -332,8 +385,8 @@ static gpud_status call_once(gpud_client *c, const char *kernel, const gpud_arg 
 		return st;
 	/* Outputs past cap are not sent back. */
 	uint32_t max = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-	if ((st = client_run_msg(c, "gpud_call", kernel, args, nargs, 1, 1, max, &m, &id, NULL)) !=
-	    GPUD_OK)
+	if ((st = client_run_msg(c, "gpud_call", kernel, args, nargs, 1, 1, max, dst, &m, &id,
+				 NULL)) != GPUD_OK)
 		return st;
 	if ((st = client_exchange(c, gen, m, id, &r, &rm, &pl, &pll)) != GPUD_OK)
 		return st;
@@ -341,7 +394,7 @@ static gpud_status call_once(gpud_client *c, const char *kernel, const gpud_arg 
 		nng_msg_free(rm);
 		return st;
 	}
-	st = client_call_results(r, pl, pll, outs, cap, nouts, info, msg, sizeof(msg));
+	st = client_call_results(r, pl, pll, dst, outs, cap, nouts, info, in_dst, msg, sizeof(msg));
 	if (st != GPUD_OK)
 		client_seterr(c, st, "%s", msg);
 	gpud__response__free_unpacked(r, NULL);
@@ -352,5 +405,16 @@ static gpud_status call_once(gpud_client *c, const char *kernel, const gpud_arg 
 gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
 		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info)
 {
-	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, outs, cap, nouts, info));
+	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, NULL, outs, cap, nouts, info, NULL));
+}
+
+gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			 void *dst, size_t room, gpud_result *outs, size_t cap, size_t *nouts,
+			 gpud_run_info *info, int *in_dst)
+{
+	call_dst d = {.base = dst, .room = room};
+	if (in_dst)
+		*in_dst = 0;
+	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, dst ? &d : NULL, outs, cap, nouts, info,
+				  in_dst));
 }

@@ -37,6 +37,10 @@ void config_defaults(gpud_config *c)
 	c->pool_max_total = 0; /* the device's memory */
 	c->pool_reserve = 256ull << 20;
 	c->shm_max_bytes = 64ull << 30;
+	c->lend_spare = 64ull << 20;
+	c->lend_unit = 32ull << 20;
+	c->lend_keep = 1ull << 30;
+	c->lend_keep_s = 300;
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
 	c->poll_us = 1000;
@@ -268,6 +272,10 @@ static const config_option options[] = {
 	SIZE("pool_reserve", pool_reserve, 0, 0, "4GiB", " (0 for none)"),
 	STRING("shm_socket", shm_socket, "path", STR_ABSOLUTE | STR_OFF),
 	SIZE("shm_max_bytes", shm_max_bytes, 0, 0, "64GiB", NULL),
+	SIZE("lend_spare", lend_spare, 0, 0, "64MiB", " (0 for none)"),
+	SIZE("lend_unit", lend_unit, 1u << 20, 1ull << 30, "32MiB", NULL),
+	SIZE("lend_keep", lend_keep, 0, 0, "1GiB", " (0 for none)"),
+	INT("lend_keep_s", lend_keep_s, 0, 86400),
 	STRING("admin_tenants", admin_tenants, "list of tenant names", 0),
 	{.name = "kernel_cache",
 	 .type = OPT_STRING,

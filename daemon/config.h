@@ -45,6 +45,10 @@ typedef struct gpud_config {
 	 * first ipc:// socket, "off": none) and bytes one connection may map */
 	char shm_socket[108];
 	uint64_t shm_max_bytes;
+	/* host memory lent to clients (daemon/lend.h): spare bytes made ahead,
+	 * the size of each spare, bytes kept per tenant and for how long unused */
+	uint64_t lend_spare, lend_unit, lend_keep;
+	int lend_keep_s;
 	/* cuda backend: pinned staging buffers for copies through messages */
 	int staging_buffers;
 	uint64_t staging_chunk;

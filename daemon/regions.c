@@ -44,6 +44,7 @@ typedef struct shm_conn {
 	void *base;
 	size_t size;
 	int pin, pinned;
+	lend_mem *lent; /* a lend: the memory gpud lends, and its descriptor for the reply */
 	char pin_err[256];
 } shm_conn;
 
@@ -73,6 +74,11 @@ void region_unref(host_region *r)
 {
 	if (--r->refs > 0)
 		return;
+	if (r->lent) { /* zeroed and kept for the tenant (daemon/lend.h) */
+		lend_give_back(&r->rs->lend, r->lent);
+		free(r);
+		return;
+	}
 	r->rs->pending++;
 	r->work.data = r;
 	uv_queue_work(r->rs->loop, &r->work, unmap_work, unmap_after);
@@ -112,7 +118,7 @@ host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id)
 
 int regions_pending(const region_server *rs)
 {
-	return rs->pending;
+	return rs->pending + (rs->lending ? lend_pending(&rs->lend) : 0);
 }
 
 void regions_fini(region_server *rs)
@@ -126,11 +132,18 @@ void regions_fini(region_server *rs)
 			r->session->nregions--;
 			r->session->region_bytes -= r->size;
 		}
-		r->work.data = r;
-		unmap_work(&r->work);
+		if (r->lent) {
+			lend_free_now(&rs->lend, r->lent);
+		} else {
+			r->work.data = r;
+			unmap_work(&r->work);
+		}
 		free(r);
 	}
 	rs->count = rs->bytes = 0;
+	if (rs->lending)
+		lend_fini(&rs->lend);
+	rs->lending = 0;
 }
 
 /* --- the socket -------------------------------------------------------------------- */
@@ -154,6 +167,31 @@ static void conn_close(shm_conn *c)
 	}
 }
 
+/* The one reply, with lent memory's descriptor when lent is set; closes c. */
+static void conn_send(shm_conn *c, shm_reply *rep, const lend_mem *lent)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = {.iov_base = rep, .iov_len = sizeof(*rep)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	memset(&cbuf, 0, sizeof(cbuf));
+	if (lent) {
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &lent->fd, sizeof(int));
+	}
+	/* One small datagram on a fresh socket; a client that left misses it. */
+	if (c->fd >= 0 && sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		log_debug("region socket: reply not delivered: %s", strerror(errno));
+	conn_close(c);
+}
+
 static void conn_reply(shm_conn *c, dstatus status, uint64_t region, int pinned, const char *fmt,
 		       ...) __attribute__((format(printf, 5, 6)));
 
@@ -165,6 +203,7 @@ static void conn_reply(shm_conn *c, dstatus status, uint64_t region, int pinned,
 	rep.status = status_wire(status);
 	rep.region = region;
 	rep.pinned = (uint32_t)pinned;
+	rep.size = c->size;
 	if (fmt) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -172,10 +211,7 @@ static void conn_reply(shm_conn *c, dstatus status, uint64_t region, int pinned,
 		va_end(ap);
 		log_info("region socket: refused: %s", rep.message);
 	}
-	/* One small datagram on a fresh socket; a client that left misses it. */
-	if (c->fd >= 0 && send(c->fd, &rep, sizeof(rep), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-		log_debug("region socket: reply not delivered: %s", strerror(errno));
-	conn_close(c);
+	conn_send(c, &rep, status == ST_OK ? c->lent : NULL);
 }
 
 static void on_conn_timeout(uv_timer_t *t)
@@ -205,14 +241,16 @@ static void register_finish(shm_conn *c)
 					      : "gpud is shutting down";
 		if (r == NULL)
 			r = calloc(1, sizeof(*r));
-		if (r) { /* unpin and unmap on a worker like any region */
+		if (r) { /* unpin and unmap on a worker like any region (lent: given back) */
 			*r = (host_region){.base = c->base,
 					   .size = c->size,
 					   .pinned = c->pinned,
+					   .lent = c->lent,
 					   .refs = 1,
 					   .rs = rs};
 			region_unref(r);
 		}
+		c->lent = NULL;
 		conn_reply(c, s == NULL ? ST_NOT_FOUND : ST_OUT_OF_MEMORY, 0, 0,
 			   "region not kept: %s", why);
 		return;
@@ -224,6 +262,7 @@ static void register_finish(shm_conn *c)
 	*r = (host_region){.base = c->base,
 			   .size = c->size,
 			   .pinned = c->pinned,
+			   .lent = c->lent,
 			   .refs = 1,
 			   .rs = rs,
 			   .session = s};
@@ -237,8 +276,8 @@ static void register_finish(shm_conn *c)
 	s->region_bytes += r->size;
 	rs->count++;
 	rs->bytes += r->size;
-	log_debug("connection %u: host region %016" PRIx64 " of %zu bytes%s", c->pipe_id, r->id,
-		  r->size, r->pinned ? ", pinned" : "");
+	log_debug("connection %u: host region %016" PRIx64 " of %zu bytes%s%s", c->pipe_id, r->id,
+		  r->size, r->pinned ? ", pinned" : "", r->lent ? ", lent" : "");
 	conn_reply(c, ST_OK, r->id, r->pinned, NULL);
 }
 
@@ -246,6 +285,21 @@ static void pin_after(uv_work_t *w, int status)
 {
 	shm_conn *c = w->data;
 	c->rs->pending--;
+	register_finish(c);
+}
+
+/* The lend pool's answer: the memory becomes the connection's region (or the refusal goes back). */
+static void lent_ready(void *arg, lend_mem *lm, dstatus st, const char *err)
+{
+	shm_conn *c = arg;
+	if (lm == NULL) {
+		conn_reply(c, st, 0, 0, "%s", err);
+		return;
+	}
+	c->lent = lm;
+	c->base = lm->base;
+	c->size = lm->size;
+	c->pinned = lm->pinned;
 	register_finish(c);
 }
 
@@ -301,6 +355,7 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	uv_poll_stop(&c->poll);
+	uv_timer_stop(&c->timer); /* pinning or making memory may take longer */
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -311,6 +366,14 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	/* Whatever arrives is closed below unless it becomes the mapping's fd
 	 * (or the ring's doorbell). */
 	int ring = n == (ssize_t)sizeof(msg) && (msg.flags & GPUD_SHM_RING) != 0, efd = -1;
+	int lend = n == (ssize_t)sizeof(msg) && (msg.flags & GPUD_SHM_LEND) != 0 && !ring;
+	if (lend && nfds > 0) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		conn_reply(c, ST_INVALID, 0, 0,
+			   "a lend (GPUD_SHM_LEND) takes no file descriptor, got %d", nfds);
+		return;
+	}
 	if (nfds == 1 + ring) {
 		fd = fds[0];
 		efd = ring ? fds[1] : -1;
@@ -333,7 +396,7 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 			   n);
 		goto out;
 	}
-	if (fd < 0) {
+	if (fd < 0 && !lend) {
 		conn_reply(c, ST_INVALID, 0, 0,
 			   ring ? "expected two file descriptors (a memfd, then an eventfd), got %d"
 				: "expected exactly one file descriptor (a memfd), got %d",
@@ -354,6 +417,27 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	if (s == NULL || s->peer_uid < 0 || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
 		conn_reply(c, ST_NOT_FOUND, 0, 0,
 			   "unknown session key (from hello on an ipc:// connection of this user)");
+		goto out;
+	}
+	if (lend) {
+		if (!rs->lending || s->tenant == NULL) {
+			conn_reply(c, ST_UNSUPPORTED, 0, 0, "this gpud lends no host memory");
+			goto out;
+		}
+		if (msg.size == 0 || msg.size > SIZE_MAX / 2 ||
+		    s->region_bytes + msg.size > rs->max_bytes) {
+			conn_reply(c, msg.size == 0 ? ST_INVALID : ST_TOO_LARGE, 0, 0,
+				   "a lend of %" PRIu64 " bytes: expected 1 to %" PRIu64
+				   " bytes (connection %u holds %" PRIu64
+				   " bytes of host regions; shm_max_bytes %" PRIu64 ")",
+				   msg.size,
+				   rs->max_bytes > s->region_bytes ? rs->max_bytes - s->region_bytes
+								   : 0,
+				   s->pipe_id, s->region_bytes, rs->max_bytes);
+			goto out;
+		}
+		c->pipe_id = s->pipe_id;
+		lend_take(&rs->lend, s->tenant, (size_t)msg.size, lent_ready, c);
 		goto out;
 	}
 	if (fstatfs(fd, &sfs) != 0 || sfs.f_type != TMPFS_MAGIC) {
@@ -490,8 +574,21 @@ int regions_start(region_server *rs, uv_loop_t *loop, gpud_backend *backend, buf
 	return 0;
 }
 
+void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t keep, unsigned keep_s)
+{
+	if (rs->fd < 0)
+		return;
+	lend_start(&rs->lend, rs->loop, rs->backend, unit, spare, keep, keep_s);
+	rs->lending = 1;
+	log_info("host memory lent to clients: %zu bytes spare in %zu-byte pieces, up to %zu "
+		 "bytes kept per tenant for %u s",
+		 spare, unit, keep, keep_s);
+}
+
 void regions_stop(region_server *rs)
 {
+	if (rs->lending)
+		lend_stop(&rs->lend);
 	if (rs->fd < 0)
 		return;
 	uv_poll_stop(&rs->poll);

@@ -12,6 +12,7 @@
  * Threads: regions and the socket are the loop's; a worker pins a new
  * region (its shm_conn, before the region exists) and unpins and unmaps one
  * whose last reference went (the region is out of every table by then).
+ * A region of lent memory (daemon/lend.h) goes back to the lend pool instead.
  */
 #ifndef GPUD_REGIONS_H
 #define GPUD_REGIONS_H
@@ -22,6 +23,7 @@
 #include <uv.h>
 
 #include "daemon/buffers.h"
+#include "daemon/lend.h"
 
 typedef struct host_region {
 	uint64_t id;
@@ -30,6 +32,7 @@ typedef struct host_region {
 	size_t size;
 	int pinned;
 	int refs;
+	lend_mem *lent; /* memory gpud lent (daemon/lend.h), given back, not unmapped */
 	struct region_server *rs;
 	uv_work_t work; /* unpin + unmap */
 	UT_hash_handle hh;
@@ -53,6 +56,8 @@ typedef struct region_server {
 	int (*on_ring)(void *arg, gpud_session *s, void *base, size_t size, int efd, char *err,
 		       size_t errlen);
 	void *ring_arg;
+	lend_pool lend; /* host memory lent to clients (GPUD_SHM_LEND) */
+	int lending;
 } region_server;
 
 /*
@@ -61,6 +66,8 @@ typedef struct region_server {
  */
 int regions_start(region_server *rs, uv_loop_t *loop, gpud_backend *backend, buffer_table *bt,
 		  const char *path, uint64_t max_bytes, char *err, size_t errlen);
+/* Lends gpud's own host memory (daemon/lend.h) on this socket from now on. */
+void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t keep, unsigned keep_s);
 /* Stops listening and removes the socket file (regions stay until closed). */
 void regions_stop(region_server *rs);
 /* Registrations or unmaps still running on workers (shutdown waits). */

@@ -98,7 +98,9 @@ struct gpud_request {
 	kernel_args kargs;
 	gpud_buffer *bound[KERNEL_MAX_PARAMS];
 	double kernel_us;
-	sched_item slot; /* its place in the run scheduler */
+	sched_item slot;    /* its place in the run scheduler */
+	uint8_t *out_host;  /* return_outputs into a host region (outputs_to): where */
+	unsigned out_flags; /* and its BACKEND_HOST_* */
 
 	/* several copies in flight: how many, and the first error among them */
 	int pending;

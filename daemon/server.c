@@ -675,6 +675,8 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		s->regions.on_ring = ring_register;
 		s->regions.ring_arg = s;
 	}
+	regions_lend_start(&s->regions, (size_t)cfg->lend_unit, (size_t)cfg->lend_spare,
+			   (size_t)cfg->lend_keep, (unsigned)cfg->lend_keep_s);
 
 	registry_load(&s->registry);
 	/* From here on the loop owns the state (start-up itself may wait). */

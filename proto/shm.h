@@ -19,6 +19,15 @@
  *      declared size; maps it; pins it if asked (cudaHostRegister, so copies
  *      are DMA from the client's own pages); and answers one shm_reply.
  *
+ * Lent memory instead (GPUD_SHM_LEND): the client sends the same message
+ * with no descriptor and the bytes it wants in `size`; gpud answers with a
+ * memfd of its own as SCM_RIGHTS on the reply, sealed, already mapped and
+ * pinned in gpud (daemon/lend.h), of reply.size >= size bytes, zero-filled,
+ * and already the connection's region reply.region. The client maps it
+ * (MAP_SHARED). Memory lent to a tenant is only ever lent to that tenant
+ * again (zeroed first): a client may keep the descriptor after its region is
+ * gone. A gpud without lending answers INVALID (no descriptor came).
+ *
  * Requests then name bytes as HostRef{region, offset} (proto/gpud.proto).
  * Regions belong to the connection: they go with it, or with UnmapRequest.
  * All integers little-endian (the socket never leaves the host).
@@ -36,6 +45,8 @@ enum {
 	/* The memfd is the connection's request ring (proto/ring.h) and a
 	 * second descriptor, an eventfd, its doorbell; region is then 0. */
 	GPUD_SHM_RING = 1u << 1,
+	/* No descriptor comes: gpud lends one of its own (see above). */
+	GPUD_SHM_LEND = 1u << 2,
 };
 
 typedef struct shm_register {
@@ -50,7 +61,8 @@ typedef struct shm_reply {
 	int32_t status;    /* a Gpud__Status value; 0 is OK */
 	uint32_t pinned;   /* 1 if gpud page-locked the region */
 	uint64_t region;   /* the region's id for HostRef, when status is 0 */
-	char message[496]; /* NUL-terminated reason when status is not 0 */
+	uint64_t size;     /* the region's bytes (a lend's may exceed the asked) */
+	char message[488]; /* NUL-terminated reason when status is not 0 */
 } shm_reply;
 
 #endif

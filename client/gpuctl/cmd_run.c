@@ -1,26 +1,43 @@
 /*
  * client/gpuctl/cmd_run.c — gpuctl run KERNEL ARG=VALUE... [-o [NAME=]FILE]...
  *
- * Reads the arguments (values.c), checks input files and -o before anything
- * is sent, then runs the job: inputs up to ONE_TRIP_MAX in all travel with
- * the run and the outputs come back in its reply (gpud_call, one round
- * trip); bigger inputs are uploaded first, the kernel runs on buffers and
- * each output is downloaded (gpud_run). Outputs go to files or stdout as -o
- * says, or a summary of each is printed. Everything gpuctl made in gpud is
- * freed before it exits; buffers passed as %HANDLE are never freed.
+ * Reads the arguments (values.c), checks input files before anything is
+ * sent, then runs the job in the fewest round trips it can:
+ *   - over ipc://, in host memory gpud lends (gpud_host_alloc): the .npy
+ *     files are read straight into it, and gpud reads the inputs from it and
+ *     writes the outputs into it (gpud_call_to): one round trip for the
+ *     memory, one for the job, no bytes through the socket, nothing pinned
+ *     or faulted in on this side; the outputs are written to their files
+ *     from there;
+ *   - else inputs up to ONE_TRIP_MAX in all travel with the run and the
+ *     outputs come back in its reply (gpud_call, one round trip);
+ *   - else the inputs are uploaded first, the kernel runs on buffers and
+ *     each output is downloaded (gpud_run).
+ * -o is checked against the kernel's outputs (as 'kernels' lists them)
+ * before anything runs, and matched to the outputs the reply names before
+ * any file is written. Outputs go to files or stdout as -o says, or a
+ * summary of each is printed. Everything gpuctl made in gpud goes with its
+ * connection; buffers passed as %HANDLE are never freed.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include "client/gpuctl/gpuctl.h"
+#include "client/gpuctl/switches.h"
 
 #define MAX_ARGS 32
 /* Inputs up to this many bytes in all go with the run itself. */
 #define ONE_TRIP_MAX (1u << 20)
+/* Lent memory: inputs at multiples of this; room for the outputs after them
+ * (at least OUT_ROOM_MIN, or as much as the inputs). */
+#define LENT_ALIGN 64u
+#define OUT_ROOM_MIN (8u << 20)
 
 typedef struct run_arg {
 	char name[GPUD_NAME_MAX];
@@ -28,6 +45,7 @@ typedef struct run_arg {
 	ctl_value v;
 	gpud_array arr; /* stdin's array, or a file's for one round trip */
 	int have_arr;
+	int in_lent; /* arr.data is in memory gpud lent, not malloc'd */
 } run_arg;
 
 typedef struct run_job {
@@ -255,6 +273,25 @@ static int is_array(const run_arg *ra)
 	return ra->v.kind == VAL_FILE || ra->v.kind == VAL_STDIN;
 }
 
+static void write_results(run_job *j, gpud_result *res, size_t nout, int in_lent)
+{
+	const char *names[MAX_ARGS] = {0}, *dest[MAX_ARGS];
+	for (size_t i = 0; i < nout; i++)
+		names[i] = res[i].name;
+	match_outputs(j, names, nout, dest);
+	for (size_t i = 0; i < nout; i++) {
+		char what[GPUD_NAME_MAX + 16];
+		snprintf(what, sizeof(what), "output '%.63s'", res[i].name);
+		if (dest[i])
+			save_array(dest[i], what, &res[i].array);
+		else if (j->nouts == 0)
+			print_summary(res[i].name, &res[i].array);
+		if (in_lent)
+			res[i].array.data = NULL; /* gpud's memory, not malloc'd */
+		gpud_array_free(&res[i].array);
+	}
+}
+
 /* The whole job in one request: files read here, sent with the run, outputs back.
  * -1 if it does not fit one message (the caller uploads instead). */
 static int run_one_trip(gpud_client *c, run_job *j)
@@ -284,19 +321,83 @@ static int run_one_trip(gpud_client *c, run_job *j)
 	trace("ran %s with its inputs and outputs in one round trip (in gpud %.1f us, kernel "
 	      "%.1f us)",
 	      j->kernel, info.elapsed_us, info.kernel_us);
-	const char *names[MAX_ARGS], *dest[MAX_ARGS];
-	for (size_t i = 0; i < nout; i++)
-		names[i] = res[i].name;
-	match_outputs(j, names, nout, dest);
-	for (size_t i = 0; i < nout; i++) {
-		char what[GPUD_NAME_MAX + 16];
-		snprintf(what, sizeof(what), "output '%.63s'", res[i].name);
-		if (dest[i])
-			save_array(dest[i], what, &res[i].array);
-		else if (j->nouts == 0)
-			print_summary(res[i].name, &res[i].array);
-		gpud_array_free(&res[i].array);
+	write_results(j, res, nout, 0);
+	return 0;
+}
+
+/* Bump allocation of .npy data in lent memory (gpud_npy_load_into). */
+typedef struct lent_area {
+	uint8_t *base;
+	size_t size, used;
+} lent_area;
+
+static void *lent_alloc(void *ctx, const gpud_array *meta)
+{
+	lent_area *a = ctx;
+	size_t at = (a->used + LENT_ALIGN - 1) / LENT_ALIGN * LENT_ALIGN;
+	if (at > a->size || meta->nbytes > a->size - at)
+		return NULL;
+	a->used = at + meta->nbytes;
+	/* Its pages mapped in one call, not a fault each as the file is read in. */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), p = (uintptr_t)(a->base + at);
+	if (meta->nbytes > 0)
+		(void)madvise((void *)(p & ~(page - 1)), meta->nbytes + (p & (page - 1)),
+			      MADV_POPULATE_WRITE);
+	return a->base + at;
+}
+
+/*
+ * The whole job in memory gpud lends: inputs read into it, outputs written
+ * into it by gpud. -1 where that cannot be (no shared memory, a stdin array
+ * too big to send, outputs too big for the room and one reply): the caller
+ * goes on another way. in_bytes: the input files' sizes.
+ */
+static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
+{
+	char err[1024], msg[2048];
+	uint64_t room = in_bytes > OUT_ROOM_MIN ? in_bytes : OUT_ROOM_MIN;
+	uint64_t want = in_bytes + (uint64_t)(j->nargs + 1) * LENT_ALIGN + room;
+
+	if (!gpud_has_shm(c) || want > SIZE_MAX)
+		return -1;
+	if (GPUCTL_RUN_ASYNC && progress_possible())
+		return -1; /* a terminal: the spinner's job path instead (wait.c) */
+	uint8_t *mem = gpud_host_alloc(c, (size_t)want);
+	if (mem == NULL) {
+		trace("no shared memory for the job (%s); sending it instead", gpud_errmsg(c));
+		return -1;
 	}
+	trace("%" PRIu64 " bytes of host memory from gpud", want);
+	lent_area area = {.base = mem, .size = (size_t)want - room};
+	for (int i = 0; i < j->nargs; i++) {
+		run_arg *ra = &j->args[i];
+		if (ra->v.kind == VAL_FILE && !ra->have_arr) {
+			if (gpud_npy_load_into(ra->v.path, lent_alloc, &area, &ra->arr, err,
+					       sizeof(err)) != 0)
+				die(EX_DATAERR, "%s: %s", ra->what, err);
+			ra->in_lent = 1;
+			trace("read %s from %s into it (%zu bytes)", ra->name, ra->v.path,
+			      ra->arr.nbytes);
+		}
+		j->wire[i] = is_array(ra) ? gpud_arg_array(ra->name, &ra->arr) : scalar_arg(ra);
+	}
+	size_t at = (area.used + LENT_ALIGN - 1) / LENT_ALIGN * LENT_ALIGN;
+	gpud_result res[MAX_ARGS];
+	size_t nout = 0;
+	gpud_run_info info;
+	int in_lent = 0;
+	gpud_status st = wait_call_to(c, j->kernel, j->wire, (size_t)j->nargs, mem + at,
+				      (size_t)want - at, res, MAX_ARGS, &nout, &info, &in_lent, msg,
+				      sizeof(msg));
+	if (st == GPUD_E2BIG) {
+		trace("the job does not fit one round trip (%s); uploading instead", msg);
+		return -1;
+	}
+	if (st != GPUD_OK)
+		die_status(st, gpud_url(c), NULL, msg);
+	trace("ran %s on lent memory, outputs %s (in gpud %.1f us, kernel %.1f us)", j->kernel,
+	      in_lent ? "written into it" : "in the reply", info.elapsed_us, info.kernel_us);
+	write_results(j, res, nout, in_lent);
 	return 0;
 }
 
@@ -376,9 +477,9 @@ int cmd_run(int argc, char **argv)
 	parse(&j, argc, argv);
 	check(&j);
 	gpud_client *c = ctl_connect();
+	gpud_set_ring(c, 0); /* a few calls: the ring's set-up would cost more than it saves */
 	check_outputs_early(c, &j);
 
-	/* Small inputs: the whole job is one round trip (gpud_call). */
 	uint64_t bytes = 0;
 	for (int i = 0; i < j.nargs; i++) {
 		struct stat sb;
@@ -388,11 +489,16 @@ int cmd_run(int argc, char **argv)
 		else if (ra->v.kind == VAL_FILE)
 			bytes += stat(ra->v.path, &sb) == 0 ? (uint64_t)sb.st_size : UINT64_MAX / 4;
 	}
-	if (bytes > ONE_TRIP_MAX || bytes > gpud_server(c)->max_message_size ||
-	    run_one_trip(c, &j) != 0)
+	/* Lent memory (ipc://); else small inputs in one round trip (gpud_call); else buffers. */
+	if (run_in_lent(c, &j, bytes) != 0 &&
+	    (bytes > ONE_TRIP_MAX || bytes > gpud_server(c)->max_message_size ||
+	     run_one_trip(c, &j) != 0))
 		run_on_buffers(c, &j);
-	for (int i = 0; i < j.nargs; i++)
+	for (int i = 0; i < j.nargs; i++) {
+		if (j.args[i].in_lent)
+			j.args[i].arr.data = NULL;
 		gpud_array_free(&j.args[i].arr);
+	}
 	gpud_close(c);
 	trace("closed");
 	return 0;

@@ -63,6 +63,15 @@ int cmd_status(int argc, char **argv)
 		printf("staging      %u pinned buffers of %s (%u free), %s staged\n",
 		       st.staging_buffers, ch, st.staging_free, tot);
 	}
+	if (st.has_lending) {
+		char sp[32], kp[32], ln[32];
+		human_bytes(st.lend_spare_bytes, sp, sizeof(sp));
+		human_bytes(st.lend_kept_bytes, kp, sizeof(kp));
+		human_bytes(st.lend_lent_bytes, ln, sizeof(ln));
+		printf("lent memory  %s spare, %s kept for tenants, %s lent now; lends: %" PRIu64
+		       " from kept, %" PRIu64 " from spares, %" PRIu64 " made\n",
+		       sp, kp, ln, st.lend_from_kept, st.lend_from_spare, st.lend_made);
+	}
 	if (st.nsessions > 0)
 		printf("sessions     %-10s %-22s %8s %10s %9s %7s %10s\n", "id", "peer", "buffers",
 		       "bytes", "requests", "regions", "mapped");

@@ -172,7 +172,8 @@ typedef struct npy_out {
 	const char *path; /* as given; "-" for stdout */
 	const char *what; /* for messages: "output 'pgram'" */
 	int fd;
-	int is_reg; /* a regular file gpuctl created: removed on failure */
+	int is_reg;       /* a regular file gpuctl created: removed on failure */
+	uint64_t written; /* bytes so far: a regular file is cut there on close */
 } npy_out;
 
 void out_open(npy_out *o, const char *path, const char *what);
@@ -229,6 +230,10 @@ gpud_status wait_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 gpud_status wait_call(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
 		      gpud_result *outs, size_t cap, size_t *nouts, gpud_run_info *info, char *msg,
 		      size_t msglen);
+/* gpud_call_to, blocking (no spinner). */
+gpud_status wait_call_to(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			 void *dst, size_t room, gpud_result *outs, size_t cap, size_t *nouts,
+			 gpud_run_info *info, int *in_dst, char *msg, size_t msglen);
 
 /* "1.5 MiB" into buf; returns the unit ("MiB"). */
 const char *human_bytes(uint64_t b, char *buf, size_t len);

@@ -62,11 +62,16 @@ void out_open(npy_out *o, const char *path, const char *what)
 	o->path = path;
 	o->what = what;
 	o->is_reg = 0;
+	o->written = 0;
 	if (!strcmp(path, "-")) {
 		o->fd = 1;
 		return;
 	}
-	o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	/* Not O_TRUNC: an existing file is written over in place and cut to its
+	 * new length on close (out_close), so its page-cache pages are reused
+	 * instead of freed and allocated again (for 4 MiB on an H200 host: most
+	 * of the 2.5 ms the write took). */
+	o->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
 	if (o->fd < 0)
 		die(EX_IOERR, "%s: cannot open %s for writing: %s", what, path, strerror(errno));
 	o->is_reg = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -103,10 +108,13 @@ void out_write(npy_out *o, const void *buf, size_t n)
 			out_failed(o, errno);
 		done += (size_t)w;
 	}
+	o->written += n;
 }
 
 void out_close(npy_out *o)
 {
+	if (o->fd > 1 && o->is_reg && ftruncate(o->fd, (off_t)o->written) != 0)
+		out_failed(o, errno);
 	if (o->fd > 1 && close(o->fd) != 0) {
 		int err = errno;
 		o->fd = -1;

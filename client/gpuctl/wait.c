@@ -4,7 +4,9 @@
  * (gpud_run_async / gpud_call_async) and waited for in steps of 100 ms with
  * gpud_job_wait, drawing an elapsed-time spinner once it has taken
  * $GPUCTL_PROGRESS_DELAY seconds; otherwise, and always while the switch is
- * 0, it is the plain blocking gpud_run / gpud_call.
+ * 0, it is the plain blocking gpud_run / gpud_call. gpud_call_to (outputs
+ * into lent memory) is always the blocking call: run uses it only where no
+ * spinner could be drawn.
  */
 #include <stdio.h>
 #include <string.h>
@@ -79,4 +81,16 @@ gpud_status wait_call(gpud_client *c, const char *kernel, const gpud_arg *args, 
 		      size_t msglen)
 {
 	return wait_kernel(1, c, kernel, args, nargs, outs, cap, nouts, info, msg, msglen);
+}
+
+gpud_status wait_call_to(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			 void *dst, size_t room, gpud_result *outs, size_t cap, size_t *nouts,
+			 gpud_run_info *info, int *in_dst, char *msg, size_t msglen)
+{
+	msg[0] = '\0';
+	gpud_status st = gpud_call_to(c, kernel, args, nargs, dst, room, outs, cap, nouts, info,
+				      in_dst);
+	if (st != GPUD_OK)
+		snprintf(msg, msglen, "%s", gpud_errmsg(c));
+	return st;
 }

@@ -145,6 +145,17 @@ void verb_status(gpud_request *r)
 		staging.bytes_staged = ss.bytes_staged;
 		st.staging = &staging;
 	}
+	Gpud__Lending lending = GPUD__LENDING__INIT;
+	if (core->regions->lending) {
+		const lend_stats *ls = &core->regions->lend.st;
+		lending.spare_bytes = ls->spare_bytes;
+		lending.kept_bytes = ls->kept_bytes;
+		lending.lent_bytes = ls->lent_bytes;
+		lending.from_kept = ls->from_kept;
+		lending.from_spare = ls->from_spare;
+		lending.made = ls->made;
+		st.lending = &lending;
+	}
 	/* Per connection, in pipe order (uthash keeps insertion order). */
 	size_t ns = sessions_count(core->buffers);
 	Gpud__Session *sess = calloc(ns ? ns : 1, sizeof(*sess));

@@ -3,7 +3,8 @@
  * shared custom one), its arguments bound and checked against the kernel's
  * parameters (kernels/core/kernel.h), missing outputs allocated, inline
  * arrays uploaded, then a slot from the run scheduler and the backend's run;
- * with return_outputs the outputs come back in the reply.
+ * with return_outputs the outputs come back in the reply, or go into the host
+ * region the client named (outputs_to) when they fit there.
  *
  *   verb_run -> find_kernel_or_fail -> bind_args_or_fail (inline_array_or_fail)
  *            -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
@@ -42,18 +43,35 @@ static void returned_done(void *arg, dstatus status, const char *msg)
 	request_send_msg(r, r->reply);
 }
 
-/* return_outputs: the outputs' bytes into the reply; the buffers go with the request. */
+/* Where return_outputs puts an output in a host region: each at a multiple of 64 bytes. */
+#define OUT_ALIGN 64u
+static uint64_t out_aligned(uint64_t n)
+{
+	return (n + OUT_ALIGN - 1) / OUT_ALIGN * OUT_ALIGN;
+}
+
+/*
+ * return_outputs: the outputs' bytes into the reply, or into the host region
+ * of outputs_to (r->out_host); the buffers go with the request.
+ */
 static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out_param)
 {
 	Gpud__RunResponse *rr = resp->run;
 	const kernel_def *k = r->kernel;
 	size_t total = 0;
 	uint8_t *dst;
+	uint64_t at = r->out_host ? r->req->run->outputs_to->offset : 0;
 
 	for (size_t i = 0; i < rr->n_outputs; i++) {
 		rr->outputs[i]->buffer->handle = 0;
-		total += r->bound[out_param[i]]->nbytes;
+		if (r->out_host) {
+			rr->outputs[i]->region_offset = at;
+			at += out_aligned(r->bound[out_param[i]]->nbytes);
+		} else {
+			total += r->bound[out_param[i]]->nbytes;
+		}
 	}
+	rr->outputs_in_region = r->out_host != NULL;
 	resp->version = GPUD_PROTOCOL_VERSION;
 	resp->id = r->req->id;
 	int rv = wire_pack(&r->reply, &resp->base, NULL, total, (void **)&dst);
@@ -70,11 +88,16 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 		if (b->nbytes == 0)
 			continue;
 		r->pending++;
-		dstatus st = backend_download(r->core->backend, r->pipe_id, dst, b->mem, b->nbytes,
-					      0, returned_done, r, err, sizeof(err));
+		uint8_t *to = r->out_host ? r->out_host + (rr->outputs[i]->region_offset -
+							   r->req->run->outputs_to->offset)
+					  : dst;
+		dstatus st = backend_download(r->core->backend, r->pipe_id, to, b->mem, b->nbytes,
+					      r->out_host ? r->out_flags : 0, returned_done, r, err,
+					      sizeof(err));
 		if (st != ST_OK)
 			returned_done(r, st, err);
-		dst += b->nbytes;
+		if (!r->out_host)
+			dst += b->nbytes;
 	}
 	returned_done(r, ST_OK, NULL);
 }
@@ -444,7 +467,7 @@ static int outputs_or_fail(gpud_request *r)
 	const kernel_def *k = r->kernel;
 	kernel_args *ka = &r->kargs;
 	char err[768], want[128], got[128];
-	uint64_t total = 0;
+	uint64_t total = 0, room = 0;
 
 	for (int i = 0; i < k->nparams; i++) {
 		if (k->params[i].role != KPARAM_OUT)
@@ -486,6 +509,15 @@ static int outputs_or_fail(gpud_request *r)
 			r->bound[i] = b;
 		}
 		total += r->bound[i]->nbytes;
+		room += out_aligned(r->bound[i]->nbytes);
+	}
+	const Gpud__RunRequest *q = r->req->run;
+	r->out_host = NULL;
+	if (q->return_outputs && q->outputs_to && room <= q->outputs_room) {
+		/* They fit where the client offered: into its region, not the reply. */
+		r->out_host = request_host_or_fail(r, "run: outputs_to", q->outputs_to, room,
+						   &r->out_flags);
+		return r->out_host ? 0 : -1;
 	}
 	uint64_t max_message = r->core->cfg->max_message_size;
 	if (r->req->run->return_outputs && total > max_message) {

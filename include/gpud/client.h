@@ -173,6 +173,12 @@ typedef struct gpud_daemon_status {
 	int has_staging;
 	unsigned staging_buffers, staging_free;
 	uint64_t staging_chunk, bytes_staged;
+	/* host memory gpud lends to ipc:// clients (has_lending 0 where it lends none):
+	 * bytes ready for anyone, kept zeroed for their tenants, in clients' hands;
+	 * lends served from a tenant's kept memory, from the spares, made to order */
+	int has_lending;
+	uint64_t lend_spare_bytes, lend_kept_bytes, lend_lent_bytes;
+	uint64_t lend_from_kept, lend_from_spare, lend_made;
 	/* per connection: the first GPUD_MAX_SESSIONS of nsessions_total */
 	int nsessions;
 	unsigned nsessions_total;
@@ -428,6 +434,19 @@ typedef struct gpud_result {
 GPUD_API gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args,
 			       size_t nargs, gpud_result *outs, size_t cap, size_t *nouts,
 			       gpud_run_info *info);
+
+/*
+ * gpud_call with the outputs written by gpud straight into dst, room bytes of
+ * gpud_host_alloc memory: nothing crosses the socket or is copied on this
+ * side. Where they fit (each output at a multiple of 64 bytes from dst, in
+ * output order), *in_dst is 1 and outs[i].array.data points into dst: do not
+ * gpud_array_free those. Otherwise (too big, or dst is not gpud_host_alloc
+ * memory of an ipc:// connection) they come back as with gpud_call, *in_dst
+ * is 0 and the arrays are the caller's to free.
+ */
+GPUD_API gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud_arg *args,
+				  size_t nargs, void *dst, size_t room, gpud_result *outs,
+				  size_t cap, size_t *nouts, gpud_run_info *info, int *in_dst);
 
 /* A custom kernel to register (see kernels/custom/custom.h for the syntax). */
 typedef struct gpud_kernel_spec {

@@ -672,6 +672,10 @@ class Client:
             out["pool"] = {f[5:]: getattr(s, f) for f in (
                 "pool_in_use", "pool_cached", "pool_high_water", "pool_limit", "pool_allocs",
                 "pool_hits")}
+        if s.has_lending:
+            out["lending"] = {f[5:]: getattr(s, f) for f in (
+                "lend_spare_bytes", "lend_kept_bytes", "lend_lent_bytes", "lend_from_kept",
+                "lend_from_spare", "lend_made")}
         out["server"] = ServerInfo(s.server)
         out["sessions"] = [{"id": x.id, "peer": x.peer.decode(), "buffers": x.buffers,
                             "bytes": x.bytes, "requests": x.requests, "in_flight": x.in_flight,

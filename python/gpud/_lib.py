@@ -147,7 +147,10 @@ class DaemonStatus(ctypes.Structure):
                 ("pool_cached", c_u64), ("pool_high_water", c_u64), ("pool_limit", c_u64),
                 ("pool_allocs", c_u64), ("pool_hits", c_u64), ("has_staging", c_int),
                 ("staging_buffers", c_uint), ("staging_free", c_uint),
-                ("staging_chunk", c_u64), ("bytes_staged", c_u64), ("nsessions", c_int),
+                ("staging_chunk", c_u64), ("bytes_staged", c_u64), ("has_lending", c_int),
+                ("lend_spare_bytes", c_u64), ("lend_kept_bytes", c_u64),
+                ("lend_lent_bytes", c_u64), ("lend_from_kept", c_u64),
+                ("lend_from_spare", c_u64), ("lend_made", c_u64), ("nsessions", c_int),
                 ("nsessions_total", c_uint), ("sessions", SessionInfo * MAX_SESSIONS)]
 
 

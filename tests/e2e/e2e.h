@@ -197,7 +197,8 @@ typedef struct t_shm_reply {
 	int32_t status;
 	uint32_t pinned;
 	uint64_t region;
-	char message[496];
+	uint64_t size;
+	char message[488];
 } t_shm_reply;
 /*
  * One registration on the region socket at path: the first msg_len bytes of
@@ -237,6 +238,9 @@ TCase *e2e_faults(void);       /* faults.c */
 TCase *e2e_concurrency(void);  /* concurrency.c */
 TCase *e2e_ring(void);         /* ring.c */
 TCase *e2e_ring_off(void);     /* ring.c */
+TCase *e2e_lend(void);         /* lend.c */
+/* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
+int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads
  * (client_threads.c), asynchronous jobs and what is left behind (client_jobs.c). */
 TCase *e2e_client(void);

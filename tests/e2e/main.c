@@ -39,6 +39,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_concurrency());
 	suite_add_tcase(s, e2e_ring());
 	suite_add_tcase(s, e2e_ring_off());
+	suite_add_tcase(s, e2e_lend());
 	suite_add_tcase(s, e2e_client());
 	return s;
 }
@@ -62,6 +63,8 @@ int main(int argc, char **argv)
 		return doomed_main(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--as-uid"))
 		return as_uid_main(atol(argv[2]), argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--lend-uid"))
+		return lend_uid_main(atol(argv[2]), argv[3]);
 	ssize_t sl = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 	if (sl <= 0) {
 		fprintf(stderr, "test_e2e: readlink /proc/self/exe: %s\n", strerror(errno));
