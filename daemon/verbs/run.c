@@ -515,9 +515,14 @@ static int outputs_or_fail(gpud_request *r)
 	r->out_host = NULL;
 	if (q->return_outputs && q->outputs_to && room <= q->outputs_room) {
 		/* They fit where the client offered: into its region, not the reply. */
-		r->out_host = request_host_or_fail(r, "run: outputs_to", q->outputs_to, room,
-						   &r->out_flags);
-		return r->out_host ? 0 : -1;
+		unsigned flags;
+		uint8_t *host = request_host_or_fail(r, "run: outputs_to", q->outputs_to, room,
+						     &flags);
+		if (host == NULL)
+			return -1; /* replied: r is gone */
+		r->out_host = host;
+		r->out_flags = flags;
+		return 0;
 	}
 	uint64_t max_message = r->core->cfg->max_message_size;
 	if (r->req->run->return_outputs && total > max_message) {

@@ -216,6 +216,21 @@ int main(int argc, char **argv)
 	r.run = &run;
 	add(&r, arrays, sizeof(arrays));
 	save("run-inline");
+	/* outputs into a host region: one this connection never made (refused),
+	 * and a room too small for them (they come in the reply instead) */
+	{
+		Gpud__HostRef to = GPUD__HOST_REF__INIT;
+		to.region = 0x1234;
+		to.offset = 64;
+		run.outputs_to = &to;
+		run.outputs_room = 1u << 20;
+		add(&r, arrays, sizeof(arrays));
+		run.outputs_room = 1;
+		add(&r, arrays, sizeof(arrays));
+		save("run-outputs-to");
+		run.outputs_to = NULL;
+		run.outputs_room = 0;
+	}
 	gpud__argument__init(&args[3]);
 	gpud__scalar__init(&sc[0]);
 	args[3].name = "precenter";
