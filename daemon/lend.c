@@ -291,24 +291,18 @@ int lend_pending(const lend_pool *lp)
 	return lp->pending;
 }
 
-static void timer_closed(uv_handle_t *h)
-{
-	(void)h;
-}
-
 void lend_stop(lend_pool *lp)
 {
 	lp->stopping = 1;
 	if (lp->timer_on) {
 		uv_timer_stop(&lp->sweep);
-		uv_close((uv_handle_t *)&lp->sweep, timer_closed);
+		uv_close((uv_handle_t *)&lp->sweep, NULL);
 		lp->timer_on = 0;
 	}
 }
 
 void lend_free_now(lend_pool *lp, lend_mem *lm)
 {
-	lm->pool = lp;
 	free_work(&(uv_work_t){.data = lm});
 	free(lm);
 }

@@ -137,7 +137,13 @@ gpud_client *lib_connect(void);
 	} while (0)
 
 gpud_daemon_status lib_status(gpud_client *c);
+/* The status once pred holds, or the last one at timeout_s (for the caller to assert on). */
+gpud_daemon_status wait_status(gpud_client *c, int (*pred)(const gpud_daemon_status *),
+			       double timeout_s);
 gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s);
+/* The helper modes' start: this process as uid (needs root), connected to url; NULL after
+ * printing why. */
+gpud_client *connect_as_uid(long uid, const char *url);
 /* gpud holds no buffers once the connections of what ran `after` have closed. */
 void assert_no_buffers_left(const char *after);
 void assert_fresh_client_works(const char *after);

@@ -71,16 +71,17 @@ int doomed_main(const char *u, const char *kind)
 		pause();
 }
 
+static int only_this_connection(const gpud_daemon_status *s)
+{
+	return s->connections == 1;
+}
+
 static void kill_mid_way(const char *kind)
 {
 	gpud_client *c = lib_connect();
 	/* The baseline once only this connection is left: the fixture's readiness
 	 * check may still be closing (gpud counts it until it has). */
-	gpud_daemon_status base = lib_status(c);
-	for (double dl = harness_now_s() + 20; base.connections != 1 && harness_now_s() < dl;) {
-		harness_sleep_ms(5);
-		base = lib_status(c);
-	}
+	gpud_daemon_status base = wait_status(c, only_this_connection, 20);
 	int out[2];
 	ck_assert_int_eq(pipe(out), 0);
 	pid_t pid = fork();

@@ -532,17 +532,42 @@ gpud_daemon_status lib_status(gpud_client *c)
 	return s;
 }
 
-/* Waits (up to timeout_s) until the daemon holds no buffers; returns the last status. */
-gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s)
+gpud_daemon_status wait_status(gpud_client *c, int (*pred)(const gpud_daemon_status *),
+			       double timeout_s)
 {
 	double deadline = harness_now_s() + timeout_s;
 	gpud_daemon_status s;
 	for (;;) {
 		s = lib_status(c);
-		if ((s.buffers == 0 && s.bytes_in_use == 0) || harness_now_s() >= deadline)
+		if (pred(&s) || harness_now_s() >= deadline)
 			return s;
-		harness_sleep_ms(10);
+		harness_sleep_ms(5);
 	}
+}
+
+static int no_buffers(const gpud_daemon_status *s)
+{
+	return s->buffers == 0 && s->bytes_in_use == 0;
+}
+
+/* Waits (up to timeout_s) until the daemon holds no buffers; returns the last status. */
+gpud_daemon_status wait_no_buffers(gpud_client *c, double timeout_s)
+{
+	return wait_status(c, no_buffers, timeout_s);
+}
+
+gpud_client *connect_as_uid(long uid, const char *url)
+{
+	gpud_client *c;
+	if (setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) {
+		printf("setuid %ld: %s\n", uid, strerror(errno));
+		return NULL;
+	}
+	if (gpud_connect(url, &c) != GPUD_OK) {
+		printf("connect: %s\n", gpud_errmsg(c));
+		return NULL;
+	}
+	return c;
 }
 
 /* gpud holds no buffers once the connections of what ran `after` have closed. */

@@ -31,19 +31,6 @@ static void setup_lend(void)
 		   NULL, NULL);
 }
 
-/* Status once pred holds (or at the deadline, for the assertion to tell). */
-static gpud_daemon_status wait_status(gpud_client *c, int (*pred)(const gpud_daemon_status *))
-{
-	double deadline = harness_now_s() + WAIT_S;
-	gpud_daemon_status s;
-	for (;;) {
-		s = lib_status(c);
-		if (pred(&s) || harness_now_s() >= deadline)
-			return s;
-		harness_sleep_ms(5);
-	}
-}
-
 static int spares_ready(const gpud_daemon_status *s)
 {
 	return s->lend_spare_bytes == 2 * UNIT;
@@ -80,7 +67,7 @@ START_TEST(test_lend_and_call_to)
 		gpud_close(c);
 		return;
 	}
-	gpud_daemon_status s = wait_status(c, spares_ready);
+	gpud_daemon_status s = wait_status(c, spares_ready, WAIT_S);
 	ck_assert_msg(s.has_lending && s.lend_spare_bytes == 2 * UNIT,
 		      "spares: %" PRIu64 " bytes, expected %u", s.lend_spare_bytes, 2 * UNIT);
 
@@ -122,7 +109,7 @@ START_TEST(test_lend_and_call_to)
 	/* Given back: zeroed and kept for this tenant, then lent to it again. */
 	memset(p, 0xA5, 1 << 20);
 	LIB_OK(c, gpud_host_free(c, p));
-	s = wait_status(c, one_kept);
+	s = wait_status(c, one_kept, WAIT_S);
 	ck_assert_msg(s.lend_kept_bytes == UNIT && s.lend_lent_bytes == 0,
 		      "kept %" PRIu64 ", lent %" PRIu64, s.lend_kept_bytes, s.lend_lent_bytes);
 	unsigned char *q = gpud_host_alloc(c, 1 << 20);
@@ -150,15 +137,9 @@ END_TEST
 /* As uid: borrow 1 MiB, print "TENANT NONZERO-BYTES", scribble on it, leave. */
 int lend_uid_main(long uid, const char *url)
 {
-	gpud_client *c;
-	if (setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) {
-		printf("setuid %ld: %s\n", uid, strerror(errno));
-		return 2;
-	}
-	if (gpud_connect(url, &c) != GPUD_OK) {
-		printf("connect: %s\n", gpud_errmsg(c));
+	gpud_client *c = connect_as_uid(uid, url);
+	if (c == NULL)
 		return 1;
-	}
 	unsigned char *p = gpud_host_alloc(c, 1 << 20);
 	if (p == NULL) {
 		printf("host_alloc: %s\n", gpud_errmsg(c));
@@ -181,12 +162,12 @@ START_TEST(test_lend_other_tenant)
 		gpud_close(c);
 		return;
 	}
-	wait_status(c, spares_ready);
+	wait_status(c, spares_ready, WAIT_S);
 	unsigned char *p = gpud_host_alloc(c, 1 << 20);
 	ck_assert_msg(p != NULL, "gpud_host_alloc: %s", gpud_errmsg(c));
 	memset(p, 0xA5, 1 << 20); /* root's secret */
 	LIB_OK(c, gpud_host_free(c, p));
-	gpud_daemon_status s = wait_status(c, one_kept);
+	gpud_daemon_status s = wait_status(c, one_kept, WAIT_S);
 	ck_assert_uint_eq(s.lend_kept_bytes, UNIT);
 
 	/* uid 65534 borrows: not root's kept memory, and zero. */

@@ -397,15 +397,9 @@ END_TEST
  * try the handle read from stdin and print the status and message. */
 int as_uid_main(long uid, const char *u)
 {
-	gpud_client *c;
-	if (setgid((gid_t)uid) != 0 || setuid((uid_t)uid) != 0) {
-		printf("setuid %ld: %s\n", uid, strerror(errno));
-		return 2;
-	}
-	if (gpud_connect(u, &c) != GPUD_OK) {
-		printf("connect: %s\n", gpud_errmsg(c));
+	gpud_client *c = connect_as_uid(uid, u);
+	if (c == NULL)
 		return 1;
-	}
 	uint64_t n = 4;
 	double v[4] = {1, 2, 3, 4}, got[4];
 	gpud_handle h;
