@@ -195,6 +195,11 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 	gpud_status st;
 
 	memset(out, 0, sizeof(*out));
+	/* The variants once per run of gpud: after that, from c. */
+	pthread_mutex_lock(&c->mu);
+	uint64_t instance = c->info.instance;
+	s.without_variants = c->nvariants >= 0 && c->variants_instance == instance;
+	pthread_mutex_unlock(&c->mu);
 	req.body_case = GPUD__REQUEST__BODY_STATUS;
 	req.status = &s;
 	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -265,6 +270,20 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 		o->shared_bytes = v->shared_bytes;
 		o->local_bytes = v->local_bytes;
 	}
+	pthread_mutex_lock(&c->mu);
+	if (s.without_variants) {
+		if (c->variants_instance == instance && c->nvariants >= 0) {
+			out->nvariants = c->nvariants;
+			memcpy(out->variants, c->variants,
+			       (size_t)c->nvariants * sizeof(out->variants[0]));
+		}
+	} else {
+		c->variants_instance = instance;
+		c->nvariants = out->nvariants;
+		memcpy(c->variants, out->variants,
+		       (size_t)out->nvariants * sizeof(out->variants[0]));
+	}
+	pthread_mutex_unlock(&c->mu);
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
 }

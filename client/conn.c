@@ -206,6 +206,7 @@ gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
 	if (opts == NULL)
 		opts = &none;
 	pthread_mutex_init(&c->mu, NULL);
+	c->nvariants = -1;
 	pthread_cond_init(&c->cv, NULL);
 	pthread_mutex_init(&c->scratch_mu, NULL);
 	pthread_mutex_init(&c->ctx_mu, NULL);

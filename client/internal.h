@@ -29,7 +29,8 @@
  *     connect_timeout_ms;
  *   - atomics (__atomic builtins): timeout_ms, keep, next_id, reconnects;
  *   - under mu: the session (gen, lost, helloing, session_pipe, info, shm
- *     path and key), the host regions and the list of jobs;
+ *     path and key), the host regions, the list of jobs and the kernel
+ *     variants status last gave;
  *   - under scratch_mu: the scratch region and its two contexts (one
  *     bounced transfer at a time);
  *   - under ring_mu: the request ring (one call at a time; others use
@@ -122,6 +123,11 @@ struct gpud_client {
 	uint8_t key[GPUD_SHM_KEY_LEN];
 	region *regions;
 	size_t nregions, cap;
+	/* The kernel variants of gpud's run variants_instance (fixed for a run;
+	 * status asks without them once it has them); nvariants -1: none yet. */
+	uint64_t variants_instance;
+	int nvariants;
+	gpud_variant_info variants[GPUD_MAX_VARIANTS];
 	struct gpud_job *jobs; /* not yet freed (job.c) */
 
 	pthread_mutex_t scratch_mu;

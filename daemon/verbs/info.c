@@ -111,7 +111,9 @@ void verb_status(gpud_request *r)
 	st.in_flight = core->stats->in_flight;
 	backend_variant bv[64];
 	Gpud__KernelVariant kv[64], *kvp[64];
-	int nv = be->ops->variants ? be->ops->variants(be, bv, 64) : 0;
+	int nv = be->ops->variants && !r->req->status->without_variants
+			 ? be->ops->variants(be, bv, 64)
+			 : 0;
 	for (int i = 0; i < nv; i++) {
 		gpud__kernel_variant__init(&kv[i]);
 		kv[i].kernel = bv[i].kernel;

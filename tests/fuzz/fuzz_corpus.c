@@ -108,6 +108,10 @@ int main(int argc, char **argv)
 	r.status = &st;
 	add(&r, NULL, 0);
 	save("status");
+	st.without_variants = 1;
+	add(&r, NULL, 0);
+	save("status-without-variants");
+	st.without_variants = 0;
 	Gpud__KernelsRequest kr = GPUD__KERNELS_REQUEST__INIT;
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
 	r.body_case = GPUD__REQUEST__BODY_KERNELS;
