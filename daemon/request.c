@@ -107,8 +107,27 @@ void request_session_closed(gpud_session *s)
 	}
 }
 
-/* Lets go of everything the request holds; the message goes last. */
-static void request_cleanup(gpud_request *r)
+/* The buffers a request lets go of: released after its reply has gone (the
+ * device frees cost driver calls the client need not wait for). */
+typedef struct request_drop {
+	gpud_buffer *temps[KERNEL_MAX_PARAMS];
+	gpud_buffer *held[KERNEL_MAX_PARAMS + 1];
+	int ntemps, nheld;
+} request_drop;
+
+static void request_drop_now(gpud_core *core, request_drop *d)
+{
+	/* Inline arrays and returned outputs: gone with the request. */
+	for (int i = 0; i < d->ntemps; i++)
+		buffers_release(core->buffers, d->temps[i]);
+	for (int i = 0; i < d->nheld; i++)
+		buffer_unref(core->buffers, d->held[i]);
+	d->ntemps = d->nheld = 0;
+}
+
+/* Lets go of everything the request holds; the message goes last. Its
+ * buffers go into *later for the caller to release (request_drop_now). */
+static void request_cleanup(gpud_request *r, request_drop *later)
 {
 	gpud_core *core = r->core;
 
@@ -118,12 +137,11 @@ static void request_cleanup(gpud_request *r)
 		registry_unref(r->custom);
 		r->custom = NULL;
 	}
-	/* Inline arrays and returned outputs: gone with the request. */
-	for (int i = 0; i < r->ntemps; i++)
-		buffers_release(core->buffers, r->temps[i]);
+	later->ntemps = r->ntemps;
+	memcpy(later->temps, r->temps, (size_t)r->ntemps * sizeof(r->temps[0]));
+	later->nheld = r->nheld;
+	memcpy(later->held, r->held, (size_t)r->nheld * sizeof(r->held[0]));
 	r->ntemps = 0;
-	for (int i = 0; i < r->nheld; i++)
-		buffer_unref(core->buffers, r->held[i]);
 	r->nheld = 0;
 	for (int i = 0; i < r->nregions; i++)
 		region_unref(r->regions[i]);
@@ -251,9 +269,13 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 		log_debug("request %llu from connection %u done in %.1f us",
 			  (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
 			  (double)(now_ns() - r->t0_ns) / 1e3);
-	request_cleanup(r);
+	request_drop later;
+	request_cleanup(r, &later);
 	core->stats->in_flight--;
-	r->send(r, m);
+	r->send(r, m); /* r may be gone: the server reuses or frees it */
+	/* Still on the loop: the client's next request is taken only after
+	 * this returns, so it sees these buffers gone. */
+	request_drop_now(core, &later);
 }
 
 void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len)
@@ -282,9 +304,11 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 		fail.message = "gpud could not build the reply (out of memory)";
 		if (wire_pack(&m, &fail.base, NULL, 0, NULL) != 0) {
 			/* Nothing can be sent; the client's request times out. */
-			request_cleanup(r);
+			request_drop later;
+			request_cleanup(r, &later);
 			core->stats->in_flight--;
 			r->send(r, NULL);
+			request_drop_now(core, &later);
 			return;
 		}
 	}

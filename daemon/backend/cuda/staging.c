@@ -5,7 +5,8 @@
  *  - pinned (a page-locked host region): cudaMemcpyAsync straight from the
  *    loop; it only enqueues the DMA.
  *  - small (<= SMALL_COPY) pageable bytes: staged through one pinned staging
- *    buffer on the loop (a memcpy of a few microseconds), then as above.
+ *    buffer on the loop (a memcpy of a few microseconds), then as above; the
+ *    copy's job holds the buffer until its end event (job_complete).
  *  - larger pageable bytes (a message payload): a worker streams them through
  *    the staging buffers in chunks, double-buffered: while chunk i is in
  *    flight to (or from) the device, the worker copies chunk i+1 into (or
@@ -286,9 +287,12 @@ static dstatus submit_copy(gpud_backend *b, job_kind kind, uint32_t queue, void 
 		 * DMA may still read it, a download lands in it. */
 		j->stage_idx = idx;
 		if (kind == JOB_H2D) {
+			/* The job's own end event frees the buffer (job_complete):
+			 * no event of its own, one driver call fewer per copy. */
 			memcpy(cb->stage[idx], src, len);
-			if ((e = stage_h2d(cb, idx, dst, len, j->stream, &call)) == cudaSuccess)
-				j->stage_idx = -1; /* free again when its event has passed */
+			e = cudaMemcpyAsync(dst, cb->stage[idx], len, dir, j->stream);
+			if (e == cudaSuccess)
+				atomic_fetch_add(&cb->bytes_staged, len);
 		} else {
 			/* Copied out of the staging buffer when the stream is done. */
 			e = cudaMemcpyAsync(cb->stage[idx], src, len, dir, j->stream);
