@@ -308,6 +308,24 @@ int main(int argc, char **argv)
 			if (tf)
 				fclose(tf);
 		}
+	/* The floors under a fresh gpuctl, same run: the program's own exec,
+	 * dynamic loading and exit (no connection), and connect + hello + one
+	 * request (a status) + close + exit (nng starts its threads there). */
+	{
+		char *v_argv[] = {(char *)gpuctl, "--version", NULL};
+		char *s_argv[] = {(char *)gpuctl, "--url", srv.url, "status", NULL};
+		char cap[300];
+		snprintf(cap, sizeof(cap), "%s/floor.txt", srv.dir);
+		for (int r = 0; r < runs; r++) {
+			ta[r] = timed_run(v_argv, cap);
+			tb[r] = timed_run(s_argv, cap);
+		}
+		printf("\nfloors (medians of %d fresh processes): gpuctl --version %.2f ms (exec, "
+		       "loading, exit); gpuctl status %.2f ms (+ connect, hello, one request, "
+		       "close)\n",
+		       runs, harness_median(ta, (size_t)runs) * 1e3,
+		       harness_median(tb, (size_t)runs) * 1e3);
+	}
 	printf("\nratio: standalone / gpuctl with the file (higher is better for gpud); kernel "
 	       "ratio: gpud / in-process (1.0 = no overhead)\n");
 	int stopped = harness_gpud_stop(&srv, 60, msg, sizeof(msg));

@@ -9,7 +9,7 @@
  *   2. upload and download bandwidth through gpud at 1 MiB, 64 MiB, 1 GiB
  *      (bytes in messages; the caller's memory through the scratch region;
  *      gpud_host_alloc memory) vs in-process cudaMemcpy from pinned and from
- *      pageable memory;
+ *      pageable memory; bytes in messages over tcp:// and tls+tcp:// loopback;
  *   3. 1, 4, 16 and 64 concurrent clients, each running lombscargle jobs
  *      (upload x, y, freqs; run; download; free): jobs/s and per-client p99.
  *   4. 64 jobs in flight three ways: 64 clients, one client shared by 64
@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 #include <nng/nng.h>
@@ -36,9 +38,13 @@
 #include "kernels/core/list.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/harness.h"
+#include "tests/tls_fixture.h"
 
 static harness_gpud srv;
 static const char *url = srv.url; /* the running gpud's */
+/* The same gpud over tcp:// and tls+tcp:// loopback, with a token. */
+#define BENCH_TOKEN "bench-0123456789abcdef"
+static char tcp_url[64], tls_url[64], ca_path[300];
 
 static double now_us(void)
 {
@@ -397,6 +403,39 @@ static void bandwidth(int quick)
 		gpud_free(cm, &hm, 1);
 		free(t);
 	}
+	/* Messages over the network transports (what a client on another machine has). */
+	gpud_client *ct, *cs;
+	gpud_options to = {.url = tcp_url, .token = BENCH_TOKEN},
+		     so = {.url = tls_url,
+			   .token = BENCH_TOKEN,
+			   .tls_ca = ca_path,
+			   .tls_server_name = "localhost"};
+	if (gpud_connect_opts(&to, &ct) != GPUD_OK)
+		die_client(ct, "connect over tcp");
+	if (gpud_connect_opts(&so, &cs) != GPUD_OK)
+		die_client(cs, "connect over tls");
+	printf("   bytes in messages over loopback (GB/s, median):\n");
+	printf("   %-7s %7s %7s %7s %7s\n", "size", "tcp up", "tcp dn", "tls up", "tls dn");
+	for (int s = 0; s < 3; s++) {
+		size_t n = sizes[s];
+		if (n > maxs)
+			break;
+		int reps = n >= (1u << 30) ? 3 : n >= (64u << 20) ? 9 : 51;
+		double gbs[4];
+		gpud_handle ht, hs;
+		if (gpud_alloc(ct, GPUD_I32, 1, (uint64_t[]){n / 4}, NULL, &ht) != GPUD_OK)
+			die_client(ct, "alloc");
+		if (gpud_alloc(cs, GPUD_I32, 1, (uint64_t[]){n / 4}, NULL, &hs) != GPUD_OK)
+			die_client(cs, "alloc");
+		gpud_updown(ct, ht, host, n, reps, &gbs[0], &gbs[1]);
+		gpud_updown(cs, hs, host, n, reps, &gbs[2], &gbs[3]);
+		printf("   %-7s %7.2f %7.2f %7.2f %7.2f\n", names[s], gbs[0], gbs[1], gbs[2],
+		       gbs[3]);
+		gpud_free(ct, &ht, 1);
+		gpud_free(cs, &hs, 1);
+	}
+	gpud_close(ct);
+	gpud_close(cs);
 	printf("\n");
 	gpud_host_free(c, region);
 	gpud_close(c);
@@ -669,7 +708,33 @@ int main(int argc, char **argv)
 			       .backend = "cuda",
 			       .prefix = "gpud-transfer",
 			       .timeout_s = 30};
-	char msg[1024];
+	char msg[1024], key_path[300], tokens_path[300], conf[2048];
+	if (harness_gpud_dir(&srv, &o, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "transfer: %s\n", msg);
+		return 1;
+	}
+	/* ipc:// (the default URL) plus tcp:// and tls+tcp:// on loopback ports */
+	snprintf(ca_path, sizeof(ca_path), "%s/cert.pem", srv.dir);
+	snprintf(key_path, sizeof(key_path), "%s/key.pem", srv.dir);
+	snprintf(tokens_path, sizeof(tokens_path), "%s/tokens", srv.dir);
+	if (harness_write_text(ca_path, test_tls_cert, msg, sizeof(msg)) ||
+	    harness_write_text(key_path, test_tls_key, msg, sizeof(msg)) ||
+	    harness_write_text(tokens_path, "bench " BENCH_TOKEN "\n", msg, sizeof(msg)) ||
+	    chmod(key_path, 0600) || chmod(tokens_path, 0600)) {
+		fprintf(stderr, "transfer: %s\n", msg);
+		return 1;
+	}
+	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d",
+		 40000 + (int)(getpid() % 20000));
+	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\ntls_cert = %s\ntls_key = %s\n",
+		 tokens_path, ca_path, key_path);
+	char ipc_url[300];
+	snprintf(ipc_url, sizeof(ipc_url), "ipc://%s/gpud.sock", srv.dir);
+	const char *extra[] = {"--listen", tcp_url, "--listen", tls_url, NULL};
+	o.config = conf;
+	o.args = extra;
+	o.listen = ipc_url;
 	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "transfer: gpud did not start: %s\n", msg);
 		return 1;
@@ -699,6 +764,7 @@ int main(int argc, char **argv)
 	char url2[200];
 	snprintf(url2, sizeof(url2), "ipc://%s/gpud2.sock", srv.dir);
 	o.listen = url2;
+	o.args = NULL;
 	o.config = "[gpud]\npoll_us = 0\n";
 	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "transfer: %s\n", msg);
