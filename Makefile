@@ -337,6 +337,7 @@ POOL_BENCH   := $(BUILD)/bench/pool_alloc
 KBENCH       := $(BUILD)/bench/kernels
 TINY_CALL    := $(BUILD)/bench/tiny_call
 LS_BENCH     := $(BUILD)/bench/lombscargle
+NET_FLOOR    := $(BUILD)/bench/net_floor
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
@@ -357,11 +358,13 @@ $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
+$(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH)
+	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(NET_FLOOR)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -374,6 +377,7 @@ bench-pool: gpu-programs
 	$(POOL_BENCH)
 bench-transfer: gpu-programs
 	$(TRANSFER) $(GPUD) $(GPUCTL)
+	$(NET_FLOOR)
 bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
 bench-custom: gpu-programs
@@ -397,7 +401,7 @@ GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
-	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(GPU_BUNDLE)/bench/
+	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(GPU_BUNDLE)/bench/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and

@@ -14,7 +14,8 @@
 #   first      make bench-first-result: fresh processes, file and grid
 #   transfer   make bench-transfer: round trips (ring, socket, nng echo,
 #              in-process), bandwidth per path, concurrency (quick with
-#              TRANSFER_QUICK=1); not in the default list
+#              TRANSFER_QUICK=1), then bench/net_floor (the host's own
+#              loopback, nng and mbedtls figures); not in the default list
 # PYTHON (default python3) must have numpy, pytest, scipy and, for bench-ls,
 # CuPy; PEERS is ../shared/anchors/lombscargle_peers.py or $PEERS. Prints
 # one line per step with its exit status; exits 1 if any failed.
@@ -71,6 +72,7 @@ for s in $steps; do
 	transfer)
 		step transfer "$build/bench/transfer" "$build/gpud" "$build/gpuctl" \
 			${TRANSFER_QUICK:+quick}
+		step net-floor "$build/bench/net_floor" ${TRANSFER_QUICK:+64}
 		;;
 	*)
 		echo "gpu-check: unknown step '$s' (suite, scipy, bench-ls, first, transfer)" >&2
