@@ -44,6 +44,7 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->slot = (sched_item){0};
 	r->pending = 0;
 	r->pending_status = ST_OK;
+	r->run_early = r->run_final = 0;
 	r->snext = r->sprev = NULL;
 	r->tracked = 0;
 	r->cancelled = 0;
@@ -222,6 +223,7 @@ void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r))
 	r->nregions = 0;
 	r->pending = 0;
 	r->pending_status = ST_OK;
+	r->run_early = r->run_final = 0;
 	r->on_cancel = NULL;
 	r->kernel = NULL;
 	if (r->custom) { /* found again by the next try */

@@ -106,6 +106,13 @@ struct gpud_request {
 	int pending;
 	dstatus pending_status;
 	char pending_msg[512];
+	/* run issued behind its inline uploads (verbs/run.c, queue_ordered
+	 * backends): the run counts in pending too, and how it ended waits
+	 * here until the uploads' dones are in; run_final: run_msg is the
+	 * whole failure message */
+	int run_early, run_final;
+	dstatus run_status;
+	char run_msg[768];
 
 	/* Cancelling (a CancelRequest, or the connection closing): the request
 	 * is in its session's list from dispatch to reply; a verb that can stop

@@ -57,10 +57,16 @@ enum {
 	/* The host side is page-locked (a pinned host region): the copy can be
 	 * DMA straight from/to it, with no staging. */
 	BACKEND_HOST_PINNED = 1u << 0,
+	/* upload, queue_ordered backends: enqueue it in the queue's order
+	 * before returning (a run issued next executes after it), or return
+	 * ST_WOULD_BLOCK having done nothing (cuda: a copy a worker would
+	 * stage later). */
+	BACKEND_IN_ORDER = 1u << 1,
 };
 
 typedef struct backend_ops {
 	const char *name;
+	int queue_ordered; /* see upload below */
 	/* 0, or -1 with err (then nothing is left open). */
 	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
 	/* After the last request: may wait for the device. */
@@ -77,9 +83,12 @@ typedef struct backend_ops {
 				size_t errlen);
 	void (*free)(gpud_backend *b, void *mem);
 	/*
-	 * `queue` names the session: one queue's operations execute in order,
-	 * different queues' may overlap (cuda: one stream per queue, from a
-	 * fixed set).
+	 * `queue` names the session. Where queue_ordered is set, one queue's
+	 * operations execute in the order they were issued (cuda: one stream
+	 * per queue, from a fixed set), so a run may be issued behind uploads
+	 * whose done has not come yet; elsewhere (cpu: any worker takes any
+	 * job) they may overlap, and gpud waits for each copy before the run
+	 * that reads it. Different queues' operations may always overlap.
 	 */
 	/* Host src (lives until done) -> backend dst. flags: BACKEND_HOST_*. */
 	dstatus (*upload)(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,

@@ -8,7 +8,16 @@
  *
  *   verb_run -> find_kernel_or_fail -> bind_args_or_fail (inline_array_or_fail)
  *            -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
- *   slot granted -> run_start -> backend -> run_done [-> limit_outputs] [-> return_outputs]
+ *   slot granted -> run_start -> backend -> run_done -> run_finish
+ *            [-> limit_outputs] [-> return_outputs]
+ *
+ * On a backend whose queues execute in order (queue_ordered: cuda's streams),
+ * a run whose inline uploads were all enqueued at once (BACKEND_IN_ORDER) is
+ * submitted right behind them instead of after their dones ("early"): the
+ * run counts in r->pending with the uploads, and how it ended (or why it
+ * could not start) waits in r->run_* until the last of them is in
+ * (early_end, early_go_on). Nothing fails or replies while an upload is still
+ * in flight.
  *
  * A run can be cancelled (run_cancel) from submission until its kernel is done.
  */
@@ -125,9 +134,9 @@ static void limit_outputs(gpud_request *r, Gpud__RunResponse *rr, const int *out
 	rr->n_outputs = q->max_outputs;
 }
 
-static void run_done(void *arg, dstatus status, const char *msg)
+/* The run has ended (early: and its uploads too): its reply, or its failure. */
+static void run_finish(gpud_request *r, dstatus status, const char *msg)
 {
-	gpud_request *r = arg;
 	const kernel_def *k = r->kernel;
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__RunResponse rr = GPUD__RUN_RESPONSE__INIT;
@@ -179,6 +188,55 @@ static void run_done(void *arg, dstatus status, const char *msg)
 		request_reply(r, &resp, NULL, 0);
 }
 
+/* An early run's uploads and run are all in: on with the first failure among
+ * the uploads, else with how the run ended. */
+static void early_go_on(gpud_request *r)
+{
+	if (r->pending_status != ST_OK)
+		request_fail(r, r->pending_status, "run %s: inline arrays: %s", r->kernel->name,
+			     r->pending_msg);
+	else if (r->run_final)
+		request_fail(r, r->run_status, "%s", r->run_msg);
+	else
+		run_finish(r, r->run_status, r->run_status == ST_OK ? NULL : r->run_msg);
+}
+
+/*
+ * An early run ended as the backend said (final 0), or could not start
+ * (final 1: msg is the whole failure message); it goes on once the uploads'
+ * dones are in.
+ */
+static void early_end(gpud_request *r, dstatus status, const char *msg, int final)
+{
+	if (r->slot.has_slot) /* the kernel is done, or never ran: the slot is others' now */
+		sched_release(r->core->sched, &r->slot);
+	r->run_status = status;
+	r->run_final = final;
+	snprintf(r->run_msg, sizeof(r->run_msg), "%s", msg ? msg : "");
+	if (request_pending_done(r, ST_OK, NULL))
+		early_go_on(r);
+}
+
+/* Fails the run before it started: now, or (early) once its uploads are in. */
+static void run_fail_unstarted(gpud_request *r, dstatus status, const char *what)
+{
+	char m[1024];
+	snprintf(m, sizeof(m), "run %s: %s", r->kernel->name, what);
+	if (r->run_early)
+		early_end(r, status, m, 1);
+	else
+		request_fail(r, status, "%s", m); /* releases the slot */
+}
+
+static void run_done(void *arg, dstatus status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (r->run_early)
+		early_end(r, status, msg, 0);
+	else
+		run_finish(r, status, msg);
+}
+
 /* The scheduler gave the run a slot: the backend takes it. */
 static void run_start(sched_item *it)
 {
@@ -187,26 +245,33 @@ static void run_start(sched_item *it)
 	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &r->cancelled,
 				 &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != ST_OK)
-		request_fail(r, rv, "run %s: %s", r->kernel->name, err); /* releases the slot */
+		run_fail_unstarted(r, rv, err);
+}
+
+/* "cancelled (why) before it started" */
+static void fail_cancelled_unstarted(gpud_request *r)
+{
+	char m[300];
+	snprintf(m, sizeof(m), "cancelled (%s) before it started", r->cancel_why);
+	run_fail_unstarted(r, ST_CANCELLED, m);
 }
 
 /*
- * Cancelled: waiting for a slot, it leaves the queue and fails now; inline
- * arrays still uploading, it fails when they are in (inline_done); in the
- * backend, run_done fails it (the cpu backend stops between chunks).
+ * Cancelled: waiting for a slot, it leaves the queue and fails (early: once
+ * its uploads are in); inline arrays still uploading (not early), it fails
+ * when they are in (inline_done); in the backend, run_done fails it (the cpu
+ * backend stops between chunks).
  */
 static void run_cancel(gpud_request *r)
 {
 	if (sched_cancel(r->core->sched, &r->slot))
-		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) before it started",
-			     r->kernel->name, r->cancel_why);
+		fail_cancelled_unstarted(r);
 }
 
 static void run_submit(gpud_request *r)
 {
 	if (request_cancelled(r)) {
-		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) before it started",
-			     r->kernel->name, r->cancel_why);
+		fail_cancelled_unstarted(r);
 		return;
 	}
 	r->slot.start = run_start;
@@ -215,12 +280,17 @@ static void run_submit(gpud_request *r)
 
 /* --- inline arrays -------------------------------------------------------------------- */
 
-/* The inline arrays are in: on to the scheduler, or report the first failure. */
+/* The inline arrays are in: on to the scheduler (early: the run too, on),
+ * or report the first failure. */
 static void inline_done(void *arg, dstatus status, const char *msg)
 {
 	gpud_request *r = arg;
 	if (!request_pending_done(r, status, msg))
 		return;
+	if (r->run_early) {
+		early_go_on(r);
+		return;
+	}
 	if (r->pending_status != ST_OK) {
 		request_fail(r, r->pending_status, "run %s: inline arrays: %s", r->kernel->name,
 			     r->pending_msg);
@@ -229,20 +299,35 @@ static void inline_done(void *arg, dstatus status, const char *msg)
 	run_submit(r);
 }
 
-/* Inline arrays first; the run is submitted when the last is in. */
+/* Inline arrays first; the run is submitted when the last is in, or (early)
+ * right behind them when each was enqueued in its queue's order. */
 static void upload_inline(gpud_request *r, const inline_upload *up, int nup)
 {
 	char err[768];
+	int in_order = r->core->backend->ops->queue_ordered;
 
 	r->pending = 1;
 	r->pending_status = ST_OK;
 	for (int i = 0; i < nup; i++) {
 		r->pending++;
-		dstatus rv = backend_upload(r->core->backend, r->pipe_id, up[i].dst, up[i].src,
+		dstatus rv = ST_WOULD_BLOCK;
+		if (in_order) /* a copy left to a worker cannot go early: nor can the run */
+			rv = backend_upload(r->core->backend, r->pipe_id, up[i].dst, up[i].src,
+					    up[i].len, up[i].flags | BACKEND_IN_ORDER, inline_done,
+					    r, err, sizeof(err));
+		if (rv == ST_WOULD_BLOCK) {
+			in_order = 0;
+			rv = backend_upload(r->core->backend, r->pipe_id, up[i].dst, up[i].src,
 					    up[i].len, up[i].flags, inline_done, r, err,
 					    sizeof(err));
+		}
 		if (rv != ST_OK)
 			inline_done(r, rv, err);
+	}
+	if (in_order && r->pending_status == ST_OK) {
+		r->run_early = 1;
+		r->pending++; /* the run's own end (early_end) */
+		run_submit(r);
 	}
 	inline_done(r, ST_OK, NULL);
 }

@@ -527,6 +527,7 @@ static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
 
 const backend_ops backend_cuda_ops = {
 	.name = "cuda",
+	.queue_ordered = 1, /* a stream per queue */
 	.open = cuda_open,
 	.close = cuda_close,
 	.default_run_slots = cuda_default_run_slots,

@@ -299,6 +299,10 @@ static dstatus submit_copy(gpud_backend *b, job_kind kind, uint32_t queue, void 
 			if (e == cudaSuccess)
 				atomic_fetch_add(&cb->bytes_staged, len);
 		}
+	} else if (flags & BACKEND_IN_ORDER) {
+		free(j); /* a worker would enqueue it later: out of the queue's order */
+		snprintf(err, errlen, "cuda backend: the copy cannot be enqueued at once");
+		return ST_WOULD_BLOCK;
 	} else {
 		uv_queue_work(b->loop, &j->work,
 			      kind == JOB_H2D ? staged_upload_work : staged_download_work,
