@@ -457,6 +457,133 @@ START_TEST(sessions_overlap)
 }
 END_TEST
 
+/* --- one-trip calls: the run right behind its uploads ------------------------------ */
+
+static gpud_array f32_array(float *p, uint64_t n)
+{
+	return (gpud_array){
+		.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .data = p, .nbytes = n * sizeof(float)};
+}
+
+/*
+ * On the cuda backend a gpud_call's run is issued right behind its inline
+ * uploads (verbs/run.c, "early"): its result equals the same job on resident
+ * buffers, bit for bit; a kernel's verdict (a negative weight) and a cancel
+ * while it waits for gpud's one run slot come back as on the other path, and
+ * the call leaves no buffer behind.
+ */
+START_TEST(early_runs)
+{
+	start_gpud_with("[gpud]\nrun_slots = 1\n");
+	gpud_client *c;
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	uint64_t nx = 300, nf = 5000;
+	float *x = make_array(GPUD_F32, nx, 0, 30, 1), *y = make_array(GPUD_F32, nx, -3, 3, 0),
+	      *f = make_array(GPUD_F32, nf, 0.5, 10, 0), *w = make_array(GPUD_F32, nx, 0.1, 2, 0);
+	gpud_array ax = f32_array(x, nx), ay = f32_array(y, nx), af = f32_array(f, nf),
+		   aw = f32_array(w, nx);
+	gpud_arg ca[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			 gpud_arg_array("freqs", &af), gpud_arg_array("weights", &aw)};
+
+	/* the same job on resident buffers */
+	gpud_handle h[5];
+	ck_assert(gpud_alloc(c, GPUD_F32, 1, &nx, x, &h[0]) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F32, 1, &nx, y, &h[1]) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F32, 1, &nf, f, &h[2]) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F32, 1, &nx, w, &h[3]) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F32, 1, &nf, NULL, &h[4]) == GPUD_OK);
+	gpud_arg ra[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			 gpud_arg_buffer("freqs", h[2]), gpud_arg_buffer("weights", h[3]),
+			 gpud_arg_buffer("pgram", h[4])};
+	gpud_output o;
+	size_t no;
+	ck_assert_msg(gpud_run(c, "lombscargle", ra, 5, &o, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	float *want = malloc(nf * sizeof(float));
+	ck_assert(gpud_download_range(c, h[4], 0, want, nf * sizeof(float)) == GPUD_OK);
+	ck_assert(gpud_free(c, &h[4], 1) == GPUD_OK);
+	unsigned resident = 4;
+
+	gpud_result res;
+	for (int rep = 0; rep < 20; rep++) {
+		ck_assert_msg(gpud_call(c, "lombscargle", ca, 4, &res, 1, &no, NULL) == GPUD_OK,
+			      "%s", gpud_errmsg(c));
+		ck_assert_uint_eq(res.array.nbytes, nf * sizeof(float));
+		ck_assert_msg(memcmp(res.array.data, want, nf * sizeof(float)) == 0,
+			      "call %d differs from the run on resident buffers", rep);
+		gpud_array_free(&res.array);
+	}
+
+	/* the kernel's verdict on its data */
+	float w7 = w[7];
+	w[7] = -1.0f;
+	ck_assert_int_eq(gpud_call(c, "lombscargle", ca, 4, &res, 1, &no, NULL), GPUD_EINVAL);
+	ck_assert_msg(strstr(gpud_errmsg(c), "negative or NaN weight"), "%s", gpud_errmsg(c));
+	w[7] = w7;
+
+	/* a call waiting behind a long run (seconds' worth of samples) is cancelled */
+	uint64_t lnx = 20000, lnf = 1u << 22;
+	double *lx = make_array(GPUD_F64, lnx, 0, 100, 1),
+	       *ly = make_array(GPUD_F64, lnx, -1, 1, 0),
+	       *lf = make_array(GPUD_F64, lnf, 0.01, 20, 0);
+	gpud_handle lh[3];
+	ck_assert(gpud_alloc(c, GPUD_F64, 1, &lnx, lx, &lh[0]) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F64, 1, &lnx, ly, &lh[1]) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F64, 1, &lnf, lf, &lh[2]) == GPUD_OK);
+	gpud_arg la[] = {gpud_arg_buffer("x", lh[0]), gpud_arg_buffer("y", lh[1]),
+			 gpud_arg_buffer("freqs", lh[2])};
+	gpud_job *first, *second;
+	ck_assert(gpud_run_async(c, "lombscargle", la, 3, NULL, NULL, &first) == GPUD_OK);
+	/* The long run holds the slot before the call goes (the two may take
+	 * different paths to gpud: the socket and the ring): gpud counts it in
+	 * flight beside this status. */
+	gpud_daemon_status st;
+	do {
+		ck_assert_msg(!gpud_job_done(first), "the long run ended before the call was sent");
+		ck_assert(gpud_status_get(c, &st) == GPUD_OK);
+	} while (st.in_flight < 2);
+	ck_assert(gpud_call_async(c, "lombscargle", ca, 4, NULL, NULL, &second) == GPUD_OK);
+	/* and the call is in gpud, waiting, before the cancel goes (a cancel
+	 * that overtakes its request finds nothing to cancel) */
+	do {
+		ck_assert_msg(!gpud_job_done(first) && !gpud_job_done(second),
+			      "a job ended before the cancel was sent");
+		ck_assert(gpud_status_get(c, &st) == GPUD_OK);
+	} while (st.in_flight < 3);
+	ck_assert(gpud_job_cancel(second) == GPUD_OK);
+	ck_assert_int_eq(gpud_job_wait(second, -1), GPUD_ECANCELED);
+	ck_assert_msg(strstr(gpud_job_errmsg(second), "cancelled"), "%s", gpud_job_errmsg(second));
+	printf("early runs: a call behind a long run, cancelled: %s\n", gpud_job_errmsg(second));
+	ck_assert_int_eq(gpud_job_wait(first, -1), GPUD_OK);
+	gpud_output lo;
+	ck_assert(gpud_job_outputs(first, &lo, 1, &no, NULL) == GPUD_OK);
+	gpud_job_free(first);
+	gpud_job_free(second);
+	/* left: the resident four, the long run's three inputs and its output */
+	ck_assert(gpud_status_get(c, &st) == GPUD_OK);
+	ck_assert_uint_eq(st.buffers, resident + 4);
+	ck_assert(gpud_free(c, &lo.handle, 1) == GPUD_OK);
+	ck_assert(gpud_free(c, lh, 3) == GPUD_OK);
+	ck_assert(gpud_free(c, h, 4) == GPUD_OK);
+	/* and gpud goes on: one more call, still right */
+	ck_assert(gpud_call(c, "lombscargle", ca, 4, &res, 1, &no, NULL) == GPUD_OK);
+	ck_assert(memcmp(res.array.data, want, nf * sizeof(float)) == 0);
+	gpud_array_free(&res.array);
+	ck_assert(gpud_status_get(c, &st) == GPUD_OK);
+	ck_assert_uint_eq(st.buffers, 0);
+	gpud_close(c);
+	free(x);
+	free(y);
+	free(f);
+	free(w);
+	free(want);
+	free(lx);
+	free(ly);
+	free(lf);
+	stop_gpud();
+}
+END_TEST
+
 /* --- custom kernels ---------------------------------------------------------------- */
 
 static char cache_conf[256];
@@ -690,6 +817,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, copy_paths_at_their_edges);
 	tcase_add_test(tc, sessions_overlap);
+	tcase_add_test(tc, early_runs);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("custom kernels");
 	tcase_set_timeout(tc, 300);
