@@ -172,6 +172,7 @@ GPU_TEST := $(BUILD)/test-gpu
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
+        bench-worker-probe \
         bench-kernels bench-lombscargle bench-python gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -338,6 +339,7 @@ KBENCH       := $(BUILD)/bench/kernels
 TINY_CALL    := $(BUILD)/bench/tiny_call
 LS_BENCH     := $(BUILD)/bench/lombscargle
 NET_FLOOR    := $(BUILD)/bench/net_floor
+WORKER_PROBE := $(BUILD)/bench/worker_probe
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
@@ -360,11 +362,14 @@ $(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(WORKER_PROBE): $(call obj,bench/worker_probe.cu)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(NET_FLOOR)
+	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(NET_FLOOR) \
+	      $(WORKER_PROBE)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -378,6 +383,9 @@ bench-pool: gpu-programs
 bench-transfer: gpu-programs
 	$(TRANSFER) $(GPUD) $(GPUCTL)
 	$(NET_FLOOR)
+# What a per-tenant worker process (a second CUDA context) costs and contains.
+bench-worker-probe: gpu-programs
+	$(WORKER_PROBE)
 bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
 bench-custom: gpu-programs
@@ -401,7 +409,8 @@ GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
-	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(GPU_BUNDLE)/bench/
+	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) \
+	   $(GPU_BUNDLE)/bench/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and
