@@ -68,6 +68,7 @@ struct gpud_tenant {
 	UT_hash_handle hh;
 };
 
+#define SESSION_EARLY_CANCELS 16
 struct gpud_session {
 	uint32_t pipe_id;
 	gpud_buffer *buffers;
@@ -83,7 +84,13 @@ struct gpud_session {
 	struct host_region *regions;  /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
 	struct gpud_request *live; /* its requests in gpud now, for cancel (daemon/request.h) */
-	struct gpud_ring *ring;    /* its request ring, if it made one (daemon/ring.h) */
+	/* Cancels that named a request not in gpud (yet: a cancel and its
+	 * request may take different paths and overtake each other), the last
+	 * SESSION_EARLY_CANCELS of them; a request arriving with one of these
+	 * ids is cancelled at once (request_track). */
+	uint64_t early_cancel[SESSION_EARLY_CANCELS];
+	unsigned early_cancel_next;
+	struct gpud_ring *ring; /* its request ring, if it made one (daemon/ring.h) */
 	UT_hash_handle hh;
 };
 

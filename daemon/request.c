@@ -54,9 +54,25 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 
 void request_track(gpud_request *r)
 {
+	gpud_session *s = r->session;
 	ON_LOOP("request_track");
-	DL_APPEND2(r->session->live, r, sprev, snext);
+	DL_APPEND2(s->live, r, sprev, snext);
 	r->tracked = 1;
+	uint64_t id = r->req ? r->req->id : 0;
+	for (int i = 0; id != 0 && i < SESSION_EARLY_CANCELS; i++)
+		if (s->early_cancel[i] == id) { /* its cancel came first */
+			s->early_cancel[i] = 0;
+			request_cancel(r, "by its client");
+			break;
+		}
+}
+
+void request_cancel_early(gpud_session *s, uint64_t id)
+{
+	ON_LOOP("request_cancel_early");
+	if (id == 0)
+		return;
+	s->early_cancel[s->early_cancel_next++ % SESSION_EARLY_CANCELS] = id;
 }
 
 /* Out of its session's list: a tracked request's session is alive (closing

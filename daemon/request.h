@@ -164,8 +164,12 @@ gpud_buffer *request_buffer_or_fail(gpud_request *r, const char *verb, uint64_t 
 void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRef *ref,
 			   uint64_t len, unsigned *flags);
 
-/* Puts r in its session's list of requests in gpud (the server, before dispatch). */
+/* Puts r in its session's list of requests in gpud (the server, before
+ * dispatch); cancels it at once if a cancel named it first. */
 void request_track(gpud_request *r);
+/* A cancel named request id of s, not in gpud: cancel it if it arrives (the
+ * last SESSION_EARLY_CANCELS such ids are kept). */
+void request_cancel_early(gpud_session *s, uint64_t id);
 /* The request of session s with Request.id id still in gpud, or NULL. */
 gpud_request *request_find(gpud_session *s, uint64_t id);
 /* Marks r cancelled (why: for its error) and calls its on_cancel, which may reply. */

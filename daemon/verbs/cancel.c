@@ -2,7 +2,9 @@
  * daemon/verbs/cancel.c — cancel: a request of the same connection still in
  * gpud, by its Request.id (a client whose call timed out, or
  * gpud_job_cancel). What cancelling does is the request's own business
- * (request_cancel, and run.c's run_cancel); this verb only finds it.
+ * (request_cancel, and run.c's run_cancel); this verb only finds it. One not
+ * found may still be on its way (the cancel overtook it): it is cancelled
+ * when it arrives (request_cancel_early).
  */
 #include "daemon/verbs/verbs.h"
 
@@ -17,6 +19,8 @@ void verb_cancel(gpud_request *r)
 	cr.found = target != NULL;
 	if (target)
 		request_cancel(target, "by its client");
+	else if (r->req->cancel->request != r->req->id)
+		request_cancel_early(r->session, r->req->cancel->request);
 	resp.body_case = GPUD__RESPONSE__BODY_CANCEL;
 	resp.cancel = &cr;
 	request_reply(r, &resp, NULL, 0);

@@ -233,6 +233,37 @@ START_TEST(test_cancel_waiting_and_running)
 }
 END_TEST
 
+/*
+ * A cancel sent right after its job (no wait between) may reach gpud first:
+ * the two take different contexts. gpud keeps it and cancels the job when
+ * it arrives; either way both jobs end cancelled, ten times over.
+ */
+START_TEST(test_cancel_right_after_sending)
+{
+	if (!needs_cpu())
+		return;
+	gpud_handle h[3];
+	gpud_arg a[3];
+	gpud_client *c = one_slot(h, a);
+	for (int rep = 0; rep < 10; rep++) {
+		gpud_job *first, *second;
+		LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &first));
+		LIB_OK(c, gpud_job_cancel(first));
+		LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &second));
+		LIB_OK(c, gpud_job_cancel(second));
+		ck_assert_int_eq(gpud_job_wait(first, -1), GPUD_ECANCELED);
+		ck_assert_int_eq(gpud_job_wait(second, -1), GPUD_ECANCELED);
+		ck_assert_msg(strstr(gpud_job_errmsg(second), "cancelled (by its client)"), "%s",
+			      gpud_job_errmsg(second));
+		gpud_job_free(first);
+		gpud_job_free(second);
+	}
+	ck_assert_uint_eq(wait_buffers(c, 3).buffers, 3);
+	LIB_OK(c, gpud_free(c, h, 3));
+	gpud_close(c);
+}
+END_TEST
+
 /* A call that times out is cancelled in gpud: its output goes, and the slot frees. */
 START_TEST(test_timeout_cancels)
 {
@@ -307,6 +338,7 @@ void client_jobs_tests(TCase *tc)
 	tcase_add_test(tc, test_jobs_in_flight);
 	tcase_add_test(tc, test_cap_zero_leaves_nothing);
 	tcase_add_test(tc, test_cancel_waiting_and_running);
+	tcase_add_test(tc, test_cancel_right_after_sending);
 	tcase_add_test(tc, test_timeout_cancels);
 	tcase_add_test(tc, test_close_cancels);
 }
