@@ -86,6 +86,7 @@ NNG_A     := $(call static,libnng.a) $(call static,libmbedtls.a) \
              $(call static,libmbedx509.a) $(call static,libmbedcrypto.a)
 UV_A      := $(call static,libuv_a.a)
 PBC_A     := $(call static,libprotobuf-c.a)
+JANSSON_A := $(call static,libjansson.a)
 INIH_A    := $(call static,libinih.a)
 CHECK_A   := $(call static,libcheck.a) $(call static,libsubunit.a)
 SYSLIBS   := -lm -ldl -lrt
@@ -240,13 +241,13 @@ $(SERVICE): systemd/gpud.service.in $(BUILD)/install-paths
 $(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
 $(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
 
 # --- tests ------------------------------------------------------------------
 $(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
 $(E2E): $(call obj,$(E2E_SRC)) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
 
 test-unit: $(UNIT)
 	$(UNIT)

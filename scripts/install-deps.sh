@@ -9,6 +9,7 @@ packages=(
 	libuv1-dev                         # the daemon's event loop
 	libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev                        # config file
+	libjansson-dev                     # gpuctl --json (static archive)
 	uthash-dev                         # handle and session tables
 	check libsubunit-dev               # unit and end-to-end tests
 	valgrind                           # client library under valgrind

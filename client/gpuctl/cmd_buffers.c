@@ -1,13 +1,15 @@
 /*
  * client/gpuctl/cmd_buffers.c — the buffer commands: upload (a .npy file or
  * stdin into a buffer; prints its handle), download (a buffer into a .npy
- * file or stdout), free, and ls (the tenant's kept buffers).
+ * file or stdout), free, and ls (the tenant's kept buffers; --json: schema
+ * gpuctl.ls).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client/gpuctl/gpuctl.h"
+#include "client/gpuctl/json.h"
 
 int cmd_upload(int argc, char **argv)
 {
@@ -158,15 +160,39 @@ int cmd_ls(int argc, char **argv)
 	gpud_status st;
 	size_t n;
 
-	if (argc > 0) {
-		if (argv[0][0] == '-')
-			die_unknown_option("ls", argv[0]);
-		die_usage("ls", "unexpected argument '%s'", argv[0]);
+	int json = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-')
+			die_unknown_option("ls", argv[i]);
+		else
+			die_usage("ls", "unexpected argument '%s'", argv[i]);
 	}
 	gpud_client *c = ctl_connect();
 	if ((st = gpud_list(c, &v, &n)) != GPUD_OK)
 		die_call(c, st, NULL);
-	printf("%zu kept buffers of tenant %s\n", n, gpud_server(c)->tenant);
+	if (json) {
+		/* Schema gpuctl.ls, version 1: handles as 16 hex digits, as gpuctl takes them. */
+		json_t *doc = json_doc("gpuctl.ls", 1), *bs = json_array();
+		json_object_set_new(doc, "tenant", json_string(gpud_server(c)->tenant));
+		for (size_t i = 0; i < n; i++) {
+			char h[17];
+			json_t *shape = json_array();
+			snprintf(h, sizeof(h), "%016llx", (unsigned long long)v[i].handle);
+			for (int d = 0; d < v[i].ndim; d++)
+				json_array_append_new(shape, json_u64(v[i].shape[d]));
+			json_array_append_new(bs, json_pack("{s:s, s:s, s:o, s:o}", "handle", h,
+							    "dtype", gpud_dtype_name(v[i].dtype),
+							    "shape", shape, "bytes",
+							    json_u64(v[i].nbytes)));
+		}
+		json_object_set_new(doc, "buffers", bs);
+		json_emit(doc);
+		n = 0;
+	} else {
+		printf("%zu kept buffers of tenant %s\n", n, gpud_server(c)->tenant);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char shape[128], by[32];
 		gpud_shape_format(shape, sizeof(shape), v[i].shape, v[i].ndim);

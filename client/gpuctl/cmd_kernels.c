@@ -1,6 +1,6 @@
 /*
  * client/gpuctl/cmd_kernels.c — the kernel commands: kernels (every kernel
- * with its arguments), kernel add (register a raw CUDA C kernel, its source
+ * with its arguments; --json: schema gpuctl.kernels), kernel add (register a raw CUDA C kernel, its source
  * from a file or stdin, or an elementwise one) and kernel rm.
  */
 #include <errno.h>
@@ -11,24 +11,62 @@
 #include <unistd.h>
 
 #include "client/gpuctl/gpuctl.h"
+#include "client/gpuctl/json.h"
 
 #define SOURCE_MAX (1u << 20)
 
+static const char *const roles[] = {"in", "out", "scalar"};
+
+/* Schema gpuctl.kernels, version 1: each kernel with its parameters; dtypes
+ * by name, ndim -1 for any rank, default null where there is none. */
+static void kernels_json(const gpud_kernel_list *l)
+{
+	json_t *doc = json_doc("gpuctl.kernels", 1), *ks = json_array();
+	for (size_t i = 0; i < l->count; i++) {
+		const gpud_kernel_info *k = &l->kernels[i];
+		json_t *ps = json_array();
+		for (size_t j = 0; j < k->nparams; j++) {
+			const gpud_param_info *p = &k->params[j];
+			json_t *dts = json_array();
+			for (int d = 0; d < 32; d++)
+				if (p->dtypes & (1u << d))
+					json_array_append_new(dts, json_string(gpud_dtype_name(
+									   (gpud_dtype)d)));
+			json_array_append_new(
+				ps, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o, s:s, s:s}", "name",
+					      p->name, "role", roles[p->role % 3], "dtypes", dts,
+					      "ndim", p->ndim, "optional", p->optional, "default",
+					      p->default_value[0] ? json_string(p->default_value)
+								  : json_null(),
+					      "type", p->type, "doc", p->doc));
+		}
+		json_array_append_new(ks, json_pack("{s:s, s:s, s:o}", "name", k->name, "doc",
+						    k->doc, "params", ps));
+	}
+	json_object_set_new(doc, "kernels", ks);
+	json_emit(doc);
+}
+
 int cmd_kernels(int argc, char **argv)
 {
-	static const char *roles[] = {"in", "out", "scalar"};
 	gpud_kernel_list *l;
 	gpud_status st;
+	int json = 0;
 
-	if (argc > 0) {
-		if (argv[0][0] == '-')
-			die_unknown_option("kernels", argv[0]);
-		die_usage("kernels", "unexpected argument '%s'", argv[0]);
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-')
+			die_unknown_option("kernels", argv[i]);
+		else
+			die_usage("kernels", "unexpected argument '%s'", argv[i]);
 	}
 	gpud_client *c = ctl_connect();
 	if ((st = gpud_kernels(c, &l)) != GPUD_OK)
 		die_call(c, st, NULL);
-	for (size_t i = 0; i < l->count; i++) {
+	if (json)
+		kernels_json(l);
+	for (size_t i = 0; !json && i < l->count; i++) {
 		gpud_kernel_info *k = &l->kernels[i];
 		printf("%s\n    %s\n", k->name, k->doc);
 		for (size_t j = 0; j < k->nparams; j++) {

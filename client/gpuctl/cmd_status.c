@@ -2,17 +2,101 @@
  * client/gpuctl/cmd_status.c — gpuctl status [--wait SECONDS]: the daemon's
  * state (backend, devices, memory pool, staging buffers, connections,
  * loaded kernel variants); --wait retries until gpud answers, for scripts
- * that start it.
+ * that start it; --json prints it as the schema gpuctl.status (README).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "client/gpuctl/gpuctl.h"
+#include "client/gpuctl/json.h"
+
+/* Schema gpuctl.status, version 1: every field of gpud_daemon_status, sizes
+ * in bytes, times in seconds; pool, staging and lending null where the
+ * backend has none. */
+static void status_json(gpud_client *c, const gpud_daemon_status *st)
+{
+	json_t *doc = json_doc("gpuctl.status", 1), *devs = json_array(), *sess = json_array(),
+	       *vars = json_array();
+	json_object_set_new(doc, "url", json_string(gpud_url(c)));
+	json_object_set_new(doc, "version", json_string(st->server.version));
+	json_object_set_new(doc, "protocol_version", json_integer(st->server.protocol_version));
+	json_object_set_new(doc, "backend", json_string(st->server.backend));
+	json_object_set_new(doc, "uptime_s", json_real(st->uptime_s));
+	json_object_set_new(doc, "connections", json_integer(st->connections));
+	json_object_set_new(doc, "in_flight", json_integer(st->in_flight));
+	json_object_set_new(doc, "requests", json_u64(st->requests));
+	json_object_set_new(doc, "errors", json_u64(st->errors));
+	json_object_set_new(doc, "buffers", json_u64(st->buffers));
+	json_object_set_new(doc, "bytes_in_use", json_u64(st->bytes_in_use));
+	json_object_set_new(doc, "bytes_high_water", json_u64(st->bytes_high_water));
+	for (int i = 0; i < st->server.ndevices; i++) {
+		const gpud_device_info *d = &st->server.devices[i];
+		json_array_append_new(devs,
+				      json_pack("{s:i, s:s, s:i, s:i, s:i, s:o, s:o}", "index",
+						d->index, "name", d->name, "cc_major", d->cc_major,
+						"cc_minor", d->cc_minor, "sm_count", d->sm_count,
+						"memory_free", json_u64(d->memory_free),
+						"memory_total", json_u64(d->memory_total)));
+	}
+	json_object_set_new(doc, "devices", devs);
+	json_object_set_new(doc, "pool",
+			    st->has_pool ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "in_use",
+						     json_u64(st->pool_in_use), "cached",
+						     json_u64(st->pool_cached), "high_water",
+						     json_u64(st->pool_high_water), "limit",
+						     json_u64(st->pool_limit), "allocations",
+						     json_u64(st->pool_allocs), "hits",
+						     json_u64(st->pool_hits))
+					 : json_null());
+	json_object_set_new(doc, "staging",
+			    st->has_staging
+				    ? json_pack("{s:i, s:i, s:o, s:o}", "buffers",
+						st->staging_buffers, "free", st->staging_free,
+						"chunk_bytes", json_u64(st->staging_chunk),
+						"bytes_staged", json_u64(st->bytes_staged))
+				    : json_null());
+	json_object_set_new(doc, "lending",
+			    st->has_lending
+				    ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "spare_bytes",
+						json_u64(st->lend_spare_bytes), "kept_bytes",
+						json_u64(st->lend_kept_bytes), "lent_bytes",
+						json_u64(st->lend_lent_bytes), "from_kept",
+						json_u64(st->lend_from_kept), "from_spare",
+						json_u64(st->lend_from_spare), "made",
+						json_u64(st->lend_made))
+				    : json_null());
+	for (int i = 0; i < st->nsessions; i++) {
+		const gpud_session_info *g = &st->sessions[i];
+		json_array_append_new(sess,
+				      json_pack("{s:i, s:s, s:o, s:o, s:o, s:i, s:o, s:o, s:b}",
+						"id", g->id, "peer", g->peer, "buffers",
+						json_u64(g->buffers), "bytes", json_u64(g->bytes),
+						"requests", json_u64(g->requests), "in_flight",
+						g->in_flight, "regions", json_u64(g->regions),
+						"region_bytes", json_u64(g->region_bytes),
+						"this_client",
+						g->id == gpud_server(c)->connection));
+	}
+	json_object_set_new(doc, "sessions", sess);
+	json_object_set_new(doc, "sessions_total", json_integer(st->nsessions_total));
+	for (int i = 0; i < st->nvariants; i++) {
+		const gpud_variant_info *v = &st->variants[i];
+		json_array_append_new(vars, json_pack("{s:s, s:s, s:i, s:i, s:i, s:o, s:o}",
+						      "kernel", v->kernel, "variant", v->variant,
+						      "registers", v->registers, "block", v->block,
+						      "max_threads", v->max_threads, "shared_bytes",
+						      json_u64(v->shared_bytes), "local_bytes",
+						      json_u64(v->local_bytes)));
+	}
+	json_object_set_new(doc, "kernel_variants", vars);
+	json_emit(doc);
+}
 
 int cmd_status(int argc, char **argv)
 {
 	double wait_s = 0;
+	int json = 0;
 	gpud_daemon_status st;
 	gpud_status rc;
 	char a[32], b[32];
@@ -22,6 +106,8 @@ int cmd_status(int argc, char **argv)
 			wait_s = parse_seconds("status", "--wait", argv[++i], 0, 86400);
 		else if (!strncmp(argv[i], "--wait=", 7))
 			wait_s = parse_seconds("status", "--wait", argv[i] + 7, 0, 86400);
+		else if (!strcmp(argv[i], "--json"))
+			json = 1;
 		else if (argv[i][0] == '-')
 			die_unknown_option("status", argv[i]);
 		else
@@ -30,6 +116,11 @@ int cmd_status(int argc, char **argv)
 	gpud_client *c = ctl_connect_wait(wait_s);
 	if ((rc = gpud_status_get(c, &st)) != GPUD_OK)
 		die_call(c, rc, NULL);
+	if (json) {
+		status_json(c, &st);
+		gpud_close(c);
+		return 0;
+	}
 	printf("gpud %s at %s (protocol %u)\n", st.server.version, gpud_url(c),
 	       st.server.protocol_version);
 	printf("backend      %s\n", st.server.backend);

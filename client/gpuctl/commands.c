@@ -79,13 +79,19 @@ static const ctl_command commands[] = {
 	 "\n"
 	 "example:\n"
 	 "  gpuctl free 3f2a9c0d81e4b7a6\n"},
-	{"ls", cmd_ls, "gpuctl ls", "list this tenant's kept buffers",
+	{"ls", cmd_ls, "gpuctl ls [--json]", "list this tenant's kept buffers",
 	 "Lists the tenant's kept buffers (gpuctl upload --keep): handle, dtype, shape and\n"
-	 "size.\n"},
-	{"kernels", cmd_kernels, "gpuctl kernels", "list the kernels and their arguments",
+	 "size.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json   as one JSON document (schema gpuctl.ls, version 1; README)\n"},
+	{"kernels", cmd_kernels, "gpuctl kernels [--json]", "list the kernels and their arguments",
 	 "Lists every kernel gpud runs for this tenant (built-in, its own and shared\n"
 	 "custom kernels): what it does, and each argument's role (in, out, scalar),\n"
-	 "types, default and meaning.\n"},
+	 "types, default and meaning.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json   as one JSON document (schema gpuctl.kernels, version 1; README)\n"},
 	{"kernel", cmd_kernel,
 	 "gpuctl kernel add NAME --source FILE.cu|- --entry ENTRY --sig SIG [OPTIONS]\n"
 	 "       gpuctl kernel add NAME --elementwise IN OUT BODY [OPTIONS]\n"
@@ -112,14 +118,16 @@ static const ctl_command commands[] = {
 	 "  gpuctl kernel add my_saxpy_trig --elementwise \\\n"
 	 "      'float32 x, float32 y, float32 a' 'float32 z' 'z = exp(a * sin(x) + cos(y))'\n"
 	 "  gpuctl kernel rm my_saxpy_trig\n"},
-	{"status", cmd_status, "gpuctl status [--wait SECONDS]", "show gpud's state",
+	{"status", cmd_status, "gpuctl status [--wait SECONDS] [--json]", "show gpud's state",
 	 "Shows gpud's version, backend, devices and memory, buffers, every connection\n"
 	 "and, on the cuda backend, the memory pool, staging buffers and each loaded\n"
 	 "kernel variant.\n"
 	 "\n"
 	 "options:\n"
 	 "  --wait SECONDS   retry until gpud answers, up to SECONDS: scripts that start\n"
-	 "                   gpud use it to know when it is ready\n"},
+	 "                   gpud use it to know when it is ready\n"
+	 "  --json           the same as one JSON document (schema gpuctl.status,\n"
+	 "                   version 1; README)\n"},
 	{"demo", cmd_demo, "gpuctl demo [--runs N]", "lombscargle on a built-in signal, timed",
 	 "Runs lombscargle on the built-in benchmark signal (2^20 frequencies), float64\n"
 	 "and float32: the first call in a new connection, then N warm calls (default\n"

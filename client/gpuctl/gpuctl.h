@@ -15,6 +15,7 @@
  *   transfer.c   uploads and downloads, in pieces under a progress bar
  *   progress.c   the progress bar and the elapsed-time spinner on stderr
  *   wait.c       waiting for a run (plain, or a job with a spinner)
+ *   json.c       --json output (json.h)
  *   switches.h   compile-time switches (GPUCTL_RUN_ASYNC)
  *   cmd_*.c      the commands
  */

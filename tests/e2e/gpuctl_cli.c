@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <gpud/npy.h>
+#include <jansson.h>
 
 #include "client/gpuctl/switches.h" /* GPUCTL_RUN_ASYNC: whether runs draw a spinner */
 #include "tests/e2e/e2e.h"
@@ -325,6 +326,85 @@ START_TEST(test_exit_statuses)
 		      "'%s' exited %d, expected %d: %s", r->cmd, r->code, EX_PROTOCOL, r->err);
 
 	assert_daemon_alive("the exit statuses");
+}
+END_TEST
+
+/* gpuctl CMD --json parsed; its schema and version checked. */
+static json_t *ctl_json(const char *cmd, const char *schema)
+{
+	json_error_t je;
+	ctl_result *r = sh_run(cmd);
+	assert_sh_ok(r);
+	json_t *d = json_loads(r->out, 0, &je);
+	ck_assert_msg(d != NULL, "'%s': not JSON (line %d: %s):\n%s", cmd, je.line, je.text,
+		      r->out);
+	ck_assert_str_eq(json_string_value(json_object_get(d, "schema")), schema);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "schema_version")), 1);
+	return d;
+}
+
+/* --json: status, kernels and ls as documents whose values are gpud's. */
+START_TEST(test_json)
+{
+	double x[50], y[50], f[20];
+	char h[32], cmd[256];
+	make_inputs(x, y, f);
+	upload_kept("x.npy", h);
+
+	json_t *d = ctl_json("gpuctl ls --json", "gpuctl.ls");
+	json_t *bs = json_object_get(d, "buffers");
+	ck_assert_uint_eq(json_array_size(bs), 1);
+	json_t *b = json_array_get(bs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "handle")), h);
+	ck_assert_str_eq(json_string_value(json_object_get(b, "dtype")), "float64");
+	ck_assert_uint_eq(json_array_size(json_object_get(b, "shape")), 1);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(b, "shape"), 0)), 50);
+	ck_assert_int_eq(json_integer_value(json_object_get(b, "bytes")), 400);
+	json_decref(d);
+
+	d = ctl_json("gpuctl status --json", "gpuctl.status");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "backend")), expected_backend());
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "buffers")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(d, "bytes_in_use")), 400);
+	json_t *ss = json_object_get(d, "sessions");
+	size_t mine = 0;
+	for (size_t i = 0; i < json_array_size(ss); i++)
+		mine += json_is_true(json_object_get(json_array_get(ss, i), "this_client"));
+	ck_assert_uint_eq(mine, 1);
+	ck_assert(json_is_array(json_object_get(d, "kernel_variants")));
+	json_decref(d);
+
+	d = ctl_json("gpuctl kernels --json", "gpuctl.kernels");
+	json_t *ks = json_object_get(d, "kernels"), *ls = NULL;
+	for (size_t i = 0; i < json_array_size(ks); i++)
+		if (!strcmp(json_string_value(json_object_get(json_array_get(ks, i), "name")),
+			    "lombscargle"))
+			ls = json_array_get(ks, i);
+	ck_assert_msg(ls != NULL, "no lombscargle in gpuctl kernels --json");
+	json_t *ps = json_object_get(ls, "params");
+	int found = 0;
+	for (size_t i = 0; i < json_array_size(ps); i++) {
+		json_t *p = json_array_get(ps, i);
+		const char *name = json_string_value(json_object_get(p, "name"));
+		if (!strcmp(name, "pgram")) {
+			ck_assert_str_eq(json_string_value(json_object_get(p, "role")), "out");
+			found++;
+		} else if (!strcmp(name, "x")) {
+			json_t *dts = json_object_get(p, "dtypes");
+			ck_assert_uint_eq(json_array_size(dts), 2);
+			ck_assert_str_eq(json_string_value(json_array_get(dts, 0)), "float32");
+			ck_assert_int_eq(json_integer_value(json_object_get(p, "ndim")), 1);
+			found++;
+		}
+	}
+	ck_assert_int_eq(found, 2);
+	json_decref(d);
+
+	snprintf(cmd, sizeof(cmd), "gpuctl free %s", h);
+	assert_sh_ok(sh_run(cmd));
+	d = ctl_json("gpuctl ls --json", "gpuctl.ls");
+	ck_assert_uint_eq(json_array_size(json_object_get(d, "buffers")), 0);
+	json_decref(d);
 }
 END_TEST
 
@@ -682,6 +762,7 @@ TCase *e2e_gpuctl_cli(void)
 	tcase_add_test(tc, test_usage_errors);
 	tcase_add_test(tc, test_exit_statuses);
 	tcase_add_test(tc, test_pipes);
+	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_outputs);
 	tcase_add_test(tc, test_progress_on_terminal);
