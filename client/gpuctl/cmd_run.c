@@ -16,7 +16,8 @@
  * -o is checked against the kernel's outputs (as 'kernels' lists them)
  * before anything runs, and matched to the outputs the reply names before
  * any file is written. Outputs go to files or stdout as -o says, or a
- * summary of each is printed. Everything gpuctl made in gpud goes with its
+ * summary of each is printed; --json prints the run as one document instead
+ * (schema gpuctl.run). Everything gpuctl made in gpud goes with its
  * connection; buffers passed as %HANDLE are never freed.
  */
 #include <inttypes.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "client/gpuctl/gpuctl.h"
+#include "client/gpuctl/json.h"
 #include "client/gpuctl/switches.h"
 
 #define MAX_ARGS 32
@@ -55,6 +57,8 @@ typedef struct run_job {
 	out_spec outs[MAX_ARGS];
 	int nouts;
 	gpud_arg wire[MAX_ARGS];
+	json_t *json; /* --json: the document being filled; NULL without */
+	json_t *json_outputs;
 } run_job;
 
 static void parse(run_job *j, int argc, char **argv)
@@ -66,6 +70,13 @@ static void parse(run_job *j, int argc, char **argv)
 			if (j->nouts == MAX_ARGS)
 				die_usage("run", "at most %d -o", MAX_ARGS);
 			j->outs[j->nouts++] = o;
+			continue;
+		}
+		if (!strcmp(a, "--json")) {
+			if (j->json == NULL) {
+				j->json = json_doc("gpuctl.run", 1);
+				j->json_outputs = json_array();
+			}
 			continue;
 		}
 		if (a[0] == '-' && a[1] != '\0')
@@ -122,6 +133,9 @@ static void check(run_job *j)
 				  j->outs[to_stdout].arg, j->outs[i].arg);
 		to_stdout = i;
 	}
+	if (to_stdout >= 0 && j->json)
+		die_usage("run", "-o %s and --json both write stdout: write the output to a file",
+			  j->outs[to_stdout].arg);
 	if (to_stdout >= 0)
 		check_stdout_not_tty("run");
 	for (int i = 0; i < j->nargs; i++)
@@ -273,6 +287,62 @@ static int is_array(const run_arg *ra)
 	return ra->v.kind == VAL_FILE || ra->v.kind == VAL_STDIN;
 }
 
+/*
+ * --json: one output of the run: where it went (its file, or null), and
+ * without -o its first values as the summary shows them (complex ones as
+ * [real, imaginary]).
+ */
+static void json_output(run_job *j, const char *name, const gpud_array *a, const char *file)
+{
+	json_t *shape = json_array(), *head = json_array();
+	for (int d = 0; d < a->ndim; d++)
+		json_array_append_new(shape, json_u64(a->shape[d]));
+	size_t n = a->data ? gpud_array_count(a) : 0;
+	for (size_t i = 0; !file && i < n && i < 6; i++) {
+		switch (a->dtype) {
+		case GPUD_F32:
+			json_array_append_new(head, json_real(((const float *)a->data)[i]));
+			break;
+		case GPUD_F64:
+			json_array_append_new(head, json_real(((const double *)a->data)[i]));
+			break;
+		case GPUD_I32:
+			json_array_append_new(head, json_integer(((const int32_t *)a->data)[i]));
+			break;
+		case GPUD_I64:
+			json_array_append_new(head, json_integer(((const int64_t *)a->data)[i]));
+			break;
+		case GPUD_C64: {
+			const float *z = (const float *)a->data + 2 * i;
+			json_array_append_new(head,
+					      json_pack("[f, f]", (double)z[0], (double)z[1]));
+			break;
+		}
+		case GPUD_C128: {
+			const double *z = (const double *)a->data + 2 * i;
+			json_array_append_new(head, json_pack("[f, f]", z[0], z[1]));
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	json_array_append_new(j->json_outputs,
+			      json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "name", name, "dtype",
+					gpud_dtype_name(a->dtype), "shape", shape, "bytes",
+					json_u64(a->nbytes), "file",
+					file ? json_string(file) : json_null(), "head", head));
+}
+
+/* --json: the run's times, once it is done. */
+static void json_times(run_job *j, const gpud_run_info *info)
+{
+	if (j->json) {
+		json_object_set_new(j->json, "elapsed_us", json_real(info->elapsed_us));
+		json_object_set_new(j->json, "kernel_us", json_real(info->kernel_us));
+	}
+}
+
 static void write_results(run_job *j, gpud_result *res, size_t nout, int in_lent)
 {
 	const char *names[MAX_ARGS] = {0}, *dest[MAX_ARGS];
@@ -284,8 +354,10 @@ static void write_results(run_job *j, gpud_result *res, size_t nout, int in_lent
 		snprintf(what, sizeof(what), "output '%.63s'", res[i].name);
 		if (dest[i])
 			save_array(dest[i], what, &res[i].array);
-		else if (j->nouts == 0)
+		else if (j->nouts == 0 && !j->json)
 			print_summary(res[i].name, &res[i].array);
+		if (j->json && (dest[i] || j->nouts == 0))
+			json_output(j, res[i].name, &res[i].array, dest[i]);
 		if (in_lent)
 			res[i].array.data = NULL; /* gpud's memory, not malloc'd */
 		gpud_array_free(&res[i].array);
@@ -321,6 +393,7 @@ static int run_one_trip(gpud_client *c, run_job *j)
 	trace("ran %s with its inputs and outputs in one round trip (in gpud %.1f us, kernel "
 	      "%.1f us)",
 	      j->kernel, info.elapsed_us, info.kernel_us);
+	json_times(j, &info);
 	write_results(j, res, nout, 0);
 	return 0;
 }
@@ -397,6 +470,7 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 		die_status(st, gpud_url(c), NULL, msg);
 	trace("ran %s on lent memory, outputs %s (in gpud %.1f us, kernel %.1f us)", j->kernel,
 	      in_lent ? "written into it" : "in the reply", info.elapsed_us, info.kernel_us);
+	json_times(j, &info);
 	write_results(j, res, nout, in_lent);
 	return 0;
 }
@@ -432,6 +506,7 @@ static void run_on_buffers(gpud_client *c, run_job *j)
 		die_status(st, gpud_url(c), NULL, msg);
 	trace("ran %s (in gpud %.1f us, kernel %.1f us)", j->kernel, info.elapsed_us,
 	      info.kernel_us);
+	json_times(j, &info);
 	for (size_t i = 0; i < nout; i++) {
 		int passed = 0; /* an output passed in as %HANDLE stays the caller's */
 		for (int k = 0; k < j->nargs; k++)
@@ -457,11 +532,16 @@ static void run_on_buffers(gpud_client *c, run_job *j)
 			snprintf(label, sizeof(label), "%.63s into %s", o->name,
 				 strcmp(dest[i], "-") ? dest[i] : "stdout");
 			download_to(c, o->handle, &meta, dest[i], label, what);
+			if (j->json)
+				json_output(j, o->name, &meta, dest[i]);
 		} else if (j->nouts == 0) {
 			gpud_array a;
 			if ((st = gpud_download(c, o->handle, &a)) != GPUD_OK)
 				die_call(c, st, what);
-			print_summary(o->name, &a);
+			if (j->json)
+				json_output(j, o->name, &a, NULL);
+			else
+				print_summary(o->name, &a);
 			gpud_array_free(&a);
 		}
 	}
@@ -501,5 +581,11 @@ int cmd_run(int argc, char **argv)
 	}
 	gpud_close(c);
 	trace("closed");
+	if (j.json) {
+		/* Schema gpuctl.run, version 1 (README). */
+		json_object_set_new(j.json, "kernel", json_string(j.kernel));
+		json_object_set_new(j.json, "outputs", j.json_outputs);
+		json_emit(j.json);
+	}
 	return 0;
 }

@@ -14,7 +14,7 @@
 	"gpuctl [--url URL] [--token TOKEN] [--timeout SECONDS] [-q] [-v] COMMAND ..."
 
 static const ctl_command commands[] = {
-	{"run", cmd_run, "gpuctl run KERNEL ARG=VALUE... [-o [NAME=]FILE.npy]...",
+	{"run", cmd_run, "gpuctl run KERNEL ARG=VALUE... [-o [NAME=]FILE.npy]... [--json]",
 	 "run a kernel on arrays, buffers and scalars; write its outputs",
 	 "Runs KERNEL in gpud on its arguments and writes its outputs. 'gpuctl kernels'\n"
 	 "lists every kernel's arguments, their types and defaults, and its outputs.\n"
@@ -40,6 +40,8 @@ static const ctl_command commands[] = {
 	 "  -o -              to stdout as .npy (never to a terminal); nothing else is\n"
 	 "                    written to stdout then\n"
 	 "  without -o        a line per output on stdout: name, dtype, shape, values\n"
+	 "  --json            instead, the run as one JSON document on stdout (schema\n"
+	 "                    gpuctl.run, version 1; README); not with -o -\n"
 	 "\n"
 	 "Inputs of up to 1 MiB in all travel with the run and the outputs come back in\n"
 	 "its reply: one round trip. Bigger inputs are uploaded first (over ipc:// through\n"

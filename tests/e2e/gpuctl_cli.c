@@ -8,6 +8,7 @@
  * nowhere else).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,8 @@ START_TEST(test_usage_errors)
 		{"gpuctl free", "missing HANDLE"},
 		{"gpuctl free xyz", "'xyz' is not a handle"},
 		{"gpuctl ls extra", "unexpected argument 'extra'"},
+		{"gpuctl run add x=1 --json -o -", "-o - and --json both write stdout"},
+		{"gpuctl status --jsonn", "unknown option '--jsonn'"},
 		{"gpuctl kernels --all", "unknown option '--all'"},
 		{"gpuctl status --wait soon",
 		 "--wait: expected seconds from 0 to 86400, got 'soon'"},
@@ -398,6 +401,34 @@ START_TEST(test_json)
 		}
 	}
 	ck_assert_int_eq(found, 2);
+	json_decref(d);
+
+	/* run: without -o the first values, with -o the file */
+	static const float u32_42[5] = {0x1.39d5ep-1, 0x1.dfd524p-2, 0x1.2bf50ap-4, 0x1.5d0adp-2,
+					0x1.499bb4p-7};
+	d = ctl_json("gpuctl run uniform n=5 seed=42 dtype=float32 --json", "gpuctl.run");
+	ck_assert_str_eq(json_string_value(json_object_get(d, "kernel")), "uniform");
+	ck_assert(json_real_value(json_object_get(d, "kernel_us")) >= 0);
+	json_t *outs = json_object_get(d, "outputs"), *o = json_array_get(outs, 0);
+	ck_assert_uint_eq(json_array_size(outs), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "dtype")), "float32");
+	ck_assert(json_is_null(json_object_get(o, "file")));
+	json_t *head = json_object_get(o, "head");
+	ck_assert_uint_eq(json_array_size(head), 5);
+	for (size_t i = 0; i < 5; i++)
+		ck_assert_msg(fabs(json_real_value(json_array_get(head, i)) - u32_42[i]) <=
+				      1e-9 * u32_42[i],
+			      "head[%zu] %.9g, expected %.9g", i,
+			      json_real_value(json_array_get(head, i)), (double)u32_42[i]);
+	json_decref(d);
+	d = ctl_json("gpuctl run lombscargle x=x.npy y=y.npy freqs=f.npy -o pg.npy --json",
+		     "gpuctl.run");
+	o = json_array_get(json_object_get(d, "outputs"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "pgram");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "file")), "pg.npy");
+	ck_assert_int_eq(json_integer_value(json_object_get(o, "bytes")), 20 * 8);
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "head")), 0);
+	ck_assert(exists_in_dir("pg.npy"));
 	json_decref(d);
 
 	snprintf(cmd, sizeof(cmd), "gpuctl free %s", h);
