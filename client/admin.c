@@ -252,6 +252,7 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 		gpud_session_info *o = &out->sessions[out->nsessions++];
 		o->id = g->id;
 		snprintf(o->peer, sizeof(o->peer), "%s", g->peer ? g->peer : "");
+		snprintf(o->tenant, sizeof(o->tenant), "%s", g->tenant ? g->tenant : "");
 		o->buffers = g->buffers;
 		o->bytes = g->bytes;
 		o->requests = g->requests;

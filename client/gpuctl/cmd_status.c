@@ -68,15 +68,14 @@ static void status_json(gpud_client *c, const gpud_daemon_status *st)
 				    : json_null());
 	for (int i = 0; i < st->nsessions; i++) {
 		const gpud_session_info *g = &st->sessions[i];
-		json_array_append_new(sess,
-				      json_pack("{s:i, s:s, s:o, s:o, s:o, s:i, s:o, s:o, s:b}",
-						"id", g->id, "peer", g->peer, "buffers",
-						json_u64(g->buffers), "bytes", json_u64(g->bytes),
-						"requests", json_u64(g->requests), "in_flight",
-						g->in_flight, "regions", json_u64(g->regions),
-						"region_bytes", json_u64(g->region_bytes),
-						"this_client",
-						g->id == gpud_server(c)->connection));
+		json_array_append_new(
+			sess,
+			json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:i, s:o, s:o, s:b}", "id", g->id,
+				  "peer", g->peer, "tenant", g->tenant, "buffers",
+				  json_u64(g->buffers), "bytes", json_u64(g->bytes), "requests",
+				  json_u64(g->requests), "in_flight", g->in_flight, "regions",
+				  json_u64(g->regions), "region_bytes", json_u64(g->region_bytes),
+				  "this_client", g->id == gpud_server(c)->connection));
 	}
 	json_object_set_new(doc, "sessions", sess);
 	json_object_set_new(doc, "sessions_total", json_integer(st->nsessions_total));
@@ -164,17 +163,18 @@ int cmd_status(int argc, char **argv)
 		       sp, kp, ln, st.lend_from_kept, st.lend_from_spare, st.lend_made);
 	}
 	if (st.nsessions > 0)
-		printf("sessions     %-10s %-22s %8s %10s %9s %7s %10s\n", "id", "peer", "buffers",
-		       "bytes", "requests", "regions", "mapped");
+		printf("sessions     %-10s %-22s %-16s %8s %10s %9s %7s %10s\n", "id", "peer",
+		       "tenant", "buffers", "bytes", "requests", "regions", "mapped");
 	for (int i = 0; i < st.nsessions; i++) {
 		gpud_session_info *g = &st.sessions[i];
 		char by[32], rb[32];
 		human_bytes(g->bytes, by, sizeof(by));
 		human_bytes(g->region_bytes, rb, sizeof(rb));
-		printf("             %-10u %-22s %8" PRIu64 " %10s %9" PRIu64 " %7" PRIu64
+		printf("             %-10u %-22s %-16s %8" PRIu64 " %10s %9" PRIu64 " %7" PRIu64
 		       " %10s%s\n",
-		       g->id, g->peer[0] ? g->peer : "-", g->buffers, by, g->requests, g->regions,
-		       rb, g->id == gpud_server(c)->connection ? "  (this gpuctl)" : "");
+		       g->id, g->peer[0] ? g->peer : "-", g->tenant[0] ? g->tenant : "-",
+		       g->buffers, by, g->requests, g->regions, rb,
+		       g->id == gpud_server(c)->connection ? "  (this gpuctl)" : "");
 	}
 	if (st.nsessions_total > (unsigned)st.nsessions)
 		printf("             ... and %u more\n",

@@ -156,6 +156,7 @@ typedef struct gpud_session_info {
 	uint64_t buffers, bytes, requests;
 	unsigned in_flight;
 	uint64_t regions, region_bytes; /* shared host memory mapped */
+	char tenant[64];                /* who gpud takes the connection for ("" before hello) */
 } gpud_session_info;
 
 typedef struct gpud_daemon_status {

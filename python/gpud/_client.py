@@ -679,7 +679,8 @@ class Client:
         out["server"] = ServerInfo(s.server)
         out["sessions"] = [{"id": x.id, "peer": x.peer.decode(), "buffers": x.buffers,
                             "bytes": x.bytes, "requests": x.requests, "in_flight": x.in_flight,
-                            "regions": x.regions, "region_bytes": x.region_bytes}
+                            "regions": x.regions, "region_bytes": x.region_bytes,
+                            "tenant": x.tenant.decode()}
                            for x in s.sessions[:s.nsessions]]
         return out
 

@@ -134,7 +134,7 @@ class SessionInfo(ctypes.Structure):
     """gpud_session_info."""
     _fields_ = [("id", c_uint), ("peer", ctypes.c_char * 64), ("buffers", c_u64),
                 ("bytes", c_u64), ("requests", c_u64), ("in_flight", c_uint),
-                ("regions", c_u64), ("region_bytes", c_u64)]
+                ("regions", c_u64), ("region_bytes", c_u64), ("tenant", ctypes.c_char * 64)]
 
 
 class DaemonStatus(ctypes.Structure):

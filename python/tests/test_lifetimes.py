@@ -37,6 +37,7 @@ def test_close_frees_the_connections_buffers(url, rng):
     mine = c.server.connection
     s = [x for x in watcher.status()["sessions"] if x["id"] == mine][0]
     assert s["buffers"] == 3 and s["bytes"] == 3 * 8000
+    assert s["tenant"] == c.server.tenant != ""
     c.close()
     watcher.sync()
     assert mine not in [x["id"] for x in watcher.status()["sessions"]]

@@ -355,6 +355,9 @@ START_TEST(test_json)
 	upload_kept("x.npy", h);
 
 	json_t *d = ctl_json("gpuctl ls --json", "gpuctl.ls");
+	char tenant[64];
+	snprintf(tenant, sizeof(tenant), "%s", json_string_value(json_object_get(d, "tenant")));
+	ck_assert(tenant[0] != '\0');
 	json_t *bs = json_object_get(d, "buffers");
 	ck_assert_uint_eq(json_array_size(bs), 1);
 	json_t *b = json_array_get(bs, 0);
@@ -371,8 +374,13 @@ START_TEST(test_json)
 	ck_assert_int_eq(json_integer_value(json_object_get(d, "bytes_in_use")), 400);
 	json_t *ss = json_object_get(d, "sessions");
 	size_t mine = 0;
-	for (size_t i = 0; i < json_array_size(ss); i++)
-		mine += json_is_true(json_object_get(json_array_get(ss, i), "this_client"));
+	for (size_t i = 0; i < json_array_size(ss); i++) {
+		json_t *g = json_array_get(ss, i);
+		if (!json_is_true(json_object_get(g, "this_client")))
+			continue;
+		mine++;
+		ck_assert_str_eq(json_string_value(json_object_get(g, "tenant")), tenant);
+	}
 	ck_assert_uint_eq(mine, 1);
 	ck_assert(json_is_array(json_object_get(d, "kernel_variants")));
 	json_decref(d);
