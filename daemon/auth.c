@@ -37,20 +37,28 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 		log_warn("tokens_file %s is readable by group or others (mode %03o); chmod 600",
 			 path, (unsigned)(st.st_mode & 0777));
 	while (fgets(line, sizeof(line), f)) {
-		char tenant[GPUD_TENANT_NAME + 1], token[129], extra[2];
+		char tenant[sizeof(line)], token[sizeof(line)], extra[2], why[160] = "";
 		lineno++;
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		int n = sscanf(line, "%64s %128s %1s", tenant, token, extra);
+		int n = sscanf(line, "%511s %511s %1s", tenant, token, extra);
 		if (n <= 0)
 			continue;
-		if (n != 2 || strlen(tenant) >= GPUD_TENANT_NAME || strlen(token) < 16 ||
-		    strlen(token) >= 128) {
+		if (n == 1)
+			snprintf(why, sizeof(why), "tenant '%.64s' has no token", tenant);
+		else if (n > 2)
+			snprintf(why, sizeof(why), "more than two words");
+		else if (strlen(tenant) >= GPUD_TENANT_NAME)
+			snprintf(why, sizeof(why), "the tenant name has %zu characters",
+				 strlen(tenant));
+		else if (strlen(token) < 16 || strlen(token) >= 128)
+			snprintf(why, sizeof(why), "the token has %zu characters", strlen(token));
+		if (why[0]) {
 			snprintf(err, errlen,
-				 "tokens_file %s:%d: expected 'TENANT TOKEN' (a name under %d "
-				 "characters, a token of 16 to 127)",
-				 path, lineno, GPUD_TENANT_NAME);
+				 "tokens_file %s:%d: %s; expected 'TENANT TOKEN' (a name under %d "
+				 "characters, a token of 16 to 127, no spaces in either)",
+				 path, lineno, why, GPUD_TENANT_NAME);
 			fclose(f);
 			auth_fini(a);
 			return -1;

@@ -577,7 +577,23 @@ static size_t request_cap(const gpud_config *cfg)
 	return (size_t)cfg->max_message_size + REQUEST_HEADER_ROOM + GPUD_WIRE_PREFIX;
 }
 
+static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
+
+/* Starts gpud; on failure leaves no socket file behind (nng unlinks its ipc://
+ * paths on close; the region socket's is ours). */
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
+{
+	int rv = start_steps(s, loop, cfg, err, errlen);
+	if (rv != 0) {
+		if (nng_socket_id(s->sock) > 0)
+			nng_close(s->sock);
+		if (s->regions.fd >= 0)
+			regions_stop(&s->regions);
+	}
+	return rv;
+}
+
+static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
 {
 	int rv;
 
@@ -628,6 +644,9 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 	uv_timer_init(loop, &s->stop_timer);
 	s->stop_timer.data = s;
 
+	/* Tokens first: a bad tokens_file stops gpud before it binds anything. */
+	if (auth_load(&s->auth, cfg, err, errlen) != 0)
+		return -1;
 	for (int i = 0; i < cfg->nlisten; i++) {
 		ensure_ipc_dir(cfg->listen[i]);
 		rv = nng_listener_create(&s->listeners[i], s->sock, cfg->listen[i]);
@@ -648,8 +667,6 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 		log_info("listening on %s", cfg->listen[i]);
 	}
 
-	if (auth_load(&s->auth, cfg, err, errlen) != 0)
-		return -1;
 	for (int i = 0; i < cfg->nlisten; i++)
 		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 ||
 		     strncmp(cfg->listen[i], "tls+", 4) == 0) &&

@@ -603,6 +603,43 @@ START_TEST(test_requests_in_flight_quota)
 }
 END_TEST
 
+/* A tokens_file gpud cannot use: it says which rule the line breaks, exits 1
+ * and leaves no socket file behind (the tokens are read before anything is
+ * bound). */
+START_TEST(test_bad_tokens_file_binds_nothing)
+{
+	char dir[300], tok[400], conf[400], sock[400], errf[400], text[1200], line[2400];
+	snprintf(dir, sizeof(dir), "%s/badtok-XXXXXX", base_dir);
+	ck_assert(mkdtemp(dir) != NULL);
+	snprintf(tok, sizeof(tok), "%s/tokens", dir);
+	snprintf(conf, sizeof(conf), "%s/gpud.conf", dir);
+	snprintf(sock, sizeof(sock), "%s/gpud.sock", dir);
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	write_text(tok, "alice short\n");
+	chmod(tok, 0600);
+	snprintf(text, sizeof(text), "[gpud]\ntokens_file = %s\nshm_socket = %s/shm.sock\n", tok,
+		 dir);
+	write_text(conf, text);
+	snprintf(line, sizeof(line),
+		 "'%s' --backend cpu --config '%s' --listen 'ipc://%s' --listen "
+		 "tcp://127.0.0.1:0 2>'%s'",
+		 gpud_bin, conf, sock, errf);
+	char *argv[] = {"/bin/sh", "-c", line, NULL};
+	int st = 0;
+	ck_assert(harness_run_timed(argv, NULL, &st) >= 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "gpud exited with status %d", st);
+	char log[4096];
+	ck_assert(harness_read_text(errf, log, sizeof(log)) > 0);
+	ck_assert_msg(strstr(log, "tokens_file") && strstr(log, ":1: the token has 5 characters") &&
+			      strstr(log, "a token of 16 to 127"),
+		      "gpud's error does not say what is wrong: %s", log);
+	ck_assert_msg(access(sock, F_OK) != 0 && errno == ENOENT, "%s was left behind", sock);
+	char shm[420];
+	snprintf(shm, sizeof(shm), "%s/shm.sock", dir);
+	ck_assert_msg(access(shm, F_OK) != 0, "%s was left behind", shm);
+}
+END_TEST
+
 TCase *e2e_tenants(void)
 {
 	TCase *tc = tcase_create("tenants");
@@ -616,5 +653,6 @@ TCase *e2e_tenants(void)
 	tcase_add_test(tc, test_two_uids_over_ipc);
 	tcase_add_test(tc, test_kept_buffers_and_quotas);
 	tcase_add_test(tc, test_requests_in_flight_quota);
+	tcase_add_test(tc, test_bad_tokens_file_binds_nothing);
 	return tc;
 }
