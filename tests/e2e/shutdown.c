@@ -1,7 +1,9 @@
 /*
  * tests/e2e/shutdown.c — test case "shutdown": SIGTERM lets the run in flight
- * finish and reply, then gpud exits 0 and refuses new connections.
+ * finish and reply, then gpud exits 0 and refuses new connections; and at
+ * start, a machine without the NVIDIA driver is named as one.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -165,11 +167,59 @@ START_TEST(test_sigterm_drains_inflight_run)
 }
 END_TEST
 
+/*
+ * Start-up on a machine without the NVIDIA driver (CI's): --backend auto
+ * falls back to cpu with a warning that says so, not that the driver is too
+ * old (which is how the CUDA runtime reports a missing one). Where a driver
+ * is installed there is nothing to check.
+ */
+START_TEST(test_auto_without_a_driver_says_so)
+{
+	void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (drv) {
+		dlclose(drv);
+		fprintf(stderr, "shutdown: an NVIDIA driver is installed: nothing to check\n");
+		return;
+	}
+	char dir[300], line[1200], errf[400], log[4096];
+	snprintf(dir, sizeof(dir), "%s/nodrv-XXXXXX", base_dir);
+	ck_assert(mkdtemp(dir) != NULL);
+	snprintf(errf, sizeof(errf), "%s/stderr", dir);
+	/* --backend cuda: gpud stops, saying why */
+	snprintf(line, sizeof(line), "'%s' --backend cuda --listen 'ipc://%s/gpud.sock' 2>'%s'",
+		 gpud_bin, dir, errf);
+	char *argv[] = {"/bin/sh", "-c", line, NULL};
+	int st = 0;
+	ck_assert(harness_run_timed(argv, NULL, &st) >= 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "gpud --backend cuda started");
+	ck_assert(harness_read_text(errf, log, sizeof(log)) > 0);
+	ck_assert_msg(strstr(log, "no NVIDIA driver: libcuda.so.1 cannot be loaded") &&
+			      !strstr(log, "insufficient"),
+		      "gpud does not say the driver is missing: %s", log);
+	/* --backend auto: gpud goes on with the cpu backend, saying why */
+	harness_gpud g;
+	char msg[1024];
+	memset(&g, 0, sizeof(g));
+	harness_gpud_opts o = {.bin = gpud_bin,
+			       .backend = "auto",
+			       .parent = base_dir,
+			       .prefix = "auto"};
+	ck_assert_msg(harness_gpud_start(&g, &o, msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert(harness_read_text(g.log, log, sizeof(log)) > 0);
+	ck_assert_msg(strstr(log, "backend auto: no NVIDIA driver") &&
+			      strstr(log, "trying the cpu backend") && strstr(log, "cpu backend: "),
+		      "gpud --backend auto's log: %s", log);
+	ck_assert_msg(harness_gpud_stop(&g, 30, msg, sizeof(msg)) == 0, "%s", msg);
+	harness_gpud_remove(&g);
+}
+END_TEST
+
 TCase *e2e_shutdown(void)
 {
 	TCase *tc = tcase_create("shutdown");
 	tcase_add_checked_fixture(tc, setup_default, gpud_teardown);
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_sigterm_drains_inflight_run);
+	tcase_add_test(tc, test_auto_without_a_driver_says_so);
 	return tc;
 }

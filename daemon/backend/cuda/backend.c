@@ -17,6 +17,7 @@
  * once through on_fatal and the server exits non-zero so its supervisor
  * starts a fresh gpud.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,11 +182,18 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	cudaError_t e = cudaGetDeviceCount(&count);
 
 	if (e != cudaSuccess || count == 0) {
-		if (e != cudaSuccess)
+		/* No driver at all reads as an insufficient one to the runtime: say which. */
+		void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+		if (drv == NULL)
+			snprintf(err, errlen,
+				 "no NVIDIA driver: libcuda.so.1 cannot be loaded (%s)", dlerror());
+		else if (e != cudaSuccess)
 			snprintf(err, errlen, "no usable CUDA device: cudaGetDeviceCount: %s (%s)",
 				 cudaGetErrorString(e), cudaGetErrorName(e));
 		else
 			snprintf(err, errlen, "no CUDA device found");
+		if (drv)
+			dlclose(drv);
 		return -1;
 	}
 	if (cfg->device >= count) {
