@@ -192,6 +192,21 @@ static gpud_client *one_slot(gpud_handle *h, gpud_arg *a)
 	return c;
 }
 
+/* Until gpud has n of the client's requests besides the status that asks
+ * (jobs sent one after the other may arrive in either order). */
+static unsigned want_in_flight;
+static int enough_in_flight(const gpud_daemon_status *s)
+{
+	return s->in_flight >= want_in_flight;
+}
+static void wait_in_gpud(gpud_client *c, unsigned n)
+{
+	want_in_flight = n + 1;
+	gpud_daemon_status s = wait_status(c, enough_in_flight, 60);
+	ck_assert_msg(s.in_flight >= n + 1, "gpud has %u requests in flight, expected %u",
+		      s.in_flight, n + 1);
+}
+
 /* One slot: the first run runs, the second waits; both are cancelled. */
 START_TEST(test_cancel_waiting_and_running)
 {
@@ -202,7 +217,9 @@ START_TEST(test_cancel_waiting_and_running)
 	gpud_client *c = one_slot(h, a);
 	gpud_job *first, *second;
 	LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &first));
+	wait_in_gpud(c, 1); /* the first holds the slot before the second is sent */
 	LIB_OK(c, gpud_run_async(c, "lombscargle", a, 3, NULL, NULL, &second));
+	wait_in_gpud(c, 2);
 	ck_assert_int_eq(gpud_job_wait(second, 50), GPUD_ETIMEDOUT); /* still going */
 	ck_assert(!gpud_job_done(second));
 	LIB_OK(c, gpud_job_cancel(second));
