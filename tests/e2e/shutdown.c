@@ -175,6 +175,10 @@ END_TEST
  */
 START_TEST(test_auto_without_a_driver_says_so)
 {
+#if !GPUD_HAVE_CUDA
+	fprintf(stderr, "shutdown: this gpud is built without CUDA: nothing to check\n");
+	return;
+#endif
 	void *drv = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (drv) {
 		dlclose(drv);
