@@ -16,6 +16,9 @@ if ! "$gpuctl" --url "$url" status --wait 30 >/dev/null; then
 	cat "$dir/gpud.log" >&2
 	exit 1
 fi
+# Say first why the backend is what it is (e.g. no NVIDIA driver: the cpu
+# backend): gpud logged it before it answered.
+grep -E ' (warn|error): ' "$dir/gpud.log" | sed 's/^[^ ]* /gpud: /' >&2 || true
 "$gpuctl" --url "$url" demo --runs "${DEMO_RUNS:-5}"
 # The same from Python (the package in python/, this build's libgpud-client).
 py=${PYTHON:-/usr/bin/python3}
@@ -26,8 +29,6 @@ if "$py" -c 'import numpy' 2>/dev/null; then
 else
 	echo "demo: $py has no numpy (python3-numpy): the Python part is left out" >&2
 fi
-# Say why the backend is what it is (e.g. no GPU: the cpu backend).
-grep -E ' (warn|error): ' "$dir/gpud.log" | sed 's/^[^ ]* /gpud: /' >&2 || true
 kill -TERM "$pid"
 wait "$pid"
 status=$?
