@@ -173,7 +173,7 @@ GPU_TEST := $(BUILD)/test-gpu
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
-        bench-worker-probe \
+        bench-worker-probe bench-tenant-workers \
         bench-kernels bench-lombscargle bench-python gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -341,6 +341,7 @@ TINY_CALL    := $(BUILD)/bench/tiny_call
 LS_BENCH     := $(BUILD)/bench/lombscargle
 NET_FLOOR    := $(BUILD)/bench/net_floor
 WORKER_PROBE := $(BUILD)/bench/worker_probe
+TW_BENCH     := $(BUILD)/bench/tenant_workers
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
@@ -363,6 +364,8 @@ $(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(TW_BENCH): $(BUILD)/bench/tenant_workers.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(WORKER_PROBE): $(call obj,bench/worker_probe.cu)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
@@ -370,7 +373,7 @@ $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
 	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(NET_FLOOR) \
-	      $(WORKER_PROBE)
+	      $(WORKER_PROBE) $(TW_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -387,6 +390,10 @@ bench-transfer: gpu-programs
 # What a per-tenant worker process (a second CUDA context) costs and contains.
 bench-worker-probe: gpu-programs
 	$(WORKER_PROBE)
+# Custom kernels in tenant workers against gpud's own context: a warm run's
+# cost, worker start and memory, two tenants' overlap (MPS or time-sliced).
+bench-tenant-workers: gpu-programs
+	$(TW_BENCH) $(GPUD)
 bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
 bench-custom: gpu-programs
@@ -410,7 +417,7 @@ GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
-	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) \
+	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) \
 	   $(GPU_BUNDLE)/bench/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
@@ -432,7 +439,8 @@ fuzz:
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run
 $(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(SYSLIBS)
-$(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ)
+$(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ) \
+	       $(call obj,daemon/backend/tenant_worker/msg.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 fuzz-run: $(FUZZ_BIN) $(CORPUS_BIN)
 	rm -rf $(BUILD)/corpus && mkdir -p $(BUILD)/corpus

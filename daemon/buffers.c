@@ -136,6 +136,10 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 	b->live = 1;
 	b->tenant = tn;
 	HASH_ADD(hh, t->by_handle, handle, sizeof(b->handle), b);
+	/* The address is for debugging (and the GPU suite's isolation tests):
+	 * no client learns it through the protocol. */
+	log_debug("buffer %016llx of tenant %s: %zu bytes at %p", (unsigned long long)b->handle,
+		  tn ? tn->name : "-", nbytes, b->mem);
 	if (keep && tn) {
 		b->kept = 1;
 		DL_APPEND2(tn->kept, b, sprev, snext);

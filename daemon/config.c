@@ -49,7 +49,9 @@ void config_defaults(gpud_config *c)
 	c->quota = (tenant_quota){.device_bytes = 0,
 				  .kept_buffers = 1024,
 				  .requests_in_flight = 64,
-				  .message_size = 0};
+				  .message_size = 0,
+				  .kernel_timeout_ms = 10000};
+	c->kernel_workers = 1;
 	c->socket_mode = -1;
 }
 
@@ -77,6 +79,22 @@ tenant_quota config_quota(const gpud_config *c, const char *name)
 /* A key of [quota] or [tenant NAME]. */
 static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
 {
+	if (!strcmp(key, "kernel_timeout")) {
+		char *end;
+		errno = 0;
+		double sec = strtod(value, &end);
+		if (end == value || *end || errno || !(sec >= 0) || sec > 86400) {
+			snprintf(err, errlen,
+				 "kernel_timeout = '%s': expected seconds from 0 to 86400 (0: no "
+				 "limit)",
+				 value);
+			return -1;
+		}
+		q->kernel_timeout_ms = (uint64_t)(sec * 1000 + 0.5);
+		if (sec > 0 && q->kernel_timeout_ms == 0)
+			q->kernel_timeout_ms = 1;
+		return 0;
+	}
 	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
 		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
 		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
@@ -85,7 +103,7 @@ static int quota_set(tenant_quota *q, const char *key, const char *value, char *
 	if (f == NULL) {
 		snprintf(err, errlen,
 			 "unknown quota key '%s' (device_bytes, kept_buffers, requests_in_flight, "
-			 "message_size)",
+			 "message_size, kernel_timeout)",
 			 key);
 		return -1;
 	}
@@ -261,6 +279,7 @@ static const config_option options[] = {
 	INT("run_slots", run_slots, 0, 4096),
 	INT("poll_us", poll_us, 0, 1000000),
 	INT("ring", ring, 0, 1),
+	INT("kernel_workers", kernel_workers, 0, 1),
 	INT("ring_spin_us", ring_spin_us, 0, 1000000),
 	INT("staging_buffers", staging_buffers, 2, 1024),
 	SIZE("staging_chunk", staging_chunk, 64u << 10, 1ull << 30, "4MiB", NULL),

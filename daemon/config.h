@@ -19,7 +19,8 @@ typedef struct tenant_quota {
 	uint64_t device_bytes; /* bytes of buffers, connection-owned and kept */
 	uint64_t kept_buffers; /* buffers created with keep */
 	uint64_t requests_in_flight;
-	uint64_t message_size; /* payload bytes of one request (also max_message_size) */
+	uint64_t message_size;      /* payload bytes of one request (also max_message_size) */
+	uint64_t kernel_timeout_ms; /* a custom kernel's run (config: kernel_timeout, seconds) */
 } tenant_quota;
 
 typedef struct tenant_rule {
@@ -63,6 +64,9 @@ typedef struct gpud_config {
 	/* custom kernels: registrations and compiled code kept here ("": none) */
 	char kernel_cache[512];
 	char kernel_cache_dir[600]; /* kernel_cache/cubin, derived */
+	/* custom kernels run in a process per tenant (cuda), 1; or in gpud's
+	 * own context, 0 */
+	int kernel_workers;
 	/* kernel runs in the backend at once (0: streams on cuda, 1 on cpu);
 	 * more wait, tenants served round-robin */
 	int run_slots;

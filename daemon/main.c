@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if GPUD_HAVE_CUDA
+#include "daemon/backend/cuda/tworker_main.h"
+#endif
 #include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/server.h"
@@ -62,6 +65,11 @@ int main(int argc, char **argv)
 	gpud_config cfg;
 	char err[1024];
 
+#if GPUD_HAVE_CUDA
+	/* A tenant worker (daemon/backend/cuda/tworker_main.c), started by gpud. */
+	if (argc >= 2 && strcmp(argv[1], "--tenant-worker") == 0)
+		return tworker_main(argc, argv);
+#endif
 	while ((opt = getopt_long(argc, argv, "l:b:c:d:Vh", opts, NULL)) != -1) {
 		const char *key = NULL;
 		switch (opt) {

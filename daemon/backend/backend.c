@@ -132,11 +132,18 @@ dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void 
 }
 
 dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		    const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
-		    char *err, size_t errlen)
+		    const backend_tenant *t, const int *cancel, double *kernel_us,
+		    backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	ON_LOOP("backend run");
-	return b->ops->run(b, queue, k, a, cancel, kernel_us, done, arg, err, errlen);
+	return b->ops->run(b, queue, k, a, t, cancel, kernel_us, done, arg, err, errlen);
+}
+
+void backend_prepare_tenant(gpud_backend *b, const char *tenant)
+{
+	ON_LOOP("backend prepare_tenant");
+	if (b->ops->prepare_tenant)
+		b->ops->prepare_tenant(b, tenant);
 }
 
 dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,

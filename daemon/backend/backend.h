@@ -47,6 +47,17 @@ typedef struct backend_pool_stats {
 	uint64_t in_use, cached, high_water, limit, allocs, hits;
 } backend_pool_stats;
 
+/* Who a run is for: custom kernels run in that tenant's worker (cuda). */
+typedef struct backend_tenant {
+	const char *name;
+	uint64_t kernel_timeout_ms; /* a custom kernel's run at most; 0: no limit */
+} backend_tenant;
+
+/* Tenant workers (cuda): alive now, started, runs, faults, timeouts. */
+typedef struct backend_worker_stats {
+	uint64_t workers, started, runs, faults, timeouts;
+} backend_worker_stats;
+
 typedef struct backend_staging_stats {
 	uint32_t buffers, free;
 	uint64_t chunk, bytes_staged;
@@ -104,10 +115,11 @@ typedef struct backend_ops {
 	 * backend that can stop part-way does (cpu: between chunks) and reports
 	 * ST_CANCELLED; one that cannot (cuda) runs to the end. done's
 	 * ST_INVALID is the kernel's verdict on its argument values: msg is
-	 * k->verdict_message's, which names the kernel as check's errors do. */
+	 * k->verdict_message's, which names the kernel as check's errors do.
+	 * t: the tenant it runs for (custom kernels run in its worker). */
 	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		       const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
-		       char *err, size_t errlen);
+		       const backend_tenant *t, const int *cancel, double *kernel_us,
+		       backend_done_fn done, void *arg, char *err, size_t errlen);
 	/* done once everything queued on `queue` before it has completed. */
 	dstatus (*sync)(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 			size_t errlen);
@@ -139,6 +151,11 @@ typedef struct backend_ops {
 	int (*compile_now)(gpud_backend *b, struct custom_kernel *k, const char *cache_dir,
 			   char *err, size_t errlen);
 	void (*release)(gpud_backend *b, struct custom_kernel *k);
+	/* The tenant registered a custom kernel: start what its runs need
+	 * (cuda: its worker process) now, not on its first run. NULL: nothing. */
+	void (*prepare_tenant)(gpud_backend *b, const char *tenant);
+	/* Tenant workers' counters; 0 if filled, -1 if the backend has none. */
+	int (*worker_stats)(gpud_backend *b, backend_worker_stats *out);
 } backend_ops;
 
 struct gpud_backend {
@@ -176,9 +193,10 @@ dstatus backend_upload(gpud_backend *b, uint32_t queue, void *dst, const void *s
 dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 			 unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		    const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
-		    char *err, size_t errlen);
+		    const backend_tenant *t, const int *cancel, double *kernel_us,
+		    backend_done_fn done, void *arg, char *err, size_t errlen);
 dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 		     size_t errlen);
+void backend_prepare_tenant(gpud_backend *b, const char *tenant);
 
 #endif

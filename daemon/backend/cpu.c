@@ -191,8 +191,8 @@ static void run_after(uv_work_t *w, int status)
 }
 
 static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-		       const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
-		       char *err, size_t errlen)
+		       const backend_tenant *t, const int *cancel, double *kernel_us,
+		       backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
 	if (k->cpu_items == NULL || k->cpu_run == NULL) {

@@ -70,6 +70,10 @@ void verb_register(gpud_request *r)
 		register_done(r, ST_OK, NULL);
 		return;
 	}
+	/* The tenant's worker (cuda) starts while NVRTC compiles, not on the
+	 * first run. */
+	if (!e->shared)
+		backend_prepare_tenant(r->core->backend, r->session->tenant->name);
 	st = registry_compile(g, e, register_done, r, err, sizeof(err));
 	if (st != ST_OK) {
 		r->custom = NULL;

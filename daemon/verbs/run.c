@@ -242,8 +242,11 @@ static void run_start(sched_item *it)
 {
 	gpud_request *r = (gpud_request *)((char *)it - offsetof(gpud_request, slot));
 	char err[768];
-	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &r->cancelled,
-				 &r->kernel_us, run_done, r, err, sizeof(err));
+	gpud_tenant *tn = r->tenant;
+	backend_tenant t = {.name = tn ? tn->name : "",
+			    .kernel_timeout_ms = tn ? tn->quota.kernel_timeout_ms : 0};
+	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &t,
+				 &r->cancelled, &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != ST_OK)
 		run_fail_unstarted(r, rv, err);
 }

@@ -51,8 +51,12 @@ typedef struct custom_kernel {
 	kernel_def def;
 	kernel_param kparams[KERNEL_MAX_PARAMS];
 	char doc[256];
-	/* the backend's compiled code (cuda: a cudaLibrary_t and cudaKernel_t) */
+	/* the backend's compiled code (cuda: a cudaLibrary_t and cudaKernel_t;
+	 * the cubin as a sealed memfd for tenant workers, code_len 0: none) */
 	void *lib, *fn;
+	int code_fd;
+	size_t code_len;
+	unsigned code_id;
 	double compile_ms;
 	int cached; /* loaded from the compile cache, not compiled */
 	int registers;

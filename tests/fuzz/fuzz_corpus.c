@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/backend/tenant_worker/msg.h"
+
 #include "proto/wire.h"
 
 static const char *dir;
@@ -59,6 +61,16 @@ static void add_ring(uint32_t kind, uint32_t len, Gpud__Request *req)
 		flen += nng_msg_len(m);
 		nng_msg_free(m);
 	}
+}
+
+/* The next entry is a packet of the tenant worker channel. */
+static void add_worker(const tw_msg *m)
+{
+	size_t n = tw_msg_size(m->type, m->type == TW_RUN ? m->u.run.nargs : 0);
+	if (flen)
+		memcpy(file + flen, "\xffGPW", 4), flen += 4;
+	memcpy(file + flen, m, n);
+	flen += n;
 }
 
 static void save(const char *name)
@@ -342,6 +354,37 @@ int main(int argc, char **argv)
 		add_ring(2, 0, NULL);
 		add_ring(2, 0, NULL);
 		save("ring-chunks");
+	}
+	{
+		/* tenant worker packets: each type once, a RUN of three arguments */
+		static tw_msg w;
+		flen = 0;
+		memset(&w, 0, sizeof(w));
+		w.type = TW_RUN;
+		w.id = 3;
+		w.u.run.slot = 5;
+		w.u.run.nargs = 3;
+		w.u.run.seq = 42;
+		w.u.run.grid = 132;
+		w.u.run.block = 256;
+		w.u.run.args[0] = (tw_arg){.map = 1, .value = 0};
+		w.u.run.args[1] = (tw_arg){.map = 2, .value = 64};
+		w.u.run.args[2] = (tw_arg){.map = 0, .value = 4096};
+		add_worker(&w);
+		static const uint32_t others[] = {TW_INIT,  TW_LOAD,  TW_UNLOAD, TW_MAP,
+						  TW_UNMAP, TW_READY, TW_DONE,   TW_UNMAPPED};
+		for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+			memset(&w, 0, sizeof(w));
+			w.type = others[i];
+			w.id = 1;
+			w.u.init.nevents = TW_SLOTS;
+			if (w.type == TW_LOAD) {
+				strcpy(w.u.load.entry, "scale");
+				w.u.load.code_len = 1000;
+			}
+			add_worker(&w);
+		}
+		save("tenant-worker-packets");
 	}
 
 	/* custom kernels: an elementwise one, a raw one, a broken signature, unregister */

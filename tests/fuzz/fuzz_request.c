@@ -10,7 +10,9 @@
  * so a cancel can find a run in flight); none: the whole input is one
  * message; "\xffGPR" (what follows is an entry for the connection's request
  * ring: [u32 req_kind][u32 req_len][the request area], taken the way gpud
- * takes a client's ring entries, answered into the ring). The connection
+ * takes a client's ring entries, answered into the ring); "\xffGPW" (what
+ * follows is a packet of the tenant worker channel, decoded as gpud and a
+ * worker decode each other's, daemon/backend/tenant_worker/msg.h). The connection
  * closes right after the last message goes in,
  * with whatever is still in flight (cancelled by the close), and everything
  * it made must go; LSan reports what does not. Quotas bound what one input
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/backend/tenant_worker/msg.h"
 #include "daemon/log.h"
 #include "daemon/ring.h"
 #include "daemon/server.h"
@@ -110,6 +113,22 @@ static uint32_t ring_seq;
  * reply chunk must lie within the area and the reply, and a reply that fits
  * in one chunk must be a Response that says what was wrong.
  */
+/* A tenant worker channel packet: decoded, and a decoded one re-sized. */
+static void worker_packet(const uint8_t *d, size_t n)
+{
+	static tw_msg m;
+	char err[256];
+	if (tw_msg_decode(d, n, &m, err, sizeof(err)) == 0) {
+		size_t want = tw_msg_size(m.type, m.type == TW_RUN ? m.u.run.nargs : 0);
+		if (want != n)
+			abort(); /* the decoder took a packet of the wrong size */
+		if (m.type == TW_RUN && (m.u.run.slot >= TW_SLOTS || m.u.run.nargs > TW_MAX_ARGS))
+			abort();
+	} else if (err[0] == '\0') {
+		abort(); /* a refusal must say why */
+	}
+}
+
 static void ring_write(uint32_t pipe, const uint8_t *d, size_t n)
 {
 	gpud_session *s = sessions_get(&srv.buffers, pipe, 0);
@@ -162,12 +181,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	inject(pipe, hello_msg, sizeof(hello_msg));
 	drain();
 	size_t start = 0;
-	int in_ring = 0; /* the segment from start on is a ring entry */
+	int in_ring = 0;   /* the segment from start on is a ring entry */
+	int in_worker = 0; /* ... or a tenant worker packet */
 	for (size_t i = 0; i + 4 <= size; i++) {
 		int wait = memcmp(data + i, "\xffGPM", 4) == 0;
 		int ring = memcmp(data + i, "\xffGPR", 4) == 0;
-		if (wait || ring || memcmp(data + i, "\xffGPA", 4) == 0) {
-			if (in_ring) {
+		int worker = memcmp(data + i, "\xffGPW", 4) == 0;
+		if (wait || ring || worker || memcmp(data + i, "\xffGPA", 4) == 0) {
+			if (in_worker) {
+				worker_packet(data + start, i - start);
+			} else if (in_ring) {
 				ring_write(pipe, data + start, i - start);
 			} else {
 				inject(pipe, data + start, i - start);
@@ -175,11 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					drain();
 			}
 			in_ring = ring;
+			in_worker = worker;
 			start = i + 4;
 			i += 3;
 		}
 	}
-	if (in_ring)
+	if (in_worker)
+		worker_packet(data + start, size - start);
+	else if (in_ring)
 		ring_write(pipe, data + start, size - start);
 	else
 		inject(pipe, data + start, size - start);

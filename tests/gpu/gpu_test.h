@@ -42,6 +42,10 @@ static inline void poison(gpud_dtype dt, void *p, size_t n)
 /* Uploads n poisoned elements of dt into a new buffer. */
 gpud_handle poisoned(gpud_client *c, gpud_dtype dt, uint64_t n);
 
+/* tests/gpu/isolation.c: tenant workers' tests. */
+#include <check.h>
+TCase *isolation_tcase(void);
+
 /* kernels/<folder>/gpu_test_<folder>.c: the GPU test of kernel, one of the folder's. */
 #define KERNEL_FOLDER(folder) void gpu_test_##folder(gpud_client *c, const char *kernel);
 #include "kernels/kernels.def"

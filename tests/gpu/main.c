@@ -758,13 +758,15 @@ START_TEST(custom_kernels_against_cpu)
 END_TEST
 
 /*
- * A custom kernel that faults: its client gets the CUDA error, every other
- * request after it the same, and gpud exits 1 for its supervisor to start a
- * fresh one (one context serves every tenant; README says so).
+ * With kernel_workers = 0, custom kernels run in gpud's own context: a
+ * fault there gives its client the CUDA error, every other request after it
+ * the same, and gpud exits 1 for its supervisor to start a fresh one (one
+ * context serves every tenant; README says so). tests/gpu/isolation.c has
+ * the default, tenant workers.
  */
 START_TEST(custom_kernel_fault_ends_the_context)
 {
-	start_gpud();
+	start_gpud_with("[gpud]\nkernel_workers = 0\n");
 	gpud_client *c, *other;
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	ck_assert(connect_timeout(&other) == GPUD_OK);
@@ -824,6 +826,7 @@ int main(void)
 	tcase_add_test(tc, custom_kernels_against_cpu);
 	tcase_add_test(tc, custom_kernel_fault_ends_the_context);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, isolation_tcase());
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);

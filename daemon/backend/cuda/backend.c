@@ -225,6 +225,20 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 			  .max_cached = cfg->pool_max_cached,
 			  .max_total = cfg->pool_max_total,
 			  .reserve = cfg->pool_reserve};
+	/* Tenant workers map whole driver allocations (CUDA IPC): the driver
+	 * carves allocations below 2 MiB out of shared 2 MiB pages, so a worker
+	 * given one block could reach its neighbours. With workers, every block
+	 * is 2 MiB at least: an allocation of its own. */
+	if (cfg->kernel_workers) {
+		uint64_t bytes = 1;
+		unsigned bin = 0;
+		while (bytes < (2ull << 20)) {
+			bytes *= cfg->pool_bin_growth;
+			bin++;
+		}
+		if (pc.min_bin < bin)
+			pc.min_bin = bin < pc.max_bin ? bin : pc.max_bin;
+	}
 	if (pool_create(&pc, &cb->pool, err, errlen) != 0 ||
 	    streams_open(cb, cfg, err, errlen) != 0 || staging_open(cb, cfg, err, errlen) != 0 ||
 	    verdict_open(cb, err, errlen) != 0)
@@ -233,6 +247,16 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	if (kernels_open(cb, err, errlen) != 0)
 		goto fail;
 	uint64_t t_warm = uv_hrtime();
+	if (tw_open(b, cfg, cb->tw_why, sizeof(cb->tw_why)) != 0) {
+		if (cfg->kernel_workers)
+			log_warn(
+				"custom kernels run in gpud's own context, where a tenant's kernel "
+				"can reach every tenant's buffers: tenant workers cannot be set up "
+				"(%s)",
+				cb->tw_why);
+		else
+			log_info("custom kernels run in gpud's own context (kernel_workers = off)");
+	}
 	/* Last: once the loop has these handles, the backend must be closed to free it. */
 	completion_start(b, cfg, err, errlen);
 	log_info("cuda backend: device %d %s (sm_%d%d, %d SMs, %.1f GiB), context %.0f ms, "
@@ -271,6 +295,8 @@ static void cuda_close(gpud_backend *b)
 	cuda_backend *cb = b->impl;
 	if (cb == NULL)
 		return;
+	/* Tenant workers end first: their blocks go back to the pool. */
+	tw_close(cb);
 	/* Frees handed to workers use the pool: let them finish first. */
 	while (atomic_load(&cb->frees_pending) > 0)
 		usleep(1000);
@@ -360,7 +386,7 @@ static void free_after(uv_work_t *w, int status)
  * give back to CUDA (over the top bin, or the cache is full) means cudaFree,
  * which waits for the whole device: that happens on a worker.
  */
-static void cuda_free(gpud_backend *b, void *mem)
+void cuda_free_block(gpud_backend *b, void *mem)
 {
 	cuda_backend *cb = b->impl;
 	char msg[256];
@@ -380,11 +406,20 @@ static void cuda_free(gpud_backend *b, void *mem)
 	}
 }
 
+/* A block a tenant worker maps goes back once the worker unmapped it. */
+static void cuda_free(gpud_backend *b, void *mem)
+{
+	cuda_backend *cb = b->impl;
+	if (!atomic_load(&cb->lost) && tw_free_waits(cb, mem))
+		return;
+	cuda_free_block(b, mem);
+}
+
 /* --- kernels: enqueued from the loop, completed by their end event ---------------------- */
 
 static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
-			const int *cancel, double *kernel_us, backend_done_fn done, void *arg,
-			char *err, size_t errlen)
+			const backend_tenant *t, const int *cancel, double *kernel_us,
+			backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
 	const custom_kernel *uk = k->custom;
@@ -427,14 +462,24 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 	cuda_launch_ctx lc = libs_stream_ctx(cb, sidx);
 	if (j->verdict >= 0)
 		lc.verdict = cb->verdicts_dev + j->verdict;
+	custom_plan plan;
+	int planned = uk ? custom_plan_make(cb, uk, a, &plan, err, errlen) : 0;
 	cudaError_t e = cudaEventRecord(j->ev[0], j->stream);
 	if (e != cudaSuccess)
 		rv = cuda_note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
-	else if (uk ? custom_launch(cb, uk, a, j->stream, err, errlen) < 0
+	else if (planned < 0)
+		rv = ST_INVALID;
+	else if (planned == 1) /* no elements: nothing to launch */
+		rv = ST_OK;
+	else if (uk && cb->tw)
+		rv = tw_run(b, j, uk, &plan, t, err, errlen);
+	else if (uk ? custom_launch(uk, &plan, j->stream, err, errlen) < 0
 		    : ck->launch(a, &lc, err, errlen) != 0)
 		rv = uk && cudaPeekAtLastError() == cudaSuccess
 			     ? ST_INVALID
 			     : cuda_note_error(cb, cudaGetLastError(), err);
+	if (rv != ST_OK)
+		;
 	else if ((e = cudaEventRecord(j->ev[1], j->stream)) != cudaSuccess)
 		rv = cuda_note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
 	else
@@ -533,6 +578,11 @@ static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
 	return 0;
 }
 
+static int cuda_worker_stats(gpud_backend *b, backend_worker_stats *out)
+{
+	return tw_stats(b->impl, out);
+}
+
 const backend_ops backend_cuda_ops = {
 	.name = "cuda",
 	.queue_ordered = 1, /* a stream per queue */
@@ -555,4 +605,6 @@ const backend_ops backend_cuda_ops = {
 	.compile = cuda_compile,
 	.compile_now = cuda_compile_now,
 	.release = cuda_release,
+	.prepare_tenant = tw_prepare,
+	.worker_stats = cuda_worker_stats,
 };

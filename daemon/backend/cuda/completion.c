@@ -71,6 +71,7 @@ cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_f
 	j->work.data = j;
 	j->stage_idx = -1;
 	j->verdict = -1;
+	j->tw_slot = -1;
 	return j;
 }
 
@@ -100,7 +101,10 @@ static void job_complete(cuda_job *j, dstatus status, const char *msg)
 			msg = vmsg;
 		}
 	}
-	if (j->kind == JOB_RUN && status == ST_OK) {
+	char twmsg[768];
+	if (j->tw_slot >= 0) { /* a tenant worker's run: its outcome and time */
+		tw_job_result(cb, j, &status, &msg, twmsg, sizeof(twmsg));
+	} else if (j->kind == JOB_RUN && status == ST_OK) {
 		float ms = 0;
 		/* Both events have completed: this does not wait. */
 		cudaEventElapsedTime(&ms, j->ev[0], j->ev[1]);

@@ -1,19 +1,25 @@
 /*
  * daemon/backend/cuda/custom.c — users' kernels on the GPU: compiled by
  * NVRTC (nvrtc.c) on a worker, kept in a cubin cache on disk, loaded with
- * the runtime's library API (cudaLibraryLoadData) and launched with
- * cudaLaunchKernel from the loop.
+ * the runtime's library API (cudaLibraryLoadData), and a run's launch
+ * planned (custom_plan_make: shape and argument bytes) on the loop. The plan
+ * goes to the tenant's worker process (tworkers.c), or, with kernel_workers
+ * off, is launched here with cudaLaunchKernel. The cubin is also kept as a
+ * sealed memfd (code_fd), which is how workers get it.
  *
  * Threads: compiling and loading on a worker (or at start, before gpud
  * serves); unloading on a worker after the last run; launches on the loop.
- * A custom_kernel's code fields (lib, fn) are written before the kernel is
- * added to its table and cleared after it left it.
+ * A custom_kernel's code fields (lib, fn, code_*) are written before the
+ * kernel is added to its table and cleared after it left it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +28,8 @@
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "kernels/core/cuda_check.h"
+
+static atomic_uint next_code_id = 1; /* tenant workers know code by these */
 
 static uint64_t fnv1a(const char *s, size_t n)
 {
@@ -175,6 +183,23 @@ int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache_dir, c
 	if (cudaFuncGetAttributes(&attr, (const void *)kern) == cudaSuccess)
 		k->registers = attr.numRegs;
 	cudaGetLastError();
+	/* The cubin kept for tenant workers (tworkers.c): a sealed memfd. */
+	if (k->code_len == 0) {
+		int fd = memfd_create("gpud-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd < 0 || write(fd, cubin, len) != (ssize_t)len ||
+		    fcntl(fd, F_ADD_SEALS,
+			  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+			snprintf(err, errlen, "keeping the code of %s: %s", k->name,
+				 strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			cudaLibraryUnload(lib);
+			goto out;
+		}
+		k->code_fd = fd;
+		k->code_len = len;
+		k->code_id = atomic_fetch_add(&next_code_id, 1);
+	}
 	k->lib = lib;
 	k->fn = kern;
 	k->compile_ms = (double)(uv_hrtime() - t0) / 1e6;
@@ -238,6 +263,12 @@ static void unload_after(uv_work_t *w, int status)
 void cuda_release(gpud_backend *b, custom_kernel *k)
 {
 	cuda_backend *cb = b->impl;
+	if (k->code_len) {
+		if (cb)
+			tw_release_kernel(cb, k);
+		close(k->code_fd);
+		k->code_len = 0;
+	}
 	if (k->lib == NULL || cb == NULL || atomic_load(&cb->lost))
 		return;
 	uv_work_t *w = calloc(1, sizeof(*w));
@@ -248,46 +279,47 @@ void cuda_release(gpud_backend *b, custom_kernel *k)
 	uv_queue_work(b->loop, w, unload_work, unload_after);
 }
 
-/* The kernel's arguments as cudaLaunchKernel wants them; the launch shape. */
-typedef union arg_val {
-	void *p;
-	float f;
-	double d;
-	int i;
-	long long ll;
-} arg_val;
-
-static void scalar_into(arg_val *v, gpud_dtype dt, const kernel_value *kv)
+/* An argument's bytes as the kernel reads them (little-endian, from the start). */
+static uint64_t scalar_bits(gpud_dtype dt, const kernel_value *kv)
 {
+	uint64_t v = 0;
 	switch (dt) {
-	case GPUD_F32:
-		v->f = (float)kv->s.f64;
-		break;
-	case GPUD_F64:
-		v->d = kv->s.f64;
-		break;
-	case GPUD_I32:
-		v->i = (int)kv->s.i64;
-		break;
-	default:
-		v->ll = (long long)kv->s.i64;
+	case GPUD_F32: {
+		float f = (float)kv->s.f64;
+		memcpy(&v, &f, sizeof(f));
 		break;
 	}
+	case GPUD_F64:
+		memcpy(&v, &kv->s.f64, sizeof(double));
+		break;
+	case GPUD_I32: {
+		int i = (int)kv->s.i64;
+		memcpy(&v, &i, sizeof(i));
+		break;
+	}
+	default: {
+		long long ll = (long long)kv->s.i64;
+		memcpy(&v, &ll, sizeof(ll));
+		break;
+	}
+	}
+	return v;
 }
 
-int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a,
-		  cudaStream_t stream, char *err, size_t errlen)
+static void plan_add(custom_plan *p, uint64_t v, int is_ptr)
 {
-	arg_val vals[3 * KERNEL_MAX_PARAMS + 1];
-	void *args[3 * KERNEL_MAX_PARAMS + 1];
-	int na = 0;
+	p->vals[p->nargs] = v;
+	p->is_ptr[p->nargs] = (unsigned char)is_ptr;
+	p->nargs++;
+}
+
+int custom_plan_make(cuda_backend *cb, const custom_kernel *k, const kernel_args *a, custom_plan *p,
+		     char *err, size_t errlen)
+{
 	long long grid = (long long)cb->prop.multiProcessorCount * k->blocks_per_sm,
 		  block = k->block;
 
-	if (k->fn == NULL) {
-		snprintf(err, errlen, "kernel %s is not loaded", k->name);
-		return -1;
-	}
+	p->nargs = 0;
 	if (k->kind == CUSTOM_ELEMENTWISE) {
 		long long n = -1;
 		for (int i = 0; i < k->nparams && n < 0; i++)
@@ -295,28 +327,16 @@ int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a
 				n = (long long)a->v[i].arr.count;
 		if (n <= 0)
 			return 1; /* nothing to do */
-		vals[na].ll = n;
-		args[na] = &vals[na];
-		na++;
+		plan_add(p, (uint64_t)n, 0);
 		for (int i = 0; i < k->nparams; i++) {
 			const kernel_value *v = &a->v[i];
 			if (k->params[i].role == KPARAM_OUT) {
-				vals[na].p = v->arr.data;
-				args[na] = &vals[na];
-				na++;
+				plan_add(p, (uint64_t)(uintptr_t)v->arr.data, 1);
 				continue;
 			}
-			vals[na].p = v->scalar ? NULL : v->arr.data;
-			args[na] = &vals[na];
-			na++;
-			memset(&vals[na], 0, sizeof(vals[na]));
-			if (v->scalar)
-				scalar_into(&vals[na], k->params[i].dtype, v);
-			args[na] = &vals[na];
-			na++;
-			vals[na].i = !v->scalar;
-			args[na] = &vals[na];
-			na++;
+			plan_add(p, v->scalar ? 0 : (uint64_t)(uintptr_t)v->arr.data, !v->scalar);
+			plan_add(p, v->scalar ? scalar_bits(k->params[i].dtype, v) : 0, 0);
+			plan_add(p, (uint64_t)!v->scalar, 0);
 		}
 		long long need = (n + block - 1) / block;
 		if (need < grid)
@@ -324,11 +344,9 @@ int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a
 	} else {
 		for (int i = 0; i < k->nparams; i++) {
 			if (k->params[i].role == KPARAM_SCALAR)
-				scalar_into(&vals[na], k->params[i].dtype, &a->v[i]);
+				plan_add(p, scalar_bits(k->params[i].dtype, &a->v[i]), 0);
 			else
-				vals[na].p = a->v[i].arr.data;
-			args[na] = &vals[na];
-			na++;
+				plan_add(p, (uint64_t)(uintptr_t)a->v[i].arr.data, 1);
 		}
 		if (k->blocks_per_sm == 0) {
 			grid = a->v[k->nparams].s.i64;
@@ -343,7 +361,22 @@ int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a
 			}
 		}
 	}
-	dim3 g = {(unsigned)grid, 1, 1}, bl = {(unsigned)block, 1, 1};
+	p->grid = (unsigned)grid;
+	p->block = (unsigned)block;
+	return 0;
+}
+
+int custom_launch(const custom_kernel *k, const custom_plan *p, cudaStream_t stream, char *err,
+		  size_t errlen)
+{
+	void *args[TW_MAX_ARGS];
+	if (k->fn == NULL) {
+		snprintf(err, errlen, "kernel %s is not loaded", k->name);
+		return -1;
+	}
+	for (int i = 0; i < p->nargs; i++)
+		args[i] = (void *)&p->vals[i];
+	dim3 g = {p->grid, 1, 1}, bl = {p->block, 1, 1};
 	cudaError_t e = cudaLaunchKernel(k->fn, g, bl, args, 0, stream);
 	if (e != cudaSuccess) {
 		cuda_fail(e, "cudaLaunchKernel", err, errlen);

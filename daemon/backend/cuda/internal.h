@@ -5,7 +5,9 @@
  *   completion.c  jobs and their end events: polled on the loop while young,
  *                 then watched by the waiter thread; the drain for error paths
  *   staging.c     copies: pinned, staged on the loop, staged by workers
- *   custom.c      users' kernels: NVRTC, the cubin cache, launches
+ *   custom.c      users' kernels: NVRTC, the cubin cache, launch plans
+ *   tworkers.c    tenant workers: the processes custom kernels run in
+ *   tworker_main.c  a tenant worker's program (gpud --tenant-worker)
  *   libs.c        each stream's cuBLAS handle and cuRAND generator
  *   pool.cu       the device memory pool over CUB (pool.h)
  *   nvrtc.c       NVRTC, loaded with dlopen (nvrtc.h)
@@ -32,6 +34,7 @@
 #include "daemon/backend/cuda/pool.h"
 #include "kernels/core/cuda_kernel.h"
 #include "kernels/core/list.h"
+#include "daemon/backend/tenant_worker/msg.h"
 #include "kernels/custom/custom.h"
 
 #define MAX_VARIANTS 64
@@ -106,6 +109,11 @@ typedef struct cuda_backend {
 	int stage_inflight[MAX_STAGING]; /* its DMA runs until stage_ev */
 	int nstage_free;
 
+	/* The loop's: tenant workers (tworkers.c); NULL when custom kernels run
+	 * in this context (kernel_workers off, or workers unavailable). */
+	struct tw_state *tw;
+	char tw_why[256]; /* why they run here */
+
 	/* Any thread. */
 	_Atomic uint64_t bytes_staged;
 	atomic_int frees_pending; /* frees running on workers */
@@ -134,6 +142,7 @@ struct cuda_job {
 	double *kernel_us;
 	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
 	int verdict;
+	int tw_slot; /* runs through a tenant worker: its slot (tworkers.c), or -1 */
 	const kernel_def *kdef;
 	const kernel_args *args;
 	backend_done_fn done;
@@ -154,6 +163,8 @@ dstatus cuda_note_error(cuda_backend *cb, cudaError_t e, const char *msg);
 dstatus cuda_lost_error(cuda_backend *cb, char *err, size_t errlen);
 /* On the loop, after an operation: report a lost context to the owner, once. */
 void cuda_check_fatal(gpud_backend *b);
+/* Gives a block back to the pool now (no worker maps it). */
+void cuda_free_block(gpud_backend *b, void *mem);
 /* The stream of a queue (a session): queue modulo the streams. */
 int cuda_stream_index(cuda_backend *cb, uint32_t queue);
 
@@ -200,14 +211,47 @@ void cuda_host_unregister(gpud_backend *b, void *p);
 int cuda_staging_stats(gpud_backend *b, backend_staging_stats *out);
 
 /* --- custom.c --- */
+/* A custom kernel's launch: its shape and each argument's bytes. */
+typedef struct custom_plan {
+	unsigned grid, block;
+	int nargs;
+	uint64_t vals[TW_MAX_ARGS];
+	unsigned char is_ptr[TW_MAX_ARGS]; /* vals[i] is a device address */
+} custom_plan;
 int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache_dir, char *err,
 		     size_t errlen);
 dstatus cuda_compile(gpud_backend *b, custom_kernel *k, const char *cache_dir, backend_done_fn done,
 		     void *arg, char *err, size_t errlen);
 void cuda_release(gpud_backend *b, custom_kernel *k);
-/* Enqueues k on stream: 0, 1 (nothing to do: no elements), or -1 with err. */
-int custom_launch(cuda_backend *cb, const custom_kernel *k, const kernel_args *a,
-		  cudaStream_t stream, char *err, size_t errlen);
+/* k's launch for a: 0, 1 (nothing to do: no elements), or -1 with err. */
+int custom_plan_make(cuda_backend *cb, const custom_kernel *k, const kernel_args *a, custom_plan *p,
+		     char *err, size_t errlen);
+/* Enqueues the plan on stream in this context: 0, or -1 with err. */
+int custom_launch(const custom_kernel *k, const custom_plan *p, cudaStream_t stream, char *err,
+		  size_t errlen);
+
+/* --- tworkers.c (the loop's) --- */
+/* Sets cb->tw up after the streams: 0, or -1 with why (then custom kernels
+ * run in gpud's context). */
+int tw_open(gpud_backend *b, const gpud_config *cfg, char *why, size_t whylen);
+/* Ends and reaps every worker, answers their runs, gives their blocks back. */
+void tw_close(cuda_backend *cb);
+/* Enqueues on j's stream the wait for a run of k in t's worker and sends it
+ * (j->tw_slot set). ST_OK, or a status + err (then j may still hold a slot
+ * whose word is written: finish it through the drain). */
+dstatus tw_run(gpud_backend *b, cuda_job *j, const custom_kernel *k, const custom_plan *plan,
+	       const backend_tenant *t, char *err, size_t errlen);
+/* At j's completion: the worker's outcome over status/msg (msg into buf). */
+void tw_job_result(cuda_backend *cb, cuda_job *j, dstatus *status, const char **msg, char *buf,
+		   size_t buflen);
+/* 1 if mem is mapped in a worker: its free then happens (cuda_free_block)
+ * once the worker unmapped it; 0 if it may be freed now. */
+int tw_free_waits(cuda_backend *cb, void *mem);
+/* Starts tenant's worker ahead of its first run. */
+void tw_prepare(gpud_backend *b, const char *tenant);
+/* k's code leaves every worker. */
+void tw_release_kernel(cuda_backend *cb, const custom_kernel *k);
+int tw_stats(cuda_backend *cb, backend_worker_stats *out);
 
 /* --- libs.c --- */
 /* Starts loading the libraries on a thread of their own (while the context is made). */
