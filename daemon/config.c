@@ -76,45 +76,6 @@ tenant_quota config_quota(const gpud_config *c, const char *name)
 	return c->quota;
 }
 
-/* A key of [quota] or [tenant NAME]. */
-static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
-{
-	if (!strcmp(key, "kernel_timeout")) {
-		char *end;
-		errno = 0;
-		double sec = strtod(value, &end);
-		if (end == value || *end || errno || !(sec >= 0) || sec > 86400) {
-			snprintf(err, errlen,
-				 "kernel_timeout = '%s': expected seconds from 0 to 86400 (0: no "
-				 "limit)",
-				 value);
-			return -1;
-		}
-		q->kernel_timeout_ms = (uint64_t)(sec * 1000 + 0.5);
-		if (sec > 0 && q->kernel_timeout_ms == 0)
-			q->kernel_timeout_ms = 1;
-		return 0;
-	}
-	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
-		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
-		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
-		      : !strcmp(key, "message_size")       ? &q->message_size
-							   : NULL;
-	if (f == NULL) {
-		snprintf(err, errlen,
-			 "unknown quota key '%s' (device_bytes, kept_buffers, requests_in_flight, "
-			 "message_size, kernel_timeout)",
-			 key);
-		return -1;
-	}
-	if (config_parse_size(value, f) != 0) {
-		snprintf(err, errlen, "%s = '%s': expected a number or a size (0: no limit)", key,
-			 value);
-		return -1;
-	}
-	return 0;
-}
-
 void config_shm_path(const gpud_config *c, char *out, size_t outlen)
 {
 	out[0] = '\0';
@@ -374,6 +335,42 @@ static int set_double(const config_option *o, double *field, const char *value, 
 		return -1;
 	}
 	*field = d;
+	return 0;
+}
+
+/* A key of [quota] or [tenant NAME]. */
+static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
+{
+	if (!strcmp(key, "kernel_timeout")) {
+		static const config_option o = {.name = "kernel_timeout",
+						.lo = 0,
+						.hi = 86400,
+						.what = "seconds (0: no limit)"};
+		double sec;
+		if (set_double(&o, &sec, value, err, errlen) != 0)
+			return -1;
+		q->kernel_timeout_ms = (uint64_t)(sec * 1000 + 0.5);
+		if (sec > 0 && q->kernel_timeout_ms == 0)
+			q->kernel_timeout_ms = 1;
+		return 0;
+	}
+	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
+		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
+		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
+		      : !strcmp(key, "message_size")       ? &q->message_size
+							   : NULL;
+	if (f == NULL) {
+		snprintf(err, errlen,
+			 "unknown quota key '%s' (device_bytes, kept_buffers, requests_in_flight, "
+			 "message_size, kernel_timeout)",
+			 key);
+		return -1;
+	}
+	if (config_parse_size(value, f) != 0) {
+		snprintf(err, errlen, "%s = '%s': expected a number or a size (0: no limit)", key,
+			 value);
+		return -1;
+	}
 	return 0;
 }
 

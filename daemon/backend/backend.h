@@ -53,11 +53,6 @@ typedef struct backend_tenant {
 	uint64_t kernel_timeout_ms; /* a custom kernel's run at most; 0: no limit */
 } backend_tenant;
 
-/* Tenant workers (cuda): alive now, started, runs, faults, timeouts. */
-typedef struct backend_worker_stats {
-	uint64_t workers, started, runs, faults, timeouts;
-} backend_worker_stats;
-
 typedef struct backend_staging_stats {
 	uint32_t buffers, free;
 	uint64_t chunk, bytes_staged;
@@ -154,8 +149,6 @@ typedef struct backend_ops {
 	/* The tenant registered a custom kernel: start what its runs need
 	 * (cuda: its worker process) now, not on its first run. NULL: nothing. */
 	void (*prepare_tenant)(gpud_backend *b, const char *tenant);
-	/* Tenant workers' counters; 0 if filled, -1 if the backend has none. */
-	int (*worker_stats)(gpud_backend *b, backend_worker_stats *out);
 } backend_ops;
 
 struct gpud_backend {

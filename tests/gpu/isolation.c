@@ -298,6 +298,24 @@ static void download(gpud_client *c, gpud_handle h, float *out, size_t n)
 	ck_assert_msg(gpud_download_range(c, h, 0, out, n * 4) == GPUD_OK, "%s", gpud_errmsg(c));
 }
 
+/* bob's spin kernel for a moment: his (replaced) worker runs it. */
+static void bob_spins_briefly(gpud_client *bob, gpud_handle y)
+{
+	gpud_arg a[] = {gpud_arg_buffer("y", y), gpud_arg_i64("cycles", 1000)};
+	gpud_output o;
+	size_t no;
+	ck_assert_msg(gpud_run(bob, "spin", a, 2, &o, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(bob));
+}
+
+static void finish(gpud_client *alice, gpud_client *bob, alice_loop *al)
+{
+	gpud_close(alice);
+	gpud_close(bob);
+	stop();
+	free(al);
+}
+
 /* --- the tests ---------------------------------------------------------------------------------- */
 
 /*
@@ -482,18 +500,13 @@ START_TEST(faulting_kernel_fails_only_its_run)
 	alice_stop(al, "bob's three faults");
 	/* his buffer is still his, and a good kernel of his runs */
 	reg(bob, "spin", spin_src, "y:out f32[], cycles:i64");
-	gpud_arg sa[] = {gpud_arg_buffer("y", y), gpud_arg_i64("cycles", 1000)};
-	ck_assert_msg(gpud_run(bob, "spin", sa, 2, &o, 1, &no, NULL) == GPUD_OK, "%s",
-		      gpud_errmsg(bob));
+	bob_spins_briefly(bob, y);
 	float got[32];
 	download(bob, y, got, 32);
 	for (int i = 0; i < 32; i++)
 		ck_assert_msg(got[i] == 1.0f, "y[%d] = %g after spin", i, (double)got[i]);
 	ck_assert_uint_eq(tenant_in_flight(alice, "bob"), 0); /* gpud serves, bob's runs ended */
-	gpud_close(alice);
-	gpud_close(bob);
-	stop();
-	free(al);
+	finish(alice, bob, al);
 }
 END_TEST
 
@@ -525,13 +538,8 @@ START_TEST(endless_kernel_stopped_at_kernel_timeout)
 			      strstr(gpud_errmsg(bob), "spin"),
 		      "%s", gpud_errmsg(bob));
 	ck_assert_msg(took >= 0.9, "stopped after %.2f s, before its 1 s", took);
-	gpud_arg quick[] = {gpud_arg_buffer("y", y), gpud_arg_i64("cycles", 1000)};
-	ck_assert_msg(gpud_run(bob, "spin", quick, 2, &o, 1, &no, NULL) == GPUD_OK, "%s",
-		      gpud_errmsg(bob));
-	gpud_close(alice);
-	gpud_close(bob);
-	stop();
-	free(al);
+	bob_spins_briefly(bob, y);
+	finish(alice, bob, al);
 }
 END_TEST
 
@@ -555,21 +563,14 @@ START_TEST(killed_worker_fails_only_its_run)
 	while (tenant_in_flight(alice, "bob") == 0)
 		usleep(1000);
 	ck_assert_int_eq(kill(pids[0], SIGKILL), 0);
-	gpud_output o;
-	size_t no;
 	gpud_status st = gpud_job_wait(job, -1);
 	printf("a killed worker: %s: %s\n", gpud_strerror(st), gpud_job_errmsg(job));
 	alice_stop(al, "bob's killed worker");
 	ck_assert_int_eq(st, GPUD_EBACKEND);
 	ck_assert_msg(strstr(gpud_job_errmsg(job), "signal 9"), "%s", gpud_job_errmsg(job));
 	gpud_job_free(job);
-	gpud_arg quick[] = {gpud_arg_buffer("y", y), gpud_arg_i64("cycles", 1000)};
-	ck_assert_msg(gpud_run(bob, "spin", quick, 2, &o, 1, &no, NULL) == GPUD_OK, "%s",
-		      gpud_errmsg(bob));
-	gpud_close(alice);
-	gpud_close(bob);
-	stop();
-	free(al);
+	bob_spins_briefly(bob, y);
+	finish(alice, bob, al);
 }
 END_TEST
 

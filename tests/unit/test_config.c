@@ -605,12 +605,15 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(d.device_bytes, 0);
 	ck_assert_uint_eq(d.kept_buffers, 1024);
 	ck_assert_uint_eq(d.requests_in_flight, 64);
+	ck_assert_uint_eq(d.kernel_timeout_ms, 10000);
+	ck_assert_int_eq(c.kernel_workers, 1);
 	ck_assert_int_eq(
 		config_load_string(&c,
 				   "[gpud]\ntokens_file = /etc/gpud/tokens\n"
 				   "socket_mode = 0660\nsocket_group = gpu\n"
 				   "[quota]\ndevice_bytes = 2GiB\nkept_buffers = 10\n"
-				   "[tenant alice]\ndevice_bytes = 40GiB\n"
+				   "kernel_timeout = 2.5\n"
+				   "[tenant alice]\ndevice_bytes = 40GiB\nkernel_timeout = 0\n"
 				   "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n",
 				   NAME, err, sizeof(err)),
 		0);
@@ -626,6 +629,9 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(b.message_size, 1u << 20);
 	ck_assert_uint_eq(o.device_bytes, 2ull << 30);
 	ck_assert_uint_eq(o.requests_in_flight, 64);
+	ck_assert_uint_eq(a.kernel_timeout_ms, 0); /* no limit for alice */
+	ck_assert_uint_eq(b.kernel_timeout_ms, 2500);
+	ck_assert_uint_eq(o.kernel_timeout_ms, 2500);
 	config_free(&c);
 
 	ck_assert_int_eq(config_load_string(&c,
@@ -642,6 +648,8 @@ START_TEST(test_quota_sections)
 	assert_has(err, "absolute directory");
 	expect_load_error("[quota]\ndevice_byte = 1\n", 2, err, sizeof(err));
 	assert_has(err, "unknown quota key 'device_byte'");
+	expect_load_error("[tenant x]\nkernel_timeout = -1\n", 2, err, sizeof(err));
+	assert_has(err, "kernel_timeout = '-1': expected seconds");
 	expect_load_error("[tenant x]\nkept_buffers = many\n", 2, err, sizeof(err));
 	assert_has(err, "kept_buffers = 'many'");
 	expect_load_error("[gpud]\nsocket_mode = 999\n", 2, err, sizeof(err));

@@ -478,12 +478,13 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 		rv = uk && cudaPeekAtLastError() == cudaSuccess
 			     ? ST_INVALID
 			     : cuda_note_error(cb, cudaGetLastError(), err);
-	if (rv != ST_OK)
-		;
-	else if ((e = cudaEventRecord(j->ev[1], j->stream)) != cudaSuccess)
-		rv = cuda_note_error(cb, e, (cuda_fail(e, "cudaEventRecord", err, errlen), err));
-	else
-		rv = job_enqueue_done(cb, j, err, errlen);
+	if (rv == ST_OK) {
+		if ((e = cudaEventRecord(j->ev[1], j->stream)) != cudaSuccess)
+			rv = cuda_note_error(cb, e,
+					     (cuda_fail(e, "cudaEventRecord", err, errlen), err));
+		else
+			rv = job_enqueue_done(cb, j, err, errlen);
+	}
 	/* The kernel, if launched, still reads the buffers: the job reports the
 	 * failure once its stream has drained. */
 	if (rv != ST_OK)
@@ -578,11 +579,6 @@ static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
 	return 0;
 }
 
-static int cuda_worker_stats(gpud_backend *b, backend_worker_stats *out)
-{
-	return tw_stats(b->impl, out);
-}
-
 const backend_ops backend_cuda_ops = {
 	.name = "cuda",
 	.queue_ordered = 1, /* a stream per queue */
@@ -606,5 +602,4 @@ const backend_ops backend_cuda_ops = {
 	.compile_now = cuda_compile_now,
 	.release = cuda_release,
 	.prepare_tenant = tw_prepare,
-	.worker_stats = cuda_worker_stats,
 };

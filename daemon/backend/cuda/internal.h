@@ -251,7 +251,6 @@ int tw_free_waits(cuda_backend *cb, void *mem);
 void tw_prepare(gpud_backend *b, const char *tenant);
 /* k's code leaves every worker. */
 void tw_release_kernel(cuda_backend *cb, const custom_kernel *k);
-int tw_stats(cuda_backend *cb, backend_worker_stats *out);
 
 /* --- libs.c --- */
 /* Starts loading the libraries on a thread of their own (while the context is made). */

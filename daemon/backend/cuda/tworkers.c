@@ -90,7 +90,6 @@ typedef struct tw_loaded {
 /* A run in a worker, from tw_run to its job's completion. */
 typedef struct tw_slot {
 	tworker *w; /* NULL: free */
-	int taken;
 	uint64_t seq;
 	uint64_t timeout_ms;
 	uint64_t start_ns; /* when it could start running; 0: not yet */
@@ -139,7 +138,6 @@ struct tw_state {
 	tworker *workers; /* the worker each tenant's runs go to, by tenant */
 	tworker *live;    /* every worker whose process gpud has not seen end */
 	int free_slots[TW_SLOTS], nfree_slots;
-	uint64_t started, runs, faults, timeouts;
 };
 
 static uint64_t mono_ns(void)
@@ -313,7 +311,6 @@ static void on_timeout(uv_timer_t *t)
 		 "ending its tenant worker",
 		 h->kernel, (double)h->timeout_ms / 1e3);
 	log_warn("tenant '%s': %s (pid %d)", w->tenant, why, w->proc.pid);
-	w->s->timeouts++;
 	kill_worker(w, why);
 }
 
@@ -530,8 +527,6 @@ static void on_worker_exit(uv_process_t *p, int64_t exit_status, int term_signal
 	else
 		snprintf(how, sizeof(how), "pid %d, exit status %" PRId64, p->pid, exit_status);
 	int abnormal = w->why[0] || exit_status != 0 || term_signal;
-	if (!w->why[0] && exit_status == 1)
-		s->faults++; /* a kernel's fault: the worker answered it, then ended */
 	if (abnormal)
 		log_warn("tenant worker of '%s' ended (%s)%s%s", w->tenant, how,
 			 w->why[0] ? ": " : "", w->why);
@@ -603,7 +598,6 @@ static tworker *tw_spawn(struct tw_state *s, const char *tenant, char *err, size
 	if (s->live)
 		s->live->prev = w;
 	s->live = w;
-	s->started++;
 	tw_msg m = {.type = TW_INIT};
 	m.u.init.device = ((cuda_backend *)s->b->impl)->device;
 	m.u.init.nevents = TW_SLOTS;
@@ -623,11 +617,23 @@ static tworker *tw_get(struct tw_state *s, const char *tenant, char *err, size_t
 
 /* --- open and close ---------------------------------------------------------------------------- */
 
+/* A driver API function (CUDA 12 ABI) through the runtime, or NULL with why. */
+static void *driver_fn(const char *name, char *why, size_t whylen)
+{
+	enum cudaDriverEntryPointQueryResult q;
+	void *fn = NULL;
+	cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q);
+	if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || fn == NULL) {
+		snprintf(why, whylen, "the driver has no %s (%s)", name, cudaGetErrorString(e));
+		return NULL;
+	}
+	return fn;
+}
+
 int tw_open(gpud_backend *b, const gpud_config *cfg, char *why, size_t whylen)
 {
 	cuda_backend *cb = b->impl;
 	struct tw_state *s;
-	enum cudaDriverEntryPointQueryResult q;
 	cudaError_t e;
 	cb->tw = NULL;
 	if (!cfg->kernel_workers) {
@@ -645,23 +651,10 @@ int tw_open(gpud_backend *b, const gpud_config *cfg, char *why, size_t whylen)
 		goto fail;
 	}
 	s->exe[n] = '\0';
-	void *fn = NULL;
-	if ((e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000,
-						  cudaEnableDefault, &q)) != cudaSuccess ||
-	    q != cudaDriverEntryPointSuccess || fn == NULL) {
-		snprintf(why, whylen, "the driver has no cuStreamWaitValue32 (%s)",
-			 cudaGetErrorString(e));
+	if ((s->wait_value = (wait_value_fn)driver_fn("cuStreamWaitValue32", why, whylen)) ==
+		    NULL ||
+	    (s->addr_range = (addr_range_fn)driver_fn("cuMemGetAddressRange", why, whylen)) == NULL)
 		goto fail;
-	}
-	s->wait_value = (wait_value_fn)fn;
-	if ((e = cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
-						  cudaEnableDefault, &q)) != cudaSuccess ||
-	    q != cudaDriverEntryPointSuccess || fn == NULL) {
-		snprintf(why, whylen, "the driver has no cuMemGetAddressRange (%s)",
-			 cudaGetErrorString(e));
-		goto fail;
-	}
-	s->addr_range = (addr_range_fn)fn;
 	void *dev = NULL;
 	if ((e = cudaHostAlloc((void **)&s->flags, TW_SLOTS * sizeof(uint32_t),
 			       cudaHostAllocMapped)) != cudaSuccess ||
@@ -856,7 +849,7 @@ dstatus tw_run(gpud_backend *b, cuda_job *j, const custom_kernel *k, const custo
 	tw_slot *sl = &s->slots[idx];
 	if ((uint32_t)++s->seq == 0)
 		s->seq++;
-	*sl = (tw_slot){.taken = 1, .seq = s->seq, .timeout_ms = t ? t->kernel_timeout_ms : 0};
+	*sl = (tw_slot){.seq = s->seq, .timeout_ms = t ? t->kernel_timeout_ms : 0};
 	snprintf(sl->kernel, sizeof(sl->kernel), "%s", k->name);
 	j->tw_slot = idx;
 	cudaError_t e = cudaEventRecord(s->events[idx], j->stream);
@@ -882,7 +875,6 @@ dstatus tw_run(gpud_backend *b, cuda_job *j, const custom_kernel *k, const custo
 		sl->start_ns = mono_ns();
 		arm_timer(w);
 	}
-	s->runs++;
 	send_msg(w, &m, -1);
 	return ST_OK;
 }
@@ -903,10 +895,8 @@ void tw_job_result(cuda_backend *cb, cuda_job *j, dstatus *status, const char **
 		snprintf(buf, buflen, "%s", sl->msg);
 		*msg = buf;
 	}
-	if (sl->w == NULL) { /* answered, or never sent: the slot is free again */
-		sl->taken = 0;
+	if (sl->w == NULL) /* answered, or never sent: the slot is free again */
 		s->free_slots[s->nfree_slots++] = idx;
-	}
 }
 
 int tw_free_waits(cuda_backend *cb, void *mem)
@@ -959,19 +949,4 @@ void tw_release_kernel(cuda_backend *cb, const custom_kernel *k)
 		tw_msg m = {.type = TW_UNLOAD, .id = k->code_id};
 		send_msg(w, &m, -1);
 	}
-}
-
-int tw_stats(cuda_backend *cb, backend_worker_stats *out)
-{
-	struct tw_state *s = cb->tw;
-	if (s == NULL)
-		return -1;
-	memset(out, 0, sizeof(*out));
-	for (tworker *w = s->live; w; w = w->next)
-		out->workers++;
-	out->started = s->started;
-	out->runs = s->runs;
-	out->faults = s->faults;
-	out->timeouts = s->timeouts;
-	return 0;
 }
