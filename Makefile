@@ -7,14 +7,19 @@
 #                     the scipy check, the fuzzer, the format check, the
 #                     libraries' exported symbols, the public headers (C++,
 #                     cffi), make install into a DESTDIR with programs linked
-#                     against it, and the C examples of README and headers
+#                     against it, and the C examples of README and headers,
+#                     and the systemd unit (make test-systemd)
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
 #   make install      gpud, gpuctl, the library, headers, .pc, config, systemd
-#                     unit and README under PREFIX (/usr/local); DESTDIR,
+#                     unit with its sysusers.d and tmpfiles.d files, README, man
+#                     pages and gpuctl's bash completion
+#                     under PREFIX (/usr/local); DESTDIR,
 #                     BINDIR, LIBDIR, INCLUDEDIR, SYSCONFDIR ($(PREFIX)/etc) ...
 #   make uninstall    removes what make install put there (a changed config stays)
+#   make man          the man pages (docs/man/*.scd, with scdoc) under build/man/;
+#                     part of make (and make install) whenever scdoc is found
 #   make format       clang-format every C, header and CUDA file in place
 #   make format-check the same, changing nothing; fails if a file would change
 #
@@ -42,6 +47,10 @@ PKGCONFIGDIR   ?= $(LIBDIR)/pkgconfig
 SYSCONFDIR     ?= $(PREFIX)/etc
 DOCDIR         ?= $(PREFIX)/share/doc/gpud
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR    ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR    ?= $(PREFIX)/lib/tmpfiles.d
+MANDIR         ?= $(PREFIX)/share/man
+BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 # The Python package: Debian's python3 (the one with python3-numpy; a python3
 # earlier on PATH may lack it) and the site directory it reads under PREFIX
 # (/usr/local/lib/python3.X/dist-packages for /usr/local).
@@ -90,6 +99,13 @@ JANSSON_A := $(call static,libjansson.a)
 INIH_A    := $(call static,libinih.a)
 CHECK_A   := $(call static,libcheck.a) $(call static,libsubunit.a)
 SYSLIBS   := -lm -ldl -lrt
+
+# NVTX ranges for requests (daemon/trace.c): the CUDA Toolkit's header-only
+# NVTX3, whenever its headers are there (CUDA=0 builds too); without them
+# trace.c does nothing and the e2e case "trace" says it was left out.
+NVTX_H        := $(wildcard $(CUDA_HOME)/include/nvtx3/nvToolsExt.h)
+NVTX_CPPFLAGS := $(if $(NVTX_H),-DGPUD_HAVE_NVTX=1 -isystem $(CUDA_HOME)/include)
+NVTX_RECORD   := $(if $(NVTX_H),$(BUILD)/tests/libnvtx-record.so)
 
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -169,7 +185,7 @@ E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
-        test-headers test-install test-examples test-python \
+        test-headers test-install test-examples test-python test-systemd \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
@@ -239,20 +255,49 @@ $(SERVICE): systemd/gpud.service.in $(BUILD)/install-paths
 	  -e 's|@DOCDIR@|$(DOCDIR)|g' $< > $@
 
 $(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
 $(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
 
+# --- man pages -------------------------------------------------------------
+# docs/man/NAME.N.scd -> $(BUILD)/man/NAME.N with scdoc (Debian's scdoc),
+# part of all whenever scdoc is found; make man and make test need it.
+SCDOC     ?= $(shell command -v scdoc 2>/dev/null)
+MAN_SRC   := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(MAN_SRC))
+# Where make install puts a page: MANDIR/manN/NAME.N.
+man_dest   = $(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(1)))/$(notdir $(1))
+.PHONY: man test-man test-completion
+all: $(if $(SCDOC),$(MAN_PAGES))
+man: $(MAN_PAGES)
+$(BUILD)/man/%: docs/man/%.scd
+	@test -n "$(SCDOC)" || { echo "make: scdoc not found: the man pages need it" \
+	  "(apt-get install scdoc, or make deps)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(SCDOC) < $< > $@.tmp && mv $@.tmp $@
+
 # --- tests ------------------------------------------------------------------
 $(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(CUDA_LIBS) $(SYSLIBS)
-$(E2E): $(call obj,$(E2E_SRC)) $(LIB_A)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
+$(E2E): $(call obj,$(E2E_SRC)) $(LIB_A) | $(NVTX_RECORD)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
+# The NVTX recorder the e2e case "trace" starts gpud with (NVTX_INJECTION64_PATH):
+# it writes every range gpud starts and ends to $GPUD_NVTX_RECORD.
+ifneq ($(NVTX_H),)
+$(NVTX_RECORD): tests/nvtx/inject.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(NVTX_CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS)
+$(BUILD)/daemon/trace.o: CPPFLAGS += $(NVTX_CPPFLAGS)
+$(BUILD)/tests/e2e/trace.o: CPPFLAGS += -DGPUD_HAVE_NVTX=1
+endif
 
 test-unit: $(UNIT)
 	$(UNIT)
+# promtool (Debian's prometheus) checks the /metrics page in the e2e case "metrics".
+PROMTOOL ?= $(shell command -v promtool 2>/dev/null)
 test-e2e: $(E2E) $(GPUD) $(GPUCTL)
-	GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(E2E)
+	@test -n "$(PROMTOOL)" || { echo "test-e2e: promtool not found (Debian's prometheus package: make deps)"; exit 1; }
+	PROMTOOL=$(PROMTOOL) GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(E2E)
 test-scipy: $(GPUD) $(GPUCTL)
 	tests/scipy_check.sh $(GPUD) $(GPUCTL)
 # The same suites under AddressSanitizer + UBSan, in a build directory of their own.
@@ -314,12 +359,29 @@ test-headers: $(LIB_SO)
 	tests/headers_check.sh $(LIB_SO) $(VERSION)
 # make install / uninstall into a temporary DESTDIR, pkg-config, a program
 # linked dynamically and statically against the install and run against its gpud.
-test-install: all
+test-install: all man
 	+MAKE="$(MAKE)" PYTHON=$(PYTHON) tests/install_check.sh $(VERSION) $(ABI)
+# The systemd unit as systemd reads it, offline (no systemd as PID 1 needed):
+# systemd-analyze verify and security (failing above SYSTEMD_EXPOSURE, in
+# tenths: the score measured when the unit was hardened), sysusers.d and
+# tmpfiles.d into a temporary root, and the e2e suite's gpuds (cpu backend)
+# under strace, checked against the unit (scripts/hardening-check.sh ci).
+SYSTEMD_EXPOSURE ?= 17
+test-systemd: $(GPUD) $(GPUCTL) $(E2E)
+	tests/systemd_check.sh $(BUILD) $(SYSTEMD_EXPOSURE)
 # Every C example in README.md and in the public headers' comments, compiled
 # and run against a gpud on the cpu backend.
 test-examples: $(GPUD) $(GPUCTL) $(LIB_SO)
 	tests/examples_check.sh $(GPUD) $(GPUCTL) $(BUILD)
+# The man pages: each renders without a warning (groff, man), and says what
+# the code has (gpud's options, every gpud.conf key, gpuctl's commands and
+# switches, every function of the headers, every environment variable read).
+test-man: man $(GPUCTL) $(LIB_SO)
+	tests/man_check.sh $(BUILD) $(GPUCTL)
+# gpuctl's bash completion, called as bash calls it, against a gpud on the
+# cpu backend (kernel names, arguments, handles) and against none.
+test-completion: $(GPUD) $(GPUCTL)
+	tests/completion_check.sh $(GPUD) $(GPUCTL)
 # The Python package's suite (python/tests, pytest) against a gpud of this
 # build on a temporary socket; GPUD_BACKEND=cuda runs it on the GPU.
 PYTEST_ENV = GPUD_LIB=$(abspath $(BUILD)/$(SONAME)) GPUD_BIN=$(abspath $(GPUD)) \
@@ -327,7 +389,8 @@ PYTEST_ENV = GPUD_LIB=$(abspath $(BUILD)/$(SONAME)) GPUD_BIN=$(abspath $(GPUD)) 
 test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
 	cd python && $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
-      test-python test-install test-examples test-asan test-tsan test-valgrind fuzz
+      test-python test-install test-examples test-asan test-tsan test-valgrind fuzz \
+      test-man test-completion test-systemd
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle
@@ -411,7 +474,9 @@ bench-lombscargle: gpu-programs
 	LS_SAMPLES=10000 LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
 # The GPU programs with the libraries libgpud-client.so needs (nng, protobuf-c,
 # mbedtls), for a GPU machine without those packages, where
-# scripts/gpu-check.sh BUNDLE runs the suite, the scipy check and the benches:
+# scripts/gpu-check.sh BUNDLE runs the suite, the scipy check and the benches,
+# and scripts/hardening-check.sh trace BUNDLE OUT the unit's check (with the
+# strace bundled here):
 #   make BUILD=.devcarry/build CUDA_ARCHS=90 gpu-bundle
 GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
@@ -421,6 +486,8 @@ gpu-bundle: gpu-programs
 	   $(GPU_BUNDLE)/bench/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
+	$(if $(NVTX_RECORD),mkdir -p $(GPU_BUNDLE)/tests && cp $(NVTX_RECORD) $(GPU_BUNDLE)/tests/)
+	if command -v strace >/dev/null; then scripts/hardening-check.sh bundle-strace $(GPU_BUNDLE)/strace; fi
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and
 # Numba in fresh processes, and a warm client.run against the same call from C.
 bench-python: gpu-programs
@@ -438,7 +505,7 @@ fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run
 $(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(SYSLIBS)
 $(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ) \
 	       $(call obj,daemon/backend/tenant_worker/msg.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
@@ -465,8 +532,10 @@ INSTALLED := $(addprefix $(DESTDIR)$(BINDIR)/,gpud gpuctl) \
                                                libgpud-client.so) \
              $(DESTDIR)$(PKGCONFIGDIR)/gpud-client.pc \
              $(addprefix $(DESTDIR)$(INCLUDEDIR)/gpud/,$(notdir $(HEADERS))) \
-             $(DESTDIR)$(SYSTEMDUNITDIR)/gpud.service $(DESTDIR)$(DOCDIR)/README.md \
-             $(addprefix $(DESTDIR)$(PYTHONDIR)/gpud/,$(notdir $(PY_SRC)) _install.py)
+             $(DESTDIR)$(SYSTEMDUNITDIR)/gpud.service $(DESTDIR)$(SYSUSERSDIR)/gpud.conf \
+             $(DESTDIR)$(TMPFILESDIR)/gpud.conf $(DESTDIR)$(DOCDIR)/README.md \
+             $(addprefix $(DESTDIR)$(PYTHONDIR)/gpud/,$(notdir $(PY_SRC)) _install.py) \
+             $(foreach p,$(MAN_PAGES),$(call man_dest,$(p))) $(DESTDIR)$(BASHCOMPDIR)/gpuctl
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	  $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(SYSTEMDUNITDIR) \
@@ -479,7 +548,13 @@ install: all
 	install -m 644 $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/gpud/
 	install -m 644 $(SERVICE) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -D -m 644 systemd/gpud.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpud.conf
+	install -D -m 644 systemd/gpud.tmpfiles $(DESTDIR)$(TMPFILESDIR)/gpud.conf
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 client/gpuctl/completion.bash $(DESTDIR)$(BASHCOMPDIR)/gpuctl
+	$(if $(SCDOC),$(foreach p,$(MAN_PAGES),install -D -m 644 $(p) $(call man_dest,$(p)) && ) true, \
+	  @echo "install: scdoc not found, so no man pages (apt-get install scdoc)")
 	test -e $(CONF) || install -m 644 config/gpud.conf $(CONF)
 	install -d $(DESTDIR)$(PYTHONDIR)/gpud
 	install -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/gpud/

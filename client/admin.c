@@ -14,15 +14,32 @@ void gpud_set_keep(gpud_client *c, int keep)
 	__atomic_store_n(&c->keep, keep != 0, __ATOMIC_RELAXED);
 }
 
-static gpud_status list_once(gpud_client *c, gpud_buffer_info **out, size_t *n)
+static void buffer_info_from(gpud_buffer_info *v, const Gpud__BufferInfo *b)
+{
+	v->handle = b->handle;
+	v->dtype = (gpud_dtype)b->dtype;
+	v->ndim = b->n_shape <= GPUD_MAX_DIMS ? (int)b->n_shape : 0;
+	if (v->ndim)
+		memcpy(v->shape, b->shape, (size_t)v->ndim * sizeof(uint64_t));
+	v->nbytes = gpud_shape_bytes(v->shape, v->ndim, gpud_dtype_size(v->dtype));
+	v->kept = b->kept;
+}
+
+/* The list request: the reply's buffers, each in one of out_own or out_all. */
+static gpud_status list_once(gpud_client *c, int all, gpud_buffer_info **out_own,
+			     gpud_tenant_buffer **out_all, size_t *n)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__ListRequest l = GPUD__LIST_REQUEST__INIT;
 	Gpud__Response *r;
 	gpud_status st;
 
-	*out = NULL;
+	if (out_own)
+		*out_own = NULL;
+	if (out_all)
+		*out_all = NULL;
 	*n = 0;
+	l.all_tenants = all;
 	req.body_case = GPUD__REQUEST__BODY_LIST;
 	req.list = &l;
 	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -30,23 +47,27 @@ static gpud_status list_once(gpud_client *c, gpud_buffer_info **out, size_t *n)
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_LIST, "list")) != GPUD_OK)
 		return st;
 	size_t k = r->list->n_buffers;
-	gpud_buffer_info *v = calloc(k ? k : 1, sizeof(*v));
-	if (v == NULL) {
+	gpud_buffer_info *v = out_own ? calloc(k ? k : 1, sizeof(*v)) : NULL;
+	gpud_tenant_buffer *t = out_all ? calloc(k ? k : 1, sizeof(*t)) : NULL;
+	if (v == NULL && t == NULL) {
 		gpud__response__free_unpacked(r, NULL);
 		return client_seterr(c, GPUD_ENOMEM, "list: out of memory");
 	}
 	for (size_t i = 0; i < k; i++) {
-		Gpud__BufferInfo *b = r->list->buffers[i];
-		v[i].handle = b->handle;
-		v[i].dtype = (gpud_dtype)b->dtype;
-		v[i].ndim = b->n_shape <= GPUD_MAX_DIMS ? (int)b->n_shape : 0;
-		if (v[i].ndim)
-			memcpy(v[i].shape, b->shape, (size_t)v[i].ndim * sizeof(uint64_t));
-		v[i].nbytes = gpud_shape_bytes(v[i].shape, v[i].ndim, gpud_dtype_size(v[i].dtype));
-		v[i].kept = b->kept;
+		const Gpud__BufferInfo *b = r->list->buffers[i];
+		if (v) {
+			buffer_info_from(&v[i], b);
+		} else {
+			buffer_info_from(&t[i].info, b);
+			snprintf(t[i].tenant, sizeof(t[i].tenant), "%s",
+				 b->tenant ? b->tenant : "");
+		}
 	}
 	gpud__response__free_unpacked(r, NULL);
-	*out = v;
+	if (out_own)
+		*out_own = v;
+	else
+		*out_all = t;
 	*n = k;
 	return GPUD_OK;
 }
@@ -291,7 +312,12 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 
 gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n)
 {
-	CLIENT_RETRY(c, list_once(c, out, n));
+	CLIENT_RETRY(c, list_once(c, 0, out, NULL, n));
+}
+
+gpud_status gpud_list_all(gpud_client *c, gpud_tenant_buffer **out, size_t *n)
+{
+	CLIENT_RETRY(c, list_once(c, 1, NULL, out, n));
 }
 
 gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)

@@ -193,7 +193,7 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	return gpud_connect_opts(&o, out);
 }
 
-gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
+static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int hello)
 {
 	static const gpud_options none;
 	gpud_client *c = calloc(1, sizeof(*c));
@@ -259,7 +259,21 @@ gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
 				     "the one you mean)",
 				     url, nng_strerror(rv));
 	}
+	if (!hello) {
+		c->no_hello = 1;
+		return GPUD_OK;
+	}
 	return client_session(c, &gen);
+}
+
+gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
+{
+	return connect_opts(opts, out, 1);
+}
+
+gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_client **out)
+{
+	return connect_opts(opts, out, 0);
 }
 
 void gpud_close(gpud_client *c)

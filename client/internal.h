@@ -117,6 +117,7 @@ struct gpud_client {
 	uint64_t gen;          /* sessions so far: 1 after connect */
 	int lost;              /* the session's pipe went away */
 	int helloing;          /* a thread is saying hello */
+	int no_hello;          /* gpud_connect_for_status: never says hello (set at connect) */
 	uint32_t session_pipe; /* the pipe hello answered on */
 	gpud_server_info info;
 	char shm_path[108]; /* "" when gpud offers no regions on this connection */

@@ -153,6 +153,10 @@ gpud_status client_session(gpud_client *c, uint64_t *gen)
 {
 	gpud_status st = GPUD_OK;
 
+	if (c->no_hello) { /* status only: served before hello */
+		*gen = 0;
+		return GPUD_OK;
+	}
 	pthread_mutex_lock(&c->mu);
 	while (c->helloing)
 		pthread_cond_wait(&c->cv, &c->mu);

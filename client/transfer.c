@@ -32,7 +32,8 @@ static gpud_status alloc_reply(gpud_client *c, Gpud__Response *r, gpud_handle *o
 
 static gpud_status upload_once(gpud_client *c, gpud_handle h, uint64_t offset, const void *data,
 			       size_t len);
-static gpud_status free_once(gpud_client *c, const gpud_handle *handles, size_t n);
+static gpud_status free_once(gpud_client *c, const char *tenant, const gpud_handle *handles,
+			     size_t n);
 
 static gpud_status alloc_once(gpud_client *c, gpud_dtype dtype, int ndim, const uint64_t *shape,
 			      const void *data, gpud_handle *out)
@@ -82,7 +83,7 @@ static gpud_status alloc_once(gpud_client *c, gpud_dtype dtype, int ndim, const 
 	if (data != NULL && !inline_data && (st = upload_once(c, h, 0, data, nbytes)) != GPUD_OK) {
 		char msg[2048];
 		snprintf(msg, sizeof(msg), "%s", client_msg(c));
-		free_once(c, &h, 1); /* keep the upload's error, not the free's */
+		free_once(c, NULL, &h, 1); /* keep the upload's error, not the free's */
 		client_seterr(c, st, "%s", msg);
 		return st;
 	}
@@ -828,7 +829,8 @@ gpud_status gpud_sync(gpud_client *c)
 	CLIENT_RETRY(c, sync_once(c));
 }
 
-static gpud_status free_once(gpud_client *c, const gpud_handle *handles, size_t n)
+static gpud_status free_once(gpud_client *c, const char *tenant, const gpud_handle *handles,
+			     size_t n)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__FreeRequest f = GPUD__FREE_REQUEST__INIT;
@@ -839,6 +841,7 @@ static gpud_status free_once(gpud_client *c, const gpud_handle *handles, size_t 
 		return GPUD_OK;
 	f.n_handles = n;
 	f.handles = (uint64_t *)handles;
+	f.tenant = (char *)(tenant ? tenant : "");
 	req.body_case = GPUD__REQUEST__BODY_FREE;
 	req.free = &f;
 	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -849,5 +852,13 @@ static gpud_status free_once(gpud_client *c, const gpud_handle *handles, size_t 
 
 gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_t n)
 {
-	CLIENT_RETRY(c, free_once(c, handles, n));
+	CLIENT_RETRY(c, free_once(c, NULL, handles, n));
+}
+
+gpud_status gpud_free_tenant(gpud_client *c, const char *tenant, const gpud_handle *handles,
+			     size_t n)
+{
+	if (tenant == NULL || tenant[0] == '\0')
+		return client_seterr(c, GPUD_EARG, "gpud_free_tenant: tenant is empty");
+	CLIENT_RETRY(c, free_once(c, tenant, handles, n));
 }

@@ -87,6 +87,7 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 			 "in use",
 			 tn->name, nbytes, (unsigned long long)tn->bytes,
 			 (unsigned long long)tn->quota.device_bytes);
+		tn->metrics.quota_refused[QUOTA_DEVICE_BYTES]++;
 		return ST_QUOTA;
 	}
 	if (keep && tn && tn->quota.kept_buffers && tn->nkept >= tn->quota.kept_buffers) {
@@ -94,6 +95,7 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 			 "over the kept_buffers quota of tenant %s: it keeps %llu of %llu buffers",
 			 tn->name, (unsigned long long)tn->nkept,
 			 (unsigned long long)tn->quota.kept_buffers);
+		tn->metrics.quota_refused[QUOTA_KEPT_BUFFERS]++;
 		return ST_QUOTA;
 	}
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
@@ -162,6 +164,13 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 	return ST_OK;
 }
 
+gpud_tenant *tenants_find(buffer_table *t, const char *name)
+{
+	gpud_tenant *tn;
+	HASH_FIND_STR(t->tenants, name, tn);
+	return tn;
+}
+
 gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q)
 {
 	gpud_tenant *tn;
@@ -172,6 +181,7 @@ gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *
 		return NULL;
 	snprintf(tn->name, sizeof(tn->name), "%s", name);
 	tn->quota = *q;
+	tn->metrics.ordinal = HASH_COUNT(t->tenants); /* tenants are never removed */
 	HASH_ADD_STR(t->tenants, name, tn);
 	return tn;
 }

@@ -24,6 +24,7 @@
 #include <gpud/types.h>
 
 #include "daemon/backend/backend.h"
+#include "daemon/metrics.h"
 #include "daemon/sched.h"
 #include "daemon/status.h"
 
@@ -65,6 +66,7 @@ struct gpud_tenant {
 	gpud_buffer *kept;            /* its kept buffers */
 	sched_queue runs;             /* runs waiting for a slot (daemon/sched.h) */
 	struct custom_entry *customs; /* its registered kernels (daemon/registry.h) */
+	tenant_metrics metrics;       /* its counters (daemon/metrics.h) */
 	UT_hash_handle hh;
 };
 
@@ -152,6 +154,8 @@ gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h);
 int buffers_stale(const buffer_table *t, gpud_handle h);
 /* The tenant called name, created with quota q if new; NULL if out of memory. */
 gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q);
+/* The tenant called name if gpud has seen it, else NULL. */
+gpud_tenant *tenants_find(buffer_table *t, const char *name);
 /* Takes the buffer out of the table; memory goes when the last ref drops. */
 void buffers_release(buffer_table *t, gpud_buffer *b);
 

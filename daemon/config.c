@@ -24,11 +24,13 @@ void config_defaults(gpud_config *c)
 	snprintf(c->backend, sizeof(c->backend), "auto");
 	c->device = 0;
 	c->log_level = LOG_INFO;
+	c->log_format = LOG_FORMAT_TEXT;
 	c->max_message_size = 256ull << 20;
 	c->contexts = 64;
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	c->cpu_threads = n > 0 ? (int)n : 4;
 	c->shutdown_timeout = 30.0;
+	c->metrics_tenants = 64;
 	c->streams = 16;
 	c->pool_bin_growth = 2;
 	c->pool_min_bin = 9;  /* 512 B */
@@ -221,6 +223,8 @@ typedef struct config_option {
 	}
 
 static const char *const backends[] = {"auto", "cpu", "cuda", NULL};
+/* In enum log_format's order (daemon/log.h). */
+static const char *const log_formats[] = {"text", "json", NULL};
 
 static void derive_kernel_cache_dir(gpud_config *c)
 {
@@ -232,6 +236,11 @@ static const config_option options[] = {
 	{.name = "listen", .type = OPT_LISTEN},
 	{.name = "backend", .type = OPT_CHOICE, FIELD(backend), .choices = backends},
 	{.name = "log_level", .type = OPT_LOG, FIELD(log_level)},
+	/* size 0: the choice's index into the int */
+	{.name = "log_format",
+	 .type = OPT_CHOICE,
+	 .offset = offsetof(gpud_config, log_format),
+	 .choices = log_formats},
 	INT("device", device, 0, 1024),
 	SIZE("max_message_size", max_message_size, 4096, 4ull << 30, "256MiB", NULL),
 	INT("contexts", contexts, 1, 4096),
@@ -257,6 +266,8 @@ static const config_option options[] = {
 	SIZE("lend_keep", lend_keep, 0, 0, "1GiB", " (0 for none)"),
 	INT("lend_keep_s", lend_keep_s, 0, 86400),
 	STRING("admin_tenants", admin_tenants, "list of tenant names", 0),
+	STRING("metrics_listen", metrics_listen, "HOST:PORT", 0),
+	INT("metrics_tenants", metrics_tenants, 1, 100000),
 	{.name = "kernel_cache",
 	 .type = OPT_STRING,
 	 FIELD(kernel_cache),

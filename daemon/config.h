@@ -34,6 +34,7 @@ typedef struct gpud_config {
 	char backend[8];           /* "auto", "cpu" or "cuda" */
 	int device;                /* CUDA device ordinal */
 	int log_level;             /* enum log_level */
+	int log_format;            /* enum log_format: text or json lines */
 	uint64_t max_message_size; /* largest request gpud reads, bytes */
 	int contexts;              /* nng contexts: requests handled at once */
 	int cpu_threads;           /* libuv work-queue threads (cpu: kernels; cuda: >= 4) */
@@ -59,8 +60,13 @@ typedef struct gpud_config {
 	 * and the microseconds the loop polls a ring after its last use */
 	int ring;
 	int ring_spin_us;
-	/* tenants that may register kernels shared with every tenant */
+	/* tenants that may register kernels shared with every tenant, and see
+	 * and free every tenant's kept buffers */
 	char admin_tenants[512];
+	/* the metrics and health endpoint (daemon/observe.h): "HOST:PORT", ""
+	 * for none; and how many tenants get a label of their own there */
+	char metrics_listen[128];
+	int metrics_tenants;
 	/* custom kernels: registrations and compiled code kept here ("": none) */
 	char kernel_cache[512];
 	char kernel_cache_dir[600]; /* kernel_cache/cubin, derived */

@@ -198,8 +198,9 @@ static void on_sweep(uv_timer_t *h)
 			continue;
 		DL_DELETE(lp->kept, lm);
 		lp->st.kept_bytes -= lm->size;
-		log_debug("lent memory: %zu bytes of tenant %s unused for %.0f s, released",
-			  lm->size, lm->tenant->name, (double)lp->keep_ns / 1e9);
+		log_conn(LOG_DEBUG, 0, lm->tenant->name,
+			 "lent memory: %zu bytes of tenant %s unused for %.0f s, released",
+			 lm->size, lm->tenant->name, (double)lp->keep_ns / 1e9);
 		free_later(lp, lm);
 	}
 }

@@ -15,7 +15,9 @@
 #endif
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/notify.h"
 #include "daemon/server.h"
+#include "daemon/trace.h"
 #include "proto/wire.h"
 
 static void usage(FILE *f)
@@ -143,6 +145,7 @@ int main(int argc, char **argv)
 		}
 	}
 	log_set_level((enum log_level)cfg.log_level);
+	log_set_format((enum log_format)cfg.log_format);
 	/*
 	 * Request and reply messages are megabytes each. Keep them on the heap
 	 * (up to glibc's 32 MiB cap) and keep freed heap, so a warm daemon reuses
@@ -155,12 +158,23 @@ int main(int argc, char **argv)
 	uv_loop_t *loop = uv_default_loop();
 	gpud_server srv;
 	log_info("gpud %s starting (protocol %u)", GPUD_VERSION, GPUD_PROTOCOL_VERSION);
+	notify_init(); /* systemd's Type=notify: daemon/notify.h */
+	trace_init();  /* an NVTX tool, if one is attached, loads now (daemon/trace.h) */
 	if (server_start(&srv, loop, &cfg, err, sizeof(err)) != 0) {
 		log_error("%s", err);
+		notify_status("failed to start: %s", err);
 		return 1;
 	}
 	log_info("ready: backend %s, %d contexts, max message %llu bytes", srv.backend.ops->name,
 		 cfg.contexts, (unsigned long long)cfg.max_message_size);
+	/* Ready means serving: the backend is warm and every listener is bound;
+	 * what arrives meanwhile waits for the loop, which runs next. */
+	char urls[1024] = "";
+	for (int i = 0; i < cfg.nlisten; i++)
+		snprintf(urls + strlen(urls), sizeof(urls) - strlen(urls), "%s%s", i ? ", " : "",
+			 cfg.listen[i]);
+	notify_ready("serving on %s, backend %s", urls, srv.backend.ops->name);
+	notify_watchdog_start(loop);
 	uv_run(loop, UV_RUN_DEFAULT);
 	int rc = srv.exit_code;
 	uv_loop_close(loop);

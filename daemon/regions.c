@@ -102,8 +102,8 @@ void regions_release(region_server *rs, host_region *r)
 void regions_session_closed(region_server *rs, gpud_session *s)
 {
 	if (s->nregions)
-		log_debug("connection %u closed: unmapping %" PRIu64 " host regions", s->pipe_id,
-			  s->nregions);
+		log_conn(LOG_DEBUG, s->pipe_id, s->tenant ? s->tenant->name : NULL,
+			 "connection closed: unmapping %" PRIu64 " host regions", s->nregions);
 	while (s->regions)
 		regions_release(rs, s->regions);
 }
@@ -209,7 +209,7 @@ static void conn_reply(shm_conn *c, dstatus status, uint64_t region, int pinned,
 		va_start(ap, fmt);
 		vsnprintf(rep.message, sizeof(rep.message), fmt, ap);
 		va_end(ap);
-		log_info("region socket: refused: %s", rep.message);
+		log_conn(LOG_INFO, c->pipe_id, NULL, "region socket: refused: %s", rep.message);
 	}
 	conn_send(c, &rep, status == ST_OK ? c->lent : NULL);
 }
@@ -256,9 +256,9 @@ static void register_finish(shm_conn *c)
 		return;
 	}
 	if (c->pin && !c->pinned && c->pin_err[0])
-		log_warn("connection %u: region of %zu bytes not pinned (%s); copies from it are "
-			 "staged",
-			 c->pipe_id, c->size, c->pin_err);
+		log_conn(LOG_WARN, c->pipe_id, s->tenant ? s->tenant->name : NULL,
+			 "region of %zu bytes not pinned (%s); copies from it are staged", c->size,
+			 c->pin_err);
 	*r = (host_region){.base = c->base,
 			   .size = c->size,
 			   .pinned = c->pinned,
@@ -276,8 +276,9 @@ static void register_finish(shm_conn *c)
 	s->region_bytes += r->size;
 	rs->count++;
 	rs->bytes += r->size;
-	log_debug("connection %u: host region %016" PRIx64 " of %zu bytes%s%s", c->pipe_id, r->id,
-		  r->size, r->pinned ? ", pinned" : "", r->lent ? ", lent" : "");
+	log_conn(LOG_DEBUG, c->pipe_id, s->tenant ? s->tenant->name : NULL,
+		 "host region %016" PRIx64 " of %zu bytes%s%s", r->id, r->size,
+		 r->pinned ? ", pinned" : "", r->lent ? ", lent" : "");
 	conn_reply(c, ST_OK, r->id, r->pinned, NULL);
 }
 
@@ -487,7 +488,8 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 			goto out;
 		}
 		efd = -1; /* the ring's now */
-		log_debug("connection %u: request ring of %zu bytes", s->pipe_id, c->size);
+		log_conn(LOG_DEBUG, s->pipe_id, s->tenant ? s->tenant->name : NULL,
+			 "request ring of %zu bytes", c->size);
 		conn_reply(c, ST_OK, 0, 0, NULL);
 		goto out;
 	}

@@ -192,7 +192,8 @@ static int reg_path(const gpud_config *cfg, const char *rel, const char *name, c
 	return 0;
 }
 
-static void reg_save(registry *g, const char *rel, const Gpud__RegisterRequest *q)
+static void reg_save(registry *g, const gpud_tenant *tn, const char *rel,
+		     const Gpud__RegisterRequest *q)
 {
 	char path[1024], dir[1024], tmp[1100];
 	if (reg_path(g->cfg, rel, q->name, path, sizeof(path)) != 0)
@@ -211,7 +212,8 @@ static void reg_save(registry *g, const char *rel, const Gpud__RegisterRequest *
 	FILE *f = buf ? fopen(tmp, "wb") : NULL;
 	if (f == NULL || fwrite(buf, 1, gpud__register_request__pack(q, buf), f) != n ||
 	    fclose(f) != 0 || rename(tmp, path) != 0) {
-		log_warn("cannot keep the registration of %s in %s", q->name, path);
+		log_conn(LOG_WARN, 0, tn->name, "cannot keep the registration of %s in %s", q->name,
+			 path);
 		if (f)
 			unlink(tmp);
 	}
@@ -236,6 +238,7 @@ custom_entry *registry_prepare(registry *g, gpud_tenant *tn, const Gpud__Registe
 	home h = home_of(g, tn, q->shared);
 	if (HASH_COUNT(*h.table) >= REGISTRY_MAX_KERNELS) {
 		*st = ST_QUOTA;
+		tn->metrics.quota_refused[QUOTA_KERNELS]++;
 		snprintf(err, errlen,
 			 "register: %s have %d kernels registered, the most allowed; remove some "
 			 "(gpuctl kernel rm)",
@@ -293,7 +296,7 @@ dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e, const Gpud__
 	e->shared = q->shared;
 	describe(e);
 	HASH_ADD_STR(*h.table, k.name, e);
-	reg_save(g, h.rel, q);
+	reg_save(g, tn, h.rel, q);
 	return ST_OK;
 }
 

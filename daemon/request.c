@@ -1,4 +1,8 @@
-/* daemon/request.c — replies, what a request holds until its reply, and cancelling. */
+/*
+ * daemon/request.c — replies, what a request holds until its reply,
+ * cancelling, and what names a request in logs (request_log) and traces
+ * (its NVTX range, daemon/trace.h, from request_track to request_cleanup).
+ */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +13,7 @@
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/request.h"
+#include "daemon/trace.h"
 #include "proto/wire.h"
 
 uint64_t now_ns(void)
@@ -33,6 +38,9 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->session = NULL;
 	r->tenant = NULL;
 	r->t0_ns = now_ns();
+	r->status = ST_OK;
+	r->bytes_up = r->bytes_down = 0;
+	r->queued_ns = 0;
 	r->nheld = r->ncreated = r->ntemps = r->nregions = 0;
 	r->reply = NULL;
 	r->custom = NULL;
@@ -50,6 +58,9 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->cancelled = 0;
 	r->cancel_why = NULL;
 	r->on_cancel = NULL;
+	r->session_gone = 0;
+	r->who = NULL;
+	r->traced = 0;
 }
 
 void request_track(gpud_request *r)
@@ -58,6 +69,7 @@ void request_track(gpud_request *r)
 	ON_LOOP("request_track");
 	DL_APPEND2(s->live, r, sprev, snext);
 	r->tracked = 1;
+	trace_request_start(r);
 	uint64_t id = r->req ? r->req->id : 0;
 	for (int i = 0; id != 0 && i < SESSION_EARLY_CANCELS; i++)
 		if (s->early_cancel[i] == id) { /* its cancel came first */
@@ -120,6 +132,8 @@ void request_session_closed(gpud_session *s)
 	{
 		DL_DELETE2(s->live, r, sprev, snext);
 		r->tracked = 0;
+		r->who = s->tenant; /* s is freed next: logs and traces name this */
+		r->session_gone = 1;
 		request_cancel(r, "its connection closed");
 	}
 }
@@ -148,6 +162,7 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 {
 	gpud_core *core = r->core;
 
+	trace_request_end(r); /* its reply is made: here for every request, sent or not */
 	if (r->slot.has_slot)
 		sched_release(core->sched, &r->slot);
 	if (r->custom) {
@@ -272,7 +287,19 @@ void request_temp(gpud_request *r, gpud_buffer *b)
 	r->temps[r->ntemps++] = b;
 }
 
-void request_send_msg(gpud_request *r, nng_msg *m)
+/* Counts the request in /metrics: by its tenant (the session's, which a
+ * hello may just have set), verb and status. */
+static void request_account(gpud_request *r, gpud_session *sess, dstatus status)
+{
+	gpud_tenant *tn = r->tenant ? r->tenant : sess ? sess->tenant : NULL;
+	int verb = r->req ? (int)r->req->body_case : 0;
+	if (r->core->metrics == NULL)
+		return;
+	metrics_request(r->core->metrics, tn ? &tn->metrics : NULL, verb, status, r->bytes_up,
+			r->bytes_down, (double)(now_ns() - r->t0_ns) / 1e9);
+}
+
+static void request_finish(gpud_request *r, nng_msg *m, dstatus status)
 {
 	gpud_core *core = r->core;
 
@@ -283,10 +310,8 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 	gpud_session *sess = sessions_get(core->buffers, r->pipe_id, 0);
 	if (sess)
 		sess->last_reply_ns = now_ns();
-	if (log_get_level() >= LOG_DEBUG)
-		log_debug("request %llu from connection %u done in %.1f us",
-			  (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id,
-			  (double)(now_ns() - r->t0_ns) / 1e3);
+	request_account(r, sess, status);
+	request_log(r, LOG_DEBUG, "done in %.1f us", (double)(now_ns() - r->t0_ns) / 1e3);
 	request_drop later;
 	request_cleanup(r, &later);
 	core->stats->in_flight--;
@@ -294,6 +319,11 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 	/* Still on the loop: the client's next request is taken only after
 	 * this returns, so it sees these buffers gone. */
 	request_drop_now(core, &later);
+}
+
+void request_send_msg(gpud_request *r, nng_msg *m)
+{
+	request_finish(r, m, ST_OK);
 }
 
 void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len)
@@ -315,13 +345,15 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 	rv = wire_pack(&m, &resp->base, payload, len, NULL);
 	if (rv != 0) {
 		Gpud__Response fail = GPUD__RESPONSE__INIT;
-		log_error("cannot build a reply of %zu bytes: %s", len, nng_strerror(rv));
+		request_log(r, LOG_ERROR, "cannot build a reply of %zu bytes: %s", len,
+			    nng_strerror(rv));
 		fail.version = GPUD_PROTOCOL_VERSION;
 		fail.id = resp->id;
 		fail.code = (Gpud__Status)status_wire(ST_INTERNAL);
 		fail.message = "gpud could not build the reply (out of memory)";
 		if (wire_pack(&m, &fail.base, NULL, 0, NULL) != 0) {
 			/* Nothing can be sent; the client's request times out. */
+			request_account(r, sessions_get(core->buffers, r->pipe_id, 0), ST_INTERNAL);
 			request_drop later;
 			request_cleanup(r, &later);
 			core->stats->in_flight--;
@@ -330,7 +362,10 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 			return;
 		}
 	}
-	request_send_msg(r, m);
+	request_finish(r, m,
+		       resp->code == (Gpud__Status)status_wire(ST_OK)
+			       ? ST_OK
+			       : (r->status != ST_OK ? r->status : ST_INTERNAL));
 }
 
 void request_fail(gpud_request *r, dstatus status, const char *fmt, ...)
@@ -342,11 +377,10 @@ void request_fail(gpud_request *r, dstatus status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_info("request %llu from connection %u failed: %s: %s",
-		 (unsigned long long)(r->req ? r->req->id : 0), r->pipe_id, status_name(status),
-		 msg);
+	request_log(r, LOG_INFO, "failed: %s: %s", status_name(status), msg);
 	resp.code = (Gpud__Status)status_wire(status);
 	resp.message = msg;
+	r->status = status;
 	request_reply(r, &resp, NULL, 0);
 }
 
@@ -394,6 +428,45 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 	r->regions[r->nregions++] = hr;
 	*flags = hr->pinned ? BACKEND_HOST_PINNED : 0;
 	return (char *)hr->base + ref->offset;
+}
+
+/* The verb's name from the Request's body field (they are the same words), or NULL. */
+static const char *verb_of(const gpud_request *r)
+{
+	if (r->req == NULL || r->req->body_case == GPUD__REQUEST__BODY__NOT_SET)
+		return NULL;
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field(&gpud__request__descriptor,
+							(unsigned)r->req->body_case);
+	return f ? f->name : NULL;
+}
+
+const char *request_verb(const gpud_request *r)
+{
+	const char *v = verb_of(r);
+	return v ? v : "-";
+}
+
+const char *request_tenant_name(const gpud_request *r)
+{
+	/* A tracked request's session lives; one not tracked yet was just looked up. */
+	const gpud_tenant *tn = r->session && !r->session_gone ? r->session->tenant : r->who;
+	return tn ? tn->name : NULL;
+}
+
+void request_log(const gpud_request *r, enum log_level lvl, const char *fmt, ...)
+{
+	va_list ap;
+	if (lvl > log_get_level())
+		return;
+	log_about a = {.conn = r->pipe_id,
+		       .tenant = request_tenant_name(r),
+		       .verb = verb_of(r),
+		       .request = r->req ? r->req->id : 0,
+		       .is_request = 1};
+	va_start(ap, fmt);
+	log_about_vmsg(lvl, &a, fmt, ap);
+	va_end(ap);
 }
 
 int request_pending_done(gpud_request *r, dstatus status, const char *msg)

@@ -29,6 +29,7 @@
 #include "daemon/backend/backend.h"
 #include "daemon/buffers.h"
 #include "daemon/config.h"
+#include "daemon/log.h"
 #include "daemon/regions.h"
 #include "daemon/registry.h"
 #include "daemon/sched.h"
@@ -54,6 +55,7 @@ typedef struct gpud_core {
 	registry *registry;
 	const auth *auth;
 	request_stats *stats;
+	metrics *metrics; /* counters for /metrics (daemon/metrics.h) */
 } gpud_core;
 
 typedef struct gpud_request gpud_request;
@@ -73,6 +75,9 @@ struct gpud_request {
 	gpud_session *session;
 	gpud_tenant *tenant; /* counted in its in_flight until the reply */
 	uint64_t t0_ns;
+	dstatus status;                /* how it failed (request_fail), for metrics */
+	uint64_t bytes_up, bytes_down; /* array bytes its copies moved, for metrics */
+	uint64_t queued_ns;            /* run: when it asked the scheduler for a slot */
 
 	/* What the request holds until its reply, released by it. */
 	gpud_buffer *held[KERNEL_MAX_PARAMS + 1]; /* a reference each */
@@ -122,6 +127,14 @@ struct gpud_request {
 	int cancelled;
 	const char *cancel_why;
 	void (*on_cancel)(gpud_request *r);
+
+	/* Who it is for in logs and traces once its session has closed (the
+	 * session's tenant while it lives: hello may set it); its NVTX range
+	 * (daemon/trace.h) from dispatch to reply. */
+	int session_gone;
+	gpud_tenant *who;
+	int traced;
+	uint64_t trace_id;
 };
 
 /* Readies r for a new message (the server, before it checks anything). */
@@ -165,7 +178,8 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 			   uint64_t len, unsigned *flags);
 
 /* Puts r in its session's list of requests in gpud (the server, before
- * dispatch); cancels it at once if a cancel named it first. */
+ * dispatch) and starts its trace range (daemon/trace.h); cancels it at once
+ * if a cancel named it first. */
 void request_track(gpud_request *r);
 /* A cancel named request id of s, not in gpud: cancel it if it arrives (the
  * last SESSION_EARLY_CANCELS such ids are kept). */
@@ -178,6 +192,18 @@ void request_cancel(gpud_request *r, const char *why);
 void request_session_closed(gpud_session *s);
 /* 1 once r is cancelled. */
 int request_cancelled(const gpud_request *r);
+
+/* Its verb's name ("run", the Request body field's), or "-" before one is decoded. */
+const char *request_verb(const gpud_request *r);
+/* Its tenant's name, or NULL before hello fixed one. */
+const char *request_tenant_name(const gpud_request *r);
+/*
+ * A log line about r: "conn=7 tenant=alice verb=run request=12: MESSAGE" in
+ * text, those as fields in JSON (daemon/log.h). Every line about a request
+ * goes through here.
+ */
+void request_log(const gpud_request *r, enum log_level lvl, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Several copies in flight: one finished with status; 1 if it was the last. */
 int request_pending_done(gpud_request *r, dstatus status, const char *msg);

@@ -209,7 +209,9 @@ static void ring_take(gpud_ring *r)
 	r->seen = e.seq;
 	r->hot_until = now_ns() + r->rs->spin_ns;
 	if (ring_check(&e, r->cap, r->rs->max_len, r->pending != NULL, err, sizeof(err)) != 0) {
-		log_debug("connection %u: %s", r->pipe_id, err);
+		log_conn(LOG_DEBUG, r->pipe_id,
+			 r->session->tenant ? r->session->tenant->name : NULL, "request ring: %s",
+			 err);
 		send_error(r, ST_PROTOCOL, err);
 		return;
 	}

@@ -23,6 +23,8 @@
 
 #include "daemon/log.h"
 #include "daemon/loop.h"
+#include "daemon/metrics_text.h"
+#include "daemon/notify.h"
 #include "daemon/server.h"
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
@@ -162,13 +164,17 @@ static void on_wake(uv_async_t *h)
 				sess->peer_uid = ev->peer_uid;
 				snprintf(sess->peer, sizeof(sess->peer), "%s", ev->peer);
 			}
-			log_debug("connection %u opened (%s)", ev->pipe_id, ev->peer);
+			s->metrics.connections_total++;
+			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)", ev->peer);
 			break;
 		}
-		case EV_PIPE_REM:
+		case EV_PIPE_REM: {
+			gpud_session *gone = sessions_get(&s->buffers, ev->pipe_id, 0);
+			const gpud_tenant *tn = gone ? gone->tenant : NULL; /* tenants stay */
 			sessions_close(&s->buffers, ev->pipe_id);
-			log_debug("connection %u closed", ev->pipe_id);
+			log_conn(LOG_DEBUG, ev->pipe_id, tn ? tn->name : NULL, "connection closed");
 			break;
+		}
 		}
 		if (heap)
 			free(ev);
@@ -380,6 +386,7 @@ static void handle_request(server_ctx *c)
 	}
 	gpud_tenant *tn = r->session->tenant;
 	if (tn && tn->quota.message_size && r->payload_len > tn->quota.message_size) {
+		tn->metrics.quota_refused[QUOTA_MESSAGE_SIZE]++;
 		request_fail(r, ST_QUOTA,
 			     "over the message_size quota of tenant %s: a %zu-byte payload, the "
 			     "limit is %llu",
@@ -391,6 +398,7 @@ static void handle_request(server_ctx *c)
 	int counted = verb != GPUD__REQUEST__BODY_HELLO && verb != GPUD__REQUEST__BODY_STATUS;
 	if (tn && counted && tn->quota.requests_in_flight &&
 	    tn->in_flight >= tn->quota.requests_in_flight) {
+		tn->metrics.quota_refused[QUOTA_REQUESTS_IN_FLIGHT]++;
 		request_fail(r, ST_QUOTA,
 			     "over the requests_in_flight quota of tenant %s: %u in flight, the "
 			     "limit is %llu",
@@ -472,6 +480,7 @@ static void close_handle(uv_handle_t *h)
 
 static void teardown(gpud_server *s)
 {
+	observe_stop(&s->observe);
 	nng_close(s->sock);
 	for (int i = 0; i < s->nctx; i++) {
 		nng_aio_free(s->ctxs[i].aio);
@@ -511,7 +520,16 @@ void server_shutdown(gpud_server *s)
 		return;
 	s->stopping = 1;
 	s->stop_started_ns = now_ns();
+	observe_set_state(&s->observe, s->fatal ? OBSERVE_LOST : OBSERVE_STOPPING);
 	atomic_store(&s->refusing, 1);
+	if (s->fatal)
+		notify_stopping(
+			"lost the GPU context (%s): draining %zu connections, then exiting 1 "
+			"for a restart",
+			s->fatal, sessions_count(&s->buffers));
+	else
+		notify_stopping("stopping: draining %zu connections, %u requests in flight",
+				sessions_count(&s->buffers), s->stats.in_flight);
 	regions_stop(&s->regions);
 	uv_timer_start(&s->shutdown_timer, on_shutdown_timeout,
 		       (uint64_t)(s->cfg->shutdown_timeout * 1000.0), 0);
@@ -540,7 +558,9 @@ static void on_backend_fatal(gpud_backend *b, const char *msg)
 		return;
 	s->fatal = strdup(msg);
 	s->exit_code = 1;
+	observe_set_state(&s->observe, OBSERVE_LOST);
 	log_error("backend failed: %s; failing all requests and exiting for a restart", msg);
+	notify_status("lost the GPU context: %s", msg); /* also when stopping already */
 	server_shutdown(s);
 }
 
@@ -579,12 +599,23 @@ static size_t request_cap(const gpud_config *cfg)
 
 static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
 
+/* /metrics (daemon/observe.c), on the loop. */
+static void render_metrics(void *arg, FILE *out)
+{
+	gpud_server *s = arg;
+	metrics_page p = {.m = &s->metrics,
+			  .ready = atomic_load(&s->observe.state) == OBSERVE_READY,
+			  .backend_lost = s->fatal != NULL};
+	metrics_text(out, &s->core, &p);
+}
+
 /* Starts gpud; on failure leaves no socket file behind (nng unlinks its ipc://
  * paths on close; the region socket's is ours). */
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
 {
 	int rv = start_steps(s, loop, cfg, err, errlen);
 	if (rv != 0) {
+		observe_stop(&s->observe);
 		if (nng_socket_id(s->sock) > 0)
 			nng_close(s->sock);
 		if (s->regions.fd >= 0)
@@ -604,6 +635,16 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	s->stats.started_ns = now_ns();
 	pthread_mutex_init(&s->qlock, NULL);
 
+	notify_status("starting: opening the %s backend, loading and self-testing its kernels",
+		      cfg->backend);
+	/* Tokens first: a bad tokens_file stops gpud before it binds anything
+	 * (and before the backend's warm-up). */
+	if (auth_load(&s->auth, cfg, err, errlen) != 0)
+		return -1;
+	/* The health endpoint answers while the backend warms up. */
+	if (observe_start(&s->observe, loop, cfg->metrics_listen, render_metrics, s, err, errlen) !=
+	    0)
+		return -1;
 	if (backend_open(&s->backend, loop, cfg, err, errlen) != 0)
 		return -1;
 	s->backend.on_fatal = on_backend_fatal;
@@ -620,7 +661,8 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 			      .sched = &s->sched,
 			      .registry = &s->registry,
 			      .auth = &s->auth,
-			      .stats = &s->stats};
+			      .stats = &s->stats,
+			      .metrics = &s->metrics};
 
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
 		snprintf(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
@@ -644,9 +686,6 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	uv_timer_init(loop, &s->stop_timer);
 	s->stop_timer.data = s;
 
-	/* Tokens first: a bad tokens_file stops gpud before it binds anything. */
-	if (auth_load(&s->auth, cfg, err, errlen) != 0)
-		return -1;
 	for (int i = 0; i < cfg->nlisten; i++) {
 		ensure_ipc_dir(cfg->listen[i]);
 		rv = nng_listener_create(&s->listeners[i], s->sock, cfg->listen[i]);
@@ -719,5 +758,6 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
 	}
+	observe_set_state(&s->observe, OBSERVE_READY);
 	return 0;
 }

@@ -22,6 +22,7 @@
 
 #include <nng/nng.h>
 
+#include "daemon/observe.h"
 #include "daemon/request.h"
 #include "daemon/ring.h"
 
@@ -42,6 +43,8 @@ struct gpud_server {
 	registry registry;
 	auth auth;
 	request_stats stats;
+	metrics metrics; /* counters for /metrics */
+	observe observe; /* the metrics and health endpoint */
 	gpud_core core;
 
 	/* nng: the socket, its listeners and contexts (server_ctx: server.c) */

@@ -9,12 +9,16 @@ packages=(
 	libuv1-dev                         # the daemon's event loop
 	libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev                        # config file
-	libjansson-dev                     # gpuctl --json (static archive)
+	libsystemd-dev                     # <systemd/sd-daemon.h>; gpud dlopens libsystemd.so.0 (libsystemd0)
+	systemd strace                     # make test-systemd: systemd-analyze, -sysusers, -tmpfiles; strace
+	libjansson-dev                     # gpuctl --json, gpud's JSON logs (static archive)
 	uthash-dev                         # handle and session tables
 	check libsubunit-dev               # unit and end-to-end tests
+	prometheus                         # promtool check metrics (e2e case "metrics")
 	valgrind                           # client library under valgrind
 	clang libclang-rt-14-dev           # libFuzzer target (make fuzz)
 	clang-format                       # make format-check (.clang-format)
+	scdoc groff-base man-db            # man pages: built with scdoc, checked with groff and man (make test-man)
 	python3-numpy python3-scipy        # scipy agreement check
 	python3-cffi                       # public headers through cffi and pycparser (make test-headers)
 	python3-pytest                     # the Python package's suite (make test-python)

@@ -346,6 +346,8 @@ int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg
 	g->pid = pid;
 	g->reaped = g->killed = g->wstatus = 0;
 	g->backend = backend;
+	if (opts->no_wait)
+		return 0;
 
 	double timeout = opts->timeout_s > 0 ? opts->timeout_s : 10.0;
 	double deadline = harness_now_s() + timeout;

@@ -35,6 +35,8 @@ typedef struct harness_gpud_opts {
 	double timeout_s;       /* how long to wait for the first answer; 0: 10 s */
 	int die_with_parent;    /* PR_SET_PDEATHSIG SIGKILL: gpud goes when the thread that
 					started it does (a forked test that _exits takes it along) */
+	int no_wait;            /* return once gpud is started, without waiting for an answer:
+				   the caller waits its own way (tests/e2e/notify.c: READY=1) */
 } harness_gpud_opts;
 
 /* A gpud and its directory. Zero-initialise before first use. */
@@ -61,8 +63,8 @@ int harness_gpud_dir(harness_gpud *g, const harness_gpud_opts *opts, char *msg, 
  * Starts gpud in g->dir (made first unless set: a g whose gpud was stopped
  * starts again in the same directory): `BIN --listen URL [--backend B]
  * [--config DIR/gpud.conf] ARGS...`, stdin from /dev/null, stdout and stderr
- * appended to g->log. Then waits, polling every 20 ms, until a gpud_connect
- * to g->url succeeds. Fails when gpud exits meanwhile (the message says how:
+ * appended to g->log. Then (unless opts->no_wait) waits, polling every 20 ms,
+ * until a gpud_connect to g->url succeeds. Fails when gpud exits meanwhile (the message says how:
  * exit status or signal) or when opts->timeout_s pass (gpud is then killed);
  * either way the message names the log, and the directory stays for it.
  */

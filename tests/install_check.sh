@@ -6,7 +6,9 @@
 #   1. make install DESTDIR=T PREFIX=/opt/gpud-test: exactly the expected
 #      files, all under T/opt/gpud-test (the config in its etc/gpud), the
 #      shared library's soname and links, the .pc and the unit naming
-#      /opt/gpud-test;
+#      /opt/gpud-test, its sysusers.d and tmpfiles.d files (as shipped), the
+#      man pages in share/man/manN (man finds them there),
+#      gpuctl's bash completion in share/bash-completion/completions;
 #   2. pkg-config (PKG_CONFIG_PATH into T, PKG_CONFIG_SYSROOT_DIR=T) gives
 #      the expected --modversion, --cflags, --libs, --static --libs;
 #   3. tests/install/program.c built with those flags, dynamically (it must
@@ -35,7 +37,8 @@ pydir=lib/python$pyver/dist-packages
 cc=${CC:-cc}
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.."
 # Only PREFIX and DESTDIR (and SYSCONFDIR in step 4) decide where things go.
-unset BINDIR LIBDIR INCLUDEDIR PKGCONFIGDIR SYSCONFDIR DOCDIR SYSTEMDUNITDIR DESTDIR PREFIX
+unset BINDIR LIBDIR INCLUDEDIR PKGCONFIGDIR SYSCONFDIR DOCDIR SYSTEMDUNITDIR SYSUSERSDIR TMPFILESDIR \
+	DESTDIR PREFIX
 tmp=$(mktemp -d /tmp/gpud-install.XXXXXX)
 root=$tmp/root prefix=/opt/gpud-test
 P=$root$prefix
@@ -82,10 +85,14 @@ expected=$(
 		opt/gpud-test/lib/libgpud-client.so
 		opt/gpud-test/lib/pkgconfig/gpud-client.pc
 		opt/gpud-test/lib/systemd/system/gpud.service
+		opt/gpud-test/lib/sysusers.d/gpud.conf
+		opt/gpud-test/lib/tmpfiles.d/gpud.conf
 		opt/gpud-test/share/doc/gpud/README.md
 		$(cd include && ls gpud/*.h | sed 's|^|opt/gpud-test/include/|')
 		$(cd python && ls gpud/*.py gpud/py.typed | sed "s|^|opt/gpud-test/$pydir/|")
 		opt/gpud-test/$pydir/gpud/_install.py
+		$(cd docs/man && ls ./*.scd | sed -E 's|^\./(.*)\.([0-9])\.scd$|opt/gpud-test/share/man/man\2/\1.\2|')
+		opt/gpud-test/share/bash-completion/completions/gpuctl
 	LIST
 )
 expect_eq "files installed" "$(files_under "$root" | tr '\n' ' ')" "$(echo "$expected" | tr '\n' ' ')"
@@ -108,6 +115,24 @@ if grep -rqF "$root" "$P/$pydir/gpud"; then fail "the Python package names DESTD
 grep -qxF "ExecStart=$prefix/bin/gpud --config $prefix/etc/gpud/gpud.conf" \
 	"$P/lib/systemd/system/gpud.service" || fail "gpud.service does not start $prefix/bin/gpud"
 grep -qF "gpud $version " <<<"$("$P/bin/gpud" --version)" || fail "gpud --version does not say $version"
+cmp -s systemd/gpud.sysusers "$P/lib/sysusers.d/gpud.conf" ||
+	fail "the installed sysusers.d/gpud.conf is not systemd/gpud.sysusers"
+cmp -s systemd/gpud.tmpfiles "$P/lib/tmpfiles.d/gpud.conf" ||
+	fail "the installed tmpfiles.d/gpud.conf is not systemd/gpud.tmpfiles"
+for page in gpud.8 gpuctl.1 gpud.conf.5 libgpud-client.3; do
+	name=${page%.*} sect=${page##*.}
+	grep -qF ".TH \"$name\" \"$sect\"" "$P/share/man/man$sect/$page" ||
+		fail "$P/share/man/man$sect/$page is not the man page $name($sect)"
+	if command -v man >/dev/null; then
+		expect_eq "man -M $P/share/man -w $sect $name" "$(man -M "$P/share/man" -w "$sect" "$name")" \
+			"$P/share/man/man$sect/$page"
+	fi
+done
+cmp -s client/gpuctl/completion.bash "$P/share/bash-completion/completions/gpuctl" ||
+	fail "the installed bash completion is not client/gpuctl/completion.bash"
+expect_eq "complete -p gpuctl after sourcing the installed completion" \
+	"$(bash -c '. "$1" && complete -p gpuctl' _ "$P/share/bash-completion/completions/gpuctl")" \
+	"complete -F _gpuctl gpuctl"
 
 # --- 2. pkg-config ------------------------------------------------------------
 export PKG_CONFIG_PATH=$P/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root

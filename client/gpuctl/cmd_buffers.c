@@ -136,22 +136,84 @@ int cmd_download(int argc, char **argv)
 int cmd_free(int argc, char **argv)
 {
 	gpud_handle hs[64];
+	const char *tenant = NULL;
+	int nh = 0;
 	gpud_status st;
 
-	if (argc == 0)
-		die_usage("free", "missing HANDLE");
-	if (argc > 64)
-		die_usage("free", "at most 64 handles at once, got %d", argc);
 	for (int i = 0; i < argc; i++) {
-		if (argv[i][0] == '-')
+		if (!strcmp(argv[i], "--tenant")) {
+			if (i + 1 >= argc || argv[i + 1][0] == '\0')
+				die_usage("free", "--tenant needs a tenant name");
+			tenant = argv[++i];
+		} else if (argv[i][0] == '-') {
 			die_unknown_option("free", argv[i]);
-		hs[i] = parse_handle_arg("free", argv[i]);
+		} else if (nh == 64) {
+			die_usage("free", "at most 64 handles at once, got more");
+		} else {
+			hs[nh++] = parse_handle_arg("free", argv[i]);
+		}
 	}
+	if (nh == 0)
+		die_usage("free", "missing HANDLE");
 	gpud_client *c = ctl_connect();
-	if ((st = gpud_free(c, hs, (size_t)argc)) != GPUD_OK)
+	st = tenant ? gpud_free_tenant(c, tenant, hs, (size_t)nh) : gpud_free(c, hs, (size_t)nh);
+	if (st != GPUD_OK)
 		die_call(c, st, NULL);
 	gpud_close(c);
 	return 0;
+}
+
+static json_t *buffer_json(const gpud_buffer_info *v)
+{
+	char h[17];
+	json_t *shape = json_array();
+	snprintf(h, sizeof(h), "%016llx", (unsigned long long)v->handle);
+	for (int d = 0; d < v->ndim; d++)
+		json_array_append_new(shape, json_u64(v->shape[d]));
+	return json_pack("{s:s, s:s, s:o, s:o}", "handle", h, "dtype", gpud_dtype_name(v->dtype),
+			 "shape", shape, "bytes", json_u64(v->nbytes));
+}
+
+static void buffer_line(const char *tenant, const gpud_buffer_info *v)
+{
+	char shape[128], by[32];
+	gpud_shape_format(shape, sizeof(shape), v->shape, v->ndim);
+	human_bytes(v->nbytes, by, sizeof(by));
+	if (tenant)
+		printf("%-16s ", tenant);
+	printf("%016llx  %-8s %-20s %s\n", (unsigned long long)v->handle, gpud_dtype_name(v->dtype),
+	       shape, by);
+}
+
+/* ls --all: every tenant's kept buffers (administrators). */
+static void ls_all(gpud_client *c, int json)
+{
+	gpud_tenant_buffer *t;
+	size_t n;
+	gpud_status st;
+	if ((st = gpud_list_all(c, &t, &n)) != GPUD_OK)
+		die_call(c, st, NULL);
+	if (json) {
+		/* Schema gpuctl.ls, version 1, with each buffer's tenant. */
+		json_t *doc = json_doc("gpuctl.ls", 1), *bs = json_array();
+		json_object_set_new(doc, "tenant", json_string(gpud_server(c)->tenant));
+		json_object_set_new(doc, "all_tenants", json_true());
+		for (size_t i = 0; i < n; i++) {
+			json_t *b = buffer_json(&t[i].info);
+			json_object_set_new(b, "tenant", json_string(t[i].tenant));
+			json_array_append_new(bs, b);
+		}
+		json_object_set_new(doc, "buffers", bs);
+		json_emit(doc);
+	} else {
+		printf("%zu kept buffers of all tenants\n", n);
+		if (n)
+			printf("%-16s %-16s  %-8s %-20s %s\n", "TENANT", "HANDLE", "DTYPE", "SHAPE",
+			       "SIZE");
+		for (size_t i = 0; i < n; i++)
+			buffer_line(t[i].tenant, &t[i].info);
+	}
+	free(t);
 }
 
 int cmd_ls(int argc, char **argv)
@@ -160,45 +222,37 @@ int cmd_ls(int argc, char **argv)
 	gpud_status st;
 	size_t n;
 
-	int json = 0;
+	int json = 0, all = 0;
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
+		else if (!strcmp(argv[i], "--all"))
+			all = 1;
 		else if (argv[i][0] == '-')
 			die_unknown_option("ls", argv[i]);
 		else
 			die_usage("ls", "unexpected argument '%s'", argv[i]);
 	}
 	gpud_client *c = ctl_connect();
+	if (all) {
+		ls_all(c, json);
+		gpud_close(c);
+		return 0;
+	}
 	if ((st = gpud_list(c, &v, &n)) != GPUD_OK)
 		die_call(c, st, NULL);
 	if (json) {
 		/* Schema gpuctl.ls, version 1: handles as 16 hex digits, as gpuctl takes them. */
 		json_t *doc = json_doc("gpuctl.ls", 1), *bs = json_array();
 		json_object_set_new(doc, "tenant", json_string(gpud_server(c)->tenant));
-		for (size_t i = 0; i < n; i++) {
-			char h[17];
-			json_t *shape = json_array();
-			snprintf(h, sizeof(h), "%016llx", (unsigned long long)v[i].handle);
-			for (int d = 0; d < v[i].ndim; d++)
-				json_array_append_new(shape, json_u64(v[i].shape[d]));
-			json_array_append_new(bs, json_pack("{s:s, s:s, s:o, s:o}", "handle", h,
-							    "dtype", gpud_dtype_name(v[i].dtype),
-							    "shape", shape, "bytes",
-							    json_u64(v[i].nbytes)));
-		}
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(bs, buffer_json(&v[i]));
 		json_object_set_new(doc, "buffers", bs);
 		json_emit(doc);
-		n = 0;
 	} else {
 		printf("%zu kept buffers of tenant %s\n", n, gpud_server(c)->tenant);
-	}
-	for (size_t i = 0; i < n; i++) {
-		char shape[128], by[32];
-		gpud_shape_format(shape, sizeof(shape), v[i].shape, v[i].ndim);
-		human_bytes(v[i].nbytes, by, sizeof(by));
-		printf("%016llx  %-8s %-20s %s\n", (unsigned long long)v[i].handle,
-		       gpud_dtype_name(v[i].dtype), shape, by);
+		for (size_t i = 0; i < n; i++)
+			buffer_line(NULL, &v[i]);
 	}
 	free(v);
 	gpud_close(c);

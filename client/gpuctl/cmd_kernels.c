@@ -1,7 +1,9 @@
 /*
  * client/gpuctl/cmd_kernels.c — the kernel commands: kernels (every kernel
- * with its arguments; --json: schema gpuctl.kernels), kernel add (register a raw CUDA C kernel, its source
- * from a file or stdin, or an elementwise one) and kernel rm.
+ * with its arguments; --json: schema gpuctl.kernels; --names and --args
+ * KERNEL: bare words for scripts and shell completion), kernel add
+ * (register a raw CUDA C kernel, its source from a file or stdin, or an
+ * elementwise one) and kernel rm.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,26 +49,60 @@ static void kernels_json(const gpud_kernel_list *l)
 	json_emit(doc);
 }
 
+/*
+ * --args KERNEL: one line per parameter of KERNEL, "NAME ROLE" (role in, out
+ * or scalar), in gpud's order; an unknown KERNEL is an error (EX_DATAERR).
+ */
+static void kernel_args(const gpud_kernel_list *l, const char *name)
+{
+	for (size_t i = 0; i < l->count; i++) {
+		const gpud_kernel_info *k = &l->kernels[i];
+		if (strcmp(k->name, name) != 0)
+			continue;
+		for (size_t j = 0; j < k->nparams; j++)
+			printf("%s %s\n", k->params[j].name, roles[k->params[j].role % 3]);
+		return;
+	}
+	die(EX_DATAERR, "kernels --args: no kernel '%s' ('gpuctl kernels --names' lists them)",
+	    name);
+}
+
 int cmd_kernels(int argc, char **argv)
 {
 	gpud_kernel_list *l;
 	gpud_status st;
-	int json = 0;
+	int json = 0, names = 0;
+	const char *args_of = NULL;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
+		else if (!strcmp(argv[i], "--names"))
+			names = 1;
+		else if (!strcmp(argv[i], "--args") && i + 1 < argc)
+			args_of = argv[++i];
+		else if (!strncmp(argv[i], "--args=", 7))
+			args_of = argv[i] + 7;
+		else if (!strcmp(argv[i], "--args"))
+			die_usage("kernels", "--args needs a value: a KERNEL name");
 		else if (argv[i][0] == '-')
 			die_unknown_option("kernels", argv[i]);
 		else
 			die_usage("kernels", "unexpected argument '%s'", argv[i]);
 	}
+	if (json + names + (args_of != NULL) > 1)
+		die_usage("kernels", "--json, --names and --args KERNEL each print the list their "
+				     "own way: give one of them");
 	gpud_client *c = ctl_connect();
 	if ((st = gpud_kernels(c, &l)) != GPUD_OK)
 		die_call(c, st, NULL);
 	if (json)
 		kernels_json(l);
-	for (size_t i = 0; !json && i < l->count; i++) {
+	else if (args_of)
+		kernel_args(l, args_of);
+	for (size_t i = 0; names && i < l->count; i++)
+		printf("%s\n", l->kernels[i].name);
+	for (size_t i = 0; !json && !names && !args_of && i < l->count; i++) {
 		gpud_kernel_info *k = &l->kernels[i];
 		printf("%s\n    %s\n", k->name, k->doc);
 		for (size_t j = 0; j < k->nparams; j++) {

@@ -112,7 +112,7 @@ int cmd_status(int argc, char **argv)
 		else
 			die_usage("status", "unexpected argument '%s'", argv[i]);
 	}
-	gpud_client *c = ctl_connect_wait(wait_s);
+	gpud_client *c = ctl_connect_status(wait_s, 1);
 	if ((rc = gpud_status_get(c, &st)) != GPUD_OK)
 		die_call(c, rc, NULL);
 	if (json) {

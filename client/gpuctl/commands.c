@@ -75,25 +75,38 @@ static const ctl_command commands[] = {
 	 "examples:\n"
 	 "  gpuctl download 3f2a9c0d81e4b7a6 -o x.npy\n"
 	 "  gpuctl download %3f2a9c0d81e4b7a6 -o - | gpuctl run sum x=-\n"},
-	{"free", cmd_free, "gpuctl free HANDLE...", "free buffers",
+	{"free", cmd_free, "gpuctl free [--tenant TENANT] HANDLE...", "free buffers",
 	 "Frees up to 64 buffers (kept ones: see 'gpuctl ls'). If any handle is unknown,\n"
 	 "none is freed.\n"
 	 "\n"
-	 "example:\n"
-	 "  gpuctl free 3f2a9c0d81e4b7a6\n"},
-	{"ls", cmd_ls, "gpuctl ls [--json]", "list this tenant's kept buffers",
+	 "options:\n"
+	 "  --tenant TENANT  free kept buffers of another tenant (administrators: a\n"
+	 "                   tenant in gpud.conf's admin_tenants; gpud logs it)\n"
+	 "\n"
+	 "examples:\n"
+	 "  gpuctl free 3f2a9c0d81e4b7a6\n"
+	 "  gpuctl free --tenant alice 3f2a9c0d81e4b7a6\n"},
+	{"ls", cmd_ls, "gpuctl ls [--all] [--json]", "list kept buffers",
 	 "Lists the tenant's kept buffers (gpuctl upload --keep): handle, dtype, shape and\n"
 	 "size.\n"
 	 "\n"
 	 "options:\n"
+	 "  --all    every tenant's, with a tenant column (administrators: a tenant in\n"
+	 "           gpud.conf's admin_tenants; gpud logs it)\n"
 	 "  --json   as one JSON document (schema gpuctl.ls, version 1; README)\n"},
-	{"kernels", cmd_kernels, "gpuctl kernels [--json]", "list the kernels and their arguments",
+	{"kernels", cmd_kernels, "gpuctl kernels [--json | --names | --args KERNEL]",
+	 "list the kernels and their arguments",
 	 "Lists every kernel gpud runs for this tenant (built-in, its own and shared\n"
 	 "custom kernels): what it does, and each argument's role (in, out, scalar),\n"
 	 "types, default and meaning.\n"
 	 "\n"
 	 "options:\n"
-	 "  --json   as one JSON document (schema gpuctl.kernels, version 1; README)\n"},
+	 "  --json           as one JSON document (schema gpuctl.kernels, version 1;\n"
+	 "                   README)\n"
+	 "  --names          only the kernels' names, one per line (for scripts and shell\n"
+	 "                   completion)\n"
+	 "  --args KERNEL    only KERNEL's arguments, one per line: NAME ROLE (role in,\n"
+	 "                   out or scalar)\n"},
 	{"kernel", cmd_kernel,
 	 "gpuctl kernel add NAME --source FILE.cu|- --entry ENTRY --sig SIG [OPTIONS]\n"
 	 "       gpuctl kernel add NAME --elementwise IN OUT BODY [OPTIONS]\n"

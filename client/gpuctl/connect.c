@@ -89,6 +89,11 @@ gpud_client *ctl_connect(void)
 
 gpud_client *ctl_connect_wait(double wait_s)
 {
+	return ctl_connect_status(wait_s, 0);
+}
+
+gpud_client *ctl_connect_status(double wait_s, int status_only)
+{
 	double deadline = now_s() + wait_s;
 	gpud_status st;
 	for (;;) {
@@ -97,6 +102,21 @@ gpud_client *ctl_connect_wait(double wait_s)
 			if (opt.timeout_ms > 0)
 				gpud_set_timeout(c, opt.timeout_ms);
 			return c;
+		}
+		/* Status without a token (or with a refused one): gpud serves status
+		 * before hello, so a monitor connects without saying it. */
+		if (st == GPUD_EACCESS && status_only) {
+			const char *from;
+			gpud_options o = {.url = ctl_url(&from)};
+			gpud_client *s;
+			fprintf(stderr, "gpuctl: %s; showing the status gpud gives before hello\n",
+				gpud_errmsg(c));
+			gpud_close(c);
+			if ((st = gpud_connect_for_status(&o, &s)) != GPUD_OK)
+				die_connect(s, st, "");
+			if (opt.timeout_ms > 0)
+				gpud_set_timeout(s, opt.timeout_ms);
+			return s;
 		}
 		/* Only an absent gpud is waited for: a refusal (a bad token) is final. */
 		int absent = st == GPUD_ECONNECT || st == GPUD_ETRANSPORT ||

@@ -18,6 +18,8 @@
  *   json.c       --json output (json.h)
  *   switches.h   compile-time switches (GPUCTL_RUN_ASYNC)
  *   cmd_*.c      the commands
+ *   completion.bash  bash completion (its switch tables follow commands.c;
+ *                make test-completion checks them against 'gpuctl help')
  */
 #ifndef GPUD_GPUCTL_H
 #define GPUD_GPUCTL_H
@@ -103,6 +105,9 @@ void trace(const char *fmt, ...) PRINTF(1, 2);
 gpud_client *ctl_connect(void);
 /* The same, retrying for up to wait_s seconds while gpud is not reachable. */
 gpud_client *ctl_connect_wait(double wait_s);
+/* The same for status: with status_only, a refused hello (no or a bad token) falls
+ * back to a connection without hello (gpud_connect_for_status), saying so. */
+gpud_client *ctl_connect_status(double wait_s, int status_only);
 /* The URL gpuctl tries, and where it came from ("--url", "$GPUD_URL", "the default"). */
 const char *ctl_url(const char **from);
 /* Lines saying how to start gpud or point gpuctl at one, to stderr. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/log.h"
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
 
@@ -101,6 +102,8 @@ void verb_alloc(gpud_request *r)
 			    err, sizeof(err));
 	if (rv != ST_OK)
 		request_fail(r, rv, "alloc: %s", err);
+	else
+		r->bytes_up += want;
 }
 
 /* --- upload ----------------------------------------------------------------------- */
@@ -157,6 +160,8 @@ void verb_upload(gpud_request *r)
 				    (size_t)len, flags, upload_done, r, err, sizeof(err));
 	if (rv != ST_OK)
 		request_fail(r, rv, "upload: %s", err);
+	else
+		r->bytes_up += len;
 }
 
 /* --- download ---------------------------------------------------------------------- */
@@ -212,6 +217,8 @@ static void download_to_region(gpud_request *r, gpud_buffer *b, uint64_t len)
 				      download_region_done, r, err, sizeof(err));
 	if (rv != ST_OK)
 		request_fail(r, rv, "download: %s", err);
+	else
+		r->bytes_down += len;
 }
 
 void verb_download(gpud_request *r)
@@ -280,9 +287,69 @@ void verb_download(gpud_request *r)
 				      (size_t)len, 0, download_done, r, err, sizeof(err));
 	if (rv != ST_OK)
 		request_fail(r, rv, "download: %s", err);
+	else
+		r->bytes_down += len;
 }
 
 /* --- free, list, unmap ------------------------------------------------------------------ */
+
+/*
+ * An administrator (admin_tenants) freeing another tenant's kept buffers:
+ * all or nothing, each handle a kept buffer of that tenant; logged. 0, or
+ * -1 having replied (r is then gone).
+ */
+static int free_for_tenant(gpud_request *r, const char *name)
+{
+	Gpud__FreeRequest *f = r->req->free;
+	gpud_tenant *me = r->session->tenant;
+	gpud_tenant *tn;
+
+	if (!config_is_admin(r->core->cfg, me->name)) {
+		request_fail(r, ST_UNAUTHENTICATED,
+			     "free --tenant %s: freeing another tenant's buffers is for "
+			     "administrators; tenant %s is not in admin_tenants",
+			     name, me->name);
+		return -1;
+	}
+	if ((tn = tenants_find(r->core->buffers, name)) == NULL) {
+		request_fail(r, ST_NOT_FOUND,
+			     "free --tenant %s: gpud has no tenant of that name (since it started)",
+			     name);
+		return -1;
+	}
+	for (size_t i = 0; i < f->n_handles; i++) {
+		gpud_buffer *b = buffers_get(r->core->buffers, tn, f->handles[i]);
+		if (b == NULL) {
+			request_fail(r, ST_NOT_FOUND,
+				     "free --tenant %s: handle %016" PRIx64
+				     " is not a buffer of tenant %s",
+				     name, f->handles[i], name);
+			return -1;
+		}
+		if (!b->kept) {
+			request_fail(r, ST_INVALID,
+				     "free --tenant %s: handle %016" PRIx64
+				     " is not kept: it belongs to a connection of %s and goes "
+				     "when that closes",
+				     name, f->handles[i], name);
+			return -1;
+		}
+	}
+	size_t freed = 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < f->n_handles; i++) {
+		gpud_buffer *b = buffers_get(r->core->buffers, tn, f->handles[i]);
+		if (b) { /* a handle listed twice is gone the second time */
+			freed++;
+			bytes += b->nbytes;
+			buffers_release(r->core->buffers, b);
+		}
+	}
+	log_info("administrator %s (connection %u) freed %zu kept buffers (%" PRIu64
+		 " bytes) of tenant %s",
+		 me->name, r->pipe_id, freed, bytes, name);
+	return 0;
+}
 
 void verb_free(gpud_request *r)
 {
@@ -290,37 +357,66 @@ void verb_free(gpud_request *r)
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__FreeResponse fr = GPUD__FREE_RESPONSE__INIT;
 
-	/* All or nothing: check every handle before releasing any. */
-	for (size_t i = 0; i < f->n_handles; i++)
-		if (request_buffer_or_fail(r, "free", f->handles[i]) == NULL)
+	if (f->tenant && f->tenant[0] && strcmp(f->tenant, r->session->tenant->name) != 0) {
+		if (free_for_tenant(r, f->tenant) != 0)
 			return;
-	for (size_t i = 0; i < f->n_handles; i++) {
-		gpud_buffer *b = buffers_get(r->core->buffers, r->session->tenant, f->handles[i]);
-		if (b) /* a handle listed twice is gone the second time */
-			buffers_release(r->core->buffers, b);
+	} else {
+		/* All or nothing: check every handle before releasing any. */
+		for (size_t i = 0; i < f->n_handles; i++)
+			if (request_buffer_or_fail(r, "free", f->handles[i]) == NULL)
+				return;
+		for (size_t i = 0; i < f->n_handles; i++) {
+			gpud_buffer *b = buffers_get(r->core->buffers, r->session->tenant,
+						     f->handles[i]);
+			if (b) /* a handle listed twice is gone the second time */
+				buffers_release(r->core->buffers, b);
+		}
 	}
 	resp.body_case = GPUD__RESPONSE__BODY_FREE;
 	resp.free = &fr;
 	request_reply(r, &resp, NULL, 0);
 }
 
-/* The tenant's kept buffers. */
+/* The tenant's kept buffers; with all_tenants (administrators), every
+ * tenant's, each with its tenant's name. */
 void verb_list(gpud_request *r)
 {
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__ListResponse lr = GPUD__LIST_RESPONSE__INIT;
-	gpud_tenant *tn = r->session->tenant;
-	size_t n = tn->nkept, i = 0;
+	gpud_tenant *me = r->session->tenant, *tn, *tmp;
+	int all = r->req->list->all_tenants;
+	size_t n = 0, i = 0;
+
+	if (all && !config_is_admin(r->core->cfg, me->name)) {
+		request_fail(r, ST_UNAUTHENTICATED,
+			     "list --all: every tenant's buffers are for administrators; tenant %s "
+			     "is not in admin_tenants",
+			     me->name);
+		return;
+	}
+	HASH_ITER(hh, r->core->buffers->tenants, tn, tmp)
+	if (all || tn == me)
+		n += tn->nkept;
 	Gpud__BufferInfo *infos = calloc(n ? n : 1, sizeof(*infos));
 	Gpud__BufferInfo **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
-
 	if (infos == NULL || ptrs == NULL) {
 		request_fail(r, ST_OUT_OF_MEMORY, "list: out of memory");
 	} else {
-		for (gpud_buffer *b = tn->kept; b && i < n; b = b->snext, i++) {
-			verb_buffer_info(b, &infos[i]);
-			ptrs[i] = &infos[i];
+		HASH_ITER(hh, r->core->buffers->tenants, tn, tmp)
+		{
+			if (!all && tn != me)
+				continue;
+			for (gpud_buffer *b = tn->kept; b && i < n; b = b->snext, i++) {
+				verb_buffer_info(b, &infos[i]);
+				if (all)
+					infos[i].tenant = tn->name;
+				ptrs[i] = &infos[i];
+			}
 		}
+		if (all)
+			log_info("administrator %s (connection %u) listed the kept buffers of "
+				 "every tenant (%zu)",
+				 me->name, r->pipe_id, i);
 		lr.n_buffers = i;
 		lr.buffers = ptrs;
 		resp.body_case = GPUD__RESPONSE__BODY_LIST;

@@ -51,7 +51,7 @@ static int assign_tenant_or_fail(gpud_request *r)
 		request_fail(r, ST_OUT_OF_MEMORY, "hello: out of memory");
 		return -1;
 	}
-	log_info("connection %u (%s) is tenant %s", sess->pipe_id, sess->peer, name);
+	request_log(r, LOG_INFO, "connection from %s is tenant %s", sess->peer, name);
 	return 0;
 }
 
@@ -80,7 +80,7 @@ void verb_hello(gpud_request *r)
 	hello.n_devices = (size_t)fill_devices(r->core->backend, devs, pb, ptrs, 8);
 	hello.devices = ptrs;
 	if (r->req->hello->client && r->req->hello->client[0])
-		log_debug("connection %u: hello from %s", r->pipe_id, r->req->hello->client);
+		request_log(r, LOG_DEBUG, "hello from %s", r->req->hello->client);
 	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
 	resp.hello = &hello;
 	request_reply(r, &resp, NULL, 0);

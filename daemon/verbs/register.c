@@ -32,6 +32,8 @@ static void register_done(void *arg, dstatus status, const char *msg)
 				 msg ? msg : "");
 		resp.code = (Gpud__Status)status_wire(status);
 		resp.message = m ? m : "register: does not compile";
+		request_log(r, LOG_INFO, "failed: %s: register %s: does not compile",
+			    status_name(status), e->k.name);
 		request_reply(r, &resp, NULL, 0);
 		free(m);
 		registry_unref(e);
@@ -43,8 +45,8 @@ static void register_done(void *arg, dstatus status, const char *msg)
 		registry_unref(e);
 		return;
 	}
-	log_info("tenant %s registered kernel %s (%s, %.1f ms)", tn->name, e->k.name,
-		 e->k.cached ? "from the cache" : "compiled", e->k.compile_ms);
+	request_log(r, LOG_INFO, "registered kernel %s (%s, %.1f ms)", e->k.name,
+		    e->k.cached ? "from the cache" : "compiled", e->k.compile_ms);
 	rr.compile_ms = e->k.compile_ms;
 	rr.cached = e->k.cached;
 	rr.log = "";

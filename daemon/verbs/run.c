@@ -105,6 +105,8 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 					      sizeof(err));
 		if (st != ST_OK)
 			returned_done(r, st, err);
+		else
+			r->bytes_down += b->nbytes;
 		if (!r->out_host)
 			dst += b->nbytes;
 	}
@@ -176,6 +178,9 @@ static void run_finish(gpud_request *r, dstatus status, const char *msg)
 	rr.outputs = optrs;
 	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
 	rr.kernel_us = r->kernel_us;
+	if (r->core->metrics)
+		metrics_ran(r->core->metrics, r->tenant ? &r->tenant->metrics : NULL, k->id,
+			    r->kernel_us / 1e6);
 	/* Outputs gpud made now belong to the client, or, returned, go with the request. */
 	for (int i = 0; r->req->run->return_outputs && i < r->ncreated; i++)
 		request_temp(r, r->created[i]);
@@ -245,6 +250,9 @@ static void run_start(sched_item *it)
 	gpud_tenant *tn = r->tenant;
 	backend_tenant t = {.name = tn ? tn->name : "",
 			    .kernel_timeout_ms = tn ? tn->quota.kernel_timeout_ms : 0};
+	if (r->core->metrics)
+		metrics_queued(r->core->metrics, r->kernel->id,
+			       (double)(now_ns() - r->queued_ns) / 1e9);
 	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &t,
 				 &r->cancelled, &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != ST_OK)
@@ -278,6 +286,7 @@ static void run_submit(gpud_request *r)
 		return;
 	}
 	r->slot.start = run_start;
+	r->queued_ns = now_ns();
 	sched_submit(r->core->sched, r->tenant ? &r->tenant->runs : NULL, &r->slot);
 }
 
@@ -326,6 +335,8 @@ static void upload_inline(gpud_request *r, const inline_upload *up, int nup)
 		}
 		if (rv != ST_OK)
 			inline_done(r, rv, err);
+		else
+			r->bytes_up += up[i].len;
 	}
 	if (in_order && r->pending_status == ST_OK) {
 		r->run_early = 1;

@@ -29,8 +29,7 @@ void verbs_dispatch(gpud_request *r)
 {
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		if (verbs[i].body == r->req->body_case) {
-			log_debug("request %llu from connection %u: %s",
-				  (unsigned long long)r->req->id, r->pipe_id, verbs[i].name);
+			request_log(r, LOG_DEBUG, "dispatched");
 			verbs[i].handler(r);
 			return;
 		}

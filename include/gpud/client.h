@@ -208,6 +208,14 @@ typedef struct gpud_options {
 
 /* As gpud_connect, with options (NULL: all defaults). */
 GPUD_API gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out);
+/*
+ * Connects without saying hello, so without a token: gpud answers status
+ * before hello (a monitor needs no tenant), and gpud_status_get is the one
+ * call served on such a connection (others fail, GPUD_ENOSESSION).
+ * gpud_server(c) stays empty. For gpuctl status against a tcp:// gpud the
+ * caller has no token for.
+ */
+GPUD_API gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_client **out);
 /* Closes the connection; no other call on c may be in flight. */
 GPUD_API void gpud_close(gpud_client *c);
 
@@ -285,6 +293,26 @@ typedef struct gpud_buffer_info {
 
 /* The tenant's kept buffers; *out is malloc'd (free()), *n of them. */
 GPUD_API gpud_status gpud_list(gpud_client *c, gpud_buffer_info **out, size_t *n);
+
+/* A kept buffer and its tenant (gpud_list_all). */
+typedef struct gpud_tenant_buffer {
+	char tenant[64];
+	gpud_buffer_info info;
+} gpud_tenant_buffer;
+
+/*
+ * Administrators (a tenant in gpud.conf's admin_tenants): every tenant's
+ * kept buffers; *out is malloc'd (free()), *n of them. GPUD_EACCESS for
+ * other tenants. gpud logs each call.
+ */
+GPUD_API gpud_status gpud_list_all(gpud_client *c, gpud_tenant_buffer **out, size_t *n);
+/*
+ * Administrators: frees n kept buffers of tenant (handles as gpud_list_all
+ * gives them); if any is not a kept buffer of that tenant, none is freed.
+ * GPUD_EACCESS for other tenants. gpud logs each call.
+ */
+GPUD_API gpud_status gpud_free_tenant(gpud_client *c, const char *tenant,
+				      const gpud_handle *handles, size_t n);
 
 /* --- host memory shared with gpud ---------------------------------------------
  *

@@ -3,9 +3,9 @@
  * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
- * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c) makes
- * its Check test cases; main.c puts them in one suite. shell.c runs command
- * lines.
+ * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
+ * trace.c, logs.c) makes its Check test cases; main.c puts them in one suite.
+ * shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
 #define GPUD_TESTS_E2E_H
@@ -245,6 +245,10 @@ TCase *e2e_concurrency(void);  /* concurrency.c */
 TCase *e2e_ring(void);         /* ring.c */
 TCase *e2e_ring_off(void);     /* ring.c */
 TCase *e2e_lend(void);         /* lend.c */
+TCase *e2e_notify(void);       /* notify.c: sd_notify, READY=1 means serving */
+TCase *e2e_trace(void);        /* trace.c: NVTX ranges */
+TCase *e2e_logs(void);         /* logs.c: request log lines, text and JSON */
+TCase *e2e_metrics(void);      /* metrics.c: /metrics, /healthz, /readyz */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -447,6 +447,56 @@ START_TEST(test_json)
 }
 END_TEST
 
+/* kernels --names and --args KERNEL (for scripts and shell completion): gpud's kernels and
+ * their parameters as --json gives them, one per line, and errors for a bad KERNEL. */
+START_TEST(test_kernels_names_args)
+{
+	static char names[8192], args[4096];
+	size_t n = 0, a = 0;
+	json_t *d = ctl_json("gpuctl kernels --json", "gpuctl.kernels");
+	json_t *ks = json_object_get(d, "kernels");
+	ck_assert_uint_ge(json_array_size(ks), 10);
+	for (size_t i = 0; i < json_array_size(ks); i++) {
+		json_t *k = json_array_get(ks, i), *ps = json_object_get(k, "params");
+		const char *name = json_string_value(json_object_get(k, "name"));
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s\n", name);
+		for (size_t j = 0; !strcmp(name, "lombscargle") && j < json_array_size(ps); j++) {
+			json_t *p = json_array_get(ps, j);
+			a += (size_t)snprintf(args + a, sizeof(args) - a, "%s %s\n",
+					      json_string_value(json_object_get(p, "name")),
+					      json_string_value(json_object_get(p, "role")));
+		}
+	}
+	json_decref(d);
+	ck_assert(n < sizeof(names) && a > 0 && a < sizeof(args));
+
+	ctl_result *r = sh_run("gpuctl kernels --names");
+	assert_sh_ok(r);
+	ck_assert_str_eq(r->out, names);
+	ck_assert_str_eq(r->err, "");
+	r = sh_run("gpuctl kernels --args lombscargle");
+	assert_sh_ok(r);
+	ck_assert_str_eq(r->out, args);
+	ck_assert_str_eq(r->err, "");
+	ck_assert_str_eq(sh_run("gpuctl kernels --args=axpy")->out,
+			 "x in\ny in\nz out\na scalar\n");
+
+	r = EXPECT("gpuctl kernels --args nosuch", EX_DATAERR,
+		   "kernels --args: no kernel 'nosuch' ('gpuctl kernels --names' lists them)");
+	ck_assert_str_eq(r->out, "");
+	static const struct {
+		const char *cmd, *words;
+	} usage[] = {
+		{"gpuctl kernels --args", "--args needs a value: a KERNEL name"},
+		{"gpuctl kernels --names --json", "--json, --names and --args KERNEL"},
+		{"gpuctl kernels --args add --names", "give one of them"},
+		{"gpuctl kernels --names add", "unexpected argument 'add'"},
+	};
+	for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++)
+		ck_assert_str_eq(EXPECT(usage[i].cmd, EX_USAGE, usage[i].words)->out, "");
+}
+END_TEST
+
 START_TEST(test_pipes)
 {
 	double x[50], y[50], f[20];
@@ -802,6 +852,7 @@ TCase *e2e_gpuctl_cli(void)
 	tcase_add_test(tc, test_exit_statuses);
 	tcase_add_test(tc, test_pipes);
 	tcase_add_test(tc, test_json);
+	tcase_add_test(tc, test_kernels_names_args);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_outputs);
 	tcase_add_test(tc, test_progress_on_terminal);

@@ -40,7 +40,11 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_ring());
 	suite_add_tcase(s, e2e_ring_off());
 	suite_add_tcase(s, e2e_lend());
+	suite_add_tcase(s, e2e_notify());
 	suite_add_tcase(s, e2e_client());
+	suite_add_tcase(s, e2e_trace());
+	suite_add_tcase(s, e2e_logs());
+	suite_add_tcase(s, e2e_metrics());
 	return s;
 }
 

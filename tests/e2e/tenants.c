@@ -16,6 +16,8 @@
 
 #include <gpud/npy.h>
 
+#include <jansson.h>
+
 #include "tests/e2e/e2e.h"
 #include "tests/tls_fixture.h"
 
@@ -603,6 +605,104 @@ START_TEST(test_requests_in_flight_quota)
 }
 END_TEST
 
+/* gpuctl status over tcp:// needs no token: gpud serves status before
+ * hello, and gpuctl says it is showing that; other commands stay refused. */
+START_TEST(test_status_over_tcp_without_token)
+{
+	ctl_result *r = CTL_AT(tcp_url, "status");
+	ck_assert_msg(r->code == 0, "gpuctl status without a token: %d %s", r->code, r->err);
+	ck_assert_msg(strstr(r->out, "backend") && strstr(r->out, "connections"),
+		      "status without a token: %s", r->out);
+	ck_assert_msg(strstr(r->err, "status gpud gives before hello"),
+		      "gpuctl does not say it shows the status before hello: %s", r->err);
+	r = CTL_AT(tcp_url, "--token", "not-a-token-of-anyone", "status", "--json");
+	ck_assert_msg(r->code == 0 && strstr(r->out, "\"schema\": \"gpuctl.status\""),
+		      "status --json with a bad token: %d %s %s", r->code, r->out, r->err);
+	r = CTL_AT(tcp_url, "ls");
+	ck_assert_msg(r->code == EX_NOPERM, "ls without a token: %d %s", r->code, r->err);
+}
+END_TEST
+
+/* An administrator (alice, in admin_tenants) lists every tenant's kept
+ * buffers and frees another's; bob, no administrator, can do neither; gpud
+ * logs what the administrator did. */
+START_TEST(test_admin_lists_and_frees_every_tenant)
+{
+	char px[700], handle[32], other[32];
+	double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	path_in_dir(px, sizeof(px), "adm.npy");
+	save_vec(px, GPUD_F64, v, 8);
+	ctl_result *r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "upload", px, "--keep");
+	assert_ctl_ok(r);
+	ck_assert_int_eq(sscanf(r->out, "%31s", handle), 1);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "upload", px, "--keep");
+	assert_ctl_ok(r);
+	ck_assert_int_eq(sscanf(r->out, "%31s", other), 1);
+
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "ls", "--all");
+	assert_ctl_ok(r);
+	char want[128];
+	snprintf(want, sizeof(want), "bob              %s  float64", handle);
+	ck_assert_msg(strstr(r->out, "2 kept buffers of all tenants") && strstr(r->out, want),
+		      "ls --all does not show bob's buffer as '%s':\n%s", want, r->out);
+	snprintf(want, sizeof(want), "alice            %s", other);
+	ck_assert_msg(strstr(r->out, want), "ls --all does not show alice's own:\n%s", r->out);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "ls", "--all", "--json");
+	assert_ctl_ok(r);
+	json_error_t je;
+	json_t *doc = json_loads(r->out, 0, &je);
+	ck_assert_msg(doc, "ls --all --json: %s: %s", je.text, r->out);
+	ck_assert(json_is_true(json_object_get(doc, "all_tenants")));
+	json_t *bs = json_object_get(doc, "buffers");
+	ck_assert_uint_eq(json_array_size(bs), 2);
+	int seen_bob = 0;
+	for (size_t i = 0; i < json_array_size(bs); i++) {
+		json_t *b = json_array_get(bs, i);
+		if (!strcmp(json_string_value(json_object_get(b, "handle")), handle)) {
+			ck_assert_str_eq(json_string_value(json_object_get(b, "tenant")), "bob");
+			ck_assert_int_eq(json_integer_value(json_object_get(b, "bytes")), 64);
+			seen_bob = 1;
+		}
+	}
+	json_decref(doc);
+	ck_assert_msg(seen_bob, "ls --all --json lacks bob's buffer");
+
+	/* bob is no administrator */
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "ls", "--all");
+	ck_assert_msg(r->code != 0 && strstr(r->err, "not in admin_tenants") &&
+			      strstr(r->err, "bob"),
+		      "bob's ls --all: %d %s", r->code, r->err);
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "free", "--tenant", "alice", other);
+	ck_assert_msg(r->code != 0 && strstr(r->err, "not in admin_tenants"),
+		      "bob frees alice's: %d %s", r->code, r->err);
+	/* wrong tenant, unknown tenant, no handle */
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", "--tenant", "bob", other);
+	ck_assert_msg(r->code != 0 && strstr(r->err, "is not a buffer of tenant bob"),
+		      "freeing alice's buffer as bob's: %d %s", r->code, r->err);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", "--tenant", "carol", handle);
+	ck_assert_msg(r->code != 0 && strstr(r->err, "no tenant of that name"),
+		      "--tenant carol: %d %s", r->code, r->err);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", "--tenant");
+	ck_assert_msg(r->code != 0 && strstr(r->err, "--tenant needs a tenant name"),
+		      "--tenant without a name: %d %s", r->code, r->err);
+
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", "--tenant", "bob", handle);
+	assert_ctl_ok(r);
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "ls");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "0 kept buffers of tenant bob"), "bob's ls after: %s", r->out);
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "free", other);
+	assert_ctl_ok(r);
+	char log[1 << 16];
+	ck_assert(harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0);
+	ck_assert_msg(strstr(log, "administrator alice") &&
+			      strstr(log, "freed 1 kept buffers (64 bytes) of tenant bob") &&
+			      strstr(log, "listed the kept buffers of every tenant (2)"),
+		      "gpud's log does not record what the administrator did (%s)", e2e_gpud.log);
+	assert_daemon_alive("the administrator's requests");
+}
+END_TEST
+
 /* A tokens_file gpud cannot use: it says which rule the line breaks, exits 1
  * and leaves no socket file behind (the tokens are read before anything is
  * bound). */
@@ -654,5 +754,7 @@ TCase *e2e_tenants(void)
 	tcase_add_test(tc, test_kept_buffers_and_quotas);
 	tcase_add_test(tc, test_requests_in_flight_quota);
 	tcase_add_test(tc, test_bad_tokens_file_binds_nothing);
+	tcase_add_test(tc, test_admin_lists_and_frees_every_tenant);
+	tcase_add_test(tc, test_status_over_tcp_without_token);
 	return tc;
 }

@@ -134,6 +134,8 @@ int main(int argc, char **argv)
 	r.body_case = GPUD__REQUEST__BODY_LIST;
 	r.list = &lr;
 	add(&r, NULL, 0);
+	lr.all_tenants = 1; /* administrators: every tenant's kept buffers */
+	add(&r, NULL, 0);
 	Gpud__SyncRequest sy = GPUD__SYNC_REQUEST__INIT;
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
 	r.body_case = GPUD__REQUEST__BODY_SYNC;
@@ -195,6 +197,8 @@ int main(int argc, char **argv)
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
 	r.body_case = GPUD__REQUEST__BODY_FREE;
 	r.free = &fr;
+	add(&r, NULL, 0);
+	fr.tenant = "bob"; /* administrators: another tenant's kept buffers */
 	add(&r, NULL, 0);
 	Gpud__UnmapRequest um = GPUD__UNMAP_REQUEST__INIT;
 	um.regions = hs;

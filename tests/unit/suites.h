@@ -14,6 +14,7 @@ Suite *sched_suite(void);
 Suite *registry_suite(void);
 Suite *verbs_suite(void);
 Suite *ring_suite(void);
+Suite *log_suite(void);
 /* kernels/<folder>/test_<folder>.c of each folder of kernels/kernels.def */
 #define KERNEL_FOLDER(folder) Suite *folder##_suite(void);
 #include "kernels/kernels.def"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon/log.h"
+#include "daemon/metrics_text.h"
 #include "daemon/server.h"
 #include "proto/wire.h"
 #include "tests/unit/suites.h"
@@ -564,6 +565,68 @@ START_TEST(test_close_cancels_runs)
 }
 END_TEST
 
+/* /metrics' page (daemon/metrics_text.c) from the server's own state:
+ * label values escaped, tenants past metrics_tenants summed as "_other",
+ * histogram buckets cumulative. */
+START_TEST(test_metrics_page)
+{
+	double v[4] = {1, 2, 3, 4};
+	tenant_quota q = {0};
+	char *page = NULL;
+	size_t len = 0;
+
+	cfg.metrics_tenants = 2;
+	hello(1); /* the first tenant: this user */
+	alloc_f64(1, v, 4);
+	gpud_tenant *odd = tenants_get(&srv.buffers, "a\"b\\c", &q);
+	gpud_tenant *late1 = tenants_get(&srv.buffers, "late-1", &q);
+	gpud_tenant *late2 = tenants_get(&srv.buffers, "late-2", &q);
+	ck_assert_ptr_nonnull(odd);
+	ck_assert_uint_eq(odd->metrics.ordinal, 1);
+	ck_assert_uint_eq(late2->metrics.ordinal, 3);
+	late1->metrics.quota_refused[QUOTA_DEVICE_BYTES] = 2;
+	late2->metrics.quota_refused[QUOTA_DEVICE_BYTES] = 5;
+	metrics_ran(&srv.metrics, &late1->metrics, KERNEL_ID_CUSTOM, 0.003);
+	metrics_ran(&srv.metrics, &late2->metrics, KERNEL_ID_CUSTOM,
+		    20.0); /* past the last bucket */
+
+	FILE *f = open_memstream(&page, &len);
+	ck_assert_ptr_nonnull(f);
+	metrics_page p = {.m = &srv.metrics, .ready = 1};
+	metrics_text(f, &srv.core, &p);
+	fclose(f);
+	ck_assert_msg(strstr(page, "gpud_quota_refusals_total{tenant=\"a\\\"b\\\\c\","
+				   "quota=\"device_bytes\"} 0\n"),
+		      "the odd tenant's label is not escaped:\n%s", page);
+	ck_assert_msg(strstr(page, "gpud_quota_refusals_total{tenant=\"_other\","
+				   "quota=\"device_bytes\"} 7\n"),
+		      "tenants past metrics_tenants are not summed:\n%s", page);
+	ck_assert_msg(strstr(page, "late-1") == NULL, "late-1 has a label of its own");
+	ck_assert_msg(strstr(page, "gpud_kernel_runs_total{tenant=\"_other\"} 2\n"), "%s", page);
+	ck_assert_msg(
+		strstr(page,
+		       "gpud_kernel_run_seconds_bucket{kernel=\"custom\",le=\"0.001\"} 0\n") &&
+			strstr(page,
+			       "gpud_kernel_run_seconds_bucket{kernel=\"custom\",le=\"0.005\"} 1\n") &&
+			strstr(page,
+			       "gpud_kernel_run_seconds_bucket{kernel=\"custom\",le=\"10\"} 1\n") &&
+			strstr(page,
+			       "gpud_kernel_run_seconds_bucket{kernel=\"custom\",le=\"+Inf\"} 2\n") &&
+			strstr(page, "gpud_kernel_run_seconds_count{kernel=\"custom\"} 2\n"),
+		"the custom kernels' histogram is wrong:\n%s", page);
+	ck_assert_msg(strstr(page, "gpud_requests_total{tenant=\"\",verb=\"none\"") == NULL, "%s",
+		      page);
+	ck_assert_msg(strstr(page, "verb=\"alloc\",status=\"ok\"} 1\n"), "%s", page);
+	ck_assert_msg(strstr(page, "gpud_upload_bytes_total{tenant=\"") && strstr(page, "\"} 32\n"),
+		      "the alloc's 32 bytes are not counted:\n%s", page);
+	ck_assert_msg(strstr(page, "gpud_buffers 1\n") && strstr(page, "gpud_ready 1\n") &&
+			      strstr(page, "gpud_backend_up{backend=\"cpu\"} 1\n"),
+		      "%s", page);
+	free(page);
+	cfg.metrics_tenants = 64;
+}
+END_TEST
+
 Suite *verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
@@ -577,6 +640,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_close_cancels_runs);
+	tcase_add_test(tc, test_metrics_page);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,388 @@
+/*
+ * tests/e2e/metrics.c — test case "metrics": gpud's monitoring endpoint
+ * (metrics_listen). /metrics scraped after a known sequence of requests by
+ * two tenants, its values asserted and the page checked by promtool (when
+ * $PROMTOOL names it: make test-e2e does); /healthz and /readyz through
+ * start, ready and shutdown.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tests/e2e/e2e.h"
+
+#include <nng/supplemental/http/http.h>
+
+#define TOKEN_ALICE "alice-0123456789abcdef"
+#define TOKEN_BOB "bob-fedcba9876543210xx"
+
+static char tcp_url[64], metrics_addr[128];
+
+/* The address gpud's log says the endpoint is bound to (port 0 was asked for). */
+static void find_metrics_addr(void)
+{
+	static char log[1 << 16];
+	const char *key = "metrics on http://";
+	double deadline = harness_now_s() + 30;
+	metrics_addr[0] = '\0';
+	while (metrics_addr[0] == '\0' && harness_now_s() < deadline) {
+		if (harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0) {
+			const char *p = strstr(log, key);
+			if (p) {
+				p += strlen(key);
+				size_t n = strcspn(p, "/ \n");
+				snprintf(metrics_addr, sizeof(metrics_addr), "%.*s", (int)n, p);
+				break;
+			}
+		}
+		harness_sleep_ms(10);
+	}
+	ck_assert_msg(metrics_addr[0], "gpud's log (%s) never said where metrics are",
+		      e2e_gpud.log);
+}
+
+static void setup_metrics(void)
+{
+	static char conf[2048], tokens[700];
+	static const char *extra[] = {"--listen", tcp_url, NULL};
+	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 12000 + (int)(getpid() % 8000));
+	snprintf(tokens, sizeof(tokens), "%s/metrics-tokens-%d", base_dir, (int)getpid());
+	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
+	chmod(tokens, 0600);
+	snprintf(conf, sizeof(conf),
+		 "[gpud]\ntokens_file = %s\nmetrics_listen = 127.0.0.1:0\n"
+		 "[tenant bob]\ndevice_bytes = 64KiB\n",
+		 tokens);
+	start_gpud(conf, extra, NULL);
+	find_metrics_addr();
+}
+
+/* GET http://metrics_addr/path: the status (0 if no answer) and the body. */
+static int http_get(const char *path, char *body, size_t cap)
+{
+	char url[256];
+	nng_url *u = NULL;
+	nng_http_client *cli = NULL;
+	nng_http_req *req = NULL;
+	nng_http_res *res = NULL;
+	nng_aio *aio = NULL;
+	int code = 0;
+
+	body[0] = '\0';
+	snprintf(url, sizeof(url), "http://%s%s", metrics_addr, path);
+	if (nng_url_parse(&u, url) == 0 && nng_http_client_alloc(&cli, u) == 0 &&
+	    nng_http_req_alloc(&req, u) == 0 && nng_http_res_alloc(&res) == 0 &&
+	    nng_aio_alloc(&aio, NULL, NULL) == 0) {
+		nng_aio_set_timeout(aio, 30000);
+		nng_http_client_transact(cli, req, res, aio);
+		nng_aio_wait(aio);
+		if (nng_aio_result(aio) == 0) {
+			void *data;
+			size_t len;
+			code = nng_http_res_get_status(res);
+			nng_http_res_get_data(res, &data, &len);
+			if (len >= cap)
+				len = cap - 1;
+			memcpy(body, data, len);
+			body[len] = '\0';
+		}
+	}
+	if (aio)
+		nng_aio_free(aio);
+	if (res)
+		nng_http_res_free(res);
+	if (req)
+		nng_http_req_free(req);
+	if (cli)
+		nng_http_client_free(cli);
+	if (u)
+		nng_url_free(u);
+	return code;
+}
+
+/* The value of the sample named exactly `series` (name{labels}), or -1. */
+static double sample(const char *page, const char *series)
+{
+	size_t n = strlen(series);
+	for (const char *p = page; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (*p != '#' && strncmp(p, series, n) == 0 && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	}
+	return -1;
+}
+
+#define ASSERT_SAMPLE(page, series, want)                                                          \
+	do {                                                                                       \
+		double got_ = sample((page), (series));                                            \
+		ck_assert_msg(got_ == (double)(want), "%s: %g, expected %g", (series), got_,       \
+			      (double)(want));                                                     \
+	} while (0)
+
+static gpud_client *connect_token(const char *token)
+{
+	gpud_options o = {.url = tcp_url, .token = token, .timeout_ms = 30000};
+	gpud_client *c = NULL;
+	gpud_status st = gpud_connect_opts(&o, &c);
+	ck_assert_msg(st == GPUD_OK, "connect %s: %s: %s", tcp_url, gpud_strerror(st),
+		      gpud_errmsg(c));
+	return c;
+}
+
+/* promtool check metrics on the page, where $PROMTOOL names promtool. */
+static void promtool_check(const char *page)
+{
+	const char *promtool = getenv("PROMTOOL");
+	if (promtool == NULL || promtool[0] == '\0') {
+		printf("metrics: PROMTOOL not set, promtool check skipped\n");
+		return;
+	}
+	char path[512], cmd[1400], out[8192];
+	path_in_dir(path, sizeof(path), "metrics.txt");
+	write_text(path, page);
+	snprintf(cmd, sizeof(cmd), "'%s' check metrics < '%s' > '%s.out' 2>&1", promtool, path,
+		 path);
+	int st = system(cmd);
+	snprintf(cmd, sizeof(cmd), "%s.out", path);
+	harness_read_text(cmd, out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "promtool check metrics failed (status %d) on %s:\n%s", st, path, out);
+}
+
+START_TEST(test_metrics_count_known_requests)
+{
+	static char page[1 << 20];
+	enum { NX = 300, NF = 500 };
+	double x[NX], y[NX], f[NF];
+	uint64_t nx = NX, nf = NF, big = 16384; /* 128 KiB of f64: over bob's 64 KiB */
+	gpud_handle h[3], hb;
+	gpud_client *alice = connect_token(TOKEN_ALICE);
+	gpud_client *bob = connect_token(TOKEN_BOB);
+
+	gen_ls(77, NX, NF, x, y, f);
+	LIB_OK(alice, gpud_alloc(alice, GPUD_F64, 1, &nx, x, &h[0]));
+	LIB_OK(alice, gpud_alloc(alice, GPUD_F64, 1, &nx, y, &h[1]));
+	LIB_OK(alice, gpud_alloc(alice, GPUD_F64, 1, &nf, f, &h[2]));
+	gpud_arg args[3] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			    gpud_arg_buffer("freqs", h[2])};
+	gpud_output out;
+	size_t nout = 0;
+	gpud_run_info info;
+	LIB_OK(alice, gpud_run(alice, "lombscargle", args, 3, &out, 1, &nout, &info));
+	static double pgram[NF];
+	LIB_OK(alice, gpud_download_range(alice, out.handle, 0, pgram, sizeof(pgram)));
+	LIB_OK(alice, gpud_free(alice, &h[2], 1));
+
+	LIB_FAIL(bob, gpud_alloc(bob, GPUD_F64, 1, &big, NULL, &hb), GPUD_EQUOTA, "device_bytes");
+	gpud_handle nothing = h[0]; /* alice's: for bob, no such handle */
+	LIB_FAIL(bob, gpud_free(bob, &nothing, 1), GPUD_ENOTFOUND, "");
+
+	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	/* requests, by tenant, verb and status */
+	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"alloc\",status=\"ok\"}",
+		      3);
+	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"run\",status=\"ok\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"download\",status=\"ok\"}",
+		      1);
+	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"free\",status=\"ok\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"bob\",verb=\"alloc\",status=\"quota\"}",
+		      1);
+	ASSERT_SAMPLE(page,
+		      "gpud_requests_total{tenant=\"bob\",verb=\"free\",status=\"not_found\"}", 1);
+	ck_assert_msg(sample(page,
+			     "gpud_requests_total{tenant=\"bob\",verb=\"alloc\",status=\"ok\"}") <
+			      0,
+		      "bob made no buffer, yet a successful alloc is counted");
+	/* bytes: alice's three arrays up, the periodogram down; bob's refused alloc moved none */
+	ASSERT_SAMPLE(page, "gpud_upload_bytes_total{tenant=\"alice\"}", (2 * NX + NF) * 8);
+	ASSERT_SAMPLE(page, "gpud_download_bytes_total{tenant=\"alice\"}", NF * 8);
+	ASSERT_SAMPLE(page, "gpud_upload_bytes_total{tenant=\"bob\"}", 0);
+	/* quotas */
+	ASSERT_SAMPLE(page, "gpud_quota_refusals_total{tenant=\"bob\",quota=\"device_bytes\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_quota_refusals_total{tenant=\"alice\",quota=\"device_bytes\"}",
+		      0);
+	ASSERT_SAMPLE(page, "gpud_tenant_device_bytes_limit{tenant=\"bob\"}", 65536);
+	/* what each holds now: x, y and the output (freqs was freed) */
+	ASSERT_SAMPLE(page, "gpud_tenant_buffers{tenant=\"alice\"}", 3);
+	ASSERT_SAMPLE(page, "gpud_tenant_buffer_bytes{tenant=\"alice\"}", (2 * NX + NF) * 8);
+	ASSERT_SAMPLE(page, "gpud_tenant_buffers{tenant=\"bob\"}", 0);
+	ASSERT_SAMPLE(page, "gpud_connections{tenant=\"alice\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_connections{tenant=\"bob\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_buffers", 3);
+	/* the run: one, in the kernel histogram and the queue histogram */
+	ASSERT_SAMPLE(page, "gpud_kernel_run_seconds_count{kernel=\"lombscargle\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_kernel_run_seconds_bucket{kernel=\"lombscargle\",le=\"+Inf\"}",
+		      1);
+	ASSERT_SAMPLE(page, "gpud_kernel_queue_seconds_count{kernel=\"lombscargle\"}", 1);
+	ASSERT_SAMPLE(page, "gpud_kernel_runs_total{tenant=\"alice\"}", 1);
+	ck_assert_msg(sample(page, "gpud_kernel_seconds_total{tenant=\"alice\"}") > 0,
+		      "alice's kernel time is not counted");
+	ASSERT_SAMPLE(page, "gpud_request_duration_seconds_count{verb=\"run\"}", 1);
+	/* the daemon */
+	ASSERT_SAMPLE(page, "gpud_ready", 1);
+	char series[256];
+	snprintf(series, sizeof(series), "gpud_backend_up{backend=\"%s\"}", expected_backend());
+	ASSERT_SAMPLE(page, series, 1);
+	snprintf(series, sizeof(series),
+		 "gpud_build_info{version=\"%s\",protocol=\"%u\",backend=\"%s\"}",
+		 gpud_server(alice)->version, 1u, expected_backend());
+	ASSERT_SAMPLE(page, series, 1);
+	ck_assert_msg(sample(page, "gpud_connections_accepted_total") >= 2,
+		      "two connections were accepted");
+	promtool_check(page);
+
+	/* Closing alice's connection releases what it held; the counters stay. */
+	gpud_close(alice);
+	gpud_daemon_status s = wait_no_buffers(bob, 30);
+	ck_assert_uint_eq(s.buffers, 0);
+	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	ASSERT_SAMPLE(page, "gpud_tenant_buffers{tenant=\"alice\"}", 0);
+	ASSERT_SAMPLE(page, "gpud_connections{tenant=\"alice\"}", 0);
+	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"alloc\",status=\"ok\"}",
+		      3);
+	gpud_close(bob);
+}
+END_TEST
+
+/* /healthz and /readyz while serving; wrong paths and methods are refused. */
+START_TEST(test_health_endpoints)
+{
+	char body[4096];
+	ck_assert_int_eq(http_get("/healthz", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "ok\n");
+	ck_assert_int_eq(http_get("/readyz", body, sizeof(body)), 200);
+	ck_assert_str_eq(body, "ready\n");
+	ck_assert_int_eq(http_get("/nothing", body, sizeof(body)), 404);
+	assert_daemon_alive("a request for an unknown path");
+}
+END_TEST
+
+typedef struct long_job {
+	size_t nx, nf;    /* sized to take seconds on the backend */
+	atomic_int state; /* 1: the run was sent; 2: it returned; -1: setting up failed */
+	gpud_status st;
+} long_job;
+
+static void *long_job_thread(void *arg)
+{
+	long_job *j = arg;
+	size_t nx = j->nx, nf = j->nf;
+	double *x = malloc(nx * sizeof(double)), *y = malloc(nx * sizeof(double)),
+	       *f = malloc(nf * sizeof(double));
+	gpud_client *c = NULL;
+	gpud_handle h[3];
+	uint64_t sx = nx, sf = nf;
+	gen_ls(99, nx, nf, x, y, f);
+	if (gpud_connect(e2e_gpud.url, &c) != GPUD_OK ||
+	    gpud_alloc(c, GPUD_F64, 1, &sx, x, &h[0]) != GPUD_OK ||
+	    gpud_alloc(c, GPUD_F64, 1, &sx, y, &h[1]) != GPUD_OK ||
+	    gpud_alloc(c, GPUD_F64, 1, &sf, f, &h[2]) != GPUD_OK) {
+		atomic_store(&j->state, -1);
+	} else {
+		gpud_arg args[3] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+				    gpud_arg_buffer("freqs", h[2])};
+		gpud_output out;
+		size_t nout;
+		gpud_run_info info;
+		atomic_store(&j->state, 1);
+		j->st = gpud_run(c, "lombscargle", args, 3, &out, 1, &nout, &info);
+		atomic_store(&j->state, 2);
+	}
+	gpud_close(c);
+	free(x);
+	free(y);
+	free(f);
+	return NULL;
+}
+
+static int two_in_flight(const gpud_daemon_status *s)
+{
+	return s->in_flight >= 2; /* the long run and this status */
+}
+
+/* SIGTERM with a run in flight: gpud drains it; meanwhile /readyz says
+ * "shutting down" (503) and /healthz still answers. */
+START_TEST(test_readyz_while_shutting_down)
+{
+	char body[4096], page[1 << 16];
+	long_job j = {0};
+	pthread_t t;
+	gpud_client *c = lib_connect();
+	int cpu = !strcmp(gpud_server(c)->backend, "cpu");
+	/* Seconds on 2 cpu cores; the GPU gets 2^22 frequencies (as the shutdown case). */
+	j.nx = cpu ? 2000 : 8000;
+	j.nf = cpu ? (size_t)1 << 17 : (size_t)1 << 22;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, long_job_thread, &j), 0);
+	while (atomic_load(&j.state) == 0)
+		harness_sleep_ms(1);
+	ck_assert_msg(atomic_load(&j.state) > 0, "setting up the long run failed");
+	gpud_daemon_status s = wait_status(c, two_in_flight, 60);
+	ck_assert_msg(s.in_flight >= 2, "the run never showed in flight");
+	gpud_close(c);
+	ck_assert_int_eq(kill(e2e_gpud.pid, SIGTERM), 0);
+	/* The loop takes the signal on its next turn; from then on /readyz says
+	 * so while the run drains, the endpoint up. */
+	int code = 200;
+	double deadline = harness_now_s() + 30;
+	while (code == 200 && atomic_load(&j.state) != 2 && harness_now_s() < deadline)
+		code = http_get("/readyz", body, sizeof(body));
+	int run_over = atomic_load(&j.state) == 2 && code == 200;
+	ck_assert_msg(!run_over, "the run ended before /readyz was asked: make it longer");
+	ck_assert_msg(code == 503 && strstr(body, "shutting down"),
+		      "/readyz while draining: %d '%s', expected 503 'shutting down'", code, body);
+	ck_assert_int_eq(http_get("/healthz", body, sizeof(body)), 200);
+	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	ASSERT_SAMPLE(page, "gpud_ready", 0);
+	pthread_join(t, NULL);
+	ck_assert_msg(j.st == GPUD_OK, "the run in flight at SIGTERM failed: %s",
+		      gpud_strerror(j.st));
+	ck_assert_msg(harness_gpud_wait(&e2e_gpud, 30) == 0, "gpud did not exit after draining");
+	ck_assert_msg(WIFEXITED(e2e_gpud.wstatus) && WEXITSTATUS(e2e_gpud.wstatus) == 0,
+		      "gpud exited with wait status %d", e2e_gpud.wstatus);
+	/* and once it has exited, nothing answers */
+	ck_assert_int_eq(http_get("/healthz", body, sizeof(body)), 0);
+}
+END_TEST
+
+/* A metrics_listen gpud cannot use stops it at start, naming the key. */
+START_TEST(test_bad_metrics_listen)
+{
+	char line[4096], errf[512], log[4096];
+	path_in_dir(errf, sizeof(errf), "bad-metrics.err");
+	const char *bad[] = {"9400", "127.0.0.1:http", "::1:9400", "127.0.0.1:99999"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(
+			line, sizeof(line),
+			"GPUD_METRICS='%s'; printf '[gpud]\\nmetrics_listen = %%s\\n' \"$GPUD_METRICS\" "
+			"> '%s.conf'; '%s' --backend cpu --config '%s.conf' --listen 'ipc://%s.sock' "
+			"2>'%s'",
+			bad[i], errf, gpud_bin, errf, errf, errf);
+		char *argv[] = {"/bin/sh", "-c", line, NULL};
+		int st = 0;
+		ck_assert(harness_run_timed(argv, NULL, &st) >= 0);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0,
+			      "gpud started with metrics_listen = %s", bad[i]);
+		ck_assert(harness_read_text(errf, log, sizeof(log)) > 0);
+		ck_assert_msg(strstr(log, "metrics_listen") && strstr(log, bad[i]),
+			      "the error for metrics_listen = %s does not name it: %s", bad[i],
+			      log);
+	}
+}
+END_TEST
+
+TCase *e2e_metrics(void)
+{
+	TCase *tc = tcase_create("metrics");
+	tcase_add_checked_fixture(tc, setup_metrics, gpud_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_metrics_count_known_requests);
+	tcase_add_test(tc, test_health_endpoints);
+	tcase_add_test(tc, test_readyz_while_shutting_down);
+	tcase_add_test(tc, test_bad_metrics_listen);
+	return tc;
+}
