@@ -54,9 +54,8 @@ static void sample_u(FILE *f, const char *name, uint64_t v)
 
 static const char *verb_name(int verb)
 {
-	const ProtobufCFieldDescriptor *fd =
-		protobuf_c_message_descriptor_get_field(&gpud__request__descriptor, (unsigned)verb);
-	return fd ? fd->name : "none";
+	const char *name = request_verb_name(verb);
+	return name ? name : "none";
 }
 
 static void status_label(dstatus s, char *out, size_t len)
@@ -146,12 +145,12 @@ static tenant_row *tenant_rows(const gpud_core *core, const metrics *m, uint32_t
 	for (tenant_row *r = (rows); r < (rows) + (n); r++)                                        \
 		if (r->used)
 
-static void tenant_families(FILE *f, const tenant_row *rows, size_t n)
+static void tenant_families(FILE *f, tenant_row *rows, size_t n)
 {
 	char st[32];
 	family(f, "gpud_requests_total", "counter",
 	       "Requests answered, by tenant, verb and status (ok, or the error's status).");
-	FOR_ROWS((tenant_row *)rows, n, r)
+	FOR_ROWS(rows, n, r)
 	for (int v = 0; v < METRICS_VERBS; v++)
 		for (int s = 0; s < METRICS_STATUSES; s++) {
 			if (r->m.requests[v][s] == 0)
@@ -192,7 +191,7 @@ static void tenant_families(FILE *f, const tenant_row *rows, size_t n)
 	};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
 		family(f, fams[i].name, fams[i].type, fams[i].help);
-		FOR_ROWS((tenant_row *)rows, n, r)
+		FOR_ROWS(rows, n, r)
 		{
 			if (fams[i].skip_zero_row0 && r == rows)
 				continue; /* no tenant holds nothing */
@@ -205,7 +204,7 @@ static void tenant_families(FILE *f, const tenant_row *rows, size_t n)
 	}
 	family(f, "gpud_kernel_seconds_total", "counter",
 	       "Kernel time of the completed runs, by tenant.");
-	FOR_ROWS((tenant_row *)rows, n, r)
+	FOR_ROWS(rows, n, r)
 	{
 		fputs("gpud_kernel_seconds_total{tenant=\"", f);
 		put_label(f, r->label);
@@ -213,7 +212,7 @@ static void tenant_families(FILE *f, const tenant_row *rows, size_t n)
 	}
 	family(f, "gpud_quota_refusals_total", "counter",
 	       "Requests refused for going over a quota, by tenant and quota (its gpud.conf key).");
-	FOR_ROWS((tenant_row *)rows, n, r)
+	FOR_ROWS(rows, n, r)
 	{
 		if (r == rows)
 			continue; /* quotas are tenants' */
@@ -226,7 +225,7 @@ static void tenant_families(FILE *f, const tenant_row *rows, size_t n)
 	}
 	family(f, "gpud_tenant_device_bytes_limit", "gauge",
 	       "The tenant's device_bytes quota, where one is set.");
-	FOR_ROWS((tenant_row *)rows, n, r)
+	FOR_ROWS(rows, n, r)
 	{
 		if (r->device_bytes_limit == 0)
 			continue;

@@ -303,7 +303,7 @@ static void request_finish(gpud_request *r, nng_msg *m, dstatus status)
 {
 	gpud_core *core = r->core;
 
-	ON_LOOP("request_send_msg");
+	ON_LOOP("request_finish");
 	if (r->reply == m)
 		r->reply = NULL;
 	/* The session may have closed meanwhile: look it up, do not keep it. */
@@ -430,15 +430,18 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 	return (char *)hr->base + ref->offset;
 }
 
-/* The verb's name from the Request's body field (they are the same words), or NULL. */
+const char *request_verb_name(int body_case)
+{
+	const ProtobufCFieldDescriptor *f =
+		body_case > 0 ? protobuf_c_message_descriptor_get_field(&gpud__request__descriptor,
+									(unsigned)body_case)
+			      : NULL;
+	return f ? f->name : NULL;
+}
+
 static const char *verb_of(const gpud_request *r)
 {
-	if (r->req == NULL || r->req->body_case == GPUD__REQUEST__BODY__NOT_SET)
-		return NULL;
-	const ProtobufCFieldDescriptor *f =
-		protobuf_c_message_descriptor_get_field(&gpud__request__descriptor,
-							(unsigned)r->req->body_case);
-	return f ? f->name : NULL;
+	return r->req ? request_verb_name((int)r->req->body_case) : NULL;
 }
 
 const char *request_verb(const gpud_request *r)
