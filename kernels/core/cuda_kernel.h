@@ -41,6 +41,23 @@ typedef struct cuda_launch_ctx {
 	 * its outputs without a result).
 	 */
 	unsigned *verdict;
+	/*
+	 * Scratch device memory for the work this launch enqueues: scratch(ctx,
+	 * bytes, ...) returns a block (256-byte aligned) of at least bytes, or
+	 * NULL with why in err. It stays the launch's until that work is done:
+	 * the backend gives it back when the run completes (its end event), so
+	 * nothing later on the stream can see it reused. Called only from launch,
+	 * on the thread launching (the loop; the opening thread in the
+	 * self-test). NULL where none is offered.
+	 */
+	void *(*scratch)(const struct cuda_launch_ctx *ctx, size_t bytes, char *err, size_t errlen);
+	void *scratch_arg; /* the backend's: which run the blocks belong to */
+	/*
+	 * The stream's cuFFT plans (libs_fft_cache, kernels/core/libs.h), made
+	 * lazily by size; owned by the thread launching on the stream. NULL
+	 * where none is offered.
+	 */
+	void *fft;
 } cuda_launch_ctx;
 
 typedef struct cuda_variant_attr {

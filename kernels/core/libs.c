@@ -1,4 +1,9 @@
-/* kernels/core/libs.c — CBLAS, cuRAND and cuBLAS through dlopen (see kernels/core/libs.h). */
+/*
+ * kernels/core/libs.c — CBLAS, cuRAND, cuBLAS, cuFFT and FFTW3 through dlopen
+ * (see kernels/core/libs.h), and the per-stream cache of cuFFT plans.
+ * Loading is once per process (pthread_once); a plan cache is its owner's
+ * (the thread enqueueing on its stream).
+ */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -253,4 +258,231 @@ const libs_cublas *libs_get_cublas(char *err, size_t errlen)
 		return NULL;
 	}
 	return &cublas.api;
+}
+
+/* --- cuFFT -------------------------------------------------------------------------------- */
+
+static struct {
+	libs_cufft api;
+	char why[768];
+	int ok;
+} cufft;
+static pthread_once_t cufft_once = PTHREAD_ONCE_INIT;
+
+static void cufft_load(void)
+{
+	static const lib_spec spec = {"cuFFT",
+				      "GPUD_CUFFT",
+				      "install the CUDA Toolkit's cuFFT",
+				      {"libcufft.so.12", CUDA_DIRS("libcufft.so.12"),
+				       "libcufft.so.11", "/usr/local/cuda/lib64/libcufft.so.11",
+				       "libcufft.so.13", "/usr/local/cuda/lib64/libcufft.so.13",
+				       NULL}};
+	int (*version)(int *) = NULL;
+	const sym_spec syms[] = {{(void **)&cufft.api.create, "cufftCreate"},
+				 {(void **)&cufft.api.destroy, "cufftDestroy"},
+				 {(void **)&cufft.api.set_auto_allocation,
+				  "cufftSetAutoAllocation"},
+				 {(void **)&cufft.api.make_plan_many, "cufftMakePlanMany"},
+				 {(void **)&cufft.api.set_work_area, "cufftSetWorkArea"},
+				 {(void **)&cufft.api.set_stream, "cufftSetStream"},
+				 {(void **)&cufft.api.exec_c2c, "cufftExecC2C"},
+				 {(void **)&cufft.api.exec_z2z, "cufftExecZ2Z"},
+				 {(void **)&version, "cufftGetVersion"},
+				 {NULL, NULL}};
+	void *h = open_lib(&spec, syms, cufft.why, sizeof(cufft.why));
+	if (h == NULL)
+		return;
+	version(&cufft.api.version);
+	snprintf(cufft.api.describe, sizeof(cufft.api.describe), "cuFFT %d.%d.%d (%s)",
+		 cufft.api.version / 1000, cufft.api.version % 1000 / 100, cufft.api.version % 100,
+		 file_of(h));
+	cufft.ok = 1;
+}
+
+const libs_cufft *libs_get_cufft(char *err, size_t errlen)
+{
+	pthread_once(&cufft_once, cufft_load);
+	if (!cufft.ok) {
+		if (err)
+			snprintf(err, errlen, "%s", cufft.why);
+		return NULL;
+	}
+	return &cufft.api;
+}
+
+const char *libs_cufft_status(int status)
+{
+	static const char *const names[] = {
+		"CUFFT_SUCCESS",
+		"CUFFT_INVALID_PLAN",
+		"CUFFT_ALLOC_FAILED",
+		"CUFFT_INVALID_TYPE",
+		"CUFFT_INVALID_VALUE",
+		"CUFFT_INTERNAL_ERROR",
+		"CUFFT_EXEC_FAILED",
+		"CUFFT_SETUP_FAILED",
+		"CUFFT_INVALID_SIZE",
+		"CUFFT_UNALIGNED_DATA",
+		"CUFFT_INCOMPLETE_PARAMETER_LIST",
+		"CUFFT_INVALID_DEVICE",
+		"CUFFT_PARSE_ERROR",
+		"CUFFT_NO_WORKSPACE",
+		"CUFFT_NOT_IMPLEMENTED",
+		"CUFFT_LICENSE_ERROR",
+		"CUFFT_NOT_SUPPORTED",
+	};
+	return status >= 0 && status < (int)(sizeof(names) / sizeof(names[0])) ? names[status]
+									       : "CUFFT_?";
+}
+
+typedef struct fft_entry {
+	int type, n, batch;
+	libs_cufft_handle plan;
+	size_t work;
+	unsigned long long used; /* the cache's clock at its last use */
+} fft_entry;
+
+struct libs_fft_cache {
+	void *stream;
+	fft_entry e[LIBS_FFT_PLANS];
+	int count;
+	unsigned long long clock;
+};
+
+libs_fft_cache *libs_fft_cache_new(void *stream)
+{
+	libs_fft_cache *c = calloc(1, sizeof(*c));
+	if (c)
+		c->stream = stream;
+	return c;
+}
+
+void libs_fft_cache_free(libs_fft_cache *c)
+{
+	if (c == NULL)
+		return;
+	for (int i = 0; i < c->count && cufft.ok; i++)
+		cufft.api.destroy(c->e[i].plan);
+	free(c);
+}
+
+int libs_fft_cache_plan(libs_fft_cache *c, int type, int n, int batch, libs_cufft_handle *plan,
+			size_t *work, char *err, size_t errlen)
+{
+	const libs_cufft *f = libs_get_cufft(err, errlen);
+	if (f == NULL)
+		return -1;
+	c->clock++;
+	for (int i = 0; i < c->count; i++) {
+		fft_entry *e = &c->e[i];
+		if (e->type == type && e->n == n && e->batch == batch) {
+			e->used = c->clock;
+			*plan = e->plan;
+			*work = e->work;
+			return 0;
+		}
+	}
+	int slot = c->count;
+	if (slot == LIBS_FFT_PLANS) { /* the least recently used goes */
+		slot = 0;
+		for (int i = 1; i < c->count; i++)
+			if (c->e[i].used < c->e[slot].used)
+				slot = i;
+		f->destroy(c->e[slot].plan);
+		c->e[slot] = c->e[--c->count];
+		slot = c->count;
+	}
+	libs_cufft_handle h;
+	const char *call = "cufftCreate";
+	int st = f->create(&h);
+	size_t ws = 0;
+	if (st == 0) {
+		if ((st = f->set_auto_allocation(h, 0)) != 0)
+			call = "cufftSetAutoAllocation";
+		else if ((st = f->make_plan_many(h, 1, &n, NULL, 1, n, NULL, 1, n, type, batch,
+						 &ws)) != 0)
+			call = "cufftMakePlanMany";
+		else if ((st = f->set_stream(h, c->stream)) != 0)
+			call = "cufftSetStream";
+		if (st != 0)
+			f->destroy(h);
+	}
+	if (st != 0) {
+		snprintf(err, errlen, "%s: %s (%d x %d points, %s): %s", f->describe, call, batch,
+			 n, type == LIBS_CUFFT_Z2Z ? "Z2Z" : "C2C", libs_cufft_status(st));
+		return -1;
+	}
+	c->e[slot] = (fft_entry){
+		.type = type, .n = n, .batch = batch, .plan = h, .work = ws, .used = c->clock};
+	c->count++;
+	*plan = h;
+	*work = ws;
+	return 0;
+}
+
+/* --- FFTW3 --------------------------------------------------------------------------------- */
+
+static struct {
+	libs_fftw api;
+	libs_fftw_plan (*plan_many_dft)(int, const int *, int, void *, const int *, int, int,
+					void *, const int *, int, int, int, unsigned);
+	void (*destroy_plan)(libs_fftw_plan);
+	char why[768];
+	int ok;
+} fftw;
+static pthread_once_t fftw_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t fftw_planner = PTHREAD_MUTEX_INITIALIZER;
+
+static libs_fftw_plan fftw_plan_locked(int rank, const int *n, int howmany, void *in,
+				       const int *inembed, int istride, int idist, void *out,
+				       const int *onembed, int ostride, int odist, int sign,
+				       unsigned flags)
+{
+	pthread_mutex_lock(&fftw_planner);
+	libs_fftw_plan p = fftw.plan_many_dft(rank, n, howmany, in, inembed, istride, idist, out,
+					      onembed, ostride, odist, sign, flags);
+	pthread_mutex_unlock(&fftw_planner);
+	return p;
+}
+
+static void fftw_destroy_locked(libs_fftw_plan p)
+{
+	pthread_mutex_lock(&fftw_planner);
+	fftw.destroy_plan(p);
+	pthread_mutex_unlock(&fftw_planner);
+}
+
+static void fftw_load(void)
+{
+	static const lib_spec spec = {"FFTW3 (double precision)",
+				      "GPUD_FFTW",
+				      "install Debian's libfftw3-double3",
+				      {"libfftw3.so.3", NULL}};
+	const char *version = NULL; /* fftw_version: a char array */
+	const sym_spec syms[] = {{(void **)&fftw.plan_many_dft, "fftw_plan_many_dft"},
+				 {(void **)&fftw.api.execute_dft, "fftw_execute_dft"},
+				 {(void **)&fftw.destroy_plan, "fftw_destroy_plan"},
+				 {(void **)&fftw.api.malloc, "fftw_malloc"},
+				 {(void **)&fftw.api.free, "fftw_free"},
+				 {(void **)&version, "fftw_version"},
+				 {NULL, NULL}};
+	void *h = open_lib(&spec, syms, fftw.why, sizeof(fftw.why));
+	if (h == NULL)
+		return;
+	fftw.api.plan_many_dft = fftw_plan_locked;
+	fftw.api.destroy_plan = fftw_destroy_locked;
+	snprintf(fftw.api.describe, sizeof(fftw.api.describe), "%s (%s)", version, file_of(h));
+	fftw.ok = 1;
+}
+
+const libs_fftw *libs_get_fftw(char *err, size_t errlen)
+{
+	pthread_once(&fftw_once, fftw_load);
+	if (!fftw.ok) {
+		if (err)
+			snprintf(err, errlen, "%s", fftw.why);
+		return NULL;
+	}
+	return &fftw.api;
 }

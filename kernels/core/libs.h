@@ -6,6 +6,8 @@
  *   CBLAS   matmul on the cpu backend       $GPUD_BLAS    libopenblas.so.0
  *   cuRAND  uniform, normal (both backends) $GPUD_CURAND  libcurand.so.10
  *   cuBLAS  matmul on the cuda backend      $GPUD_CUBLAS  libcublas.so.13
+ *   cuFFT   lombscargle method=nufft (cuda) $GPUD_CUFFT   libcufft.so.12 (.11, .13)
+ *   FFTW3   lombscargle method=nufft (cpu)  $GPUD_FFTW    libfftw3.so.3
  *
  * Where the variable is set (non-empty), that path alone is tried; else the
  * soname through the dynamic loader's path, then the CUDA Toolkit's usual
@@ -100,6 +102,73 @@ typedef struct libs_cublas {
 	char describe[160];
 } libs_cublas;
 
+/* --- cuFFT (cufft.h) ---------------------------------------------------------------------- */
+typedef int libs_cufft_handle; /* cufftHandle */
+enum {
+	LIBS_CUFFT_SUCCESS = 0,
+	LIBS_CUFFT_C2C = 0x29,
+	LIBS_CUFFT_Z2Z = 0x69,
+	LIBS_CUFFT_INVERSE = 1, /* e^{+2 pi i k l / n}, unnormalised */
+};
+
+typedef struct libs_cufft {
+	int (*create)(libs_cufft_handle *plan);
+	int (*destroy)(libs_cufft_handle plan);
+	int (*set_auto_allocation)(libs_cufft_handle plan, int autoalloc);
+	int (*make_plan_many)(libs_cufft_handle plan, int rank, int *n, int *inembed, int istride,
+			      int idist, int *onembed, int ostride, int odist, int type, int batch,
+			      size_t *work);
+	int (*set_work_area)(libs_cufft_handle plan, void *work);
+	int (*set_stream)(libs_cufft_handle plan, void *stream);
+	int (*exec_c2c)(libs_cufft_handle plan, void *in, void *out, int direction);
+	int (*exec_z2z)(libs_cufft_handle plan, void *in, void *out, int direction);
+	int version; /* 12000 */
+	char describe[160];
+} libs_cufft;
+
+/* "CUFFT_ALLOC_FAILED" */
+const char *libs_cufft_status(int status);
+
+/*
+ * cuFFT plans of one stream, by size, at most LIBS_FFT_PLANS (the least
+ * recently used goes). Plans have no work area of their own
+ * (cufftSetAutoAllocation 0): the caller sets one of its scratch before each
+ * execution. Owned by the thread that enqueues on the stream (the cuda
+ * backend's loop; the opening thread during the self-test); not locked.
+ * Making a plan can wait for the device (cuFFT allocates its twiddles), and
+ * so can dropping one: both happen on a size's first run on the stream, or
+ * when more than LIBS_FFT_PLANS sizes take turns.
+ */
+#define LIBS_FFT_PLANS 8
+typedef struct libs_fft_cache libs_fft_cache;
+libs_fft_cache *libs_fft_cache_new(void *stream);
+void libs_fft_cache_free(libs_fft_cache *c);
+/*
+ * The plan for `batch` contiguous in-place transforms of n points of type
+ * (LIBS_CUFFT_C2C or _Z2Z), bound to the cache's stream; its work area's
+ * bytes in *work. 0, or -1 with why in err.
+ */
+int libs_fft_cache_plan(libs_fft_cache *c, int type, int n, int batch, libs_cufft_handle *plan,
+			size_t *work, char *err, size_t errlen);
+
+/* --- FFTW3 (fftw3.h), double precision ------------------------------------------------------ */
+enum { LIBS_FFTW_BACKWARD = 1, LIBS_FFTW_ESTIMATE = 1u << 6 };
+typedef struct fftw_plan_s *libs_fftw_plan;
+typedef struct libs_fftw {
+	/* plan_many_dft and destroy_plan through these wrappers take a lock
+	 * (FFTW's planner is not thread-safe); execute_dft is (on new arrays
+	 * aligned as the planned ones). */
+	libs_fftw_plan (*plan_many_dft)(int rank, const int *n, int howmany, void *in,
+					const int *inembed, int istride, int idist, void *out,
+					const int *onembed, int ostride, int odist, int sign,
+					unsigned flags);
+	void (*execute_dft)(libs_fftw_plan p, void *in, void *out);
+	void (*destroy_plan)(libs_fftw_plan p);
+	void *(*malloc)(size_t bytes);
+	void (*free)(void *p);
+	char describe[160];
+} libs_fftw;
+
 /*
  * The library, loaded on first call; NULL with why in err (which may be
  * NULL) when it cannot be.
@@ -107,6 +176,8 @@ typedef struct libs_cublas {
 const libs_cblas *libs_get_cblas(char *err, size_t errlen);
 const libs_curand *libs_get_curand(char *err, size_t errlen);
 const libs_cublas *libs_get_cublas(char *err, size_t errlen);
+const libs_cufft *libs_get_cufft(char *err, size_t errlen);
+const libs_fftw *libs_get_fftw(char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -45,9 +45,9 @@ static const kernel_def tkernel = {
 };
 
 static const kernel_param badparams[] = {
-	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input", 0, 0, NULL},
+	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input", 0, 0, NULL, 0},
 	{"bad", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "maybe", "a default that does not parse", 0, 0,
-	 NULL},
+	 NULL, 0},
 };
 
 static const kernel_def badkernel = {
@@ -91,7 +91,7 @@ START_TEST(test_find)
 	const kernel_def *k = ls();
 
 	ck_assert_str_eq(k->name, "lombscargle");
-	ck_assert_int_eq(k->nparams, 12);
+	ck_assert_int_eq(k->nparams, 14);
 	ck_assert_ptr_nonnull(k->check);
 	ck_assert_ptr_nonnull(k->cpu_items);
 	ck_assert_ptr_nonnull(k->cpu_run);
@@ -192,7 +192,7 @@ START_TEST(test_param_index)
 
 	kernel_param_names(k, names, sizeof(names));
 	ck_assert_str_eq(names, "x, y, freqs, pgram, precenter, normalize, weights, floating_mean, "
-				"f0, df, nf, legacy");
+				"f0, df, nf, legacy, method, eps");
 	kernel_param_names(&tkernel, names, 9);
 	ck_assert_str_eq(names, "a, m, o,");
 }
@@ -726,8 +726,9 @@ END_TEST
 /* --- dtype names (KSCALAR_DTYPE) ------------------------------------------------------ */
 
 static const kernel_param dparams[] = {
-	{"n", KPARAM_SCALAR, 0, 0, KSCALAR_I64, NULL, "a count", 0, 0, NULL},
-	{"dtype", KPARAM_SCALAR, KDT_FLOAT, 0, KSCALAR_DTYPE, "float64", "out's dtype", 0, 0, NULL},
+	{"n", KPARAM_SCALAR, 0, 0, KSCALAR_I64, NULL, "a count", 0, 0, NULL, 0},
+	{"dtype", KPARAM_SCALAR, KDT_FLOAT, 0, KSCALAR_DTYPE, "float64", "out's dtype", 0, 0, NULL,
+	 0},
 };
 
 static const kernel_def dkernel = {

@@ -5,7 +5,11 @@
  * normalize mode, weights or not, floating_mean or not, frequencies as an
  * array or a grid, both dtypes; precenter and legacy; phases |f x| up to
  * 1e6; tile and size edges; and bad weights, which fail the run with the
- * kernel's verdict while gpud goes on (tests/gpu/main.c runs it).
+ * kernel's verdict while gpud goes on (tests/gpu/main.c runs it). Those
+ * runs say method=direct; method=nufft is tested against the float64 direct
+ * kernel (nufft_case): uneven samples with gaps, 10 to 10^6 of them, 10^3 to
+ * 10^7 frequencies reaching many times the mean sampling rate, every mode,
+ * both dtypes, the output poisoned first, error <= eps max |pgram|.
  */
 #include <check.h>
 #include <float.h>
@@ -60,6 +64,9 @@ static void reference(const ls_case *cs, void *x, void *y, void *w, void *f, voi
 			   err, sizeof(err));
 	ck_assert_int_eq(kernel_bind_text(k, &k->params[LS_NORMALIZE], mode_names[cs->mode],
 					  &a.v[LS_NORMALIZE], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_text(k, &k->params[LS_METHOD], "direct", &a.v[LS_METHOD], err,
+					  sizeof(err)),
 			 0);
 	if (cs->grid) {
 		kernel_bind_scalar(k, &k->params[LS_F0], KGIVEN_F64, 0, 0, cs->flo, &a.v[LS_F0],
@@ -149,7 +156,7 @@ static void run_ls_case(gpud_client *c, const ls_case *cs)
 	uint64_t nx = cs->nx, nf = cs->nf;
 	gpud_handle h[5];
 	int nh = 0;
-	gpud_arg args[12];
+	gpud_arg args[14];
 	int na = 0;
 	gpud_output o;
 	size_t no;
@@ -181,6 +188,7 @@ static void run_ls_case(gpud_client *c, const ls_case *cs)
 	args[na++] = gpud_arg_text("normalize", mode_names[cs->mode]);
 	args[na++] = gpud_arg_bool("floating_mean", cs->fm);
 	args[na++] = gpud_arg_bool("legacy", cs->legacy);
+	args[na++] = gpud_arg_text("method", "direct"); /* the NUFFT: nufft_case below */
 	ck_assert_msg(gpud_run(c, "lombscargle", args, (size_t)na, &o, 1, &no, NULL) == GPUD_OK,
 		      "%s", gpud_errmsg(c));
 	ck_assert_uint_eq(o.handle, out);
@@ -292,6 +300,365 @@ static void bad_weights(gpud_client *c, gpud_dtype dt)
 	}
 }
 
+/* --- method=nufft against the float64 direct kernel ------------------------------------ */
+
+typedef struct nu_case {
+	size_t nx, nf;
+	gpud_dtype dt;
+	int weights, fm, mode, precenter, legacy;
+	double rate; /* the grid's top, in mean sampling rates (2 pi nx / T, angular) */
+} nu_case;
+
+static gpud_handle upload_as(gpud_client *c, gpud_dtype dt, const double *v, size_t n)
+{
+	void *buf = malloc(n * gpud_dtype_size(dt));
+	uint64_t nn = n;
+	gpud_handle h;
+	for (size_t i = 0; i < n; i++) {
+		if (dt == GPUD_F32)
+			((float *)buf)[i] = (float)v[i];
+		else
+			((double *)buf)[i] = v[i];
+	}
+	ck_assert_msg(gpud_alloc(c, dt, 1, &nn, buf, &h) == GPUD_OK, "%s", gpud_errmsg(c));
+	free(buf);
+	return h;
+}
+
+/*
+ * One lombscargle run; returns the output's components as doubles (2 per
+ * frequency for amplitude). freqs: an array handle, or 0 for the grid.
+ */
+static double *nu_run(gpud_client *c, const nu_case *cs, gpud_dtype dt, const gpud_handle in[3],
+		      gpud_handle freqs, size_t nfreq, double f0, double df, const char *method,
+		      double *ms)
+{
+	gpud_dtype odt = cs->mode == LS_AMPLITUDE ? (dt == GPUD_F32 ? GPUD_C64 : GPUD_C128) : dt;
+	size_t comps = cs->mode == LS_AMPLITUDE ? 2 : 1, es = gpud_dtype_size(odt);
+	void *got = malloc(nfreq * es);
+	uint64_t nf = nfreq;
+	gpud_handle out;
+	poison(odt, got, nfreq);
+	ck_assert_msg(gpud_alloc(c, odt, 1, &nf, got, &out) == GPUD_OK, "%s", gpud_errmsg(c));
+	gpud_arg args[14];
+	int na = 0;
+	args[na++] = gpud_arg_buffer("x", in[0]);
+	args[na++] = gpud_arg_buffer("y", in[1]);
+	if (cs->weights)
+		args[na++] = gpud_arg_buffer("weights", in[2]);
+	if (freqs) {
+		args[na++] = gpud_arg_buffer("freqs", freqs);
+	} else {
+		args[na++] = gpud_arg_f64("f0", f0);
+		args[na++] = gpud_arg_f64("df", df);
+		args[na++] = gpud_arg_i64("nf", (int64_t)nfreq);
+	}
+	args[na++] = gpud_arg_buffer("pgram", out);
+	args[na++] = gpud_arg_bool("precenter", cs->precenter);
+	args[na++] = gpud_arg_text("normalize", mode_names[cs->mode]);
+	args[na++] = gpud_arg_bool("floating_mean", cs->fm);
+	args[na++] = gpud_arg_bool("legacy", cs->legacy);
+	args[na++] = gpud_arg_text("method", method);
+	gpud_output o;
+	size_t no;
+	double t0 = wall();
+	ck_assert_msg(gpud_run(c, "lombscargle", args, (size_t)na, &o, 1, &no, NULL) == GPUD_OK,
+		      "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_download_range(c, out, 0, got, nfreq * es) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	if (ms)
+		*ms = (wall() - t0) * 1e3;
+	ck_assert(gpud_free(c, &out, 1) == GPUD_OK);
+	gpud_dtype cdt = odt == GPUD_C64 ? GPUD_F32 : odt == GPUD_C128 ? GPUD_F64 : odt;
+	double *v = malloc(nfreq * comps * sizeof(double));
+	size_t unwritten = 0, first = 0;
+	/* one assertion at the end: check marks every one it passes (a pipe write) */
+	for (size_t i = 0; i < nfreq * comps; i++) {
+		if (is_poison(cdt, got, i) && unwritten++ == 0)
+			first = i;
+		v[i] = get(cdt, got, i);
+	}
+	ck_assert_msg(unwritten == 0, "%s: %zu outputs never written, the first %zu", method,
+		      unwritten, first);
+	free(got);
+	return v;
+}
+
+/*
+ * The periodogram of the double inputs at frequency f, as lombscargle.c's
+ * reference computes it (scipy's two passes, or legacy's one) but in long
+ * double: phases and sums with 11 more bits, so it stands for the exact
+ * value where the direct float64 kernel and the NUFFT disagree by more than
+ * eps. Both round the phases f x to double (|f x| reaches 10^8 radians
+ * here), which an amplitude divides by a small CC or SS: there the direct
+ * kernel itself can be off by more than eps, and the NUFFT is judged
+ * against this. out[0], out[1] as lombscargle_ref_one's.
+ */
+static void truth_one(const nu_case *cs, const double *x, const double *y, const double *w,
+		      size_t n, double f, double out[2])
+{
+	long double wsum = 0, mean = 0, ydot = 0, y1 = 0, y2 = 0;
+	for (size_t j = 0; j < n; j++) {
+		mean += y[j];
+		ydot += (long double)y[j] * y[j];
+		wsum += cs->weights ? w[j] : 1.0L;
+	}
+	long double shift = cs->precenter ? mean / (long double)n : 0;
+	out[1] = 0;
+	if (cs->legacy) {
+		long double xc = 0, xs = 0, cc = 0, ss = 0, csum = 0;
+		for (size_t j = 0; j < n; j++) {
+			long double sn, c, yj = y[j] - shift;
+			sincosl((long double)f * x[j], &sn, &c);
+			xc += yj * c;
+			xs += yj * sn;
+			cc += c * c;
+			ss += sn * sn;
+			csum += c * sn;
+		}
+		long double tau = atan2l(2 * csum, cc - ss) / (2 * (long double)f);
+		long double ct = cosl(f * tau), st = sinl(f * tau);
+		long double n1 = ct * xc + st * xs, n2 = ct * xs - st * xc;
+		long double p = 0.5L *
+				(n1 * n1 / (ct * ct * cc + 2 * ct * st * csum + st * st * ss) +
+				 n2 * n2 / (ct * ct * ss - 2 * ct * st * csum + st * st * cc));
+		out[0] = (double)(cs->mode == LS_NORMALIZED ? p * 2 / ydot : p);
+		return;
+	}
+	for (size_t j = 0; j < n; j++) {
+		long double wj = (cs->weights ? w[j] : 1.0L) / wsum, v = y[j] - shift;
+		y1 += wj * v;
+		y2 += wj * v * v;
+	}
+	long double cc = 0, csum = 0, c1 = 0, s1 = 0;
+	for (size_t j = 0; j < n; j++) {
+		long double wj = (cs->weights ? w[j] : 1.0L) / wsum, sn, c;
+		sincosl((long double)f * x[j], &sn, &c);
+		cc += wj * c * c;
+		csum += wj * c * sn;
+		c1 += wj * c;
+		s1 += wj * sn;
+	}
+	long double ss = 1 - cc;
+	if (cs->fm) {
+		cc -= c1 * c1;
+		ss -= s1 * s1;
+		csum -= c1 * s1;
+	}
+	long double tau = 0.5L * atan2l(2 * csum, cc - ss), yc = 0, ys = 0;
+	cc = c1 = s1 = 0;
+	for (size_t j = 0; j < n; j++) {
+		long double wj = (cs->weights ? w[j] : 1.0L) / wsum, v = y[j] - shift, sn, c;
+		sincosl((long double)f * x[j] - tau, &sn, &c);
+		yc += wj * v * c;
+		ys += wj * v * sn;
+		cc += wj * c * c;
+		c1 += wj * c;
+		s1 += wj * sn;
+	}
+	ss = 1 - cc;
+	if (cs->fm) {
+		yc -= y1 * c1;
+		ys -= y1 * s1;
+		cc -= c1 * c1;
+		ss -= s1 * s1;
+	}
+	cc = fmaxl(cc, LS_EPSNEG);
+	ss = fmaxl(ss, LS_EPSNEG);
+	long double ca = yc / cc, sb = ys / ss, p = 2 * (ca * yc + sb * ys);
+	if (cs->mode == LS_NORMALIZED)
+		out[0] = (double)(p / (2 * (cs->fm ? y2 - y1 * y1 : y2)));
+	else if (cs->mode == LS_AMPLITUDE) {
+		out[0] = (double)(ca * cosl(tau) - sb * sinl(tau));
+		out[1] = (double)(ca * sinl(tau) + sb * cosl(tau));
+	} else
+		out[0] = (double)(p * (long double)n / 4);
+}
+
+/* Frequencies whose direct sums the check compares: all, or (N M too big
+ * for the direct kernel in a test) a random 4096 and the NUFFT's peak. */
+#define NU_DIRECT_MAX 2e10
+#define NU_SUBSET 4096
+
+static void nufft_case(gpud_client *c, const nu_case *cs)
+{
+	size_t n = cs->nx, nf = cs->nf, comps = cs->mode == LS_AMPLITUDE ? 2 : 1;
+	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+	double *w = malloc(n * sizeof(double));
+	/* uneven samples on [0, T] with two gaps (a fifth and a tenth of T) */
+	double T = uniform(100, 5000);
+	for (size_t j = 0; j < n; j++) {
+		double t;
+		do
+			t = uniform(0, T);
+		while ((t > 0.3 * T && t < 0.5 * T) || (t > 0.7 * T && t < 0.8 * T));
+		x[j] = t;
+	}
+	double rate = 2 * M_PI * (double)n / T;
+	double om = uniform(0.05, 0.9) * cs->rate * rate, ph = uniform(0, 6.28);
+	for (size_t j = 0; j < n; j++) {
+		y[j] = 2 + 1.5 * sin(om * x[j] + ph) + uniform(-2, 2);
+		w[j] = uniform(0.1, 2);
+	}
+	/* the reference's inputs are the run's, rounded to its dtype */
+	for (size_t j = 0; cs->dt == GPUD_F32 && j < n; j++) {
+		x[j] = (float)x[j];
+		y[j] = (float)y[j];
+		w[j] = (float)w[j];
+	}
+	double f0 = uniform(1, 10) * 2 * M_PI / T, df = (cs->rate * rate - f0) / (double)nf;
+	gpud_handle in[3] = {upload_as(c, cs->dt, x, n), upload_as(c, cs->dt, y, n),
+			     upload_as(c, cs->dt, w, n)};
+	double ms;
+	double *got = nu_run(c, cs, cs->dt, in, 0, nf, f0, df, "nufft", &ms);
+	gpud_handle in64[3] = {in[0], in[1], in[2]};
+	if (cs->dt == GPUD_F32)
+		for (int i = 0; i < 3; i++)
+			in64[i] = upload_as(c, GPUD_F64, i == 0 ? x : i == 1 ? y : w, n);
+	double *ref, *cmp;
+	size_t nref;
+	size_t *at = NULL;
+	if ((double)n * (double)nf <= NU_DIRECT_MAX) {
+		nref = nf;
+		ref = nu_run(c, cs, GPUD_F64, in64, 0, nf, f0, df, "direct", NULL);
+		cmp = got;
+	} else {
+		nref = NU_SUBSET;
+		at = malloc(nref * sizeof(size_t));
+		double *fs = malloc(nref * sizeof(double)), big = -1;
+		for (size_t i = 0; i < nf; i++) /* the peak, where max |pgram| is */
+			if (fabs(got[i * comps]) > big)
+				big = fabs(got[i * comps]), at[0] = i;
+		for (size_t i = 1; i < nref; i++)
+			at[i] = (size_t)(rnd() % nf);
+		for (size_t i = 0; i < nref; i++)
+			fs[i] = f0 + df * (double)at[i];
+		gpud_handle fh = upload_as(c, GPUD_F64, fs, nref);
+		ref = nu_run(c, cs, GPUD_F64, in64, fh, nref, 0, 0, "direct", NULL);
+		ck_assert(gpud_free(c, &fh, 1) == GPUD_OK);
+		cmp = malloc(nref * comps * sizeof(double));
+		for (size_t i = 0; i < nref; i++)
+			for (size_t k = 0; k < comps; k++)
+				cmp[i * comps + k] = got[at[i] * comps + k];
+		free(fs);
+	}
+	double maxref = 0, maxerr = 0;
+	size_t worst = 0;
+	for (size_t i = 0; i < nref * comps; i++)
+		if (isfinite(ref[i]))
+			maxref = fmax(maxref, fabs(ref[i]));
+	for (size_t i = 0; i < nref * comps; i++) {
+		double e = fabs(cmp[i] - ref[i]);
+		if (!(e <= maxerr)) /* NaN on one side counts */
+			maxerr = e, worst = i / comps;
+	}
+	double eps = cs->dt == GPUD_F32 ? 1e-5 : 1e-9;
+	/* Where the NUFFT and direct float64 disagree by more than eps, the
+	 * long-double value decides (at most 16 frequencies, worst first): both
+	 * must be near it, the NUFFT within eps. */
+	double judged = 0, direct_off = 0;
+	int arbitrated = 0;
+	for (int round = 0; round < 16 && maxerr > eps * maxref; round++) {
+		size_t i = worst, k = at ? at[i] : i;
+		double t[2];
+		truth_one(cs, x, y, w, n, f0 + df * (double)k, t);
+		double e = 0, d = 0;
+		for (size_t q = 0; q < comps; q++) {
+			e = fmax(e, fabs(cmp[i * comps + q] - t[q]));
+			d = fmax(d, fabs(ref[i * comps + q] - t[q]));
+		}
+		ck_assert_msg(e <= eps * maxref,
+			      "nufft %s nx=%zu nf=%zu: frequency %zu: |error| %.3e against the "
+			      "long-double value (direct float64: %.3e) > eps %.0e x max %.4g",
+			      gpud_dtype_name(cs->dt), n, nf, k, e, d, eps, maxref);
+		judged = fmax(judged, e);
+		direct_off = fmax(direct_off, d);
+		arbitrated++;
+		/* this frequency is settled: the next worst */
+		for (size_t q = 0; q < comps; q++)
+			cmp[i * comps + q] = ref[i * comps + q];
+		maxerr = 0;
+		for (size_t q = 0; q < nref * comps; q++) {
+			double eq = fabs(cmp[q] - ref[q]);
+			if (!(eq <= maxerr))
+				maxerr = eq, worst = q / comps;
+		}
+	}
+	printf("lombscargle nufft %-7s nx=%-7zu nf=%-8zu w=%d fm=%d %-9s pc=%d legacy=%d "
+	       "to %4.0fx rate: err/max=%.2e (eps %.0e; %s, %zu compared) %.1f ms\n",
+	       gpud_dtype_name(cs->dt), n, nf, cs->weights, cs->fm, mode_names[cs->mode],
+	       cs->precenter, cs->legacy, cs->rate, maxerr / maxref, eps,
+	       at ? "a subset" : "every frequency", nref, ms);
+	if (arbitrated)
+		printf("  %d frequencies where NUFFT and direct float64 differ by more than eps, "
+		       "against long double: NUFFT %.2e, direct %.2e of max\n",
+		       arbitrated, judged / maxref, direct_off / maxref);
+	fflush(stdout);
+	ck_assert_msg(maxerr <= eps * maxref,
+		      "nufft %s nx=%zu nf=%zu: frequency %zu: |error| %.3e > eps %.0e x max %.4g "
+		      "(after %d frequencies judged against long double)",
+		      gpud_dtype_name(cs->dt), n, nf, at ? at[worst] : worst, maxerr, eps, maxref,
+		      arbitrated);
+	if (cmp != got)
+		free(cmp);
+	if (cs->dt == GPUD_F32)
+		ck_assert(gpud_free(c, in64, 3) == GPUD_OK);
+	ck_assert(gpud_free(c, in, 3) == GPUD_OK);
+	free(at);
+	free(ref);
+	free(got);
+	free(x);
+	free(y);
+	free(w);
+}
+
+/* method=nufft takes grids only; arrays fail with the message. */
+static void nufft_refuses_arrays(gpud_client *c)
+{
+	double xs[3] = {0.1, 0.7, 1.9}, ys[3] = {1, -0.5, 2};
+	gpud_handle h[3] = {upload_as(c, GPUD_F64, xs, 3), upload_as(c, GPUD_F64, ys, 3),
+			    upload_as(c, GPUD_F64, xs, 3)};
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]), gpud_arg_buffer("y", h[1]),
+			   gpud_arg_buffer("freqs", h[2]), gpud_arg_text("method", "nufft")};
+	gpud_output o;
+	size_t no = 0;
+	ck_assert_int_eq(gpud_run(c, "lombscargle", args, 4, &o, 1, &no, NULL), GPUD_EINVAL);
+	ck_assert_msg(strstr(gpud_errmsg(c), "method=nufft needs the uniform grid"), "%s",
+		      gpud_errmsg(c));
+	ck_assert(gpud_free(c, h, 3) == GPUD_OK);
+}
+
+static void gpu_test_nufft(gpud_client *c)
+{
+	/* {nx, nf, weights, fm, mode, precenter, legacy, rate} */
+	static const struct {
+		size_t nx, nf;
+		int w, fm, mode, pc, legacy;
+		double rate;
+	} cases[] = {
+		{10, 1000, 0, 0, LS_POWER, 0, 0, 20},
+		{10, 10000000, 1, 1, LS_NORMALIZED, 0, 0, 50},
+		{100, 10000, 1, 1, LS_NORMALIZED, 0, 0, 20},
+		{1000, 100000, 1, 1, LS_AMPLITUDE, 0, 0, 30},
+		{1000, 10000000, 0, 0, LS_NORMALIZED, 1, 1, 50},
+		{10000, 1000000, 0, 0, LS_NORMALIZED, 1, 0, 40},
+		{100000, 1000000, 0, 1, LS_POWER, 0, 0, 10},
+		{1000000, 1000, 1, 0, LS_NORMALIZED, 0, 0, 3},
+		{1000000, 10000000, 1, 1, LS_AMPLITUDE, 0, 0, 20},
+	};
+	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
+	double t0 = wall();
+	for (int d = 0; d < 2; d++)
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			nu_case cs = {cases[i].nx, cases[i].nf,     dts[d],
+				      cases[i].w,  cases[i].fm,     cases[i].mode,
+				      cases[i].pc, cases[i].legacy, cases[i].rate};
+			nufft_case(c, &cs);
+		}
+	nufft_refuses_arrays(c);
+	printf("lombscargle nufft: %.1f s\n", wall() - t0);
+}
+
 void gpu_test_lombscargle(gpud_client *c, const char *kernel)
 {
 	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
@@ -346,4 +713,5 @@ void gpu_test_lombscargle(gpud_client *c, const char *kernel)
 			}
 		bad_weights(c, dt);
 	}
+	gpu_test_nufft(c);
 }

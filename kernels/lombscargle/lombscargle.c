@@ -8,13 +8,19 @@
  * instead (they differ where precenter and normalize are both set); the
  * default is today's scipy. Frequencies are angular, given as an array or as
  * the grid f0 + df*k, k < nf (computed in float64; nothing to upload).
+ * method picks how: direct (every sample at every frequency), nufft (grids
+ * only: the sums through non-uniform FFTs, to a tolerance eps of max
+ * |pgram|; nufft.c, nufft.cu), or auto (nufft on a grid where a cost model
+ * says it is faster).
  *
  * This file holds the table entry, the argument checks, the check of the
  * weights' values (the verdict) and the CPU reference. The reference
  * computes in float64 for both dtypes, as scipy does, with scipy's two passes
  * over the samples per frequency written out as scipy writes them, and
  * rounds float32 results once at the end; the GPU kernels (one pass, see
- * lombscargle.cu) are compared against it.
+ * lombscargle.cu) are compared against it. The cpu backend's method=nufft
+ * (and auto's pick of it) is nufft.c's NUFFT on FFTW3, the same results to
+ * eps. No state: runs on the cpu backend's workers, ranges [lo, hi) each.
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@
 #include "kernels/lombscargle/lombscargle.h"
 
 static const char *const normalize_words[] = {"power", "normalize", "amplitude", NULL};
+static const char *const method_words[] = {"auto", "direct", "nufft", NULL};
 
 static const kernel_param params[] = {
 	[LS_X] = {.name = "x",
@@ -93,6 +100,20 @@ static const kernel_param params[] = {
 		       .default_value = "false",
 		       .doc = "scipy <= 1.14's results (normalize by 2/dot(y, y) of the y as "
 			      "given); no weights, floating_mean or amplitude"},
+	[LS_METHOD] = {.name = "method",
+		       .role = KPARAM_SCALAR,
+		       .stype = KSCALAR_WORD,
+		       .words = method_words,
+		       .default_value = "auto",
+		       .doc = "direct: every sample at every frequency (N M); nufft: the grid "
+			      "(f0, df, nf) through non-uniform FFTs (N + M log M), to eps; "
+			      "auto: nufft on grids where faster, else direct"},
+	[LS_EPS] = {.name = "eps",
+		    .role = KPARAM_SCALAR,
+		    .stype = KSCALAR_F64,
+		    .optional = 1,
+		    .doc = "method=nufft: the error allowed, relative to max |pgram| (default "
+			   "1e-9 float64, 1e-5 float32)"},
 };
 
 static int ls_check(kernel_args *a, char *err, size_t errlen)
@@ -179,6 +200,30 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (v[LS_EPS].present) {
+		double e = v[LS_EPS].s.f64, lo = x->dtype == GPUD_F32 ? 1e-6 : 1e-14;
+		if (!(e >= lo && e <= 0.1)) {
+			snprintf(err, errlen,
+				 "lombscargle: eps must be between %g and 0.1 for %s, got %g", lo,
+				 gpud_dtype_name(x->dtype), e);
+			return -1;
+		}
+	}
+	if (v[LS_METHOD].s.i64 == LS_NUFFT) {
+		if (v[LS_FREQS].present) {
+			snprintf(err, errlen,
+				 "lombscargle: method=nufft needs the uniform grid f0, df, nf; got "
+				 "the array freqs (use method=direct or auto for arrays)");
+			return -1;
+		}
+		if ((long long)nf > LS_NUFFT_MAX_NF) {
+			snprintf(err, errlen,
+				 "lombscargle: method=nufft takes at most 2^29 frequencies, got "
+				 "nf=%llu (use method=direct, or split the grid)",
+				 (unsigned long long)nf);
+			return -1;
+		}
+	}
 	gpud_dtype out = x->dtype;
 	if (v[LS_NORMALIZE].s.i64 == LS_AMPLITUDE)
 		out = x->dtype == GPUD_F32 ? GPUD_C64 : GPUD_C128;
@@ -189,6 +234,21 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 static size_t ls_cpu_items(const kernel_args *a)
 {
 	return a->v[LS_PGRAM].arr.count;
+}
+
+int ls_cpu_uses_nufft(const kernel_args *a)
+{
+	int m = (int)a->v[LS_METHOD].s.i64;
+	return m == LS_NUFFT || (m == LS_AUTO && ls_nufft_cpu_pick(a));
+}
+
+/* A frequency: two passes over the samples (one for legacy), a sine and
+ * cosine each; or its share of the NUFFT. */
+static size_t ls_cpu_item_cost(const kernel_args *a)
+{
+	if (ls_cpu_uses_nufft(a))
+		return ls_nufft_cpu_item_cost(a);
+	return (a->v[LS_LEGACY].s.b ? 1 : 2) * a->v[LS_X].arr.count;
 }
 
 static inline double load(const kernel_array *v, size_t i)
@@ -321,7 +381,26 @@ void lombscargle_ref_one(const kernel_args *a, const ls_sums *s, double f, doubl
 	}
 }
 
-static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
+void lombscargle_store(const kernel_array *o, size_t i, const double r[2])
+{
+	switch (o->dtype) {
+	case GPUD_F32:
+		((float *)o->data)[i] = (float)r[0];
+		break;
+	case GPUD_C64:
+		((float *)o->data)[2 * i] = (float)r[0];
+		((float *)o->data)[2 * i + 1] = (float)r[1];
+		break;
+	case GPUD_C128:
+		((double *)o->data)[2 * i] = r[0];
+		((double *)o->data)[2 * i + 1] = r[1];
+		break;
+	default:
+		((double *)o->data)[i] = r[0];
+	}
+}
+
+void lombscargle_ref_run(const kernel_args *a, size_t lo, size_t hi)
 {
 	const kernel_array *o = &a->v[LS_PGRAM].arr;
 	ls_sums s;
@@ -330,22 +409,17 @@ static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 	for (size_t i = lo; i < hi; i++) {
 		double r[2];
 		lombscargle_ref_one(a, &s, lombscargle_freq(a, i), r);
-		switch (o->dtype) {
-		case GPUD_F32:
-			((float *)o->data)[i] = (float)r[0];
-			break;
-		case GPUD_C64:
-			((float *)o->data)[2 * i] = (float)r[0];
-			((float *)o->data)[2 * i + 1] = (float)r[1];
-			break;
-		case GPUD_C128:
-			((double *)o->data)[2 * i] = r[0];
-			((double *)o->data)[2 * i + 1] = r[1];
-			break;
-		default:
-			((double *)o->data)[i] = r[0];
-		}
+		lombscargle_store(o, i, r);
 	}
+}
+
+/* method: direct, the NUFFT (nufft.c), or auto's pick for this range. */
+static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
+{
+	if (ls_cpu_uses_nufft(a))
+		ls_nufft_cpu_run(a, lo, hi);
+	else
+		lombscargle_ref_run(a, lo, hi);
 }
 
 /* scipy's check of the weights' values: each >= 0 (so no NaN), their sum > 0. */
@@ -395,6 +469,12 @@ static const char *const ls_samples[] = {
 	"normalize=amplitude",
 	"x=rand:300:0:30 y=rand:300:-3:3 weights=rand:300:0.1:2 f0=0.3 df=0.01 nf=1000 "
 	"floating_mean=true normalize=amplitude",
+	/* the grid form's NUFFT path (forced on every grid sample too): legacy,
+	 * and frequencies far above the mean sampling rate */
+	"x=rand:500:0:100 y=rand:500:-1:1 f0=0.5 df=0.02 nf=2000 precenter=true normalize=true "
+	"legacy=true method=auto",
+	"x=rand:1000:0:500 y=rand:1000:-2:2 weights=rand:1000:0.1:2 f0=40 df=0.004 nf=4000 "
+	"floating_mean=true normalize=normalize method=auto",
 	NULL,
 };
 
@@ -407,6 +487,7 @@ const kernel_def kernel_lombscargle = {
 	.nparams = sizeof(params) / sizeof(params[0]),
 	.check = ls_check,
 	.cpu_items = ls_cpu_items,
+	.cpu_item_cost = ls_cpu_item_cost,
 	.cpu_run = ls_cpu_run,
 	.samples = ls_samples,
 	.cpu_verdict = ls_cpu_verdict,

@@ -56,6 +56,9 @@
  * and a scratch buffer. Bad weights (negative, NaN, zero sum): every block
  * writes NaN and block 0 writes the verdict (cuda_launch_ctx.verdict).
  *
+ * method=nufft (and auto's pick of it on grids) is nufft.cu's; this file's
+ * launch chooses (ls_launch) and offers both as the self-test's paths.
+ *
  * Layout: B = 256 threads; tiles of TILE = B samples staged in shared memory
  * (x, y shifted and weighted, the weight, the grid's step); a grid-stride
  * loop over chunks of B*K (or B*KA) frequencies; the grid is the device's SMs
@@ -623,7 +626,7 @@ static int pick_blocks(long long chunks, int sms, int per_sm)
 	return (int)best;
 }
 
-int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
+int ls_launch_direct(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
 	const kernel_value *v = a->v;
 	const kernel_array *x = &v[LS_X].arr;
@@ -689,8 +692,43 @@ int ls_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
 	return n;
 }
 
+/*
+ * method: direct, nufft (nufft.cu), or auto: direct on arrays, and on grids
+ * whichever the cost model (ls_direct_cost_us, ls_nufft_cost_us) expects
+ * faster, where the NUFFT can run (cuFFT loaded).
+ */
+int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
+{
+	switch ((int)a->v[LS_METHOD].s.i64) {
+	case LS_DIRECT:
+		return ls_launch_direct(a, ctx, err, errlen);
+	case LS_NUFFT:
+		return ls_nufft_launch(a, ctx, err, errlen);
+	default: {
+		char why[1024];
+		if (!a->v[LS_FREQS].present && ls_nufft_usable(a, ctx, why, sizeof(why)) &&
+		    ls_nufft_cost_us(a) < ls_direct_cost_us(a))
+			return ls_nufft_launch(a, ctx, err, errlen);
+		return ls_launch_direct(a, ctx, err, errlen);
+	}
+	}
+}
+
+const char *const path_names[] = {"direct", "nufft"};
+
+/* The self-test's forced paths: every grid sample runs the NUFFT too. */
+int ls_launch_path(const kernel_args *a, const cuda_launch_ctx *ctx, int path, char *err,
+		   size_t errlen)
+{
+	if (path == 0)
+		return ls_launch_direct(a, ctx, err, errlen);
+	if (!ls_nufft_usable(a, ctx, err, errlen))
+		return 1;
+	return ls_nufft_launch(a, ctx, err, errlen);
+}
+
 } // namespace
 
 extern "C" const cuda_kernel cuda_kernel_lombscargle = {
-	"lombscargle", ls_launch, ls_attributes, 0, 0, 0, nullptr, nullptr,
+	"lombscargle", ls_launch, ls_attributes, 0, 0, 2, path_names, ls_launch_path,
 };

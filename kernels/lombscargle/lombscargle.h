@@ -1,7 +1,8 @@
 /*
  * kernels/lombscargle/lombscargle.h — what lombscargle's files share: the
- * parameters' order, the normalize words, the verdict codes, and the CPU
- * reference's pieces the tests call.
+ * parameters' order, the normalize and method words, the verdict codes, the
+ * CPU reference's pieces the tests call, and the NUFFT path's plan
+ * (nufft.c, nufft.cu; the shared arithmetic is in nufft.h). No state.
  */
 #ifndef GPUD_LOMBSCARGLE_H
 #define GPUD_LOMBSCARGLE_H
@@ -25,7 +26,16 @@ enum {
 	LS_DF,
 	LS_NF,
 	LS_LEGACY,
+	LS_METHOD,
+	LS_EPS,
 };
+
+/* method's words, by index */
+enum { LS_AUTO, LS_DIRECT, LS_NUFFT };
+
+/* method=nufft: the most frequencies (its fine grid, 2 nf points and more, is
+ * indexed by int in cuFFT) */
+#define LS_NUFFT_MAX_NF (1ll << 29)
 
 /* normalize's words, by index (false is power, true is normalize) */
 enum { LS_POWER, LS_NORMALIZED, LS_AMPLITUDE };
@@ -57,6 +67,73 @@ void lombscargle_ref_sums(const kernel_args *a, ls_sums *s);
 void lombscargle_ref_one(const kernel_args *a, const ls_sums *s, double f, double out[2]);
 /* The i-th frequency: freqs[i], or f0 + df * i of the grid. */
 double lombscargle_freq(const kernel_args *a, size_t i);
+/* The direct reference for outputs [lo, hi), whatever method says. */
+void lombscargle_ref_run(const kernel_args *a, size_t lo, size_t hi);
+/* Output i of pgram (its dtype: real, or complex for amplitude) from r. */
+void lombscargle_store(const kernel_array *o, size_t i, const double r[2]);
+
+/* --- the NUFFT path (nufft.c) ------------------------------------------------------------ */
+
+/* eps as given, or its default for the dtype (1e-9 float64, 1e-5 float32). */
+double lombscargle_eps(const kernel_args *a);
+
+#define LS_NUFFT_MAX_NQ 64
+/*
+ * A type-1 NUFFT of m modes k' in [-m/2, m - m/2) (frequency f0 + (k0 + k')
+ * df, k0 = m/2, is output k0 + k'): the exponential-of-semicircle kernel
+ * psi(t) = exp(beta (sqrt(1 - (2t/ns)^2) - 1)), |t| <= ns/2 fine-grid cells,
+ * on a fine grid of nfine >= 2m points (upsampling 2), and the Gauss-Legendre
+ * rule on [0, 1] that gives its Fourier transform:
+ *   psihat(xi) = ns * sum_q qw[q] phi(qz[q]) cos(xi ns qz[q] / 2)
+ * (qw[] already holds qw * phi(qz)).
+ */
+typedef struct ls_nufft_plan {
+	double tol;      /* the transforms' tolerance */
+	int ns;          /* kernel width, fine-grid cells (2..16) */
+	double beta;     /* kernel shape */
+	long long m;     /* modes */
+	long long k0;    /* the centre mode's index, m / 2 */
+	long long nfine; /* fine grid: even, 2^a 3^b 5^c, >= 2m and >= 2 ns */
+	int nq;
+	double qz[LS_NUFFT_MAX_NQ], qw[LS_NUFFT_MAX_NQ];
+} ls_nufft_plan;
+
+/* The plan for m modes at tolerance tol. */
+void ls_nufft_setup(ls_nufft_plan *p, long long m, double tol);
+/* The transforms' tolerance for a result to eps of max |pgram| with n samples. */
+double ls_nufft_tol(double eps, size_t n);
+/* psihat at mode k' (the deconvolution's divisor), by the rule. */
+double ls_nufft_psihat(const ls_nufft_plan *p, long long kp);
+
+/* 1 when FFTW3 is there (the cpu backend's NUFFT), else 0 with why in err. */
+int ls_nufft_cpu_available(char *err, size_t errlen);
+/*
+ * Outputs [lo, hi) of a grid run by the NUFFT on the CPU (float64 throughout,
+ * FFTW3 for the FFT): the sub-grid f0 + lo df, hi - lo frequencies, is a
+ * transform of its own. Without FFTW3 the direct reference computes them.
+ */
+void ls_nufft_cpu_run(const kernel_args *a, size_t lo, size_t hi);
+/*
+ * method=auto on the cpu backend: 1 when the NUFFT is expected faster for
+ * these arguments (a grid, FFTW3 there), by the cost model in nufft.c.
+ */
+int ls_nufft_cpu_pick(const kernel_args *a);
+/* --- the cuda side (nufft.cu; CUDA builds only) --- */
+struct cuda_launch_ctx;
+/* 1 when the NUFFT can run with ctx (a grid, cuFFT, scratch), else 0 with why. */
+int ls_nufft_usable(const kernel_args *a, const struct cuda_launch_ctx *ctx, char *why,
+		    size_t whylen);
+/* Enqueues the NUFFT path: 0, or -1 with err. */
+int ls_nufft_launch(const kernel_args *a, const struct cuda_launch_ctx *ctx, char *err,
+		    size_t errlen);
+/* method=auto's cost model: a warm run's expected µs, direct and NUFFT. */
+double ls_direct_cost_us(const kernel_args *a);
+double ls_nufft_cost_us(const kernel_args *a);
+
+/* kernel_def.cpu_item_cost of a run the NUFFT computes. */
+size_t ls_nufft_cpu_item_cost(const kernel_args *a);
+/* 1 when the cpu backend computes these arguments by the NUFFT. */
+int ls_cpu_uses_nufft(const kernel_args *a);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
@@ -49,12 +50,14 @@ static const kernel_def *ls_kernel(void)
 		[LS_DF] = "df",
 		[LS_NF] = "nf",
 		[LS_LEGACY] = "legacy",
+		[LS_METHOD] = "method",
+		[LS_EPS] = "eps",
 	};
 	const kernel_def *k = kernel_find("lombscargle");
 
 	ck_assert_ptr_nonnull(k);
-	ck_assert_int_eq(k->nparams, 12);
-	for (int i = 0; i < 12; i++)
+	ck_assert_int_eq(k->nparams, 14);
+	for (int i = 0; i < 14; i++)
 		ck_assert_int_eq(kernel_param_index(k, names[i]), i);
 	return k;
 }
@@ -72,6 +75,8 @@ typedef struct ls_case {
 	int normalize;                        /* LS_POWER, LS_NORMALIZED, LS_AMPLITUDE or OMIT */
 	int normalize_as;                     /* NZ_WORD, NZ_BOOL or NZ_INT */
 	gpud_dtype dty, dtf, dtw;             /* y's, freqs' and weights' dtypes; 0: x's */
+	int method;                           /* LS_AUTO, LS_DIRECT, LS_NUFFT or OMIT */
+	double eps;                           /* > 0: given */
 } ls_case;
 
 static ls_case lcase(const double *x, const double *y, size_t n)
@@ -82,7 +87,7 @@ static ls_case lcase(const double *x, const double *y, size_t n)
 	c.x = x;
 	c.y = y;
 	c.n = c.ny = c.nw = n;
-	c.precenter = c.floating_mean = c.legacy = c.normalize = OMIT;
+	c.precenter = c.floating_mean = c.legacy = c.normalize = c.method = OMIT;
 	return c;
 }
 
@@ -206,6 +211,13 @@ static int ls_bind(gpud_dtype dt, const ls_case *c, ls_bound *b, char *err, size
 	if (c->legacy != OMIT)
 		bind_scalar(k, a, LS_LEGACY, KGIVEN_BOOL, c->legacy, 0, 0);
 	bind_normalize(k, a, c->normalize, c->normalize_as);
+	if (c->method != OMIT)
+		ck_assert_msg(kernel_bind_text(k, &k->params[LS_METHOD],
+					       k->params[LS_METHOD].words[c->method],
+					       &a->v[LS_METHOD], err, errlen) == 0,
+			      "%s", err);
+	if (c->eps > 0)
+		bind_scalar(k, a, LS_EPS, KGIVEN_F64, 0, 0, c->eps);
 	ck_assert_msg(kernel_args_finish(a, err, errlen) == 0, "%s", err);
 	err[0] = '\0';
 	return k->check(a, err, errlen);
@@ -1596,6 +1608,201 @@ START_TEST(test_verdict)
 }
 END_TEST
 
+/* --- method=nufft (nufft.c): against the direct reference ------------------------------ */
+
+/* Runs c (a grid) in dt with cpu_run over [0, nf), the output poisoned first: re and im. */
+static void run_plain(gpud_dtype dt, const ls_case *c, double *re, double *im)
+{
+	const kernel_def *k = ls_kernel();
+	ls_bound b;
+	char err[512] = "";
+	size_t nf = case_nf(c);
+	int amp = c->normalize == LS_AMPLITUDE;
+
+	ck_assert_msg(ls_bind(dt, c, &b, err, sizeof(err)) == 0, "%s", err);
+	kernel_value *pv = &b.a.v[LS_PGRAM];
+	pv->arr = pv->expect;
+	pv->arr.data = malloc(nf * gpud_dtype_size(pv->expect.dtype));
+	ck_assert_ptr_nonnull(pv->arr.data);
+	pv->present = 1;
+	poison(&pv->arr);
+	/* as the cpu backend runs it: in chunks, each its own transform */
+	size_t cut = nf / 3;
+	k->cpu_run(&b.a, cut, nf);
+	k->cpu_run(&b.a, 0, cut);
+	for (size_t i = 0; i < nf; i++) {
+		re[i] = get(&pv->arr, amp ? 2 * i : i);
+		im[i] = amp ? get(&pv->arr, 2 * i + 1) : 0;
+	}
+	free(pv->arr.data);
+	ls_unbind(&b);
+}
+
+/*
+ * Fresh random uneven samples with gaps: n times on [0, T] with two gaps
+ * (a fifth and a tenth of T) left empty, a sinusoid and noise; the grid
+ * from f0 (a few times 2 pi / T) to several times the mean sampling rate
+ * (2 pi n / T, angular).
+ */
+static void gapped(size_t n, double *x, double *y, double *w, double T)
+{
+	for (size_t j = 0; j < n; j++) {
+		double t;
+		do
+			t = uniform(0, T);
+		while ((t > 0.3 * T && t < 0.5 * T) || (t > 0.7 * T && t < 0.8 * T));
+		x[j] = t;
+	}
+	double om = uniform(0.5, 3) * 2 * M_PI * (double)n / T, ph = uniform(0, 6.28);
+	for (size_t j = 0; j < n; j++) {
+		y[j] = 3 + 1.5 * sin(om * x[j] + ph) + uniform(-1, 1);
+		w[j] = uniform(0.1, 2);
+	}
+}
+
+/* The largest |difference| over the largest |value| of the direct results. */
+static double rel_err(size_t nf, const double *re, const double *im, const double *wre,
+		      const double *wim)
+{
+	double big = 0, err = 0;
+	for (size_t i = 0; i < nf; i++) {
+		big = fmax(big, fmax(fabs(wre[i]), fabs(wim[i])));
+		err = fmax(err, fmax(fabs(re[i] - wre[i]), fabs(im[i] - wim[i])));
+	}
+	return err / big;
+}
+
+/* The modes: {normalize, precenter, floating_mean, weights, legacy}. */
+static const int nufft_modes[][5] = {
+	{LS_POWER, 0, 0, 0, 0},      {LS_NORMALIZED, 1, 0, 0, 0}, {LS_POWER, 0, 1, 1, 0},
+	{LS_NORMALIZED, 0, 1, 1, 0}, {LS_AMPLITUDE, 0, 1, 1, 0},  {LS_AMPLITUDE, 1, 0, 1, 0},
+	{LS_NORMALIZED, 1, 0, 0, 1}, {LS_POWER, 0, 0, 0, 1},      {LS_NORMALIZED, 1, 1, 1, 0},
+};
+#define NNUFFT_MODES (int)(sizeof(nufft_modes) / sizeof(nufft_modes[0]))
+
+START_TEST(test_nufft_against_direct)
+{
+	char why[512];
+	if (!ls_nufft_cpu_available(why,
+				    sizeof(why))) /* then nufft is direct: nothing to compare */
+		fprintf(stderr, "test_nufft_against_direct: no FFTW3, the direct path only: %s\n",
+			why);
+	gpud_dtype dt = _i % 2 ? GPUD_F32 : GPUD_F64;
+	static const size_t sizes[][2] = {{10, 1000}, {300, 5000}, {1000, 10000}};
+	size_t n = sizes[_i / 2 % 3][0], nf = sizes[_i / 2 % 3][1];
+	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+	double *w = malloc(n * sizeof(double));
+	double *re[2], *im[2];
+	for (int k = 0; k < 2; k++) {
+		re[k] = malloc(nf * sizeof(double));
+		im[k] = malloc(nf * sizeof(double));
+		ck_assert(re[k] && im[k]);
+	}
+	ck_assert(x && y && w);
+	rng_state = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL) ^ ((uint64_t)_i << 32);
+	uint64_t seed = rng_state;
+	double T = uniform(50, 2000);
+	gapped(n, x, y, w, T);
+	for (int mi = 0; mi < NNUFFT_MODES; mi++) {
+		const int *md = nufft_modes[mi];
+		double eps = mi == 3 && dt == GPUD_F64 ? 1e-11 : mi == 4 ? 1e-4 : 0;
+		ls_case c = lcase(x, y, n);
+		/* up to ~8 times the mean sampling rate */
+		double fmax = uniform(1, 8) * 2 * M_PI * (double)n / T,
+		       f0 = uniform(2, 20) * 2 * M_PI / T;
+		set_grid(&c, f0, (fmax - f0) / (double)nf, (int64_t)nf);
+		c.normalize = md[0];
+		c.precenter = md[1];
+		c.floating_mean = md[2];
+		c.w = md[3] ? w : NULL;
+		c.legacy = md[4];
+		c.eps = eps;
+		c.method = LS_DIRECT;
+		run_plain(dt, &c, re[0], im[0]);
+		c.method = LS_NUFFT;
+		run_plain(dt, &c, re[1], im[1]);
+		double e = rel_err(nf, re[1], im[1], re[0], im[0]);
+		double want = eps > 0 ? eps : dt == GPUD_F32 ? 1e-5 : 1e-9;
+		ck_assert_msg(
+			e <= want,
+			"%s n=%zu nf=%zu mode %d (seed %llx): nufft vs direct %.3g > eps %.3g",
+			gpud_dtype_name(dt), n, nf, mi, (unsigned long long)seed, e, want);
+	}
+	for (int k = 0; k < 2; k++) {
+		free(re[k]);
+		free(im[k]);
+	}
+	free(x);
+	free(y);
+	free(w);
+}
+END_TEST
+
+/* method=auto: direct on arrays and small grids; results within eps either way. */
+START_TEST(test_nufft_auto)
+{
+	const size_t n = 400, nf = 30000;
+	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+	double *w = malloc(n * sizeof(double));
+	double *re[2], *im[2];
+	for (int k = 0; k < 2; k++) {
+		re[k] = malloc(nf * sizeof(double));
+		im[k] = malloc(nf * sizeof(double));
+	}
+	rng_state = 0x51ed270b27e5f1a3ull;
+	gapped(n, x, y, w, 100);
+	ls_case c = lcase(x, y, n);
+	set_grid(&c, 0.5, 0.01, (int64_t)nf);
+	c.method = LS_DIRECT;
+	run_plain(GPUD_F64, &c, re[0], im[0]);
+	c.method = OMIT; /* auto */
+	run_plain(GPUD_F64, &c, re[1], im[1]);
+	ck_assert(rel_err(nf, re[1], im[1], re[0], im[0]) <= 1e-9);
+	for (int k = 0; k < 2; k++) {
+		free(re[k]);
+		free(im[k]);
+	}
+	free(x);
+	free(y);
+	free(w);
+}
+END_TEST
+
+START_TEST(test_check_method)
+{
+	ls_case c = pcase(4, 3);
+
+	c.method = LS_NUFFT;
+	check_refuses(GPUD_F64, &c,
+		      "lombscargle: method=nufft needs the uniform grid f0, df, nf; got the array "
+		      "freqs (use method=direct or auto for arrays)");
+	c.f = NULL;
+	set_grid(&c, 1, 0.5, 3);
+	check_passes(GPUD_F64, &c);
+	c.ngrid = (1ll << 29) + 1;
+	check_refuses(GPUD_F32, &c,
+		      "lombscargle: method=nufft takes at most 2^29 frequencies, got nf=536870913 "
+		      "(use method=direct, or split the grid)");
+	c.ngrid = 3;
+	c.eps = 1e-20;
+	check_refuses(GPUD_F64, &c,
+		      "lombscargle: eps must be between 1e-14 and 0.1 for float64, got 1e-20");
+	c.eps = 1e-7;
+	check_refuses(GPUD_F32, &c,
+		      "lombscargle: eps must be between 1e-06 and 0.1 for float32, got 1e-07");
+	check_passes(GPUD_F64, &c);
+	c.eps = 0.5;
+	check_refuses(GPUD_F64, &c,
+		      "lombscargle: eps must be between 1e-14 and 0.1 for float64, got 0.5");
+	/* auto and direct take arrays */
+	c = pcase(4, 3);
+	c.method = LS_AUTO;
+	check_passes(GPUD_F64, &c);
+	c.method = LS_DIRECT;
+	check_passes(GPUD_F32, &c);
+}
+END_TEST
+
 Suite *lombscargle_suite(void)
 {
 	Suite *s = suite_create("lombscargle");
@@ -1617,7 +1824,14 @@ Suite *lombscargle_suite(void)
 	tcase_add_test(tc, test_check_empty);
 	tcase_add_test(tc, test_check_frequencies);
 	tcase_add_test(tc, test_check_legacy);
+	tcase_add_test(tc, test_check_method);
 	tcase_add_loop_test(tc, test_check_output_expect, 0, 2);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("nufft");
+	tcase_add_loop_test(tc, test_nufft_against_direct, 0, 6);
+	tcase_add_test(tc, test_nufft_auto);
+	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("verdict");

@@ -9,8 +9,11 @@
  * never waits for the GPU, error paths included: calls that can block are
  * marked OFF_LOOP and checked (daemon/loop.h), and an operation that fails
  * after enqueueing work has its stream drained by a worker before it
- * reports. The one synchronous CUDA call left on the loop is a pool miss
- * (cudaMalloc); close, after the last request, waits for the device.
+ * reports. The synchronous CUDA calls left on the loop are a pool miss
+ * (cudaMalloc, for an output or a run's scratch) and a cuFFT plan's making
+ * on a size's first run on a stream (lombscargle method=nufft); close, after
+ * the last request, waits for the device. A run's scratch blocks
+ * (cuda_launch_ctx.scratch) are its job's until the job finishes.
  *
  * A sticky CUDA error (the context is lost: illegal address, launch
  * failure, ...) makes every later operation fail; the backend reports it
@@ -29,6 +32,7 @@
 #include "daemon/loop.h"
 #include "kernels/core/cuda_check.h"
 #include "kernels/core/cuda_selftest.h"
+#include "kernels/core/libs.h"
 
 /* Errors after which the context cannot be used again. */
 static int is_sticky(cudaError_t e)
@@ -106,11 +110,69 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
  * every stream, with its handles (skipped without them: runs say why); the
  * CPU reference is computed on the first.
  */
+/* The self-test's scratch (cuda_launch_ctx.scratch): pool blocks kept until
+ * the kernel's samples are done (each sample waits for its stream), or until
+ * SELFTEST_SCRATCH are taken (then after a wait). The opening thread's. */
+#define SELFTEST_SCRATCH 64
+typedef struct selftest_scratch {
+	cuda_backend *cb;
+	void *blocks[SELFTEST_SCRATCH];
+	int n;
+} selftest_scratch;
+
+static void selftest_scratch_release(selftest_scratch *s)
+{
+	char msg[256];
+	for (int i = 0; i < s->n; i++)
+		if (pool_free(s->cb->pool, s->blocks[i], msg, sizeof(msg)) != 0)
+			log_error("%s", msg);
+	s->n = 0;
+}
+
+static void *selftest_scratch_take(const cuda_launch_ctx *ctx, size_t bytes, char *err,
+				   size_t errlen)
+{
+	selftest_scratch *s = ctx->scratch_arg;
+	void *p = NULL;
+	if (s->n == SELFTEST_SCRATCH) { /* every block's work must be done first */
+		cudaStreamSynchronize((cudaStream_t)ctx->stream);
+		selftest_scratch_release(s);
+	}
+	if (pool_alloc(s->cb->pool, bytes, &p, err, errlen) != POOL_OK)
+		return NULL;
+	s->blocks[s->n++] = p;
+	return p;
+}
+
+void *cuda_run_scratch(const cuda_launch_ctx *ctx, size_t bytes, char *err, size_t errlen)
+{
+	cuda_job *j = ctx->scratch_arg;
+	cuda_backend *cb = j->b->impl;
+	void *p = NULL;
+	if (j->nscratch == JOB_MAX_SCRATCH) {
+		snprintf(err, errlen, "cuda backend: a run takes at most %d scratch blocks",
+			 JOB_MAX_SCRATCH);
+		return NULL;
+	}
+	/* from the cache; a miss is cudaMalloc here, on the loop (once: the pool keeps it) */
+	int rc = pool_alloc_cached(cb->pool, bytes, &p, err, errlen);
+	if (rc == POOL_MISS)
+		rc = pool_alloc(cb->pool, bytes, &p, err, errlen);
+	if (rc != POOL_OK)
+		return NULL;
+	j->scratch[j->nscratch++] = p;
+	return p;
+}
+
 static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 {
+	selftest_scratch scr = {.cb = cb};
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
-			      .device = cb->device};
+			      .device = cb->device,
+			      .scratch = selftest_scratch_take,
+			      .scratch_arg = &scr,
+			      .fft = libs_fft_cache_new(cudaStreamPerThread)};
 	size_t nk;
 	const cuda_kernel *const *ks = cuda_kernel_list(&nk);
 	const kernel_def *const *kd = kernel_list(&nk);
@@ -125,9 +187,13 @@ static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 		cb->kernels[i] = ks[i];
 		for (; s < (ks[i]->per_stream ? cb->nstreams : 1); s++) {
 			cuda_launch_ctx ls = ks[i]->per_stream ? libs_stream_ctx(cb, s) : lc;
+			ls.scratch = selftest_scratch_take;
+			ls.scratch_arg = &scr;
 			/* against the CPU reference once; other streams warm their handles */
-			if ((rv = kernel_selftest(kd[i], ks[i], &ls, s == 0, kerr, sizeof(kerr))) !=
-			    0)
+			rv = kernel_selftest(kd[i], ks[i], &ls, s == 0, kerr, sizeof(kerr));
+			/* its samples waited for the stream: the blocks are free again */
+			selftest_scratch_release(&scr);
+			if (rv != 0)
 				break;
 		}
 		if (rv < 0) {
@@ -150,6 +216,8 @@ static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 		}
 	}
 	kernel_selftest_release();
+	cudaStreamSynchronize(cudaStreamPerThread);
+	libs_fft_cache_free(lc.fft);
 	return rv < 0 ? -1 : 0;
 }
 
@@ -460,6 +528,8 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 		return rv;
 	}
 	cuda_launch_ctx lc = libs_stream_ctx(cb, sidx);
+	lc.scratch = cuda_run_scratch;
+	lc.scratch_arg = j;
 	if (j->verdict >= 0)
 		lc.verdict = cb->verdicts_dev + j->verdict;
 	custom_plan plan;

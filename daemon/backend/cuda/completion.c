@@ -122,6 +122,8 @@ void job_finish(cuda_job *j, dstatus status, const char *msg)
 	for (int i = 0; i < 2; i++)
 		if (j->ev[i]) /* the events it holds */
 			job_put_event(cb, j->ev[i]);
+	for (int i = 0; i < j->nscratch; i++) /* its work on the stream is done */
+		cuda_free_block(j->b, j->scratch[i]);
 	free(j);
 }
 

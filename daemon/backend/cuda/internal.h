@@ -42,12 +42,14 @@
 #define MAX_EVENTS 4096
 #define MAX_STAGING 1024
 #define MAX_VERDICTS 4096 /* runs of verdict-reporting kernels in flight, at most */
+#define JOB_MAX_SCRATCH 4 /* scratch blocks one run's launch may take */
 
 /* A stream's handles of the libraries kernels call (kernels/core/libs.h). */
 typedef struct stream_libs {
 	void *blas;    /* cublasHandle_t, bound to the stream */
 	void *blas_ws; /* its workspace: device memory of its own */
 	void *rng;     /* curandGenerator_t, Philox4_32_10, bound to the stream */
+	void *fft;     /* libs_fft_cache: its cuFFT plans, made on first use (the loop's) */
 } stream_libs;
 
 typedef struct cuda_job cuda_job;
@@ -143,6 +145,10 @@ struct cuda_job {
 	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
 	int verdict;
 	int tw_slot; /* runs through a tenant worker: its slot (tworkers.c), or -1 */
+	/* runs: scratch blocks the launch took (cuda_launch_ctx.scratch), given
+	 * back to the pool when the job finishes */
+	void *scratch[JOB_MAX_SCRATCH];
+	int nscratch;
 	const kernel_def *kdef;
 	const kernel_args *args;
 	backend_done_fn done;
@@ -167,6 +173,9 @@ void cuda_check_fatal(gpud_backend *b);
 void cuda_free_block(gpud_backend *b, void *mem);
 /* The stream of a queue (a session): queue modulo the streams. */
 int cuda_stream_index(cuda_backend *cb, uint32_t queue);
+/* cuda_launch_ctx.scratch of a run: a pool block its job (scratch_arg) holds
+ * until job_finish. The loop's. */
+void *cuda_run_scratch(const cuda_launch_ctx *ctx, size_t bytes, char *err, size_t errlen);
 
 /* --- completion.c --- */
 cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_fn done, void *arg);

@@ -1,7 +1,8 @@
 /*
  * daemon/backend/cuda/libs.c — each stream's handles of the libraries
- * kernels call: one cuBLAS handle (with its workspace) and one cuRAND
- * generator per stream.
+ * kernels call: one cuBLAS handle (with its workspace), one cuRAND
+ * generator and one cache of cuFFT plans (kernels/core/libs.h; its plans are
+ * made by size on a run, the cache's owner being the loop) per stream.
  *
  * Made when the backend opens, never on a run: creating a handle, its
  * workspace (cudaMalloc) and a generator can wait for the device. Each is
@@ -25,6 +26,7 @@ static void *libs_preload(void *arg)
 	(void)arg;
 	libs_get_cublas(NULL, 0);
 	libs_get_curand(NULL, 0);
+	libs_get_cufft(NULL, 0);
 	return NULL;
 }
 
@@ -55,6 +57,7 @@ void libs_close(cuda_backend *cb)
 			cudaFree(l->blas_ws);
 		if (l->rng && rn)
 			rn->destroy((libs_curand_gen)l->rng);
+		libs_fft_cache_free(l->fft);
 		memset(l, 0, sizeof(*l));
 	}
 }
@@ -133,6 +136,15 @@ void libs_open(cuda_backend *cb)
 			cb->libs[j].rng = NULL;
 		}
 	}
+	char fft_why[768];
+	const libs_cufft *ff = libs_get_cufft(fft_why, sizeof(fft_why));
+	for (i = 0; i < cb->nstreams; i++)
+		cb->libs[i].fft = libs_fft_cache_new(cb->streams[i]);
+	if (ff)
+		log_info("cuda backend: %s: lombscargle method=nufft", ff->describe);
+	else
+		log_warn("lombscargle method=nufft is unavailable on the cuda backend: %s",
+			 fft_why);
 	if (bl)
 		log_info(
 			"cuda backend: %s: a handle and %zu MiB of workspace on each of %d streams",
@@ -155,5 +167,6 @@ cuda_launch_ctx libs_stream_ctx(cuda_backend *cb, int idx)
 				 .blas = cb->libs[idx].blas,
 				 .rng = cb->libs[idx].rng,
 				 .blas_why = cb->blas_why,
-				 .rng_why = cb->rng_why};
+				 .rng_why = cb->rng_why,
+				 .fft = cb->libs[idx].fft};
 }

@@ -1,0 +1,575 @@
+/*
+ * kernels/lombscargle/nufft.cu — lombscargle's NUFFT path on the GPU: the
+ * grid form's sums through three type-1 non-uniform FFTs of our own
+ * (nufft.c says the mathematics and chooses the plan), cuFFT for the FFT.
+ *
+ * One run enqueues on the launch's stream, in order:
+ *  1. the samples' sums (one block, float64): mean(y) for precenter, the
+ *     weights' sum and check, sum w y and sum w y^2 for normalize and
+ *     floating_mean, dot(y, y) for legacy, the power's factor; bad weights
+ *     write the verdict and make the epilogue write NaN;
+ *  2. a memset of the fine grids, and the spreading: per sample, its phases
+ *     in float64 (fc x and df x reduced to cycles before any sine, as the
+ *     direct kernel does, so float32 inputs lose nothing either), the
+ *     strengths w e^{i fc x}, w y' e^{i fc x}, w e^{2 i fc x} and ns kernel
+ *     values at theta = df x mod 2 pi (and ns at 2 theta), added with
+ *     atomics: where the three grids fit in shared memory (small nf), into
+ *     each block's copy first and then the global one; else by windows
+ *     (nu_spread_win: a block's run of samples into shared-memory windows of
+ *     the grids where they reach few cells, else straight into the global
+ *     grids);
+ *  3. cuFFT: the three grids, one batched in-place transform (C2C for
+ *     float32, Z2Z for float64), e^{+2 pi i k l / nfine};
+ *  4. the epilogue: per frequency, the three sums divided by the kernel's
+ *     Fourier transform (the Gauss-Legendre rule, each thread's 8
+ *     consecutive modes by rotations from one sincospi per node), then
+ *     nufft.h's ls_nufft_finish in float64, which is lombscargle_ref_one's
+ *     arithmetic.
+ * float32 inputs spread and transform in float32 (the kernel's offsets and
+ * the phases come from float64, so the grid position is exact), float64 in
+ * float64; the epilogue is float64 for both.
+ *
+ * Memory: one scratch block from the launch context (cuda_launch_ctx.scratch:
+ * the backend's pool, given back when the run completes): the sums, the
+ * three grids (3 nfine complex) and cuFFT's work area. Plans come from the
+ * stream's cache (cuda_launch_ctx.fft, kernels/core/libs.h), so a warm run
+ * makes none. State: the per-kernel shared-memory attribute below, set once
+ * by the thread launching (the loop; the opening thread at the self-test).
+ */
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "kernels/core/cuda_check.h"
+#include "kernels/core/cuda_kernel.h"
+#include "kernels/core/libs.h"
+#include "kernels/lombscargle/lombscargle.h"
+#include "kernels/lombscargle/nufft.h"
+
+namespace {
+
+constexpr int SB = 1024;          /* the sums' block */
+constexpr int PB = 256;           /* spreading and epilogue blocks */
+constexpr int KE = 8;             /* epilogue: frequencies per thread */
+constexpr size_t SMEM = 96 << 10; /* the shared-memory spreading's grids, at most */
+constexpr double INV_2PI = 0.15915494309189533577;
+
+/* What step 1 leaves for the others (device memory, the scratch's head). */
+struct nu_stats {
+	double invw;   /* 1 / sum of weights, or 1 / N */
+	double yshift; /* subtracted from y before spreading */
+	double y1;     /* floating_mean: sum w y' of the y as spread */
+	double scale;  /* the power's factor */
+	int bad;       /* LS_BAD_WEIGHT | LS_ZERO_WEIGHTS */
+};
+
+struct nu_params {
+	const void *x, *y, *w;
+	void *out;
+	int n;
+	long long nf, k0, nfine;
+	double fc_cyc, df_cyc; /* the centre frequency and the step, in cycles */
+	int ns, nq;
+	double beta;
+	double qz[LS_NUFFT_MAX_NQ], qw[LS_NUFFT_MAX_NQ];
+	int precenter, mode, legacy, fm;
+	double clamp;
+	nu_stats *st;
+	void *grid; /* 3 nfine complex of the compute type */
+	unsigned *verdict;
+};
+
+template <typename T> __device__ __forceinline__ double ld(const void *p, long long i)
+{
+	return (double)((const T *)p)[i];
+}
+
+__device__ double block_sum(double v, double *scratch)
+{
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_down_sync(0xffffffffu, v, o);
+	__syncthreads();
+	if ((threadIdx.x & 31) == 0)
+		scratch[threadIdx.x >> 5] = v;
+	__syncthreads();
+	double t = 0;
+	for (int i = 0; i < SB / 32; i++)
+		t += scratch[i];
+	__syncthreads();
+	return t;
+}
+
+/* 1. The samples' sums, float64, one block. */
+template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) nu_sums(nu_params p)
+{
+	__shared__ double scratch[SB / 32];
+	double sy = 0, y2 = 0, sw = 0;
+	int bad = 0;
+	for (int j = threadIdx.x; j < p.n; j += SB) {
+		double v = ld<T>(p.y, j);
+		sy += v;
+		y2 += v * v;
+		if (W) {
+			double w = ld<T>(p.w, j);
+			bad |= !(w >= 0);
+			sw += w;
+		}
+	}
+	sy = block_sum(sy, scratch);
+	const double ydot = block_sum(y2, scratch);
+	const double shift = p.precenter ? sy / p.n : 0.0;
+	double invw = 1.0 / p.n;
+	if (W) {
+		sw = block_sum(sw, scratch);
+		bad = __syncthreads_or(bad);
+		bad = (bad ? LS_BAD_WEIGHT : 0) | (!(sw > 0) ? LS_ZERO_WEIGHTS : 0);
+		invw = 1.0 / sw;
+	}
+	double s1 = 0, s2 = 0;
+	for (int j = threadIdx.x; j < p.n; j += SB) {
+		double w = W ? ld<T>(p.w, j) * invw : invw, v = ld<T>(p.y, j) - shift;
+		s1 += w * v;
+		s2 += w * v * v;
+	}
+	s1 = block_sum(s1, scratch);
+	s2 = block_sum(s2, scratch);
+	const double yshift = shift + (p.fm ? s1 : 0.0);
+	double res = 0;
+	if (p.fm) {
+		for (int j = threadIdx.x; j < p.n; j += SB) {
+			double w = W ? ld<T>(p.w, j) * invw : invw;
+			res += w * (double)(C)(ld<T>(p.y, j) - yshift);
+		}
+		res = block_sum(res, scratch);
+	}
+	if (threadIdx.x == 0) {
+		p.st->invw = invw;
+		p.st->yshift = yshift;
+		p.st->y1 = res;
+		p.st->scale = ls_nufft_scale(p.mode, p.legacy, p.fm, (double)p.n, ydot, s1, s2);
+		p.st->bad = bad;
+		if (bad && p.verdict)
+			*p.verdict = (unsigned)bad;
+	}
+}
+
+/* Adds (re, im) times the kernel around cell position g to grid (nf points, interleaved). */
+template <typename C> __device__ __forceinline__ void spread1(C *grid, long long nf,
+							      const nu_params &p, double g, C re,
+							      C im)
+{
+	const double two_ns = 2.0 / p.ns;
+	long long l = (long long)ceil(g - 0.5 * p.ns);
+	double t = (double)l - g;
+	l = l < 0 ? l + nf : l;
+	for (int i = 0; i < p.ns; i++, t += 1.0, l = l + 1 == nf ? 0 : l + 1) {
+		C k = (C)ls_nufft_kernel(t, two_ns, p.beta);
+		atomicAdd(&grid[2 * l], re * k);
+		atomicAdd(&grid[2 * l + 1], im * k);
+	}
+}
+
+/* One sample into the three grids g1, g2, g3 (each nf complex): the
+ * whole-grid shared-memory spreading's. */
+template <typename T, typename C, bool W>
+__device__ __forceinline__ void spread_sample(const nu_params &p, const nu_stats &st, long long j,
+					      C *g1, C *g2, C *g3, long long nf)
+{
+	const double x = ld<T>(p.x, j);
+	const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
+	const C yv = (C)(ld<T>(p.y, j) - st.yshift);
+	/* phases in cycles, reduced before the sine */
+	double u = p.fc_cyc * x, s1, c1, s2, c2;
+	sincospi(2 * (u - rint(u)), &s1, &c1);
+	sincospi(2 * (2 * u - rint(2 * u)), &s2, &c2);
+	double v = p.df_cyc * x;
+	double g = ls_frac(v) * (double)nf, gg = ls_frac(2 * v) * (double)nf;
+	const C wc = (C)(w * c1), ws = (C)(w * s1);
+	spread1<C>(g1, nf, p, g, wc, ws);
+	spread1<C>(g2, nf, p, g, wc * yv, ws * yv);
+	spread1<C>(g3, nf, p, gg, (C)(w * c2), (C)(w * s2));
+}
+
+/*
+ * 2a. Spreading by windows: a block takes a run of consecutive samples and
+ * finds the cells they reach (of theta's grids and of 2 theta's); where
+ * those span at most WIN cells, the block adds into a window of the grids in
+ * shared memory and then adds the window into the global grids once; else
+ * each sample goes to the global grids directly. Sorted times (the usual
+ * case) and grids of small df T (every sample within a few cells: global
+ * atomics there would all contend) both take windows; scattered samples
+ * meet little contention in the global grids.
+ */
+constexpr int WIN = 2048;
+
+/* The first cell the kernel reaches from cell position g (spread1's). */
+__device__ __forceinline__ int first_cell(double g, int ns)
+{
+	return (int)ceil(g - 0.5 * ns);
+}
+
+/* Adds (re, im) times the kernel around g into a window starting at cell origin. */
+template <typename C> __device__ __forceinline__ void spread_window(C *win, int origin,
+								    const nu_params &p, double g,
+								    C re, C im)
+{
+	const double two_ns = 2.0 / p.ns;
+	int l = first_cell(g, p.ns);
+	double t = (double)l - g;
+	C *o = win + 2 * (l - origin);
+	for (int i = 0; i < p.ns; i++, t += 1.0) {
+		C k = (C)ls_nufft_kernel(t, two_ns, p.beta);
+		atomicAdd(&o[2 * i], re * k);
+		atomicAdd(&o[2 * i + 1], im * k);
+	}
+}
+
+template <typename T, typename C, bool W> __global__ void __launch_bounds__(PB)
+	nu_spread_win(nu_params p, int chunk)
+{
+	extern __shared__ unsigned char smem_raw[];
+	C *wa = (C *)smem_raw; /* theta's two grids: 2 WIN complex each */
+	C *wb = wa + 4 * WIN;  /* 2 theta's: WIN complex */
+	__shared__ int lim[4];
+	const nu_stats st = *p.st;
+	const long long nf = p.nfine;
+	const long long j0 = (long long)blockIdx.x * chunk;
+	const long long j1 = j0 + chunk < p.n ? j0 + chunk : p.n;
+	C *g = (C *)p.grid;
+	if (threadIdx.x == 0) {
+		lim[0] = lim[2] = INT_MAX;
+		lim[1] = lim[3] = INT_MIN;
+	}
+	__syncthreads();
+	int a0 = INT_MAX, a1 = INT_MIN, b0 = INT_MAX, b1 = INT_MIN;
+	for (long long j = j0 + threadIdx.x; j < j1; j += PB) {
+		double v = p.df_cyc * ld<T>(p.x, j);
+		int ca = first_cell(ls_frac(v) * (double)nf, p.ns);
+		int cb = first_cell(ls_frac(2 * v) * (double)nf, p.ns);
+		a0 = min(a0, ca), a1 = max(a1, ca), b0 = min(b0, cb), b1 = max(b1, cb);
+	}
+	atomicMin(&lim[0], a0);
+	atomicMax(&lim[1], a1);
+	atomicMin(&lim[2], b0);
+	atomicMax(&lim[3], b1);
+	__syncthreads();
+	const int la = lim[0], na = lim[1] - lim[0] + p.ns, lb = lim[2],
+		  nb = lim[3] - lim[2] + p.ns;
+	const bool use_a = na <= WIN, use_b = nb <= WIN;
+	for (int i = threadIdx.x; use_a && i < 4 * WIN; i += PB)
+		wa[i] = 0;
+	for (int i = threadIdx.x; use_b && i < 2 * WIN; i += PB)
+		wb[i] = 0;
+	__syncthreads();
+	for (long long j = j0 + threadIdx.x; j < j1; j += PB) {
+		const double x = ld<T>(p.x, j);
+		const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
+		const C yv = (C)(ld<T>(p.y, j) - st.yshift);
+		double u = p.fc_cyc * x, s1, c1, s2, c2;
+		sincospi(2 * (u - rint(u)), &s1, &c1);
+		sincospi(2 * (2 * u - rint(2 * u)), &s2, &c2);
+		double v = p.df_cyc * x;
+		double ga = ls_frac(v) * (double)nf, gb = ls_frac(2 * v) * (double)nf;
+		const C wc = (C)(w * c1), ws = (C)(w * s1);
+		if (use_a) {
+			spread_window<C>(wa, la, p, ga, wc, ws);
+			spread_window<C>(wa + 2 * WIN, la, p, ga, wc * yv, ws * yv);
+		} else {
+			spread1<C>(g, nf, p, ga, wc, ws);
+			spread1<C>(g + 2 * nf, nf, p, ga, wc * yv, ws * yv);
+		}
+		if (use_b)
+			spread_window<C>(wb, lb, p, gb, (C)(w * c2), (C)(w * s2));
+		else
+			spread1<C>(g + 4 * nf, nf, p, gb, (C)(w * c2), (C)(w * s2));
+	}
+	__syncthreads();
+	for (int i = threadIdx.x; use_a && i < na; i += PB) {
+		long long c = ((long long)la + i) % nf;
+		c = c < 0 ? c + nf : c;
+		for (int k = 0; k < 2; k++) {
+			C re = wa[2 * k * WIN + 2 * i], im = wa[2 * k * WIN + 2 * i + 1];
+			if (re != 0)
+				atomicAdd(&g[2 * k * nf + 2 * c], re);
+			if (im != 0)
+				atomicAdd(&g[2 * k * nf + 2 * c + 1], im);
+		}
+	}
+	for (int i = threadIdx.x; use_b && i < nb; i += PB) {
+		long long c = ((long long)lb + i) % nf;
+		c = c < 0 ? c + nf : c;
+		if (wb[2 * i] != 0)
+			atomicAdd(&g[4 * nf + 2 * c], wb[2 * i]);
+		if (wb[2 * i + 1] != 0)
+			atomicAdd(&g[4 * nf + 2 * c + 1], wb[2 * i + 1]);
+	}
+}
+
+/* 2b. Spreading through each block's grids in shared memory, then into the global ones. */
+template <typename T, typename C, bool W> __global__ void __launch_bounds__(PB)
+	nu_spread_shared(nu_params p)
+{
+	extern __shared__ unsigned char smem_raw[];
+	C *sg = (C *)smem_raw;
+	const nu_stats st = *p.st;
+	const long long nf = p.nfine;
+	for (long long i = threadIdx.x; i < 6 * nf; i += PB)
+		sg[i] = 0;
+	__syncthreads();
+	for (long long j = (long long)blockIdx.x * PB + threadIdx.x; j < p.n;
+	     j += (long long)gridDim.x * PB)
+		spread_sample<T, C, W>(p, st, j, sg, sg + 2 * nf, sg + 4 * nf, nf);
+	__syncthreads();
+	C *g = (C *)p.grid;
+	for (long long i = threadIdx.x; i < 6 * nf; i += PB)
+		if (sg[i] != 0)
+			atomicAdd(&g[i], sg[i]);
+}
+
+/* 4. The epilogue: KE consecutive frequencies per thread. */
+template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finish(nu_params p)
+{
+	const nu_stats st = *p.st;
+	const C *g = (const C *)p.grid;
+	const long long nf = p.nfine;
+	const long long k0 = ((long long)blockIdx.x * PB + threadIdx.x) * KE;
+	if (k0 >= p.nf)
+		return;
+	const bool amp = p.mode == LS_AMPLITUDE;
+	if (st.bad) {
+		const T nan = (T)__longlong_as_double(0x7ff8000000000000ll);
+		for (long long k = k0; k < k0 + KE && k < p.nf; k++) {
+			if (amp) {
+				((T *)p.out)[2 * k] = nan;
+				((T *)p.out)[2 * k + 1] = nan;
+			} else {
+				((T *)p.out)[k] = nan;
+			}
+		}
+		return;
+	}
+	/* psihat at the KE modes: per node, cos of pi k' ns z / nfine by rotation */
+	double ph[KE];
+#pragma unroll
+	for (int e = 0; e < KE; e++)
+		ph[e] = 0;
+	const double kp0 = (double)(k0 - p.k0);
+	for (int q = 0; q < p.nq; q++) {
+		const double a = p.ns * p.qz[q] / (double)nf; /* half-cycles per mode */
+		double s, c, sd, cd;
+		sincospi(kp0 * a, &s, &c);
+		sincospi(a, &sd, &cd);
+#pragma unroll
+		for (int e = 0; e < KE; e++) {
+			ph[e] = fma(p.qw[q], c, ph[e]);
+			double c1 = c * cd - s * sd;
+			s = fma(s, cd, c * sd);
+			c = c1;
+		}
+	}
+	ls_nufft_fin fin;
+	fin.fm = p.fm;
+	fin.mode = p.mode;
+	fin.legacy = p.legacy;
+	fin.y1 = st.y1;
+	fin.scale = st.scale;
+	fin.clamp = p.clamp;
+#pragma unroll
+	for (int e = 0; e < KE; e++) {
+		const long long k = k0 + e;
+		if (k >= p.nf)
+			break;
+		long long kp = k - p.k0, l = kp < 0 ? kp + nf : kp;
+		const double d = 1.0 / ph[e];
+		double r[2];
+		ls_nufft_finish(&fin, (double)g[2 * l] * d, (double)g[2 * l + 1] * d,
+				(double)g[2 * nf + 2 * l] * d, (double)g[2 * nf + 2 * l + 1] * d,
+				(double)g[4 * nf + 2 * l] * d, (double)g[4 * nf + 2 * l + 1] * d,
+				r);
+		if (amp) {
+			((T *)p.out)[2 * k] = (T)r[0];
+			((T *)p.out)[2 * k + 1] = (T)r[1];
+		} else {
+			((T *)p.out)[k] = (T)r[0];
+		}
+	}
+}
+
+template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launch_ctx *ctx,
+					  libs_cufft_handle plan, char *err, size_t errlen)
+{
+	cudaStream_t s = (cudaStream_t)ctx->stream;
+	const libs_cufft *f = libs_get_cufft(err, errlen);
+	const size_t grid_bytes = (size_t)p.nfine * 6 * sizeof(C);
+	CUDA_CHECK(cudaMemsetAsync(p.grid, 0, grid_bytes, s), "cudaMemsetAsync (nufft grids)");
+	(w ? nu_sums<T, C, true> : nu_sums<T, C, false>)<<<1, SB, 0, s>>>(p);
+	CUDA_CHECK(cudaGetLastError(), "lombscargle nufft sums launch");
+	if (grid_bytes <= SMEM) {
+		auto fn = w ? nu_spread_shared<T, C, true> : nu_spread_shared<T, C, false>;
+		static bool attr[2];
+		if (!attr[w ? 1 : 0]) {
+			CUDA_CHECK(cudaFuncSetAttribute(fn,
+							cudaFuncAttributeMaxDynamicSharedMemorySize,
+							(int)SMEM),
+				   "cudaFuncSetAttribute (nufft spreading)");
+			attr[w ? 1 : 0] = true;
+		}
+		/* each block adds its grids once: enough samples per block to pay for it */
+		long long blocks = (p.n + 4095) / 4096;
+		if (blocks > 2LL * ctx->sm_count)
+			blocks = 2LL * ctx->sm_count;
+		fn<<<(unsigned)blocks, PB, grid_bytes, s>>>(p);
+	} else {
+		auto fn = w ? nu_spread_win<T, C, true> : nu_spread_win<T, C, false>;
+		const size_t win_bytes = (size_t)WIN * 6 * sizeof(C);
+		static bool attr[2];
+		if (!attr[w ? 1 : 0]) {
+			CUDA_CHECK(cudaFuncSetAttribute(fn,
+							cudaFuncAttributeMaxDynamicSharedMemorySize,
+							(int)win_bytes),
+				   "cudaFuncSetAttribute (nufft windows)");
+			attr[w ? 1 : 0] = true;
+		}
+		/* runs of samples: two blocks per SM at least, 256 to 2048 samples each */
+		long long chunk = (p.n / (2LL * ctx->sm_count) + PB - 1) / PB * PB;
+		chunk = chunk < PB ? PB : chunk > 8 * PB ? 8 * PB : chunk;
+		long long blocks = (p.n + chunk - 1) / chunk;
+		fn<<<(unsigned)blocks, PB, win_bytes, s>>>(p, (int)chunk);
+	}
+	CUDA_CHECK(cudaGetLastError(), "lombscargle nufft spreading launch");
+	int st = sizeof(C) == 4 ? f->exec_c2c(plan, p.grid, p.grid, LIBS_CUFFT_INVERSE)
+				: f->exec_z2z(plan, p.grid, p.grid, LIBS_CUFFT_INVERSE);
+	if (st != 0) {
+		snprintf(err, errlen, "lombscargle: %s: cufftExec%s: %s", f->describe,
+			 sizeof(C) == 4 ? "C2C" : "Z2Z", libs_cufft_status(st));
+		return -1;
+	}
+	long long threads = (p.nf + KE - 1) / KE;
+	nu_finish<T, C><<<(unsigned)((threads + PB - 1) / PB), PB, 0, s>>>(p);
+	CUDA_CHECK(cudaGetLastError(), "lombscargle nufft epilogue launch");
+	return 0;
+}
+
+} // namespace
+
+/* 1 when the NUFFT can run here (a grid, cuFFT, scratch and plans offered); else 0 and why. */
+extern "C" int ls_nufft_usable(const kernel_args *a, const cuda_launch_ctx *ctx, char *why,
+			       size_t whylen)
+{
+	char e[768];
+	if (a->v[LS_FREQS].present) {
+		snprintf(why, whylen, "lombscargle: the NUFFT takes the grid f0, df, nf only");
+		return 0;
+	}
+	if (libs_get_cufft(e, sizeof(e)) == NULL) {
+		snprintf(why, whylen,
+			 "lombscargle: method=nufft needs cuFFT on the cuda backend: %s", e);
+		return 0;
+	}
+	if (ctx->scratch == NULL || ctx->fft == NULL) {
+		snprintf(why, whylen,
+			 "lombscargle: method=nufft needs scratch memory and a cuFFT plan cache "
+			 "from the backend, and this launch offers none");
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * method=auto's cost model: expected kernel µs of a warm run, direct (grid
+ * kernel) and NUFFT. Measured on an NVIDIA H100 80GB HBM3 (driver 580.159,
+ * CUDA 13.0) with bench/lombscargle_nufft: gpud's kernel_us (CUDA events
+ * around the launch), medians of 5 runs, N = 10^3..10^5, M = 10^5..10^7,
+ * the peer's signal, and fitted by hand:
+ *   direct: 20 + N M / rate, rate 1.5e6 (float64) and 3.2e6 (float32)
+ *           samples x frequencies per µs, within 10% from N M = 10^9 up;
+ *   NUFFT:  fixed 60 (float64) / 45 (float32), 0.012 per sample (phases
+ *           and spreading, measured before the windowed spreading, which
+ *           is faster: auto leans to direct at the boundary), and per
+ *           frequency 3.1e-4 (float64) / 1.9e-4 (float32): the memset, the
+ *           FFT and the epilogue over three grids of 2 M points.
+ * So the NUFFT wins from about N = 40 (float64) / 60 (float32) samples at
+ * any M above a few thousand; below that direct is as fast and exact.
+ */
+extern "C" double ls_direct_cost_us(const kernel_args *a)
+{
+	double rate = a->dtype == GPUD_F32 ? 3.2e6 : 1.5e6;
+	return 20 + (double)a->v[LS_X].arr.count * (double)a->v[LS_PGRAM].arr.count / rate;
+}
+
+extern "C" double ls_nufft_cost_us(const kernel_args *a)
+{
+	bool f32 = a->dtype == GPUD_F32;
+	double n = (double)a->v[LS_X].arr.count, m = (double)a->v[LS_PGRAM].arr.count;
+	return (f32 ? 45 : 60) + 0.012 * n + m * (f32 ? 1.9e-4 : 3.1e-4);
+}
+
+extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err,
+			       size_t errlen)
+{
+	const kernel_value *v = a->v;
+	if (!ls_nufft_usable(a, ctx, err, errlen))
+		return -1;
+	if (v[LS_X].arr.count > 0x7fffffff) {
+		snprintf(err, errlen,
+			 "lombscargle: x has %zu points; the cuda kernel takes at most 2^31-1",
+			 v[LS_X].arr.count);
+		return -1;
+	}
+	nu_params p;
+	ls_nufft_plan pl;
+	ls_nufft_setup(&pl, (long long)v[LS_PGRAM].arr.count,
+		       ls_nufft_tol(lombscargle_eps(a), a->v[LS_X].arr.count));
+	if (pl.nfine > INT_MAX) {
+		snprintf(err, errlen,
+			 "lombscargle: the NUFFT's fine grid of %lld points is too big", pl.nfine);
+		return -1;
+	}
+	bool f32 = a->dtype == GPUD_F32;
+	size_t csize = f32 ? sizeof(float) : sizeof(double);
+	libs_cufft_handle plan;
+	size_t work = 0;
+	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft, f32 ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z,
+				(int)pl.nfine, 3, &plan, &work, err, errlen) != 0)
+		return -1;
+	size_t grid_bytes = ((size_t)pl.nfine * 6 * csize + 255) & ~(size_t)255;
+	char *mem = (char *)ctx->scratch(ctx, 256 + grid_bytes + work, err, errlen);
+	if (mem == NULL)
+		return -1;
+	const libs_cufft *f = libs_get_cufft(err, errlen);
+	int st = f->set_work_area(plan, work ? mem + 256 + grid_bytes : nullptr);
+	if (st != 0) {
+		snprintf(err, errlen, "lombscargle: %s: cufftSetWorkArea: %s", f->describe,
+			 libs_cufft_status(st));
+		return -1;
+	}
+	p.x = v[LS_X].arr.data;
+	p.y = v[LS_Y].arr.data;
+	p.w = v[LS_WEIGHTS].present ? v[LS_WEIGHTS].arr.data : nullptr;
+	p.out = v[LS_PGRAM].arr.data;
+	p.n = (int)v[LS_X].arr.count;
+	p.nf = pl.m;
+	p.k0 = pl.k0;
+	p.nfine = pl.nfine;
+	p.fc_cyc = (v[LS_F0].s.f64 + v[LS_DF].s.f64 * (double)pl.k0) * INV_2PI;
+	p.df_cyc = v[LS_DF].s.f64 * INV_2PI;
+	p.ns = pl.ns;
+	p.nq = pl.nq;
+	p.beta = pl.beta;
+	for (int q = 0; q < pl.nq; q++) {
+		p.qz[q] = pl.qz[q];
+		p.qw[q] = pl.qw[q];
+	}
+	p.precenter = v[LS_PRECENTER].s.b;
+	p.mode = (int)v[LS_NORMALIZE].s.i64;
+	p.legacy = v[LS_LEGACY].s.b;
+	p.fm = v[LS_FLOATING_MEAN].s.b;
+	/* float32 sums resolve no less than float32's epsneg (as the direct kernel) */
+	p.clamp = f32 ? 5.9604644775390625e-08 : LS_EPSNEG;
+	p.st = (nu_stats *)mem;
+	p.grid = mem + 256;
+	p.verdict = ctx->verdict;
+	bool w = v[LS_WEIGHTS].present;
+	return f32 ? run<float, float>(p, w, ctx, plan, err, errlen)
+		   : run<double, double>(p, w, ctx, plan, err, errlen);
+}
