@@ -184,13 +184,13 @@ UNIT     := $(BUILD)/test-unit
 E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
-.PHONY: all clean test test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
+.PHONY: all clean test test-stress test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
         test-headers test-install test-examples test-python test-systemd \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-python gpu-bundle demo deps install uninstall format format-check FORCE
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- generated protobuf-c code ---------------------------------------------
@@ -236,7 +236,7 @@ $(LIB_A): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 $(LIB_SO): $(CLIENT_PIC)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(LDFLAGS) -o $@ $^ \
-	  -lnng -lprotobuf-c
+	  -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c
 	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libgpud-client.so
 # The .pc and the unit name the install's paths: $(BUILD)/install-paths
@@ -254,8 +254,10 @@ $(SERVICE): systemd/gpud.service.in $(BUILD)/install-paths
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	  -e 's|@DOCDIR@|$(DOCDIR)|g' $< > $@
 
+# gpud's failed inbound TLS handshakes are logged by a wrap of nng's calls
+# of mbedtls_ssl_handshake (daemon/auth.c).
 $(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -Wl,--wrap=mbedtls_ssl_handshake -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
 $(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
 
@@ -302,7 +304,8 @@ test-scipy: $(GPUD) $(GPUCTL)
 	tests/scipy_check.sh $(GPUD) $(GPUCTL)
 # The same suites under AddressSanitizer + UBSan, in a build directory of their own.
 test-asan:
-	$(MAKE) BUILD=$(BUILD)/asan SANITIZE=address,undefined CUDA=0 test-unit test-e2e
+	CK_TIMEOUT_MULTIPLIER=4 $(MAKE) BUILD=$(BUILD)/asan SANITIZE=address,undefined CUDA=0 \
+	  test-unit test-e2e
 # The client library shared between threads, under ThreadSanitizer: the
 # end-to-end suite's "client" case (threads, jobs, reconnects) built with
 # -fsanitize=thread in a build directory of its own; its gpud is this build's.
@@ -391,6 +394,11 @@ test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
       test-python test-install test-examples test-asan test-tsan test-valgrind fuzz \
       test-man test-completion test-systemd
+# `make test` STRESS_RUNS times beside two CPU-bound busy loops, as CI's 2
+# shared cores can be at their worst: every run must pass.
+STRESS_RUNS ?= 5
+test-stress:
+	MAKE="$(MAKE)" STRESS_LOGS=$(BUILD)/stress scripts/test-stress.sh $(STRESS_RUNS)
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle
@@ -402,6 +410,7 @@ POOL_BENCH   := $(BUILD)/bench/pool_alloc
 KBENCH       := $(BUILD)/bench/kernels
 TINY_CALL    := $(BUILD)/bench/tiny_call
 LS_BENCH     := $(BUILD)/bench/lombscargle
+LS_NUFFT_BENCH := $(BUILD)/bench/lombscargle_nufft
 NET_FLOOR    := $(BUILD)/bench/net_floor
 WORKER_PROBE := $(BUILD)/bench/worker_probe
 TW_BENCH     := $(BUILD)/bench/tenant_workers
@@ -425,6 +434,8 @@ $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
+$(LS_NUFFT_BENCH): $(BUILD)/bench/lombscargle_nufft.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
 $(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(TW_BENCH): $(BUILD)/bench/tenant_workers.o $(HARNESS_OBJ) $(LIB_A)
@@ -435,7 +446,7 @@ $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(NET_FLOOR) \
+	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
 	      $(WORKER_PROBE) $(TW_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
@@ -472,9 +483,14 @@ bench-lombscargle: gpu-programs
 	$(LS_BENCH) $(GPUD) 5 10000 1048576
 	LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
 	LS_SAMPLES=10000 LS_VARIANTS="cupy_fatbin cupy_fatbin_accurate" $(PYEXE) $(PEERS) inproc
+# The grid form at survey scale: gpud direct vs gpud NUFFT (method=nufft),
+# warm with the client's transfers, and the CuPy peer, in one call.
+bench-lombscargle-nufft: gpu-programs
+	bench/lombscargle_nufft.sh $(BUILD) $(PEERS)
 # The GPU programs with the libraries libgpud-client.so needs (nng, protobuf-c,
 # mbedtls), for a GPU machine without those packages, where
 # scripts/gpu-check.sh BUNDLE runs the suite, the scipy check and the benches,
+# python3 BUNDLE/bench/readme_table.py BUNDLE PEERS the README's first table,
 # and scripts/hardening-check.sh trace BUNDLE OUT the unit's check (with the
 # strace bundled here):
 #   make BUILD=.devcarry/build CUDA_ARCHS=90 gpu-bundle
@@ -482,8 +498,9 @@ GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
-	cp $(LS_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) \
-	   $(GPU_BUNDLE)/bench/
+	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) \
+	   bench/readme_table.py bench/python_first_result.py $(GPU_BUNDLE)/bench/
+	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
 	$(if $(NVTX_RECORD),mkdir -p $(GPU_BUNDLE)/tests && cp $(NVTX_RECORD) $(GPU_BUNDLE)/tests/)
@@ -492,6 +509,11 @@ gpu-bundle: gpu-programs
 # Numba in fresh processes, and a warm client.run against the same call from C.
 bench-python: gpu-programs
 	$(PYEXE) bench/python_first_result.py $(GPUD) $(BUILD)/$(SONAME) $(TINY_CALL)
+# The README's first table, every row in one run (ROUNDS, default 15): Numba and CuPy
+# (PEERS), the standalone program, gpuctl with a file and a grid, gpuctl's floors, the
+# Python script; printed as the README's markdown with the versions and the date.
+bench-readme: gpu-programs
+	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it

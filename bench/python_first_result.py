@@ -1,7 +1,7 @@
 """bench/python_first_result.py — a whole Python script in fresh processes: gpud vs CuPy vs Numba.
 
 The script: interpreter start, import numpy, import the GPU library, lombscargle on the
-demo signal (about 102 samples, 2**20 angular frequencies; the signal of
+demo signal (114 samples, 2**20 angular frequencies; the signal of
 ../shared/anchors/lombscargle_peers.py), the result in hand. With gpud:
 gpud.signal.lombscargle(x, y, f, dtype=DTYPE) over ipc:// to a warm gpud on the cuda backend;
 CuPy (precompiled fatbin) and Numba: lombscargle_peers.py `fresh cupy_fatbin|numba DTYPE`.
@@ -48,13 +48,21 @@ print("import_ms %.2f call_ms %.2f peak_f %.4f" % ((t1 - t0) * 1e3, (t3 - t2) * 
 
 
 def timed(argv, env):
-    t0 = time.perf_counter()
-    r = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    dt = (time.perf_counter() - t0) * 1e3
-    if r.returncode != 0:
-        raise SystemExit("%s failed (%d): %s" % (" ".join(argv[:3]), r.returncode,
-                                                 r.stderr[-2000:]))
-    return dt, r.stdout.strip()
+    """Runs argv once; (ms from spawn to exit, its stdout). posix_spawn (vfork + exec) and
+    waitpid, stdout and stderr into files: what C's fork/exec/wait costs, whatever the child."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        acts = [(os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
+        t0 = time.perf_counter()
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=acts)
+        st = os.waitpid(pid, 0)[1]
+        dt = (time.perf_counter() - t0) * 1e3
+        code = os.waitstatus_to_exitcode(st)
+        out.seek(0)
+        err.seek(0)
+        if code != 0:
+            raise SystemExit("%s failed (%d): %s" % (" ".join(argv[:3]), code,
+                                                     err.read()[-2000:].decode(errors="replace")))
+        return dt, out.read().decode(errors="replace").strip()
 
 
 def start_gpud(gpud_bin, d):

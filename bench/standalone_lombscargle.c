@@ -6,9 +6,12 @@
  * write the .npy.
  *
  *   standalone_lombscargle X.npy Y.npy FREQS.npy OUT.npy [--kernel-reps N]
+ *   standalone_lombscargle --versions
  *
  * With --kernel-reps, it then times N more launches with CUDA events and
- * prints "kernel_us MEDIAN" (the in-process kernel time).
+ * prints "kernel_us MEDIAN" (the in-process kernel time). --versions prints
+ * "cuda_runtime MAJOR.MINOR cuda_driver MAJOR.MINOR": the CUDA runtime linked
+ * statically here (gpud's, from the same toolkit) and the driver's CUDA version.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +46,19 @@ int main(int argc, char **argv)
 	char err[512];
 	int reps = 0;
 
+	if (argc == 2 && !strcmp(argv[1], "--versions")) {
+		int rt = 0, drv = 0;
+		CHECK(cudaRuntimeGetVersion(&rt));
+		CHECK(cudaDriverGetVersion(&drv));
+		printf("cuda_runtime %d.%d cuda_driver %d.%d\n", rt / 1000, rt % 1000 / 10,
+		       drv / 1000, drv % 1000 / 10);
+		return 0;
+	}
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s X.npy Y.npy FREQS.npy OUT.npy [--kernel-reps N]\n",
-			argv[0]);
+		fprintf(stderr,
+			"usage: %s X.npy Y.npy FREQS.npy OUT.npy [--kernel-reps N]\n"
+			"       %s --versions\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	if (argc == 7 && !strcmp(argv[5], "--kernel-reps"))

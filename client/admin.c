@@ -142,6 +142,7 @@ void gpud_kernel_list_free(gpud_kernel_list *l)
 			free(k->params[j].default_value);
 			free(k->params[j].type);
 			free(k->params[j].doc);
+			free(k->params[j].inplace_of);
 		}
 		free(k->params);
 		free(k->name);
@@ -154,6 +155,21 @@ void gpud_kernel_list_free(gpud_kernel_list *l)
 static char *dupstr(const char *s)
 {
 	return strdup(s ? s : "");
+}
+
+/* "x|y" of names, malloc'd; NULL if out of memory. */
+static char *join_names(char *const *names, size_t n)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(names[i] ? names[i] : "") + 1;
+	char *s = malloc(len), *at = s;
+	if (s == NULL)
+		return NULL;
+	*at = '\0';
+	for (size_t i = 0; i < n; i++)
+		at += sprintf(at, "%s%s", i ? "|" : "", names[i] ? names[i] : "");
+	return s;
 }
 
 static gpud_status kernels_once(gpud_client *c, gpud_kernel_list **out)
@@ -195,6 +211,8 @@ static gpud_status kernels_once(gpud_client *c, gpud_kernel_list **out)
 			q->default_value = dupstr(p->default_value);
 			q->type = dupstr(p->type);
 			q->doc = dupstr(p->doc);
+			if ((q->inplace_of = join_names(p->inplace_of, p->n_inplace_of)) == NULL)
+				goto oom;
 		}
 	}
 	gpud__response__free_unpacked(r, NULL);
@@ -237,6 +255,8 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 	out->uptime_s = sr->uptime_s;
 	out->requests = sr->requests;
 	out->errors = sr->errors;
+	out->cancelled = sr->cancelled;
+	out->cancelled_closed = sr->cancelled_closed;
 	out->connections = sr->connections;
 	out->in_flight = sr->in_flight;
 	out->buffers = sr->buffers;

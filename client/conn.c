@@ -137,6 +137,19 @@ static char *option(const char *v, const char *env)
 	return v && v[0] ? strdup(v) : NULL;
 }
 
+/* The name the server's certificate must have: tls_server_name
+ * ($GPUD_TLS_SERVER_NAME), else the host of tls+tcp://HOST:PORT. */
+static const char *tls_name(const gpud_client *c, const char *url, char *host, size_t len)
+{
+	if (c->tls_server_name)
+		return c->tls_server_name;
+	const char *h = url + strlen("tls+tcp://");
+	const char *colon = strrchr(h, ':');
+	size_t n = colon ? (size_t)(colon - h) : strlen(h);
+	snprintf(host, len, "%.*s", (int)(n < len ? n : len - 1), h);
+	return host;
+}
+
 /*
  * tls+tcp://: the server's certificate is checked against the CA file
  * (gpud_options.tls_ca, else $GPUD_TLS_CA) and the URL's host name
@@ -146,7 +159,7 @@ static char *option(const char *v, const char *env)
  */
 static int dial_tls(gpud_client *c, const char *url)
 {
-	const char *ca = c->tls_ca, *name = c->tls_server_name;
+	const char *ca = c->tls_ca, *name;
 	char host[256] = "";
 	nng_tls_config *tc = NULL;
 	nng_dialer d;
@@ -154,20 +167,12 @@ static int dial_tls(gpud_client *c, const char *url)
 
 	if (ca == NULL) {
 		client_seterr(c, GPUD_ECONNECT,
-			      "%s: set GPUD_TLS_CA (or gpud_options.tls_ca) to the PEM file of the "
-			      "CA that signed gpud's certificate",
+			      "%s: no CA file configured: set GPUD_TLS_CA (or gpud_options.tls_ca) "
+			      "to the PEM file of the CA that signed gpud's certificate",
 			      url);
 		return -1;
 	}
-	if (name == NULL) {
-		/* tls+tcp://HOST:PORT */
-		const char *h = url + strlen("tls+tcp://");
-		const char *colon = strrchr(h, ':');
-		size_t n = colon ? (size_t)(colon - h) : strlen(h);
-		snprintf(host, sizeof(host), "%.*s", (int)(n < sizeof(host) ? n : sizeof(host) - 1),
-			 h);
-		name = host;
-	}
+	name = tls_name(c, url, host, sizeof(host));
 	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0)
 		return rv;
 	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_CLIENT)) == 0 &&
@@ -175,7 +180,8 @@ static int dial_tls(gpud_client *c, const char *url)
 	    (rv = nng_tls_config_server_name(tc, name)) == 0 &&
 	    (rv = nng_tls_config_ca_file(tc, ca)) != 0) {
 		nng_tls_config_free(tc);
-		client_seterr(c, GPUD_ECONNECT, "TLS CA file %s: %s", ca, nng_strerror(rv));
+		client_seterr(c, GPUD_ECONNECT, "%s: TLS CA file %s: %s", url, ca,
+			      nng_strerror(rv));
 		return -1;
 	}
 	if (rv == 0)
@@ -185,6 +191,41 @@ static int dial_tls(gpud_client *c, const char *url)
 	if (rv == 0)
 		rv = nng_dialer_start(d, 0);
 	return rv;
+}
+
+/*
+ * A dial of url failed with nng's rv in a way a handshake does (TLS refused,
+ * or the peer closed while the two sides said what they speak): the cause,
+ * found by client_tls_diagnose, as c's message; 0 when it is not that kind
+ * of failure. Over tls+tcp:// without a cause found, the message names the
+ * CA file and the two usual causes: nng 1.5.2 returns only NNG_ECRYPTO or
+ * NNG_EPEERAUTH, never mbed TLS's reasons.
+ */
+static int explain_dial(gpud_client *c, const char *url, int rv)
+{
+	int tls = strncmp(url, "tls+tcp://", 10) == 0;
+	char why[1500], host[256] = "";
+	const char *name;
+
+	if (!tls && strncmp(url, "tcp://", 6) != 0)
+		return 0;
+	if (rv != NNG_ECRYPTO && rv != NNG_EPEERAUTH && rv != NNG_ECLOSED && rv != NNG_ECONNSHUT &&
+	    rv != NNG_ECONNRESET && rv != NNG_EPROTO)
+		return 0;
+	name = tls ? tls_name(c, url, host, sizeof(host)) : NULL;
+	if (client_tls_diagnose(url, tls, c->tls_ca, name, c->connect_timeout_ms, why,
+				sizeof(why))) {
+		client_seterr(c, GPUD_ECONNECT, "%s: %s", url, why);
+		return 1;
+	}
+	if (!tls)
+		return 0;
+	client_seterr(c, GPUD_ECONNECT,
+		      "%s: the TLS handshake failed (%s); the usual causes: the CA file %s "
+		      "(GPUD_TLS_CA) did not sign gpud's certificate, or that certificate is not "
+		      "for the name '%s' (GPUD_TLS_SERVER_NAME)",
+		      url, nng_strerror(rv), c->tls_ca, name);
+	return 1;
 }
 
 gpud_status gpud_connect(const char *url, gpud_client **out)
@@ -247,6 +288,8 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 		rv = nng_dial(c->sock, url, NULL, 0);
 	if (rv == -1)
 		return GPUD_ECONNECT; /* dial_tls said why */
+	if (rv != 0 && explain_dial(c, url, rv))
+		return GPUD_ECONNECT;
 	if (rv != 0) {
 		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
 			return client_seterr(c, GPUD_ECONNECT,

@@ -181,6 +181,18 @@ int client_timeout(const gpud_client *c);
 		return st_;                                                                        \
 	} while (0)
 
+/* --- tls_diag.c ----------------------------------------------------------- */
+
+/*
+ * After a dial of url failed: a connection of its own to the same host and
+ * port, with mbed TLS directly, to say why. tls: url is tls+tcp://, checked
+ * against the CA file ca (may be NULL) for server name name; else tcp://,
+ * and a server that speaks TLS is the cause looked for. 1 with why set (what
+ * follows "URL: " in a message), or 0 when it found no cause.
+ */
+int client_tls_diagnose(const char *url, int tls, const char *ca, const char *name, int timeout_ms,
+			char *why, size_t len);
+
 /* --- session.c ------------------------------------------------------------ */
 
 /* Says hello if the session is lost (or none yet); *gen is the session's. */

@@ -1,4 +1,11 @@
-/* daemon/auth.c — tokens, tenant names, TLS listeners, socket file access. */
+/*
+ * daemon/auth.c — tokens, tenant names, TLS listeners, socket file access,
+ * and the log line for a failed inbound TLS handshake.
+ *
+ * Threads: auth_load, auth_tls_listener and auth_socket_access run on the
+ * loop at start; auth_tenant on the loop; the handshake hook on nng's
+ * threads (its only state: the log's rate limit, atomics).
+ */
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -8,11 +15,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <time.h>
+
+#include <mbedtls/error.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/version.h>
+#include <mbedtls/x509_crt.h>
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
 #include "daemon/auth.h"
 #include "daemon/log.h"
+#include "proto/peek.h"
+
+#if MBEDTLS_VERSION_MAJOR >= 3
+#define SSL_FIELD(ssl, f) ((ssl)->MBEDTLS_PRIVATE(f))
+#else
+#define SSL_FIELD(ssl, f) ((ssl)->f)
+#endif
 
 /*
  * tokens_file: one "TENANT TOKEN" per line; '#' starts a comment. A file
@@ -152,6 +173,11 @@ static char *read_file(const char *what, const char *path, char *err, size_t err
 	return buf;
 }
 
+/* tls_cert, for the log lines of failed handshakes (every TLS listener has
+ * the same; set by the first auth_tls_listener on the loop, before any TLS
+ * listener starts; read-only afterwards). */
+static char hs_cert[256];
+
 /*
  * nng's TLS (mbedtls) with the certificate and key from tls_cert / tls_key;
  * with tls_ca, client certificates are asked for and, when given, checked
@@ -189,6 +215,8 @@ int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, c
 		goto fail;
 	}
 	nng_tls_config_free(tc); /* the listener holds its own reference */
+	if (hs_cert[0] == '\0')  /* the first TLS listener's: before any of them starts */
+		snprintf(hs_cert, sizeof(hs_cert), "%s", cfg->tls_cert);
 	free(cert);
 	free(key);
 	return 0;
@@ -223,4 +251,168 @@ int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size
 		}
 	}
 	return 0;
+}
+
+/* --- failed inbound handshakes --------------------------------------------------------------- */
+
+/* What an alert the client sent says of gpud's side (the words of the alerts
+ * mbed TLS and OpenSSL clients send when they refuse a certificate). */
+static const char *alert_meaning(uint8_t d)
+{
+	switch (d) {
+	case 48: /* unknown_ca */
+		return ": it does not trust the CA that signed gpud's certificate (its CA file, "
+		       "GPUD_TLS_CA, is another)";
+	case 45: /* certificate_expired */
+		return ": gpud's certificate has expired";
+	case 46: /* certificate_unknown */
+		return ": it refused gpud's certificate (mbed TLS clients say so of one not yet "
+		       "valid)";
+	case 42: /* bad_certificate */
+		return ": it refused gpud's certificate (mbed TLS clients say so of one not for "
+		       "the name they dialed)";
+	case 43: /* unsupported_certificate */
+	case 44: /* certificate_revoked */
+		return ": it refused gpud's certificate";
+	case 40: /* handshake_failure */
+	case 70: /* protocol_version */
+	case 71: /* insufficient_security */
+		return ": no TLS version or cipher in common (gpud's nng speaks TLS 1.2)";
+	}
+	return "";
+}
+
+void auth_handshake_cause(int rv, const uint8_t *first, size_t nfirst, int alert, uint32_t flags,
+			  char *out, size_t len)
+{
+	char seen[64];
+	enum peek_kind kind = peek_kind_of(first, nfirst);
+
+	peek_describe(first, nfirst, seen, sizeof(seen));
+	if (rv == 0) {
+		char info[512] = "";
+		int n = mbedtls_x509_crt_verify_info(info, sizeof(info), "", flags);
+		for (int i = 0; i < n; i++)
+			if (info[i] == '\n')
+				info[i] = i + 1 < n ? ';' : '\0';
+		snprintf(out, len,
+			 "its client certificate does not verify against tls_ca (%s); served "
+			 "anyway: its token decides its tenant",
+			 n > 0 ? info : "flags");
+	} else if (kind == PEEK_SP)
+		snprintf(
+			out, len,
+			"a plain tcp:// client at a TLS port (it sent %s): it must dial tls+tcp://",
+			seen);
+	else if (kind == PEEK_HTTP)
+		snprintf(out, len, "an HTTP client at a TLS port (it sent %s)", seen);
+	else if (rv == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && alert >= 0)
+		snprintf(out, len, "the client ended the handshake with alert %d (%s)%s", alert,
+			 peek_tls_alert_name((uint8_t)alert), alert_meaning((uint8_t)alert));
+	else if (kind == PEEK_OTHER)
+		snprintf(out, len, "the client does not speak TLS (it sent %s)", seen);
+	else {
+		char e[160] = "";
+#ifdef MBEDTLS_ERROR_C
+		mbedtls_strerror(rv, e, sizeof(e));
+#endif
+		snprintf(out, len, "mbed TLS error -0x%04x%s%s", (unsigned)-rv, e[0] ? ": " : "",
+			 e);
+	}
+}
+
+/* "IP:PORT" of an nng address. */
+static void addr_str(const nng_sockaddr *sa, char *out, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+	if (sa->s_family == NNG_AF_INET) {
+		inet_ntop(AF_INET, &sa->s_in.sa_addr, ip, sizeof(ip));
+		snprintf(out, len, "%s:%u", ip, (unsigned)ntohs(sa->s_in.sa_port));
+	} else if (sa->s_family == NNG_AF_INET6) {
+		inet_ntop(AF_INET6, sa->s_in6.sa_addr, ip, sizeof(ip));
+		snprintf(out, len, "[%s]:%u", ip, (unsigned)ntohs(sa->s_in6.sa_port));
+	} else {
+		snprintf(out, len, "?");
+	}
+}
+
+/* At most HS_LOG_PER_S lines a second (a scanner must not flood the log);
+ * the next line says how many were left out. */
+#define HS_LOG_PER_S 10
+static int64_t hs_second;
+static int hs_lines, hs_dropped;
+
+static int hs_may_log(int *dropped)
+{
+	int64_t now = (int64_t)time(NULL);
+	int64_t was = __atomic_load_n(&hs_second, __ATOMIC_RELAXED);
+	if (now != was && __atomic_compare_exchange_n(&hs_second, &was, now, 0, __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED))
+		__atomic_store_n(&hs_lines, 0, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&hs_lines, 1, __ATOMIC_RELAXED) > HS_LOG_PER_S) {
+		__atomic_add_fetch(&hs_dropped, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	*dropped = __atomic_exchange_n(&hs_dropped, 0, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/*
+ * nng 1.5.2 drops a tls+tcp:// connection whose handshake failed and tells
+ * the application nothing: no pipe event, no error, mbed TLS's reason kept
+ * inside its TLS engine. gpud links nng and mbed TLS statically and its link
+ * wraps mbedtls_ssl_handshake (-Wl,--wrap=mbedtls_ssl_handshake, the
+ * Makefile's gpud rule), so each handshake step nng runs comes here: a
+ * server's handshake that ends in an error is logged with its cause and the
+ * peer's address, and so is one that succeeded with a client certificate
+ * tls_ca does not verify (tls_ca makes client certificates optional). The
+ * peer's address: nng's TLS engine gives mbed TLS its connection as the
+ * bio's context, and that connection begins with its nng_stream (nng 1.5.2
+ * to 1.10, src/supplemental/tls/tls_common.c), whose addresses nng's
+ * stream API reads. Called on nng's threads; nng holds the connection's lock.
+ * Programs that link without the wrap (the unit tests, the fuzzer) never
+ * call it: __real_mbedtls_ssl_handshake is then a weak NULL.
+ */
+int __real_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl) __attribute__((weak));
+int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl);
+int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl)
+{
+	int rv = __real_mbedtls_ssl_handshake ? __real_mbedtls_ssl_handshake(ssl)
+					      : mbedtls_ssl_handshake(ssl);
+	const mbedtls_ssl_config *conf = SSL_FIELD(ssl, conf);
+	uint32_t flags = 0;
+	int dropped = 0;
+
+	if (rv == MBEDTLS_ERR_SSL_WANT_READ || rv == MBEDTLS_ERR_SSL_WANT_WRITE || conf == NULL ||
+	    SSL_FIELD(conf, endpoint) != MBEDTLS_SSL_IS_SERVER)
+		return rv;
+	if (rv == 0 && (mbedtls_ssl_get_peer_cert(ssl) == NULL ||
+			(flags = mbedtls_ssl_get_verify_result(ssl)) == 0))
+		return rv;
+	if (!hs_may_log(&dropped))
+		return rv;
+
+	const uint8_t *hdr = SSL_FIELD(ssl, in_hdr), *msg = SSL_FIELD(ssl, in_msg);
+	size_t n = hdr ? SSL_FIELD(ssl, in_left) : 0;
+	int alert = rv == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && msg ? msg[1] : -1;
+	char cause[600], local[80] = "?", peer[80] = "?";
+	nng_stream *s = SSL_FIELD(ssl, p_bio);
+	nng_sockaddr sa;
+
+	auth_handshake_cause(rv, hdr, n < 8 ? n : 8, alert, flags, cause, sizeof(cause));
+	if (s && nng_stream_get_addr(s, NNG_OPT_LOCADDR, &sa) == 0)
+		addr_str(&sa, local, sizeof(local));
+	if (s && nng_stream_get_addr(s, NNG_OPT_REMADDR, &sa) == 0)
+		addr_str(&sa, peer, sizeof(peer));
+	if (dropped)
+		log_warn("tls+tcp://%s: %d more TLS handshake lines left out (at most %d a second)",
+			 local, dropped, HS_LOG_PER_S);
+	if (rv == 0)
+		log_warn("tls+tcp://%s: client %s: %s", local, peer, cause);
+	else if (alert >= 0)
+		log_warn("tls+tcp://%s: TLS handshake with %s failed: %s (gpud's tls_cert: %s)",
+			 local, peer, cause, hs_cert[0] ? hs_cert : "?");
+	else
+		log_warn("tls+tcp://%s: TLS handshake with %s failed: %s", local, peer, cause);
+	return rv;
 }

@@ -8,7 +8,9 @@
  * tls_key (and, with tls_ca, ask clients for certificates); ipc:// socket
  * files get socket_mode / socket_group.
  *
- * Loaded at start on the loop thread, read-only afterwards.
+ * Loaded at start on the loop thread, read-only afterwards. A failed inbound
+ * TLS handshake is logged from nng's threads (auth.c's mbedtls_ssl_handshake
+ * wrap), with its cause and the peer's address.
  */
 #ifndef GPUD_AUTH_H
 #define GPUD_AUTH_H
@@ -46,6 +48,14 @@ dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *na
 /* Sets up TLS on a tls+tcp:// listener from cfg. 0, or -1 with err. */
 int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, char *err,
 		      size_t errlen);
+/*
+ * Why an inbound TLS handshake failed, for the log: rv (mbed TLS's error;
+ * 0: it succeeded but the client's certificate has verify flags), the first
+ * bytes the client sent (the record header mbed TLS read), the alert it sent
+ * (-1: none). Pure; the handshake hook (auth.c) and the tests call it.
+ */
+void auth_handshake_cause(int rv, const uint8_t *first, size_t nfirst, int alert, uint32_t flags,
+			  char *out, size_t len);
 /* socket_mode and socket_group on a socket file gpud made. 0, or -1 with err. */
 int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen);
 

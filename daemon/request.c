@@ -311,6 +311,10 @@ static void request_finish(gpud_request *r, nng_msg *m, dstatus status)
 	if (sess)
 		sess->last_reply_ns = now_ns();
 	request_account(r, sess, status);
+	if (status == ST_CANCELLED) {
+		core->stats->cancelled++;
+		core->stats->cancelled_closed += r->session_gone;
+	}
 	request_log(r, LOG_DEBUG, "done in %.1f us", (double)(now_ns() - r->t0_ns) / 1e3);
 	request_drop later;
 	request_cleanup(r, &later);

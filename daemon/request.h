@@ -41,6 +41,8 @@
 typedef struct request_stats {
 	uint64_t started_ns;
 	uint64_t requests, errors;
+	uint64_t cancelled,
+		cancelled_closed; /* ended ST_CANCELLED; of them, their connection closed */
 	uint32_t in_flight;
 } request_stats;
 

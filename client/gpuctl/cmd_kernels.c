@@ -20,7 +20,8 @@
 static const char *const roles[] = {"in", "out", "scalar"};
 
 /* Schema gpuctl.kernels, version 1: each kernel with its parameters; dtypes
- * by name, ndim -1 for any rank, default null where there is none. */
+ * by name, ndim -1 for any rank, default null where there is none, inplace_of
+ * the inputs an output may be written in place of ([] for none). */
 static void kernels_json(const gpud_kernel_list *l)
 {
 	json_t *doc = json_doc("gpuctl.kernels", 1), *ks = json_array();
@@ -34,13 +35,20 @@ static void kernels_json(const gpud_kernel_list *l)
 				if (p->dtypes & (1u << d))
 					json_array_append_new(dts, json_string(gpud_dtype_name(
 									   (gpud_dtype)d)));
+			json_t *inpl = json_array();
+			for (const char *n = p->inplace_of; n && *n;) {
+				size_t len = strcspn(n, "|");
+				json_array_append_new(inpl, json_stringn(n, len));
+				n += len + (n[len] == '|');
+			}
 			json_array_append_new(
-				ps, json_pack("{s:s, s:s, s:o, s:i, s:b, s:o, s:s, s:s}", "name",
-					      p->name, "role", roles[p->role % 3], "dtypes", dts,
-					      "ndim", p->ndim, "optional", p->optional, "default",
-					      p->default_value[0] ? json_string(p->default_value)
-								  : json_null(),
-					      "type", p->type, "doc", p->doc));
+				ps,
+				json_pack("{s:s, s:s, s:o, s:i, s:b, s:o, s:s, s:s, s:o}", "name",
+					  p->name, "role", roles[p->role % 3], "dtypes", dts,
+					  "ndim", p->ndim, "optional", p->optional, "default",
+					  p->default_value[0] ? json_string(p->default_value)
+							      : json_null(),
+					  "type", p->type, "doc", p->doc, "inplace_of", inpl));
 		}
 		json_array_append_new(ks, json_pack("{s:s, s:s, s:o}", "name", k->name, "doc",
 						    k->doc, "params", ps));
@@ -51,7 +59,9 @@ static void kernels_json(const gpud_kernel_list *l)
 
 /*
  * --args KERNEL: one line per parameter of KERNEL, "NAME ROLE" (role in, out
- * or scalar), in gpud's order; an unknown KERNEL is an error (EX_DATAERR).
+ * or scalar), in gpud's order, and for an output that may be written in
+ * place of inputs a third word, "inplace=x|y"; an unknown KERNEL is an error
+ * (EX_DATAERR).
  */
 static void kernel_args(const gpud_kernel_list *l, const char *name)
 {
@@ -59,8 +69,14 @@ static void kernel_args(const gpud_kernel_list *l, const char *name)
 		const gpud_kernel_info *k = &l->kernels[i];
 		if (strcmp(k->name, name) != 0)
 			continue;
-		for (size_t j = 0; j < k->nparams; j++)
-			printf("%s %s\n", k->params[j].name, roles[k->params[j].role % 3]);
+		for (size_t j = 0; j < k->nparams; j++) {
+			const gpud_param_info *p = &k->params[j];
+			if (p->inplace_of && p->inplace_of[0])
+				printf("%s %s inplace=%s\n", p->name, roles[p->role % 3],
+				       p->inplace_of);
+			else
+				printf("%s %s\n", p->name, roles[p->role % 3]);
+		}
 		return;
 	}
 	die(EX_DATAERR, "kernels --args: no kernel '%s' ('gpuctl kernels --names' lists them)",
@@ -107,8 +123,12 @@ int cmd_kernels(int argc, char **argv)
 		printf("%s\n    %s\n", k->name, k->doc);
 		for (size_t j = 0; j < k->nparams; j++) {
 			gpud_param_info *p = &k->params[j];
-			printf("    %-12s %-7s %-34s %s\n", p->name, roles[p->role % 3], p->type,
+			printf("    %-12s %-7s %-34s %s", p->name, roles[p->role % 3], p->type,
 			       p->doc);
+			if (p->inplace_of && p->inplace_of[0])
+				printf("%s(may be written in place of %s)", p->doc[0] ? " " : "",
+				       p->inplace_of);
+			printf("\n");
 		}
 	}
 	gpud_kernel_list_free(l);

@@ -27,6 +27,8 @@ static void status_json(gpud_client *c, const gpud_daemon_status *st)
 	json_object_set_new(doc, "in_flight", json_integer(st->in_flight));
 	json_object_set_new(doc, "requests", json_u64(st->requests));
 	json_object_set_new(doc, "errors", json_u64(st->errors));
+	json_object_set_new(doc, "cancelled", json_u64(st->cancelled));
+	json_object_set_new(doc, "cancelled_closed", json_u64(st->cancelled_closed));
 	json_object_set_new(doc, "buffers", json_u64(st->buffers));
 	json_object_set_new(doc, "bytes_in_use", json_u64(st->bytes_in_use));
 	json_object_set_new(doc, "bytes_high_water", json_u64(st->bytes_high_water));
@@ -125,7 +127,9 @@ int cmd_status(int argc, char **argv)
 	printf("backend      %s\n", st.server.backend);
 	printf("uptime       %.1f s\n", st.uptime_s);
 	printf("connections  %u (in flight: %u requests)\n", st.connections, st.in_flight);
-	printf("requests     %" PRIu64 " (%" PRIu64 " failed)\n", st.requests, st.errors);
+	printf("requests     %" PRIu64 " (%" PRIu64 " failed; %" PRIu64 " cancelled, %" PRIu64
+	       " of them as their connection closed)\n",
+	       st.requests, st.errors, st.cancelled, st.cancelled_closed);
 	human_bytes(st.bytes_in_use, a, sizeof(a));
 	human_bytes(st.bytes_high_water, b, sizeof(b));
 	printf("buffers      %" PRIu64 " (%s in use, high-water %s)\n", st.buffers, a, b);

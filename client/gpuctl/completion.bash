@@ -166,7 +166,7 @@ _gpuctl_run() {
 		if [[ $cur == *=* ]]; then
 			_gpuctl_files "${cur%%=*}=" '*.npy'
 		else
-			while read -r name role; do
+			while read -r name role _; do
 				[[ $role == out && $name == "$cur"* ]] && COMPREPLY+=("$name=")
 			done < <([[ -n $kernel ]] && _gpuctl_ask kernels --args "$kernel")
 			_gpuctl_files '' '*.npy'
@@ -190,7 +190,7 @@ _gpuctl_run() {
 		fi
 	else
 		# the kernel's inputs and scalars not given yet, as NAME=
-		while read -r name role; do
+		while read -r name role _; do
 			[[ $role == out || $name != "$cur"* ]] && continue
 			for w in "${given[@]}"; do
 				[[ $w == "$name" ]] && continue 2

@@ -67,12 +67,16 @@ static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *su
 
 	if (st == GPUD_ECONNECT || st == GPUD_ETRANSPORT || st == GPUD_ETIMEDOUT)
 		st = GPUD_EUNAVAILABLE; /* no answer at the URL: nothing to retry later there */
+	/* Something answered and the library said why it was refused (TLS: the
+	 * certificate, the CA file, plain TCP against TLS): no hints on starting
+	 * gpud then. */
+	int answered = strstr(msg, ": the server") != NULL || strstr(msg, "CA file") != NULL;
 	if (strstr(msg, url) == NULL)
 		snprintf(buf, sizeof(buf), "cannot connect to gpud at %s: %s%s", url, msg, suffix);
 	else
 		snprintf(buf, sizeof(buf), "%s%s", msg, suffix);
 	gpud_close(c);
-	die_status(st, url, NULL, buf);
+	die_status(st, answered ? NULL : url, NULL, buf);
 }
 
 gpud_client *ctl_connect(void)

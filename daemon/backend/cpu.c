@@ -121,6 +121,18 @@ static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *
 
 /* --- kernels -------------------------------------------------------------- */
 
+/*
+ * A run is cut into chunks of about CHUNK_COST units of work
+ * (kernel_def.cpu_item_cost: a sine and cosine, a multiply-add), a few
+ * milliseconds each, and at most one chunk per worker thread is queued at a
+ * time: the next is queued from the loop as one ends. So a cancelled run
+ * (an explicit cancel, or its connection closed) stops within one chunk per
+ * thread, whatever its size and however loaded the machine, and other
+ * clients' copies and runs queued on the same pool never wait behind a whole
+ * run's chunks.
+ */
+#define CHUNK_COST ((size_t)1 << 20)
+
 typedef struct run_job run_job;
 typedef struct run_chunk {
 	uv_work_t work;
@@ -130,18 +142,21 @@ typedef struct run_chunk {
 } run_chunk;
 
 struct run_job {
+	uv_loop_t *loop;
 	const kernel_def *k;
 	const kernel_args *a;
 	backend_done_fn done;
 	void *arg;
-	size_t pending; /* chunks not yet finished; touched on the loop only */
+	size_t items, per_chunk; /* work items, and items per chunk */
+	size_t next;             /* the first item not yet queued (loop only) */
+	size_t busy;             /* chunks queued and not yet after'ed (loop only) */
 	int failed;
 	const int *cancel; /* the request's flag, read by the workers */
 	int skipped;       /* a chunk found it set (run_after, on the loop) */
 	double *kernel_us;
 	uint64_t t0_ns;
-	unsigned verdict; /* kernel_def.cpu_verdict's code: chunk 0's worker writes it */
-	run_chunk chunks[];
+	unsigned verdict;   /* kernel_def.cpu_verdict's code: the first chunk's worker writes it */
+	run_chunk chunks[]; /* one slot per worker thread, reused */
 };
 
 static void run_work(uv_work_t *w)
@@ -153,11 +168,27 @@ static void run_work(uv_work_t *w)
 		c->skipped = 1;
 		return;
 	}
-	/* Arguments whose values are wrong: the first chunk looks (run_after
-	 * reads it on the loop once every chunk is done). */
-	if (c == &c->job->chunks[0] && c->job->k->cpu_verdict)
-		c->job->verdict = c->job->k->cpu_verdict(c->job->a);
+	/* Arguments whose values are wrong: the first chunk looks (the others
+	 * run meanwhile; outputs of a run with a verdict hold no result). */
+	if (c->lo == 0 && c->job->k->cpu_verdict)
+		__atomic_store_n(&c->job->verdict, c->job->k->cpu_verdict(c->job->a),
+				 __ATOMIC_RELEASE);
 	c->job->k->cpu_run(c->job->a, c->lo, c->hi);
+}
+
+static void run_after(uv_work_t *w, int status);
+
+/* Queues the next chunk into slot c (on the loop). */
+static void queue_chunk(run_job *j, run_chunk *c)
+{
+	c->lo = j->next;
+	c->hi = j->items - j->next > j->per_chunk ? j->next + j->per_chunk : j->items;
+	j->next = c->hi;
+	c->skipped = 0;
+	c->work.data = c;
+	j->busy++;
+	/* uv_queue_work only fails on a NULL callback, which cannot happen here. */
+	uv_queue_work(j->loop, &c->work, run_work, run_after);
 }
 
 static void run_after(uv_work_t *w, int status)
@@ -165,18 +196,28 @@ static void run_after(uv_work_t *w, int status)
 	run_chunk *c = w->data;
 	run_job *j = c->job;
 
+	j->busy--;
 	if (status != 0)
 		j->failed = 1;
 	if (c->skipped)
 		j->skipped = 1;
-	if (--j->pending > 0)
+	unsigned verdict = __atomic_load_n(&j->verdict, __ATOMIC_ACQUIRE);
+	int stop = j->failed || j->skipped || verdict != 0 ||
+		   __atomic_load_n(j->cancel, __ATOMIC_ACQUIRE);
+	if (!stop && j->next < j->items) {
+		queue_chunk(j, c); /* this slot is free again */
 		return;
+	}
+	if (j->busy > 0)
+		return;
+	if (stop && j->next < j->items && !j->failed && verdict == 0)
+		j->skipped = 1; /* cancelled with items never queued */
 	*j->kernel_us = (double)(uv_hrtime() - j->t0_ns) / 1e3;
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
 	int failed = j->failed, skipped = j->skipped;
 	char msg[768];
-	if (j->verdict != 0 && !skipped && !failed) {
+	if (verdict != 0 && !failed) {
 		j->k->verdict_message(j->a, j->verdict, msg, sizeof(msg));
 		free(j);
 		done(arg, ST_INVALID, msg);
@@ -204,36 +245,48 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, con
 	}
 	if (k->cpu_available && k->cpu_available(err, errlen) != 0)
 		return ST_UNSUPPORTED;
-	size_t items = k->cpu_items(a);
-	/* Many chunks per thread: they balance, and a cancelled run stops soon. */
-	size_t nchunks = (size_t)cb->threads * 16;
-
-	if (nchunks > items)
-		nchunks = items;
-	if (nchunks == 0)
-		nchunks = 1;
-	run_job *j = calloc(1, sizeof(*j) + nchunks * sizeof(run_chunk));
+	size_t items = k->cpu_items(a), cost = k->cpu_item_cost ? k->cpu_item_cost(a) : 1;
+	size_t threads = (size_t)cb->threads;
+	if (cost == 0)
+		cost = 1;
+	/* Chunks of about CHUNK_COST, and at least one per thread where the items allow. */
+	size_t per = CHUNK_COST / cost;
+	if (per == 0)
+		per = 1;
+	if (items > 0 && per > (items + threads - 1) / threads)
+		per = (items + threads - 1) / threads;
+	if (per == 0)
+		per = 1;
+	size_t slots = items / per + (items % per != 0);
+	if (slots > threads)
+		slots = threads;
+	if (slots == 0)
+		slots = 1;
+	run_job *j = calloc(1, sizeof(*j) + slots * sizeof(run_chunk));
 	if (j == NULL) {
 		snprintf(err, errlen, "cpu backend: out of memory");
 		return ST_OUT_OF_MEMORY;
 	}
-	*j = (run_job){.k = k,
+	*j = (run_job){.loop = b->loop,
+		       .k = k,
 		       .a = a,
 		       .done = done,
 		       .arg = arg,
-		       .pending = nchunks,
+		       .items = items,
+		       .per_chunk = per,
 		       .cancel = cancel,
 		       .kernel_us = kernel_us,
 		       .t0_ns = uv_hrtime()};
-	for (size_t i = 0; i < nchunks; i++) {
-		run_chunk *c = &j->chunks[i];
-		c->job = j;
-		c->lo = items * i / nchunks;
-		c->hi = items * (i + 1) / nchunks;
-		c->work.data = c;
-		/* uv_queue_work only fails on a NULL callback, which cannot happen here. */
-		uv_queue_work(b->loop, &c->work, run_work, run_after);
+	for (size_t i = 0; i < slots; i++)
+		j->chunks[i].job = j;
+	if (items == 0) { /* an empty run still runs once (its verdict) */
+		j->chunks[0].work.data = &j->chunks[0];
+		j->busy = 1;
+		uv_queue_work(b->loop, &j->chunks[0].work, run_work, run_after);
+		return ST_OK;
 	}
+	for (size_t i = 0; i < slots; i++)
+		queue_chunk(j, &j->chunks[i]);
 	return ST_OK;
 }
 

@@ -100,6 +100,8 @@ void verb_status(gpud_request *r)
 	st.uptime_s = (double)(now_ns() - core->stats->started_ns) / 1e9;
 	st.requests = core->stats->requests;
 	st.errors = core->stats->errors;
+	st.cancelled = core->stats->cancelled;
+	st.cancelled_closed = core->stats->cancelled_closed;
 	st.connections = (uint32_t)sessions_count(core->buffers);
 	st.buffers = core->buffers->count;
 	st.bytes_in_use = core->buffers->bytes;
@@ -215,7 +217,8 @@ void verb_kernels(gpud_request *r)
 	Gpud__Param **pptrs = calloc(total ? total : 1, sizeof(*pptrs));
 	Gpud__DType *dts = calloc(total ? total * 4 : 1, sizeof(*dts));
 	char(*types)[96] = calloc(total ? total : 1, sizeof(*types));
-	if (!infos || !iptrs || !params || !pptrs || !dts || !types) {
+	char **inplace = calloc(total ? total * KERNEL_MAX_PARAMS : 1, sizeof(*inplace));
+	if (!infos || !iptrs || !params || !pptrs || !dts || !types || !inplace) {
 		request_fail(r, ST_OUT_OF_MEMORY, "kernels: out of memory");
 		goto out;
 	}
@@ -260,6 +263,12 @@ void verb_kernels(gpud_request *r)
 			q->default_value = (char *)(p->default_value ? p->default_value : "");
 			kernel_param_describe(p, types[pi], sizeof(types[pi]));
 			q->type = types[pi];
+			/* an output: the inputs it may be written in place of */
+			q->inplace_of = &inplace[pi * KERNEL_MAX_PARAMS];
+			for (int m = 0; p->role == KPARAM_OUT && m < k->nparams; m++)
+				if (p->inplace_of & KPARAM_BIT(m))
+					q->inplace_of[q->n_inplace_of++] =
+						(char *)k->params[m].name;
 			pptrs[pi] = q;
 		}
 		iptrs[i] = &infos[i];
@@ -277,4 +286,5 @@ out:
 	free(pptrs);
 	free(dts);
 	free(types);
+	free(inplace);
 }

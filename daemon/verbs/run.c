@@ -7,7 +7,7 @@
  * region the client named (outputs_to) when they fit there.
  *
  *   verb_run -> find_kernel_or_fail -> bind_args_or_fail (inline_array_or_fail)
- *            -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
+ *            -> alias_or_fail -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
  *   slot granted -> run_start -> backend -> run_done -> run_finish
  *            [-> limit_outputs] [-> return_outputs]
  *
@@ -559,6 +559,27 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 	return 0;
 }
 
+/*
+ * No output may share bytes with another argument unless the kernel allows
+ * it in place (kernels/core/alias.c): refused here, before anything is
+ * allocated, uploaded or queued. The outputs gpud allocates afterwards are
+ * its own; inline arrays get buffers of their own, so they never overlap.
+ * 0, or -1 after replying.
+ */
+static int alias_or_fail(gpud_request *r)
+{
+	uint64_t handles[KERNEL_MAX_PARAMS] = {0};
+	char err[768];
+
+	for (int i = 0; i < r->kernel->nparams; i++)
+		if (r->bound[i])
+			handles[i] = r->bound[i]->handle;
+	if (kernel_alias_check(&r->kargs, handles, err, sizeof(err)) == 0)
+		return 0;
+	request_fail(r, ST_INVALID, "%s", err);
+	return -1;
+}
+
 /* Outputs: check the ones given against what check expects, allocate the
  * others; with return_outputs, they must fit one reply. 0, or -1 after replying. */
 static int outputs_or_fail(gpud_request *r)
@@ -647,7 +668,7 @@ void verb_run(gpud_request *r)
 	memset(&r->kargs, 0, sizeof(r->kargs));
 	r->kargs.kernel = r->kernel;
 	memset(r->bound, 0, sizeof(r->bound));
-	if (bind_args_or_fail(r, up, &nup) != 0 || outputs_or_fail(r) != 0)
+	if (bind_args_or_fail(r, up, &nup) != 0 || alias_or_fail(r) != 0 || outputs_or_fail(r) != 0)
 		return;
 	for (int i = 0; i < k->nparams; i++)
 		if (r->bound[i])

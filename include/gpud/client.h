@@ -165,6 +165,10 @@ typedef struct gpud_daemon_status {
 	gpud_variant_info variants[GPUD_MAX_VARIANTS];
 	double uptime_s;
 	uint64_t requests, errors;
+	/* requests that ended cancelled: by their client (gpud_job_cancel, a
+	 * timeout) or, cancelled_closed of them, because their connection closed
+	 * (queued ones dropped, running ones stopped) */
+	uint64_t cancelled, cancelled_closed;
 	unsigned connections, in_flight;
 	uint64_t buffers, bytes_in_use, bytes_high_water;
 	/* cuda backend: the device memory pool (has_pool 0 on the cpu backend) */
@@ -432,6 +436,10 @@ typedef struct gpud_param_info {
 	char *default_value; /* "" if none */
 	char *type;          /* for people: "float32|float64 1-d array" */
 	char *doc;
+	/* an output: the inputs a run may give it in place of (the very same
+	 * buffer), "x|y"; "" if none. gpud refuses any other overlap of an
+	 * output with an input or another output. */
+	char *inplace_of;
 } gpud_param_info;
 
 typedef struct gpud_kernel_info {
@@ -480,12 +488,15 @@ GPUD_API gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud
 /* A custom kernel to register (see kernels/custom/custom.h for the syntax). */
 typedef struct gpud_kernel_spec {
 	const char *name;
-	int elementwise;       /* 0: raw CUDA C with a signature */
-	const char *source;    /* raw: the CUDA C; elementwise: the body, "z = x + y" */
-	const char *entry;     /* raw: the extern "C" __global__ function */
-	const char *signature; /* raw: "x:in f32[], out:out f32[], a:f32" */
-	const char *in_params, *out_params; /* elementwise: "float32 x, float32 y", "float32 z" */
-	unsigned block;                     /* threads per block, 0: 256 */
+	int elementwise;    /* 0: raw CUDA C with a signature */
+	const char *source; /* raw: the CUDA C; elementwise: the body, "z = x + y" */
+	const char *entry;  /* raw: the extern "C" __global__ function */
+	/* raw: "x:in f32[], out:out f32[], a:f32"; an output followed by
+	 * inplace(x) (or inplace(x|w)) may be given the very buffer of input x */
+	const char *signature;
+	/* elementwise: "float32 x, float32 y", "float32 z" (or "float32 z inplace(x)") */
+	const char *in_params, *out_params;
+	unsigned block;         /* threads per block, 0: 256 */
 	unsigned blocks_per_sm; /* grid-stride launch with SMs x this blocks; raw 0: _grid and
 				   _block are run arguments */
 	int fast_math;

@@ -71,7 +71,17 @@ typedef struct kernel_param {
 	 * (its value then has present == 0; check decides what that means). */
 	int optional;
 	const char *const *words; /* KSCALAR_WORD: the words, NULL-terminated */
+	/*
+	 * An output: the inputs it may be written in place of, a KPARAM_BIT of
+	 * each one's index. A run may then give it the very array it gives that
+	 * input (the same bytes, dtype and element count: an elementwise kernel
+	 * reading element i before writing it); any other overlap of an output
+	 * with an input or another output is refused (kernels/core/alias.c).
+	 */
+	unsigned inplace_of;
 } kernel_param;
+
+#define KPARAM_BIT(i) (1u << (i))
 
 /* A bound buffer: where the backend keeps it, and what it holds. */
 typedef struct kernel_array {
@@ -118,6 +128,13 @@ typedef struct kernel_def {
 	/* cpu backend: independent work items, and the function running [lo, hi). */
 	size_t (*cpu_items)(const kernel_args *a);
 	void (*cpu_run)(const kernel_args *a, size_t lo, size_t hi);
+	/*
+	 * cpu backend, optional: the work of one item in units of about a
+	 * multiply-add or a sine (lombscargle: a frequency costs ~2 per sample);
+	 * NULL means 1. The backend cuts runs into chunks of about equal work,
+	 * so a cancelled run stops within milliseconds.
+	 */
+	size_t (*cpu_item_cost)(const kernel_args *a);
 	/*
 	 * cpu backend, optional: 0 when cpu_run can work in this process, else -1
 	 * with why in err (a library it loads at run time is missing). The cpu
@@ -185,6 +202,22 @@ int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *tex
 		     kernel_value *out, char *err, size_t errlen);
 /* numpy's name ("float32", "int64") to a dtype; GPUD_DTYPE_INVALID if it is none. */
 gpud_dtype kernel_dtype_parse(const char *name);
+
+/* --- aliasing (kernels/core/alias.c) --- */
+
+/*
+ * Refuses arguments whose arrays overlap where the kernel does not allow it:
+ * an output sharing bytes with an input (unless it is that input's very
+ * array and the output declares inplace_of it) or with another output.
+ * Arrays are compared as byte ranges [data, data + count * dtype size) of one
+ * address space (host memory, or the device's unified addresses), so the
+ * same buffer and parts of one allocation are both seen; an empty range
+ * overlaps nothing. handles[i], where not NULL and not 0, names param i's
+ * buffer in the message. 0, or -1 with err naming both arguments.
+ */
+int kernel_alias_check(const kernel_args *a, const uint64_t *handles, char *err, size_t errlen);
+/* "x|y": the inputs output p may be written in place of; "" if none. */
+void kernel_inplace_names(const kernel_def *k, const kernel_param *p, char *buf, size_t len);
 
 /* Helpers for check functions. */
 int kernel_check_same_dtype(kernel_args *a, char *err, size_t errlen);

@@ -9,6 +9,13 @@
  *                       body "z = exp(a * sin(x) + cos(y))"
  * dtypes: f32 f64 i32 i64, or float32 float64 int32 int64.
  *
+ * In place: an output followed by inplace(x) (or inplace(x|y)), as in
+ * "y:out f32[] inplace(x)" or "float32 z inplace(x)", may be given the very
+ * buffer given to input x (of its dtype); without it, and for any partial
+ * overlap, gpud refuses a run whose output overlaps another argument
+ * (kernels/core/alias.c). Whether the kernel is right in place (it reads
+ * element i before it writes it) is the author's word.
+ *
  * Elementwise inputs are arrays or scalars at run time (a scalar broadcasts);
  * every array argument must have the same number of elements; outputs get
  * the shape of the first array input. Raw kernels take their arguments in
@@ -34,6 +41,10 @@ typedef struct custom_param {
 	char name[CUSTOM_NAME_MAX];
 	kparam_role role; /* raw: in/out arrays or scalars; elementwise: in or out */
 	gpud_dtype dtype;
+	/* an output: the inputs it may be written in place of, "x|y" as declared
+	 * (inplace(x|y)), and their KPARAM_BITs (set by custom_build) */
+	char inplace[128];
+	unsigned inplace_of;
 } custom_param;
 
 typedef struct custom_kernel {

@@ -258,6 +258,91 @@ START_TEST(test_raw_kernels)
 }
 END_TEST
 
+/* inplace(...) after an output: parsed, resolved to the inputs' bits, listed by the
+ * kernel_def, and refused where it names no input of the output's dtype. */
+START_TEST(test_inplace)
+{
+	custom_kernel k;
+	char err[256];
+
+	memset(&k, 0, sizeof(k));
+	ck_assert_int_eq(custom_parse_signature("x:in f32[], w:in f32[], y:out f32[] inplace ( x | "
+						"w ), z:out f32[], n:i64",
+						k.params, KERNEL_MAX_PARAMS, &k.nparams, err,
+						sizeof(err)),
+			 0);
+	ck_assert_str_eq(k.params[2].inplace, "x|w");
+	ck_assert_str_eq(k.params[3].inplace, "");
+	ck_assert_msg(custom_build(&k, "r", CUSTOM_RAW, "r", "r", err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(k.kparams[2].inplace_of, KPARAM_BIT(0) | KPARAM_BIT(1));
+	ck_assert_uint_eq(k.kparams[3].inplace_of, 0);
+	char names[64];
+	kernel_inplace_names(&k.def, &k.kparams[2], names, sizeof(names));
+	ck_assert_str_eq(names, "x|w");
+	custom_free(&k);
+
+	/* elementwise: the pointers that may be one array lose __restrict__ */
+	memset(&k, 0, sizeof(k));
+	ck_assert_int_eq(custom_parse_ew_params("float32 x, float32 y", KPARAM_IN, k.params,
+						KERNEL_MAX_PARAMS, &k.nparams, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(custom_parse_ew_params("float32 z inplace(x)", KPARAM_OUT, k.params,
+						KERNEL_MAX_PARAMS, &k.nparams, err, sizeof(err)),
+			 0);
+	ck_assert_msg(custom_build(&k, "e", CUSTOM_ELEMENTWISE, "z = x + y", NULL, err,
+				   sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(k.kparams[2].inplace_of, KPARAM_BIT(0));
+	assert_has(k.source, "const float *_x_p, float _x_v");
+	assert_has(k.source, "const float *__restrict__ _y_p");
+	assert_has(k.source, "float *_z_p");
+	custom_free(&k);
+
+	static const struct {
+		const char *sig, *words;
+	} bad_parse[] = {
+		{"x:in f32[] inplace(y), y:out f32[]", "inplace(...) is for outputs"},
+		{"x:in f32[], n:i64 inplace(x), y:out f32[]", "inplace(...) is for outputs"},
+		{"x:in f32[], y:out f32[] inplace(x", "expected inplace(INPUT)"},
+		{"x:in f32[], y:out f32[] inplace()", "expected inplace(INPUT)"},
+		{"x:in f32[], y:out f32[] inplace x", "expected inplace(INPUT)"},
+		{"x:in f32[], y:out f32[] inplace(x) junk", "unexpected 'junk'"},
+	};
+	for (size_t i = 0; i < sizeof(bad_parse) / sizeof(bad_parse[0]); i++) {
+		memset(&k, 0, sizeof(k));
+		err[0] = '\0';
+		ck_assert_msg(custom_parse_signature(bad_parse[i].sig, k.params, KERNEL_MAX_PARAMS,
+						     &k.nparams, err, sizeof(err)) == -1,
+			      "'%s' was accepted", bad_parse[i].sig);
+		assert_has(err, bad_parse[i].words);
+	}
+	static const struct {
+		const char *sig, *words;
+	} bad_build[] = {
+		{"x:in f32[], y:out f32[] inplace(q)", "r: output 'y' inplace(q): 'q' is not a "
+						       "parameter"},
+		{"x:in f64[], y:out f32[] inplace(x)",
+		 "r: output 'y' inplace(x): 'x' is float64 but 'y' is float32; in place needs one "
+		 "dtype"},
+		{"n:i64, y:out f32[] inplace(n)", "'n' is not an input array"},
+		{"z:out f32[], y:out f32[] inplace(z)", "'z' is not an input array"},
+	};
+	for (size_t i = 0; i < sizeof(bad_build) / sizeof(bad_build[0]); i++) {
+		memset(&k, 0, sizeof(k));
+		err[0] = '\0';
+		ck_assert_int_eq(custom_parse_signature(bad_build[i].sig, k.params,
+							KERNEL_MAX_PARAMS, &k.nparams, err,
+							sizeof(err)),
+				 0);
+		ck_assert_msg(custom_build(&k, "r", CUSTOM_RAW, "r", "r", err, sizeof(err)) == -1,
+			      "'%s' was built", bad_build[i].sig);
+		assert_has(err, bad_build[i].words);
+		custom_free(&k);
+	}
+}
+END_TEST
+
 Suite *custom_suite(void)
 {
 	Suite *s = suite_create("custom");
@@ -267,6 +352,7 @@ Suite *custom_suite(void)
 	tcase_add_test(tc, test_elementwise_source);
 	tcase_add_test(tc, test_elementwise_binding);
 	tcase_add_test(tc, test_raw_kernels);
+	tcase_add_test(tc, test_inplace);
 	suite_add_tcase(s, tc);
 	return s;
 }

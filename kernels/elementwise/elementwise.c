@@ -9,6 +9,7 @@
 
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
 
+/* z may be written in place of x or y: element i is read before z[i] is written. */
 #define XY(dts)                                                                                    \
 	{.name = "x",                                                                              \
 	 .role = KPARAM_IN,                                                                        \
@@ -26,7 +27,8 @@
 		 .broadcast = 1},                                                                  \
 	{                                                                                          \
 		.name = "z", .role = KPARAM_OUT, .dtypes = (dts), .ndim = -1,                      \
-		.doc = "result, the dtype and shape of the arrays"                                 \
+		.doc = "result, the dtype and shape of the arrays",                                \
+		.inplace_of = KPARAM_BIT(0) | KPARAM_BIT(1)                                        \
 	}
 
 static const kernel_param p_any[] = {XY(KDT_FLOAT | KDT_INT)};

@@ -48,9 +48,10 @@ template <int OP> struct trig_t {
 	}
 };
 
+/* No __restrict__: z may be x or y (the kernels declare z in place of both,
+ * kernels/core/alias.c); each element is read by the thread that writes it. */
 template <typename T, int OP> __global__ void __launch_bounds__(EW_BLOCK)
-	ew_kernel(long long n, const T *__restrict__ x, T xs, const T *__restrict__ y, T ys, T a,
-		  T *__restrict__ z)
+	ew_kernel(long long n, const T *x, T xs, const T *y, T ys, T a, T *z)
 {
 	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
 	     i += (long long)gridDim.x * blockDim.x) {
@@ -72,8 +73,7 @@ template <> struct uint_of<int64_t> {
 };
 
 template <typename T, int OP> __global__ void __launch_bounds__(EW_BLOCK)
-	ew_int_kernel(long long n, const T *__restrict__ x, T xs, const T *__restrict__ y, T ys,
-		      T *__restrict__ z)
+	ew_int_kernel(long long n, const T *x, T xs, const T *y, T ys, T *z)
 {
 	typedef typename uint_of<T>::type U;
 	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;

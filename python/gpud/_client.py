@@ -666,8 +666,8 @@ class Client:
         finally:
             self._leave()
         out = {f: getattr(s, f) for f in (
-            "uptime_s", "requests", "errors", "connections", "in_flight", "buffers",
-            "bytes_in_use", "bytes_high_water")}
+            "uptime_s", "requests", "errors", "cancelled", "cancelled_closed", "connections",
+            "in_flight", "buffers", "bytes_in_use", "bytes_high_water")}
         if s.has_pool:
             out["pool"] = {f[5:]: getattr(s, f) for f in (
                 "pool_in_use", "pool_cached", "pool_high_water", "pool_limit", "pool_allocs",

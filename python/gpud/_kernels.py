@@ -31,9 +31,11 @@ def _parse_default(s):
 
 
 class Param:
-    """One parameter of a kernel: name, role ('in', 'out' or 'scalar'), dtypes, rank, default."""
+    """One parameter of a kernel: name, role ('in', 'out' or 'scalar'), dtypes, rank, default;
+    an output's ``inplace_of``: the inputs it may be given the very buffer of (in place)."""
 
-    __slots__ = ("name", "role", "mask", "dtypes", "ndim", "optional", "default", "type", "doc")
+    __slots__ = ("name", "role", "mask", "dtypes", "ndim", "optional", "default", "type", "doc",
+                 "inplace_of")
 
     def __init__(self, p):
         self.name = _text(p.name)
@@ -46,6 +48,7 @@ class Param:
         self.default = _parse_default(d) if d else None
         self.type = _text(p.type)
         self.doc = _text(p.doc)
+        self.inplace_of = tuple(n for n in _text(p.inplace_of).split("|") if n)
 
     def __repr__(self):
         return "Param(%r, %s, %s%s)" % (self.name, self.role, self.type,
@@ -115,6 +118,9 @@ class Kernel:
                 lines.append("%s : %s" % (p.name, p.type or "array"))
                 if p.doc:
                     lines.append("    " + p.doc)
+                if p.inplace_of:
+                    lines.append("    may be written in place of " + " or ".join(p.inplace_of)
+                                 + " (the same buffer)")
             if len(outs) > 1:
                 lines.append("(a dict of numpy arrays by these names)")
             lines.append("")

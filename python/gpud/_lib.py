@@ -87,7 +87,7 @@ class ParamInfo(ctypes.Structure):
     """gpud_param_info."""
     _fields_ = [("name", c_char_p), ("role", c_int), ("dtypes", c_uint), ("ndim", c_int),
                 ("optional", c_int), ("default_value", c_char_p), ("type", c_char_p),
-                ("doc", c_char_p)]
+                ("doc", c_char_p), ("inplace_of", c_char_p)]
 
 
 PARAM_IN, PARAM_OUT, PARAM_SCALAR = range(3)
@@ -141,7 +141,8 @@ class DaemonStatus(ctypes.Structure):
     """gpud_daemon_status."""
     _fields_ = [("server", ServerInfo), ("nvariants", c_int),
                 ("variants", VariantInfo * MAX_VARIANTS), ("uptime_s", c_double),
-                ("requests", c_u64), ("errors", c_u64), ("connections", c_uint),
+                ("requests", c_u64), ("errors", c_u64), ("cancelled", c_u64),
+                ("cancelled_closed", c_u64), ("connections", c_uint),
                 ("in_flight", c_uint), ("buffers", c_u64), ("bytes_in_use", c_u64),
                 ("bytes_high_water", c_u64), ("has_pool", c_int), ("pool_in_use", c_u64),
                 ("pool_cached", c_u64), ("pool_high_water", c_u64), ("pool_limit", c_u64),

@@ -2,6 +2,7 @@
 kept buffers outliving their client; host memory outliving close().
 """
 import gc
+import time
 
 import numpy as np
 
@@ -14,6 +15,15 @@ def session(client):
         if s["id"] == me:
             return s
     return None
+
+
+def wait_until(cond, what, safety_s=60):
+    """Waits for something gpud reports (its status), not for a time: the
+    deadline is a safety net far above what a loaded 2-core machine needs."""
+    deadline = time.monotonic() + safety_s
+    while not cond():
+        assert time.monotonic() < deadline, "gpud never reported: " + what
+        time.sleep(0.005)
 
 
 def test_with_block_and_gc(client, rng):
@@ -39,8 +49,9 @@ def test_close_frees_the_connections_buffers(url, rng):
     assert s["buffers"] == 3 and s["bytes"] == 3 * 8000
     assert s["tenant"] == c.server.tenant != ""
     c.close()
-    watcher.sync()
-    assert mine not in [x["id"] for x in watcher.status()["sessions"]]
+    # gpud takes the closed connection's event on its loop, after close returns
+    wait_until(lambda: mine not in [x["id"] for x in watcher.status()["sessions"]],
+               "connection %d gone" % mine)
     assert all(b.kept is False for b in bufs)
     watcher.close()
 

@@ -292,11 +292,16 @@ START_TEST(test_timeout_cancels)
 	gpud_client *c = one_slot(h, a);
 	gpud_output o;
 	size_t no;
+	gpud_daemon_status before = lib_status(c);
 	gpud_set_timeout(c, 200);
 	LIB_FAIL(c, gpud_run(c, "lombscargle", a, 3, &o, 1, &no, NULL), GPUD_ETIMEDOUT,
 		 "cancelled in gpud");
 	gpud_set_timeout(c, 60000);
-	ck_assert_uint_eq(wait_buffers(c, 3).buffers, 3);
+	gpud_daemon_status after = wait_buffers(c, 3);
+	ck_assert_uint_eq(after.buffers, 3);
+	/* status counts it: cancelled by its client, its connection still open */
+	ck_assert_uint_eq(after.cancelled, before.cancelled + 1);
+	ck_assert_uint_eq(after.cancelled_closed, before.cancelled_closed);
 	/* The one slot is free again: a small run goes through. */
 	uint64_t n = 4;
 	double v[4] = {1, 2, 3, 4}, got[4];

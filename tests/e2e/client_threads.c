@@ -105,7 +105,7 @@ START_TEST(test_threads_share_a_client)
 	}
 	ck_assert_int_ge(calls, THREADS * CALLS);
 	ck_assert_int_eq(failed, 0);
-	gpud_daemon_status s = wait_no_buffers(c, 30);
+	gpud_daemon_status s = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_uint_eq(s.buffers, 0);
 	ck_assert_uint_eq(gpud_reconnects(c), 0);
 	gpud_close(c);

@@ -78,7 +78,7 @@ START_TEST(test_many_clients_at_once)
 			      w[i].ok_runs, NITER, w[i].msg);
 
 	gpud_client *c = lib_connect();
-	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	gpud_daemon_status s = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_uint_eq(s.buffers, 0);
 	ck_assert_uint_eq(s.bytes_in_use, 0);
 	ck_assert_uint_eq(s.errors, 0);

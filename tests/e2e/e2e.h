@@ -24,6 +24,14 @@
 
 /* Protocol constants, restated here (not taken from proto/) on purpose: the
  * raw tests are a second, independent reading of proto/gpud.proto. */
+/*
+ * How long a test waits for something gpud reports (status, a counter, a
+ * log line) before it fails: a safety net, not a timing. The waits end on
+ * the event; the slowest measured with two busy loops on 2 cores (make
+ * test-stress) was well under a second.
+ */
+#define E2E_SAFETY_S 60.0
+
 #define WIRE_VERSION 1u
 #define ST_OK 0
 #define ST_INVALID_ARGUMENT 1
@@ -249,6 +257,8 @@ TCase *e2e_notify(void);       /* notify.c: sd_notify, READY=1 means serving */
 TCase *e2e_trace(void);        /* trace.c: NVTX ranges */
 TCase *e2e_logs(void);         /* logs.c: request log lines, text and JSON */
 TCase *e2e_metrics(void);      /* metrics.c: /metrics, /healthz, /readyz */
+TCase *e2e_tls_errors(void);   /* tls_errors.c: why a TLS connect failed */
+TCase *e2e_alias(void);        /* alias.c: outputs overlapping arguments, in place */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -60,8 +60,8 @@ void start_gpud(const char *config, const char *const *extra, const char *const 
 		.env = env,
 		.parent = base_dir,
 		.prefix = "t",
-		.dir_mode = 0755, /* other users reach the socket only through it */
-		.timeout_s = 10,
+		.dir_mode = 0755,          /* other users reach the socket only through it */
+		.timeout_s = E2E_SAFETY_S, /* until it answers hello: a loaded machine is slow */
 		/* A test that fails in fork mode _exits without teardown: take gpud along. */
 		.die_with_parent = 1,
 	};
@@ -574,7 +574,7 @@ gpud_client *connect_as_uid(long uid, const char *url)
 void assert_no_buffers_left(const char *after)
 {
 	gpud_client *c = lib_connect();
-	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	gpud_daemon_status s = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_msg(s.buffers == 0 && s.bytes_in_use == 0,
 		      "after %s: %" PRIu64 " buffers, %" PRIu64 " bytes", after, s.buffers,
 		      s.bytes_in_use);

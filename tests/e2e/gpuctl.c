@@ -84,7 +84,7 @@ START_TEST(test_gpuctl_run_writes_output)
 
 	/* gpuctl freed everything it uploaded. */
 	gpud_client *c = lib_connect();
-	gpud_daemon_status s = wait_no_buffers(c, 2.0);
+	gpud_daemon_status s = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_uint_eq(s.buffers, 0);
 	gpud_close(c);
 }

@@ -479,7 +479,7 @@ START_TEST(test_kernels_names_args)
 	ck_assert_str_eq(r->out, args);
 	ck_assert_str_eq(r->err, "");
 	ck_assert_str_eq(sh_run("gpuctl kernels --args=axpy")->out,
-			 "x in\ny in\nz out\na scalar\n");
+			 "x in\ny in\nz out inplace=x|y\na scalar\n");
 
 	r = EXPECT("gpuctl kernels --args nosuch", EX_DATAERR,
 		   "kernels --args: no kernel 'nosuch' ('gpuctl kernels --names' lists them)");
@@ -587,7 +587,7 @@ START_TEST(test_pipes)
 		      r->code, r->err);
 
 	gpud_client *c = lib_connect();
-	gpud_daemon_status st = wait_no_buffers(c, 2.0);
+	gpud_daemon_status st = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_msg(st.buffers == 0, "%" PRIu64 " buffers left", st.buffers);
 	gpud_close(c);
 }
@@ -810,7 +810,7 @@ START_TEST(test_progress_on_terminal)
 		ck_assert_msg(strstr(r->err, "gpuctl: run") == NULL, "%s", r->err);
 
 	gpud_client *c = lib_connect();
-	gpud_daemon_status st = wait_no_buffers(c, 2.0);
+	gpud_daemon_status st = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_msg(st.buffers == 0, "%" PRIu64 " buffers left", st.buffers);
 	gpud_close(c);
 }

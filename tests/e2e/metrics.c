@@ -28,7 +28,7 @@ static void find_metrics_addr(void)
 {
 	static char log[1 << 16];
 	const char *key = "metrics on http://";
-	double deadline = harness_now_s() + 30;
+	double deadline = harness_now_s() + E2E_SAFETY_S;
 	metrics_addr[0] = '\0';
 	while (metrics_addr[0] == '\0' && harness_now_s() < deadline) {
 		if (harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0) {
@@ -55,7 +55,10 @@ static void setup_metrics(void)
 	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
 	chmod(tokens, 0600);
 	snprintf(conf, sizeof(conf),
+		 /* the draining case's run takes seconds, more on a loaded machine
+		  * than the default 30 s limit: this one is a safety net */
 		 "[gpud]\ntokens_file = %s\nmetrics_listen = 127.0.0.1:0\n"
+		 "shutdown_timeout = 600\n"
 		 "[tenant bob]\ndevice_bytes = 64KiB\n",
 		 tokens);
 	start_gpud(conf, extra, NULL);
@@ -237,7 +240,7 @@ START_TEST(test_metrics_count_known_requests)
 
 	/* Closing alice's connection releases what it held; the counters stay. */
 	gpud_close(alice);
-	gpud_daemon_status s = wait_no_buffers(bob, 30);
+	gpud_daemon_status s = wait_no_buffers(bob, E2E_SAFETY_S);
 	ck_assert_uint_eq(s.buffers, 0);
 	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
 	ASSERT_SAMPLE(page, "gpud_tenant_buffers{tenant=\"alice\"}", 0);
@@ -328,7 +331,7 @@ START_TEST(test_readyz_while_shutting_down)
 	/* The loop takes the signal on its next turn; from then on /readyz says
 	 * so while the run drains, the endpoint up. */
 	int code = 200;
-	double deadline = harness_now_s() + 30;
+	double deadline = harness_now_s() + E2E_SAFETY_S;
 	while (code == 200 && atomic_load(&j.state) != 2 && harness_now_s() < deadline)
 		code = http_get("/readyz", body, sizeof(body));
 	int run_over = atomic_load(&j.state) == 2 && code == 200;
@@ -341,7 +344,8 @@ START_TEST(test_readyz_while_shutting_down)
 	pthread_join(t, NULL);
 	ck_assert_msg(j.st == GPUD_OK, "the run in flight at SIGTERM failed: %s",
 		      gpud_strerror(j.st));
-	ck_assert_msg(harness_gpud_wait(&e2e_gpud, 30) == 0, "gpud did not exit after draining");
+	ck_assert_msg(harness_gpud_wait(&e2e_gpud, E2E_SAFETY_S) == 0,
+		      "gpud did not exit after draining");
 	ck_assert_msg(WIFEXITED(e2e_gpud.wstatus) && WEXITSTATUS(e2e_gpud.wstatus) == 0,
 		      "gpud exited with wait status %d", e2e_gpud.wstatus);
 	/* and once it has exited, nothing answers */

@@ -241,7 +241,8 @@ START_TEST(test_ready_means_serving)
 			      conns >= 1,
 		      "STOPPING datagram '%s', expected one naming our open connection", buf);
 	gpud_close(c);
-	ck_assert_msg(harness_gpud_wait(&e2e_gpud, 30) == 0, "gpud did not exit after SIGTERM");
+	ck_assert_msg(harness_gpud_wait(&e2e_gpud, E2E_SAFETY_S) == 0,
+		      "gpud did not exit after SIGTERM");
 	ck_assert_msg(WIFEXITED(e2e_gpud.wstatus) && WEXITSTATUS(e2e_gpud.wstatus) == 0,
 		      "gpud exit status 0x%x after SIGTERM", e2e_gpud.wstatus);
 	while (rx_take(buf, sizeof(buf)))
@@ -268,7 +269,8 @@ START_TEST(test_watchdog_pings_from_the_loop)
 		      "gpud's log does not name the watchdog interval:\n%s", log);
 	ck_assert_int_eq(kill(e2e_gpud.pid, SIGTERM), 0);
 	rx_wait_for("STOPPING=1", 30, buf, sizeof(buf));
-	ck_assert_msg(harness_gpud_wait(&e2e_gpud, 30) == 0, "gpud did not exit after SIGTERM");
+	ck_assert_msg(harness_gpud_wait(&e2e_gpud, E2E_SAFETY_S) == 0,
+		      "gpud did not exit after SIGTERM");
 	while (rx_take(buf, sizeof(buf)))
 		;
 	/* The ping timer stops on the loop thread before STOPPING=1 is sent. */

@@ -363,7 +363,7 @@ START_TEST(test_ring_library)
 		ck_assert_msg(w[i].errors == 0, "thread %d: %d errors (%s)", i, w[i].errors,
 			      gpud_errmsg(c));
 	}
-	wait_no_buffers(c, 30.0);
+	wait_no_buffers(c, E2E_SAFETY_S);
 	gpud_close(c);
 }
 END_TEST

@@ -136,7 +136,7 @@ ctl_result *sh_run_tty(const char *line)
 	}
 	close(s);
 	/* Read what the terminal shows until every writer has closed it (EIO). */
-	double deadline = harness_now_s() + 60.0;
+	double deadline = harness_now_s() + E2E_SAFETY_S;
 	for (;;) {
 		struct pollfd p = {.fd = m, .events = POLLIN};
 		int n = poll(&p, 1, 100);

@@ -426,6 +426,25 @@ int main(int argc, char **argv)
 	raw.name = "broken";
 	raw.signature = "x:in f33[], ,";
 	add(&r, NULL, 0);
+	/* outputs declared in place of inputs (kernels/core/alias.c), and malformed ones */
+	raw.name = "scale_inplace";
+	raw.signature = "x:in f32[], w:in f32[], y:out f32[] inplace(x | w), n:i32";
+	add(&r, NULL, 0);
+	raw.name = "broken_inplace";
+	raw.signature = "x:in f32[], y:out f32[] inplace(x, n:i32 inplace(y)";
+	add(&r, NULL, 0);
+	rg.name = "ew_inplace";
+	rg.in_params = "float32 x, float32 y, float32 a";
+	rg.out_params = "float32 z inplace(x|y), float32 w inplace(q)";
+	r.register_ = &rg;
+	add(&r, NULL, 0);
+	rg.out_params = "float32 z inplace(x|y)";
+	add(&r, NULL, 0);
+	run.kernel = "ew_inplace";
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_RUN;
+	r.run = keep_run;
+	add(&r, arrays, sizeof(arrays));
 	Gpud__UnregisterRequest ug = GPUD__UNREGISTER_REQUEST__INIT;
 	ug.name = "my_saxpy_trig";
 	r = (Gpud__Request)GPUD__REQUEST__INIT;

@@ -16,7 +16,9 @@
  * closes right after the last message goes in,
  * with whatever is still in flight (cancelled by the close), and everything
  * it made must go; LSan reports what does not. Quotas bound what one input
- * may allocate.
+ * may allocate. Every input is also read as the first bytes a peer sent to
+ * a TLS listener (proto/peek.h, auth_handshake_cause: what gpud logs for a
+ * failed handshake): the phrase must end within its buffer.
  *
  *   make fuzz                     # builds with clang, runs FUZZ_SECONDS (60)
  *   build/fuzz/tests/fuzz_request CORPUS_DIR -max_total_time=60
@@ -27,10 +29,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/auth.h"
 #include "daemon/backend/tenant_worker/msg.h"
 #include "daemon/log.h"
 #include "daemon/ring.h"
 #include "daemon/server.h"
+#include "proto/peek.h"
 #include "proto/wire.h"
 
 static uv_loop_t loop;
@@ -177,6 +181,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		init();
 		ready = 1;
 	}
+	/* the input as a peer's first bytes at a TLS port (the alert: its 7th byte) */
+	char cause[600];
+	peek_describe(data, size, cause, sizeof(cause));
+	auth_handshake_cause(size > 1 ? -(int)(data[0] | data[1] << 8) : -0x7900, data,
+			     size < 8 ? size : 8, size > 6 ? data[6] : -1, 0, cause, sizeof(cause));
+	if (memchr(cause, '\0', sizeof(cause)) == NULL)
+		abort();
 	pipe++;
 	inject(pipe, hello_msg, sizeof(hello_msg));
 	drain();

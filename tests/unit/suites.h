@@ -8,6 +8,7 @@ Suite *npy_suite(void);
 Suite *config_suite(void);
 Suite *wire_suite(void);
 Suite *kernel_table_suite(void);
+Suite *alias_suite(void);
 Suite *sample_suite(void);
 Suite *custom_suite(void);
 Suite *sched_suite(void);
@@ -15,6 +16,7 @@ Suite *registry_suite(void);
 Suite *verbs_suite(void);
 Suite *ring_suite(void);
 Suite *log_suite(void);
+Suite *peek_suite(void);
 /* kernels/<folder>/test_<folder>.c of each folder of kernels/kernels.def */
 #define KERNEL_FOLDER(folder) Suite *folder##_suite(void);
 #include "kernels/kernels.def"
