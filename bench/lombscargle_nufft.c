@@ -153,9 +153,9 @@ int main(int argc, char **argv)
 	       "gpud's median kernel_us\n\n",
 	       si->devices[0].name, si->devices[0].cc_major, si->devices[0].cc_minor,
 	       si->devices[0].sm_count);
-	printf("%-7s %7s %9s | %-27s %9s | %-27s %9s | %8s | %-27s | %9s %9s\n", "dtype", "N",
-	       "M", "direct ms", "kernel_us", "nufft ms", "kernel_us", "speedup",
-	       "nufft, host mem ms", "nufft err", "f32dir err");
+	printf("%-7s %7s %9s | %-27s %9s | %-27s %9s | %8s | %-27s | %9s %9s\n", "dtype", "N", "M",
+	       "direct ms", "kernel_us", "nufft ms", "kernel_us", "speedup", "nufft, host mem ms",
+	       "nufft err", "f32dir err");
 	fflush(stdout);
 	const char *p = sizes;
 	while (*p) {
@@ -192,8 +192,7 @@ int main(int argc, char **argv)
 			const void *y = dt == GPUD_F32 ? (const void *)yf : (const void *)yd;
 			memcpy(hx, x, n * gpud_dtype_size(dt));
 			memcpy(hy, y, n * gpud_dtype_size(dt));
-			timing td =
-				time_it(dt, x, y, n, m, "direct", 0, reps, d == 0 ? ref : f32d);
+			timing td = time_it(dt, x, y, n, m, "direct", 0, reps, d == 0 ? ref : f32d);
 			timing tn = time_it(dt, x, y, n, m, "nufft", 0, reps, got);
 			timing th = time_it(dt, x, y, n, m, "nufft", 1, reps, NULL);
 			char a[64], b[64], hb[64];

@@ -110,9 +110,11 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
  * every stream, with its handles (skipped without them: runs say why); the
  * CPU reference is computed on the first.
  */
-/* The self-test's scratch (cuda_launch_ctx.scratch): pool blocks kept until
- * the kernel's samples are done (each sample waits for its stream), or until
- * SELFTEST_SCRATCH are taken (then after a wait). The opening thread's. */
+/* The self-test's scratch (cuda_launch_ctx.scratch): cudaMalloc'd blocks,
+ * not the pool's (the pool starts as configured, its statistics untouched
+ * by the warm-up), kept until the kernel's samples are done (each sample
+ * waits for its stream), or until SELFTEST_SCRATCH are taken (then after a
+ * wait). The opening thread's, before gpud serves. */
 #define SELFTEST_SCRATCH 64
 typedef struct selftest_scratch {
 	cuda_backend *cb;
@@ -122,10 +124,12 @@ typedef struct selftest_scratch {
 
 static void selftest_scratch_release(selftest_scratch *s)
 {
-	char msg[256];
-	for (int i = 0; i < s->n; i++)
-		if (pool_free(s->cb->pool, s->blocks[i], msg, sizeof(msg)) != 0)
-			log_error("%s", msg);
+	for (int i = 0; i < s->n; i++) {
+		cudaError_t e = cudaFree(s->blocks[i]);
+		if (e != cudaSuccess)
+			log_error("cuda backend: cudaFree (self-test scratch): %s",
+				  cudaGetErrorString(e));
+	}
 	s->n = 0;
 }
 
@@ -138,8 +142,13 @@ static void *selftest_scratch_take(const cuda_launch_ctx *ctx, size_t bytes, cha
 		cudaStreamSynchronize((cudaStream_t)ctx->stream);
 		selftest_scratch_release(s);
 	}
-	if (pool_alloc(s->cb->pool, bytes, &p, err, errlen) != POOL_OK)
+	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen,
+			 "cuda backend: cudaMalloc of %zu bytes (self-test scratch): %s", bytes,
+			 cudaGetErrorString(e));
 		return NULL;
+	}
 	s->blocks[s->n++] = p;
 	return p;
 }
