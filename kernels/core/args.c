@@ -74,7 +74,8 @@ void kernel_param_describe(const kernel_param *p, char *buf, size_t len)
 		for (int i = 0; p->words && p->words[i]; i++)
 			n += (size_t)snprintf(types + n, n < sizeof(types) ? sizeof(types) - n : 0,
 					      "%s%s", i ? "|" : "", p->words[i]);
-		snprintf(buf, len, "%s or bool%s%s%s", types, p->default_value ? " (default " : "",
+		snprintf(buf, len, "%s%s%s%s%s", types, p->words_only ? "" : " or bool",
+			 p->default_value ? " (default " : "",
 			 p->default_value ? p->default_value : "", p->default_value ? ")" : "");
 		return;
 	}
@@ -216,6 +217,8 @@ int kernel_bind_scalar(const kernel_def *k, const kernel_param *p, kscalar_given
 		break;
 	case KSCALAR_WORD:
 		/* a bool stands for words[0] (false) or words[1] (true) */
+		if (p->words_only)
+			goto mismatch;
 		if (kind == KGIVEN_BOOL)
 			out->s.i64 = b ? 1 : 0;
 		else if (kind == KGIVEN_I64 && (i == 0 || i == 1))

@@ -79,6 +79,9 @@ typedef struct kernel_param {
 	 * with an input or another output is refused (kernels/core/alias.c).
 	 */
 	unsigned inplace_of;
+	/* KSCALAR_WORD: only its words; no bool stands for words[0] or words[1]
+	 * (where false and true mean nothing, as lombscargle's method) */
+	int words_only;
 } kernel_param;
 
 #define KPARAM_BIT(i) (1u << (i))

@@ -45,9 +45,9 @@ static const kernel_def tkernel = {
 };
 
 static const kernel_param badparams[] = {
-	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input", 0, 0, NULL, 0},
+	{"x", KPARAM_IN, KDT_FLOAT, 1, 0, NULL, "input", 0, 0, NULL, 0, 0},
 	{"bad", KPARAM_SCALAR, 0, 0, KSCALAR_BOOL, "maybe", "a default that does not parse", 0, 0,
-	 NULL, 0},
+	 NULL, 0, 0},
 };
 
 static const kernel_def badkernel = {
@@ -726,9 +726,9 @@ END_TEST
 /* --- dtype names (KSCALAR_DTYPE) ------------------------------------------------------ */
 
 static const kernel_param dparams[] = {
-	{"n", KPARAM_SCALAR, 0, 0, KSCALAR_I64, NULL, "a count", 0, 0, NULL, 0},
+	{"n", KPARAM_SCALAR, 0, 0, KSCALAR_I64, NULL, "a count", 0, 0, NULL, 0, 0},
 	{"dtype", KPARAM_SCALAR, KDT_FLOAT, 0, KSCALAR_DTYPE, "float64", "out's dtype", 0, 0, NULL,
-	 0},
+	 0, 0},
 };
 
 static const kernel_def dkernel = {

@@ -104,6 +104,7 @@ static const kernel_param params[] = {
 		       .role = KPARAM_SCALAR,
 		       .stype = KSCALAR_WORD,
 		       .words = method_words,
+		       .words_only = 1,
 		       .default_value = "auto",
 		       .doc = "direct: every sample at every frequency (N M); nufft: the grid "
 			      "(f0, df, nf) through non-uniform FFTs (N + M log M), to eps; "

@@ -1794,6 +1794,26 @@ START_TEST(test_check_method)
 	c.eps = 0.5;
 	check_refuses(GPUD_F64, &c,
 		      "lombscargle: eps must be between 1e-14 and 0.1 for float64, got 0.5");
+	/* method takes its words only: no bool stands for one */
+	{
+		const kernel_def *k = ls_kernel();
+		const kernel_param *pm = &k->params[LS_METHOD];
+		kernel_value v;
+		char err[256], desc[128];
+		memset(&v, 0, sizeof(v));
+		ck_assert_int_eq(kernel_bind_scalar(k, pm, KGIVEN_BOOL, 1, 0, 0, &v, err,
+						    sizeof(err)),
+				 -1);
+		ck_assert_str_eq(err, "lombscargle: argument 'method' must be one of "
+				      "auto|direct|nufft (default auto), got bool true");
+		ck_assert_int_eq(kernel_bind_scalar(k, pm, KGIVEN_I64, 0, 1, 0, &v, err,
+						    sizeof(err)),
+				 -1);
+		kernel_param_describe(pm, desc, sizeof(desc));
+		ck_assert_str_eq(desc, "auto|direct|nufft (default auto)");
+		ck_assert_int_eq(kernel_bind_text(k, pm, "nufft", &v, err, sizeof(err)), 0);
+		ck_assert_int_eq(v.s.i64, LS_NUFFT);
+	}
 	/* auto and direct take arrays */
 	c = pcase(4, 3);
 	c.method = LS_AUTO;

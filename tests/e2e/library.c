@@ -225,8 +225,7 @@ START_TEST(test_kernels_list)
 		{"df", GPUD_PARAM_SCALAR, 1u << GPUD_F64, 1, "", "float64 scalar (optional)"},
 		{"nf", GPUD_PARAM_SCALAR, 1u << GPUD_I64, 1, "", "int64 scalar (optional)"},
 		{"legacy", GPUD_PARAM_SCALAR, 0, 1, "false", "bool scalar (default false)"},
-		{"method", GPUD_PARAM_SCALAR, 0, 1, "auto",
-		 "auto|direct|nufft or bool (default auto)"},
+		{"method", GPUD_PARAM_SCALAR, 0, 1, "auto", "auto|direct|nufft (default auto)"},
 		{"eps", GPUD_PARAM_SCALAR, 1u << GPUD_F64, 1, "", "float64 scalar (optional)"},
 	};
 	gpud_client *c = lib_connect();
