@@ -21,9 +21,12 @@
  * The cpu backend runs item ranges [lo, hi) on its workers: each range is a
  * grid of its own (f0 + lo df, hi - lo frequencies), transformed alone, so
  * chunks and cancellation work as for the direct reference. Each call owns
- * its buffers; FFTW's planner is locked inside libs.c.
+ * its buffers; FFTW's planner is locked inside libs.c. State: the
+ * quadrature of each kernel width (quad[]), made once by whichever thread
+ * plans first (pthread_once) and only read after.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +113,34 @@ static void gauss_legendre(int n, double *z, double *w)
 	}
 }
 
+/* The kernel's shape for width ns (finufft's at upsampling 2). */
+static double beta_for(int ns)
+{
+	return (ns == 2 ? 2.20 : ns == 3 ? 2.26 : ns == 4 ? 2.38 : 2.30) * ns;
+}
+
+/*
+ * The quadrature of each width (2..16: nq = 2 ns + 8 nodes, the weights
+ * times phi at the nodes), made once per process: Newton's iterations for 40
+ * nodes took 24 µs, all of it before a run's first GPU work. Written once
+ * under pthread_once, then read by any thread (the loop, the cpu workers).
+ */
+static struct {
+	double qz[LS_NUFFT_MAX_NQ], qw[LS_NUFFT_MAX_NQ];
+} quad[17];
+static pthread_once_t quad_once = PTHREAD_ONCE_INIT;
+
+static void quad_init(void)
+{
+	for (int ns = 2; ns <= 16; ns++) {
+		int nq = 2 * ns + 8;
+		gauss_legendre(nq, quad[ns].qz, quad[ns].qw);
+		for (int q = 0; q < nq; q++)
+			quad[ns].qw[q] *= ns * exp(beta_for(ns) *
+						   (sqrt(1 - quad[ns].qz[q] * quad[ns].qz[q]) - 1));
+	}
+}
+
 void ls_nufft_setup(ls_nufft_plan *p, long long m, double tol)
 {
 	memset(p, 0, sizeof(*p));
@@ -117,14 +148,14 @@ void ls_nufft_setup(ls_nufft_plan *p, long long m, double tol)
 	int ns = (int)ceil(-log10(tol / 10));
 	ns = ns < 2 ? 2 : ns > 16 ? 16 : ns;
 	p->ns = ns;
-	p->beta = (ns == 2 ? 2.20 : ns == 3 ? 2.26 : ns == 4 ? 2.38 : 2.30) * ns;
+	p->beta = beta_for(ns);
 	p->m = m;
 	p->k0 = m / 2;
 	p->nfine = nice_size(2 * m > 2 * ns ? 2 * m : 2 * ns);
 	p->nq = 2 * ns + 8;
-	gauss_legendre(p->nq, p->qz, p->qw);
-	for (int q = 0; q < p->nq; q++) /* the weights times phi at the nodes */
-		p->qw[q] *= ns * exp(p->beta * (sqrt(1 - p->qz[q] * p->qz[q]) - 1));
+	pthread_once(&quad_once, quad_init);
+	memcpy(p->qz, quad[ns].qz, (size_t)p->nq * sizeof(double));
+	memcpy(p->qw, quad[ns].qw, (size_t)p->nq * sizeof(double));
 }
 
 double ls_nufft_psihat(const ls_nufft_plan *p, long long kp)

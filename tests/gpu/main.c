@@ -80,19 +80,12 @@ static const struct {
 #include "kernels/kernels.def"
 };
 
-START_TEST(every_kernel_against_reference)
+/* Every kernel in the list has a GPU test. */
+START_TEST(every_kernel_has_a_gpu_test)
 {
-	gpud_client *c;
 	size_t nk;
 	const kernel_def *const *ks = kernel_list(&nk);
-
-	start_gpud();
-	ck_assert_msg(connect_timeout(&c) == GPUD_OK, "%s", gpud_errmsg(c));
-	ck_assert_str_eq(gpud_server(c)->backend, "cuda");
-	ck_assert_int_ge(gpud_server(c)->ndevices, 1);
-	printf("device: %s (sm_%d%d), seed %016llx\n", gpud_server(c)->devices[0].name,
-	       gpud_server(c)->devices[0].cc_major, gpud_server(c)->devices[0].cc_minor,
-	       (unsigned long long)rng_state);
+	ck_assert_uint_ge(nk, 1);
 	for (size_t i = 0; i < nk; i++) {
 		size_t j;
 		for (j = 0; j < sizeof(gpu_tests) / sizeof(gpu_tests[0]); j++)
@@ -100,13 +93,55 @@ START_TEST(every_kernel_against_reference)
 				break;
 		ck_assert_msg(j < sizeof(gpu_tests) / sizeof(gpu_tests[0]),
 			      "kernel %s has no GPU test", ks[i]->name);
-		double t0 = wall();
-		gpu_tests[j].run(c, ks[i]->name);
-		printf("kernel %-16s tested in %.2f s\n", ks[i]->name, wall() - t0);
-		fflush(stdout);
 	}
-	/* The first status brings the kernel variants; later ones leave them
-	 * out on the wire, and the library gives the same list. */
+}
+END_TEST
+
+/* Kernel _i of the list against its CPU reference, each on its own gpud (a
+ * loop test: one kernel's failure leaves the others tested). */
+START_TEST(kernel_against_reference)
+{
+	gpud_client *c;
+	size_t nk;
+	const kernel_def *const *ks = kernel_list(&nk);
+	ck_assert_uint_lt((size_t)_i, nk);
+	const char *name = ks[_i]->name;
+	size_t j;
+	for (j = 0; j < sizeof(gpu_tests) / sizeof(gpu_tests[0]); j++)
+		if (!strcmp(gpu_tests[j].kernel, name))
+			break;
+	ck_assert_msg(j < sizeof(gpu_tests) / sizeof(gpu_tests[0]), "kernel %s has no GPU test",
+		      name);
+
+	start_gpud();
+	ck_assert_msg(connect_timeout(&c) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_str_eq(gpud_server(c)->backend, "cuda");
+	ck_assert_int_ge(gpud_server(c)->ndevices, 1);
+	printf("kernel %s on %s (sm_%d%d), seed %016llx\n", name, gpud_server(c)->devices[0].name,
+	       gpud_server(c)->devices[0].cc_major, gpud_server(c)->devices[0].cc_minor,
+	       (unsigned long long)rng_state);
+	double t0 = wall();
+	gpu_tests[j].run(c, name);
+	printf("kernel %-16s tested in %.2f s\n", name, wall() - t0);
+	fflush(stdout);
+	gpud_daemon_status *st = malloc(sizeof(*st));
+	ck_assert(st != NULL);
+	ck_assert(gpud_status_get(c, st) == GPUD_OK);
+	ck_assert_msg(st->buffers == 0, "kernel %s's test left %llu buffers", name,
+		      (unsigned long long)st->buffers);
+	free(st);
+	gpud_close(c);
+	stop_gpud();
+}
+END_TEST
+
+/* The first status brings the kernel variants; later ones leave them out on
+ * the wire, and the library gives the same list. */
+START_TEST(status_lists_kernel_variants)
+{
+	gpud_client *c;
+	start_gpud();
+	ck_assert_msg(connect_timeout(&c) == GPUD_OK, "%s", gpud_errmsg(c));
 	gpud_daemon_status *st = malloc(2 * sizeof(*st));
 	ck_assert(st != NULL);
 	ck_assert(gpud_status_get(c, &st[0]) == GPUD_OK);
@@ -807,7 +842,11 @@ int main(void)
 	Suite *s = suite_create("gpu");
 	TCase *tc = tcase_create("kernels");
 	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, every_kernel_against_reference);
+	tcase_add_test(tc, every_kernel_has_a_gpu_test);
+	size_t nk;
+	kernel_list(&nk);
+	tcase_add_loop_test(tc, kernel_against_reference, 0, (int)nk);
+	tcase_add_test(tc, status_lists_kernel_variants);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pool");
 	tcase_set_timeout(tc, 120);
