@@ -162,8 +162,8 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 			return client_seterr(c, GPUD_EUNAVAILABLE,
 					     "gpud at %s is not reachable: no connection within "
 					     "%d ms (it is down or restarting)",
-					     c->url, c->connect_timeout_ms);
-		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", c->url,
+					     client_url(c), c->connect_timeout_ms);
+		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
 	nng_aio_set_timeout(x->aio, t > 0 ? t : NNG_DURATION_INFINITE);
@@ -177,7 +177,7 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 		return client_seterr(c, GPUD_ETIMEDOUT,
 				     "no reply from %s within %d ms; the request is cancelled "
 				     "in gpud",
-				     c->url, t);
+				     client_url(c), t);
 	}
 	if (rv != 0) {
 		client_session_lost(c, gen);
@@ -186,7 +186,7 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 				     "flight (%s): gpud restarted or the link dropped; the call "
 				     "may or may not have taken effect, and the next call "
 				     "reconnects",
-				     c->url, nng_strerror(rv));
+				     client_url(c), nng_strerror(rv));
 	}
 	return client_take_reply(c, gen, m, id, resp, rmsg, rpayload, rplen);
 }

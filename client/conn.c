@@ -116,7 +116,7 @@ const gpud_server_info *gpud_server(const gpud_client *c)
 
 const char *gpud_url(const gpud_client *c)
 {
-	return c->url;
+	return client_url(c);
 }
 
 unsigned gpud_reconnects(const gpud_client *c)
@@ -190,6 +190,10 @@ static int dial_tls(gpud_client *c, const char *url)
 		nng_tls_config_free(tc);
 	if (rv == 0)
 		rv = nng_dialer_start(d, 0);
+	if (rv == 0)
+		c->dialer = d;
+	else
+		nng_dialer_close(d);
 	return rv;
 }
 
@@ -228,6 +232,90 @@ static int explain_dial(gpud_client *c, const char *url, int rv)
 	return 1;
 }
 
+/*
+ * url as a list of endpoints, URL[,URL]... (spaces around each allowed),
+ * into c->urls; c->url the first. -1 with the message when one is empty or
+ * too long, or there are more than CLIENT_MAX_ENDPOINTS.
+ */
+static int parse_endpoints(gpud_client *c, const char *list)
+{
+	const char *p = list;
+	c->nurls = 0;
+	for (;;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		while (n > 0 && (*p == ' ' || *p == '\t'))
+			p++, n--;
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if (n == 0) {
+			client_seterr(c, GPUD_ECONNECT,
+				      "the gpud URL list '%s' has an empty entry (number %d): "
+				      "expected URL[,URL]... of ipc://PATH, tcp://HOST:PORT or "
+				      "tls+tcp://HOST:PORT",
+				      list, c->nurls + 1);
+			return -1;
+		}
+		if (c->nurls == CLIENT_MAX_ENDPOINTS || n >= sizeof(c->urls[0])) {
+			client_seterr(
+				c, GPUD_ECONNECT,
+				c->nurls == CLIENT_MAX_ENDPOINTS
+					? "the gpud URL list '%.900s' has more than %d endpoints"
+					: "the gpud URL list '%.900s': an endpoint is longer than "
+					  "%d bytes",
+				list,
+				c->nurls == CLIENT_MAX_ENDPOINTS ? CLIENT_MAX_ENDPOINTS
+								 : (int)sizeof(c->urls[0]) - 1);
+			return -1;
+		}
+		memcpy(c->urls[c->nurls], p, n);
+		c->urls[c->nurls][n] = '\0';
+		c->nurls++;
+		if (e == NULL)
+			break;
+		p = e + 1;
+	}
+	c->url = c->urls[0];
+	return 0;
+}
+
+size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg)
+{
+	if (used < cap) {
+		int k = snprintf(buf + used, cap - used, "%s[%d] %s", used ? "; " : "", i + 1, msg);
+		used = k < 0 ? used : used + (size_t)k < cap ? used + (size_t)k : cap;
+	}
+	return used;
+}
+
+gpud_status client_dial(gpud_client *c, int i)
+{
+	const char *url = c->urls[i];
+	int rv;
+	__atomic_store_n(&c->url, url, __ATOMIC_RELEASE);
+	if (strncmp(url, "tls+", 4) == 0)
+		rv = dial_tls(c, url);
+	else
+		rv = nng_dial(c->sock, url, &c->dialer, 0);
+	if (rv == -1)
+		return GPUD_ECONNECT; /* dial_tls said why */
+	if (rv != 0 && explain_dial(c, url, rv))
+		return GPUD_ECONNECT;
+	if (rv != 0) {
+		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
+			return client_seterr(c, GPUD_ECONNECT,
+					     "cannot connect to '%s': %s (expected ipc://PATH, "
+					     "tcp://HOST:PORT or tls+tcp://HOST:PORT)",
+					     url, nng_strerror(rv));
+		return client_seterr(c, GPUD_ECONNECT,
+				     "cannot connect to gpud at %s: %s (is gpud running? start it "
+				     "with `gpud` or `systemctl start gpud`, or point GPUD_URL at "
+				     "the one you mean)",
+				     url, nng_strerror(rv));
+	}
+	return GPUD_OK;
+}
+
 gpud_status gpud_connect(const char *url, gpud_client **out)
 {
 	gpud_options o = {.url = url};
@@ -258,13 +346,15 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 	const char *no_ring = getenv("GPUD_NO_RING");
 	c->ring_off = no_ring && no_ring[0] && strcmp(no_ring, "0") != 0;
 	client_clear(c);
+	c->url = c->urls[0]; /* "" until parsed */
 	const char *url = opts->url;
 	if (url == NULL || url[0] == '\0') {
 		url = getenv("GPUD_URL");
 		if (url == NULL || url[0] == '\0')
 			url = GPUD_DEFAULT_URL;
 	}
-	snprintf(c->url, sizeof(c->url), "%s", url);
+	if (parse_endpoints(c, url) != 0)
+		return GPUD_ECONNECT;
 	c->token = option(opts->token, "GPUD_TOKEN");
 	c->tls_ca = option(opts->tls_ca, "GPUD_TLS_CA");
 	c->tls_server_name = option(opts->tls_server_name, "GPUD_TLS_SERVER_NAME");
@@ -282,31 +372,36 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	client_session_watch(c);
-	if (strncmp(url, "tls+", 4) == 0)
-		rv = dial_tls(c, url);
-	else
-		rv = nng_dial(c->sock, url, NULL, 0);
-	if (rv == -1)
-		return GPUD_ECONNECT; /* dial_tls said why */
-	if (rv != 0 && explain_dial(c, url, rv))
-		return GPUD_ECONNECT;
-	if (rv != 0) {
-		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
-			return client_seterr(c, GPUD_ECONNECT,
-					     "cannot connect to '%s': %s (expected ipc://PATH, "
-					     "tcp://HOST:PORT or tls+tcp://HOST:PORT)",
-					     url, nng_strerror(rv));
-		return client_seterr(c, GPUD_ECONNECT,
-				     "cannot connect to gpud at %s: %s (is gpud running? start it "
-				     "with `gpud` or `systemctl start gpud`, or point GPUD_URL at "
-				     "the one you mean)",
-				     url, nng_strerror(rv));
+	if (c->nurls == 1) { /* one endpoint: its own messages, unchanged */
+		gpud_status st = client_dial(c, 0);
+		if (st != GPUD_OK)
+			return st;
+		if (!hello) {
+			c->no_hello = 1;
+			return GPUD_OK;
+		}
+		return client_session(c, &gen);
 	}
-	if (!hello) {
-		c->no_hello = 1;
-		return GPUD_OK;
+	/* A list: the first endpoint, in order, that is reachable (status only)
+	 * or answers hello; each one's failure kept for the message. */
+	char why[4096] = "";
+	size_t used = 0;
+	gpud_status st = GPUD_ECONNECT;
+	for (int i = 0; i < c->nurls; i++) {
+		if ((st = client_dial(c, i)) == GPUD_OK) {
+			if (!hello) {
+				c->no_hello = 1;
+				return GPUD_OK;
+			}
+			if ((st = client_session(c, &gen)) == GPUD_OK)
+				return GPUD_OK;
+			nng_dialer_close(c->dialer);
+		}
+		used = client_append_why(why, sizeof(why), used, i, gpud_errmsg(c));
 	}
-	return client_session(c, &gen);
+	__atomic_store_n(&c->url, c->urls[0], __ATOMIC_RELEASE);
+	return client_seterr(c, st, "none of the %d gpud endpoints answered (%s): %s", c->nurls,
+			     hello ? "hello" : "a connection", why);
 }
 
 gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)

@@ -101,10 +101,19 @@ typedef struct async_req {
 	int busy;
 } async_req;
 
+/* Endpoints a client may be given (GPUD_URL=URL,URL,...), at most. */
+#define CLIENT_MAX_ENDPOINTS 8
+
 struct gpud_client {
 	nng_socket sock;
 	int open;
-	char url[1024];
+	/* The endpoints, in the order given (fixed after connect), the one in use
+	 * (url: one of urls[], swapped atomically by the thread saying hello,
+	 * read through client_url()) and its dialer (that thread's). */
+	char urls[CLIENT_MAX_ENDPOINTS][1024];
+	int nurls;
+	const char *url;
+	nng_dialer dialer;
 	char *token, *tls_ca, *tls_server_name;
 	int connect_timeout_ms;
 	int timeout_ms; /* atomic */
@@ -325,5 +334,17 @@ gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
 			   uint32_t max_outputs, call_dst *dst, nng_msg **m, uint64_t *id,
 			   char **names);
+
+/* The endpoint in use (conn.c): any thread. */
+static inline const char *client_url(const gpud_client *c)
+{
+	return __atomic_load_n(&c->url, __ATOMIC_ACQUIRE);
+}
+
+/* Dials endpoint i (c->url becomes it, c->dialer its dialer); on failure the
+ * message says why (conn.c; the connecting thread, or the one saying hello). */
+gpud_status client_dial(gpud_client *c, int i);
+/* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
+size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
 
 #endif /* GPUD_CLIENT_INTERNAL_H */

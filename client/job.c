@@ -68,7 +68,7 @@ static void job_step(void *arg)
 	if (!j->received) {
 		if (rv != 0) {
 			nng_msg_free(nng_aio_get_msg(j->aio));
-			snprintf(j->msg, sizeof(j->msg), "sending to %.900s: %s", j->c->url,
+			snprintf(j->msg, sizeof(j->msg), "sending to %.900s: %s", client_url(j->c),
 				 nng_strerror(rv));
 			job_end(j, client_nng_status(rv));
 			return;
@@ -93,7 +93,7 @@ static void job_step(void *arg)
 			j->msg, sizeof(j->msg),
 			"the connection to gpud at %.800s was lost while the job was in flight (%s); "
 			"it may or may not have run",
-			j->c->url, nng_strerror(rv));
+			client_url(j->c), nng_strerror(rv));
 		job_end(j, client_nng_status(rv));
 		return;
 	}

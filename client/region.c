@@ -192,7 +192,7 @@ gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd
 			c, GPUD_EUNSUPPORTED,
 			"shared host memory needs an ipc:// connection to a gpud that offers "
 			"it (%s)",
-			c->url);
+			client_url(c));
 	long page = sysconf(_SC_PAGESIZE);
 	if (size == 0 || size > SIZE_MAX - (size_t)page)
 		return client_seterr(c, GPUD_EARG, "gpud_host_alloc: cannot share %zu bytes", size);

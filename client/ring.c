@@ -287,8 +287,8 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 		client_cancel_async(c, id); /* gpud stops what nobody will collect */
 		*st = client_seterr(
 			c, GPUD_ETIMEDOUT,
-			"no reply from %s within %d ms; the request is cancelled in gpud", c->url,
-			t);
+			"no reply from %s within %d ms; the request is cancelled in gpud",
+			client_url(c), t);
 		break;
 	case GPUD_ETRANSPORT:
 		client_session_lost(c, gen);
@@ -296,7 +296,7 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 				    "the connection to gpud at %s was lost while the call was in "
 				    "flight: gpud restarted or the link dropped; the call may or "
 				    "may not have taken effect, and the next call reconnects",
-				    c->url);
+				    client_url(c));
 		break;
 	default:
 		*st = client_seterr(c, GPUD_EPROTO,

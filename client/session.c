@@ -9,9 +9,14 @@
  *
  * State under c->mu: gen, lost, helloing, session_pipe, info, shm_path, key.
  * One thread says hello at a time (helloing); the others wait on c->cv.
+ * With a list of endpoints (GPUD_URL=URL,URL,...) that thread also moves a
+ * lost session to the next endpoint that answers (failover): it alone
+ * writes c->url (atomically: other threads read it for messages) and
+ * c->dialer.
  * The pipe callback runs on an nng thread and only takes c->mu.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +110,8 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 				"gpud at %s is not reachable: no connection within %d ms (it is "
 				"down or restarting; start it with `gpud` or `systemctl start "
 				"gpud`, or point GPUD_URL at the one you mean)",
-				c->url, wait_ms);
-		return client_seterr(c, client_nng_status(rv), "hello to %s: %s", c->url,
+				client_url(c), wait_ms);
+		return client_seterr(c, client_nng_status(rv), "hello to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
 	nng_ctx_recv(x->ctx, x->aio);
@@ -118,7 +123,7 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 		return client_seterr(c,
 				     rv == NNG_ETIMEDOUT ? GPUD_EUNAVAILABLE
 							 : client_nng_status(rv),
-				     "hello to %s: no answer: %s", c->url, nng_strerror(rv));
+				     "hello to %s: no answer: %s", client_url(c), nng_strerror(rv));
 	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
 	char err[1024];
 	st = client_parse_reply(rm, req.id, &r, NULL, NULL, NULL, err, sizeof(err));
@@ -149,6 +154,39 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 	return GPUD_OK;
 }
 
+/*
+ * The session was lost and its endpoint did not answer: the next endpoint
+ * of the list (in order after it, wrapping, itself last) that answers
+ * hello. A job never spans two gpuds: the new session is a new gpud's, and
+ * handles from before get GPUD_ESTALE there as after a restart. When none
+ * answers, the first endpoint is dialed again in the background (nng
+ * retries it) and the message lists each one's failure.
+ */
+static gpud_status failover(gpud_client *c, int wait_ms)
+{
+	char why[4096] = "";
+	const int cur = (int)((c->url - c->urls[0]) / (ptrdiff_t)sizeof(c->urls[0]));
+	size_t used = client_append_why(why, sizeof(why), 0, cur, gpud_errmsg(c));
+	gpud_status st = GPUD_EUNAVAILABLE;
+	nng_dialer_close(c->dialer);
+	for (int k = 1; k <= c->nurls; k++) {
+		const int i = (cur + k) % c->nurls;
+		if ((st = client_dial(c, i)) == GPUD_OK) {
+			if ((st = hello(c, wait_ms)) == GPUD_OK)
+				return GPUD_OK;
+			nng_dialer_close(c->dialer);
+		}
+		if (i != cur)
+			used = client_append_why(why, sizeof(why), used, i, gpud_errmsg(c));
+	}
+	__atomic_store_n(&c->url, c->urls[0], __ATOMIC_RELEASE);
+	nng_dial(c->sock, c->urls[0], &c->dialer, NNG_FLAG_NONBLOCK);
+	return client_seterr(c, st == GPUD_ECONNECT ? GPUD_EUNAVAILABLE : st,
+			     "none of the %d gpud endpoints answered after the session was lost: "
+			     "%s",
+			     c->nurls, why);
+}
+
 gpud_status client_session(gpud_client *c, uint64_t *gen)
 {
 	gpud_status st = GPUD_OK;
@@ -169,7 +207,20 @@ gpud_status client_session(gpud_client *c, uint64_t *gen)
 	pthread_mutex_unlock(&c->mu);
 
 	int t = client_timeout(c);
-	st = hello(c, t > 0 ? t : c->connect_timeout_ms);
+	int wait = t > 0 ? t : c->connect_timeout_ms;
+	if (c->gen > 0 && c->nurls > 1) {
+		/* a list: the lost endpoint up to the connect timeout (it may be
+		 * restarting), then the others; one that accepts the connection
+		 * gets the longer of that, the call's timeout and 10 s to answer */
+		int answer = wait > CONNECT_TIMEOUT_MS ? wait : CONNECT_TIMEOUT_MS;
+		if (c->connect_timeout_ms > answer)
+			answer = c->connect_timeout_ms;
+		st = hello(c, wait < c->connect_timeout_ms ? wait : c->connect_timeout_ms);
+		if (st != GPUD_OK)
+			st = failover(c, answer);
+	} else {
+		st = hello(c, wait);
+	}
 
 	pthread_mutex_lock(&c->mu);
 	c->helloing = 0;

@@ -166,7 +166,7 @@ static gpud_status async_send(gpud_client *c, uint64_t gen, async_req *a, Gpud__
 	nng_aio_wait(a->x->aio);
 	if ((rv = nng_aio_result(a->x->aio)) != 0) {
 		nng_msg_free(m);
-		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", c->url,
+		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
 	nng_aio_set_timeout(a->x->aio, t > 0 ? t : NNG_DURATION_INFINITE);
@@ -189,7 +189,7 @@ static gpud_status async_wait(gpud_client *c, uint64_t gen, async_req *a)
 		if (rv != NNG_ETIMEDOUT)
 			client_session_lost(c, gen);
 		return client_seterr(c, client_nng_status(rv), "waiting for the reply from %s: %s",
-				     c->url, nng_strerror(rv));
+				     client_url(c), nng_strerror(rv));
 	}
 	gpud_status st = client_take_reply(c, gen, nng_aio_get_msg(a->x->aio), a->id, &r, NULL,
 					   NULL, NULL);
@@ -350,7 +350,7 @@ static gpud_status piece_wait(gpud_client *c, uint64_t gen, piece *p, char *mem,
 		else
 			client_session_lost(c, gen);
 		return client_seterr(c, client_nng_status(rv), "waiting for the reply from %s: %s",
-				     c->url, nng_strerror(rv));
+				     client_url(c), nng_strerror(rv));
 	}
 	gpud_status st = client_take_reply(c, gen, nng_aio_get_msg(p->x->aio), p->id, &r, &m, &pl,
 					   &pll);
@@ -397,7 +397,7 @@ static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle 
 	nng_aio_wait(p->x->aio);
 	if ((rv = nng_aio_result(p->x->aio)) != 0) {
 		nng_msg_free(m);
-		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", c->url,
+		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
 	nng_aio_set_timeout(p->x->aio, t > 0 ? t : NNG_DURATION_INFINITE);

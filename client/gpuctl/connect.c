@@ -38,6 +38,14 @@ void hint_unreachable(const char *url)
 			!strcmp(from, "the default") ? "the default URL" : "from ",
 			!strcmp(from, "the default") ? " (neither --url nor $GPUD_URL is set)"
 						     : from);
+	if (strchr(url, ',')) { /* a list of endpoints: each was tried in order */
+		fprintf(stderr,
+			"gpuctl: hint: every endpoint of the list was tried, in order; "
+			"start gpud on one of them ('gpud --listen URL'),\n"
+			"gpuctl: hint: or point gpuctl at a running gpud: --url URL[,URL]..., "
+			"or GPUD_URL=URL[,URL]...\n");
+		return;
+	}
 	fprintf(stderr,
 		"gpuctl: hint: start gpud: 'systemctl start gpud' where it is installed as a "
 		"service,\n"
@@ -71,7 +79,7 @@ static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *su
 	 * certificate, the CA file, plain TCP against TLS): no hints on starting
 	 * gpud then. */
 	int answered = strstr(msg, ": the server") != NULL || strstr(msg, "CA file") != NULL;
-	if (strstr(msg, url) == NULL)
+	if (strstr(msg, url) == NULL && strchr(url, ',') == NULL) /* a list's names each */
 		snprintf(buf, sizeof(buf), "cannot connect to gpud at %s: %s%s", url, msg, suffix);
 	else
 		snprintf(buf, sizeof(buf), "%s%s", msg, suffix);

@@ -986,8 +986,9 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: Opt
             connect_timeout: Optional[float] = None) -> Client:
     """Connects to gpud and says hello; returns a Client (a context manager).
 
-    url: ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT; None: $GPUD_URL,
-    else ipc:///run/gpud/gpud.sock. token: the tenant's token over tcp://
+    url: ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT, or a list of
+    them joined by commas (the first that answers; a lost session moves to
+    the next that does); None: $GPUD_URL, else ipc:///run/gpud/gpud.sock. token: the tenant's token over tcp://
     (None: $GPUD_TOKEN). timeout: seconds for each call (None: no limit; a
     call that runs out is cancelled in gpud and raises gpud.Timeout), also
     the connect timeout unless connect_timeout is given (default 10 s).

@@ -46,3 +46,23 @@ def test_timeout(start_gpud, rng):
         assert isinstance(ei.value, TimeoutError) and "cancelled" in str(ei.value)
         c.set_timeout(None)
         assert c.run("sum", x=np.arange(4.0)) == 6.0  # the client goes on
+
+
+def test_endpoint_list_fails_over(start_gpud, rng):
+    """GPUD_URL-style lists: the first gpud that answers; when it goes, the next."""
+    first, second = start_gpud(), start_gpud()
+    dead = "ipc://%s/nobody.sock" % first.dir
+    # the lost gpud is waited for 0.3 s (it has exited: nothing comes), then the next
+    with gpud.connect(",".join([dead, first.url, second.url]), connect_timeout=0.3) as c:
+        assert c.url == first.url
+        a = rng.normal(size=500)
+        old = c.upload(a)
+        first.proc.terminate()
+        assert first.proc.wait() == 0
+        assert c.run("sum", x=a) == pytest.approx(a.sum())  # served by the second
+        assert c.url == second.url and c.reconnects == 1
+        with pytest.raises(gpud.StaleHandle):
+            old.get()
+    with pytest.raises(gpud.Unavailable) as ei:
+        gpud.connect(",".join([dead, dead]))
+    assert "none of the 2 gpud endpoints answered" in str(ei.value)

@@ -4,7 +4,7 @@
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
- * trace.c, logs.c) makes its Check test cases; main.c puts them in one suite.
+ * trace.c, logs.c, endpoints.c) makes its Check test cases; main.c puts them in one suite.
  * shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -259,6 +259,7 @@ TCase *e2e_logs(void);         /* logs.c: request log lines, text and JSON */
 TCase *e2e_metrics(void);      /* metrics.c: /metrics, /healthz, /readyz */
 TCase *e2e_tls_errors(void);   /* tls_errors.c: why a TLS connect failed */
 TCase *e2e_alias(void);        /* alias.c: outputs overlapping arguments, in place */
+TCase *e2e_endpoints(void);    /* endpoints.c: lists of endpoints, failover */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads
