@@ -73,6 +73,8 @@
 
 namespace {
 
+#include "kernels/lombscargle/device.cuh"
+
 constexpr int B = 256;  /* threads per block */
 constexpr int TILE = B; /* samples staged at a time */
 constexpr int KA = 2;   /* array: frequencies per thread */
@@ -110,26 +112,6 @@ struct ls_prep {
 	int bad;             /* LS_BAD_WEIGHT | LS_ZERO_WEIGHTS */
 };
 
-template <typename T> __device__ __forceinline__ double ld(const void *p, long long i)
-{
-	return (double)((const T *)p)[i];
-}
-
-/* Sum over the block; every thread gets it. scratch: B / 32 doubles. */
-__device__ double block_sum(double v, double *scratch)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_down_sync(0xffffffffu, v, o);
-	__syncthreads();
-	if ((threadIdx.x & 31) == 0)
-		scratch[threadIdx.x >> 5] = v;
-	__syncthreads();
-	double t = 0;
-	for (int i = 0; i < B / 32; i++)
-		t += scratch[i];
-	return t;
-}
-
 template <typename T, bool W, bool FM>
 __device__ ls_prep prepare(const ls_params &p, double *scratch)
 {
@@ -146,11 +128,11 @@ __device__ ls_prep prepare(const ls_params &p, double *scratch)
 			sw += w;
 		}
 	}
-	sy = block_sum(sy, scratch);
-	double ydot = block_sum(y2, scratch);
+	sy = block_sum<B>(sy, scratch);
+	double ydot = block_sum<B>(y2, scratch);
 	r.shift = p.precenter ? sy / p.n : 0.0;
 	if (W) {
-		sw = block_sum(sw, scratch);
+		sw = block_sum<B>(sw, scratch);
 		bad = __syncthreads_or(bad);
 		r.bad = (bad ? LS_BAD_WEIGHT : 0) | (!(sw > 0) ? LS_ZERO_WEIGHTS : 0);
 		r.invw = 1.0 / sw;
@@ -164,8 +146,8 @@ __device__ ls_prep prepare(const ls_params &p, double *scratch)
 		s1 += w * v;
 		s2 += w * v * v;
 	}
-	const double ybar = block_sum(s1, scratch);
-	double yy = block_sum(s2, scratch);
+	const double ybar = block_sum<B>(s1, scratch);
+	double yy = block_sum<B>(s2, scratch);
 	/* pgram = p * scale, p = 2 (a YC + b YS) (normalised sums) */
 	if (p.mode == LS_NORMALIZED)
 		/* not fused: one sample gives 0 exactly, so 0/0 = NaN, as scipy */
@@ -184,7 +166,7 @@ __device__ ls_prep prepare(const ls_params &p, double *scratch)
 			double w = W ? ld<T>(p.w, j) * r.invw : r.invw;
 			res += w * (double)(T)(ld<T>(p.y, j) - r.shift);
 		}
-		r.y1 = block_sum(res, scratch);
+		r.y1 = block_sum<B>(res, scratch);
 	}
 	return r;
 }

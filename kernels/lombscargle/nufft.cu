@@ -50,6 +50,8 @@
 
 namespace {
 
+#include "kernels/lombscargle/device.cuh"
+
 constexpr int SB = 1024;          /* the sums' block */
 constexpr int PB = 256;           /* spreading and epilogue blocks */
 constexpr int KE = 16;            /* epilogue: frequencies per thread */
@@ -82,26 +84,6 @@ struct nu_params {
 	unsigned *verdict;
 };
 
-template <typename T> __device__ __forceinline__ double ld(const void *p, long long i)
-{
-	return (double)((const T *)p)[i];
-}
-
-__device__ double block_sum(double v, double *scratch)
-{
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_down_sync(0xffffffffu, v, o);
-	__syncthreads();
-	if ((threadIdx.x & 31) == 0)
-		scratch[threadIdx.x >> 5] = v;
-	__syncthreads();
-	double t = 0;
-	for (int i = 0; i < SB / 32; i++)
-		t += scratch[i];
-	__syncthreads();
-	return t;
-}
-
 /* 1. The samples' sums, float64, one block. */
 template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) nu_sums(nu_params p)
 {
@@ -118,12 +100,12 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) 
 			sw += w;
 		}
 	}
-	sy = block_sum(sy, scratch);
-	const double ydot = block_sum(y2, scratch);
+	sy = block_sum<SB>(sy, scratch);
+	const double ydot = block_sum<SB>(y2, scratch);
 	const double shift = p.precenter ? sy / p.n : 0.0;
 	double invw = 1.0 / p.n;
 	if (W) {
-		sw = block_sum(sw, scratch);
+		sw = block_sum<SB>(sw, scratch);
 		bad = __syncthreads_or(bad);
 		bad = (bad ? LS_BAD_WEIGHT : 0) | (!(sw > 0) ? LS_ZERO_WEIGHTS : 0);
 		invw = 1.0 / sw;
@@ -134,8 +116,8 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) 
 		s1 += w * v;
 		s2 += w * v * v;
 	}
-	s1 = block_sum(s1, scratch);
-	s2 = block_sum(s2, scratch);
+	s1 = block_sum<SB>(s1, scratch);
+	s2 = block_sum<SB>(s2, scratch);
 	const double yshift = shift + (p.fm ? s1 : 0.0);
 	double res = 0;
 	if (p.fm) {
@@ -143,7 +125,7 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) 
 			double w = W ? ld<T>(p.w, j) * invw : invw;
 			res += w * (double)(C)(ld<T>(p.y, j) - yshift);
 		}
-		res = block_sum(res, scratch);
+		res = block_sum<SB>(res, scratch);
 	}
 	if (threadIdx.x == 0) {
 		p.st->invw = invw;
@@ -172,25 +154,43 @@ template <typename C> __device__ __forceinline__ void spread1(C *grid, long long
 	}
 }
 
+/* What sample j spreads: w e^{i fc x} (wc, ws), y' (yv), w e^{2 i fc x} (wc2, ws2),
+ * and its cell positions on theta's grids (ga) and 2 theta's (gb). */
+template <typename C> struct nu_sample {
+	C wc, ws, yv, wc2, ws2;
+	double ga, gb;
+};
+
+template <typename T, typename C, bool W>
+__device__ __forceinline__ nu_sample<C> sample_at(const nu_params &p, const nu_stats &st,
+						  long long j)
+{
+	nu_sample<C> r;
+	const double x = ld<T>(p.x, j);
+	const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
+	r.yv = (C)(ld<T>(p.y, j) - st.yshift);
+	/* phases in cycles, reduced before the sine */
+	double u = p.fc_cyc * x, s1, c1, s2, c2;
+	sincospi(2 * (u - rint(u)), &s1, &c1);
+	sincospi(2 * (2 * u - rint(2 * u)), &s2, &c2);
+	const double v = p.df_cyc * x;
+	r.ga = ls_frac(v) * (double)p.nfine;
+	r.gb = ls_frac(2 * v) * (double)p.nfine;
+	r.wc = (C)(w * c1), r.ws = (C)(w * s1);
+	r.wc2 = (C)(w * c2), r.ws2 = (C)(w * s2);
+	return r;
+}
+
 /* One sample into the three grids g1, g2, g3 (each nf complex): the
  * whole-grid shared-memory spreading's. */
 template <typename T, typename C, bool W>
 __device__ __forceinline__ void spread_sample(const nu_params &p, const nu_stats &st, long long j,
 					      C *g1, C *g2, C *g3, long long nf)
 {
-	const double x = ld<T>(p.x, j);
-	const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
-	const C yv = (C)(ld<T>(p.y, j) - st.yshift);
-	/* phases in cycles, reduced before the sine */
-	double u = p.fc_cyc * x, s1, c1, s2, c2;
-	sincospi(2 * (u - rint(u)), &s1, &c1);
-	sincospi(2 * (2 * u - rint(2 * u)), &s2, &c2);
-	double v = p.df_cyc * x;
-	double g = ls_frac(v) * (double)nf, gg = ls_frac(2 * v) * (double)nf;
-	const C wc = (C)(w * c1), ws = (C)(w * s1);
-	spread1<C>(g1, nf, p, g, wc, ws);
-	spread1<C>(g2, nf, p, g, wc * yv, ws * yv);
-	spread1<C>(g3, nf, p, gg, (C)(w * c2), (C)(w * s2));
+	const nu_sample<C> a = sample_at<T, C, W>(p, st, j);
+	spread1<C>(g1, nf, p, a.ga, a.wc, a.ws);
+	spread1<C>(g2, nf, p, a.ga, a.wc * a.yv, a.ws * a.yv);
+	spread1<C>(g3, nf, p, a.gb, a.wc2, a.ws2);
 }
 
 /*
@@ -272,28 +272,13 @@ template <typename T, typename C, bool W, int L> __global__ void __launch_bounds
 		const long long j = base + threadIdx.x / L;
 		if (j >= j1) /* whole groups leave together */
 			break;
-		C wc = 0, ws = 0, yv = 0, wc2 = 0, ws2 = 0;
-		double ga = 0, gb = 0;
-		if (lane == 0) {
-			const double x = ld<T>(p.x, j);
-			const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
-			yv = (C)(ld<T>(p.y, j) - st.yshift);
-			double u = p.fc_cyc * x, s1, c1, s2, c2;
-			sincospi(2 * (u - rint(u)), &s1, &c1);
-			sincospi(2 * (2 * u - rint(2 * u)), &s2, &c2);
-			double v = p.df_cyc * x;
-			ga = ls_frac(v) * (double)nf;
-			gb = ls_frac(2 * v) * (double)nf;
-			wc = (C)(w * c1), ws = (C)(w * s1);
-			wc2 = (C)(w * c2), ws2 = (C)(w * s2);
-		}
-		wc = __shfl_sync(gm, wc, 0, L);
-		ws = __shfl_sync(gm, ws, 0, L);
-		yv = __shfl_sync(gm, yv, 0, L);
-		wc2 = __shfl_sync(gm, wc2, 0, L);
-		ws2 = __shfl_sync(gm, ws2, 0, L);
-		ga = __shfl_sync(gm, ga, 0, L);
-		gb = __shfl_sync(gm, gb, 0, L);
+		nu_sample<C> a = {};
+		if (lane == 0)
+			a = sample_at<T, C, W>(p, st, j);
+		const C wc = __shfl_sync(gm, a.wc, 0, L), ws = __shfl_sync(gm, a.ws, 0, L),
+			yv = __shfl_sync(gm, a.yv, 0, L), wc2 = __shfl_sync(gm, a.wc2, 0, L),
+			ws2 = __shfl_sync(gm, a.ws2, 0, L);
+		const double ga = __shfl_sync(gm, a.ga, 0, L), gb = __shfl_sync(gm, a.gb, 0, L);
 		if (lane >= p.ns)
 			continue;
 		const int ca = first_cell(ga, p.ns) + lane, cb = first_cell(gb, p.ns) + lane;

@@ -117,7 +117,6 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
  * wait). The opening thread's, before gpud serves. */
 #define SELFTEST_SCRATCH 64
 typedef struct selftest_scratch {
-	cuda_backend *cb;
 	void *blocks[SELFTEST_SCRATCH];
 	int n;
 } selftest_scratch;
@@ -175,7 +174,7 @@ void *cuda_run_scratch(const cuda_launch_ctx *ctx, size_t bytes, char *err, size
 
 static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 {
-	selftest_scratch scr = {.cb = cb};
+	selftest_scratch scr = {.n = 0};
 	cuda_launch_ctx lc = {.stream = cudaStreamPerThread,
 			      .sm_count = cb->prop.multiProcessorCount,
 			      .device = cb->device,
