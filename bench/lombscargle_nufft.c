@@ -22,6 +22,9 @@
  * library then moves them as host-region copies instead of through
  * messages and fresh malloc pages, the path README's "Moving bulk data"
  * recommends for large arrays. Its inputs are copied there once per size.
+ *
+ * BATCH=B (environment): per size also the NUFFT on a batch of B series
+ * sharing x, one run against B runs of one series (batch_bench).
  */
 #include <math.h>
 #include <stdint.h>
@@ -111,6 +114,87 @@ static timing time_it(gpud_dtype dt, const void *x, const void *y, uint64_t n, u
 		r.hi = fmax(r.hi, t[i]);
 	}
 	return r;
+}
+
+/* A batch run: y (nb, n) on one x, the NUFFT, transfers included; its ms, kernel µs in kus. */
+static double one_batch(gpud_dtype dt, const void *x, const void *yb, uint64_t n, uint64_t nb,
+			uint64_t m, double *kus)
+{
+	double t0 = harness_now_s();
+	gpud_handle h[2];
+	uint64_t shape[2] = {nb, n};
+	if (gpud_alloc(c, dt, 1, &n, x, &h[0]) != GPUD_OK ||
+	    gpud_alloc(c, dt, 2, shape, yb, &h[1]) != GPUD_OK)
+		die("upload (batch)");
+	gpud_arg args[] = {gpud_arg_buffer("x", h[0]),
+			   gpud_arg_buffer("y", h[1]),
+			   gpud_arg_f64("f0", 0.01),
+			   gpud_arg_f64("df", (10.0 - 0.01) / (double)(m - 1)),
+			   gpud_arg_i64("nf", (int64_t)m),
+			   gpud_arg_text("method", "nufft")};
+	gpud_output o;
+	size_t no;
+	gpud_run_info info;
+	if (gpud_run(c, "lombscargle", args, 6, &o, 1, &no, &info) != GPUD_OK)
+		die("run (batch)");
+	size_t bytes = nb * m * gpud_dtype_size(dt);
+	void *buf = malloc(bytes);
+	if (buf == NULL || gpud_download_range(c, o.handle, 0, buf, bytes) != GPUD_OK)
+		die("download (batch)");
+	free(buf);
+	gpud_free(c, h, 2);
+	gpud_free(c, &o.handle, 1);
+	*kus = info.kernel_us;
+	return (harness_now_s() - t0) * 1e3;
+}
+
+/*
+ * BATCH=B: the NUFFT on B series sharing x (y of B rows: the signal times
+ * 1 + b/B), one run, against B runs of one series each: medians of reps
+ * (client ms with transfers, and kernel µs).
+ */
+static void batch_bench(gpud_dtype dt, const double *xd, const double *yd, uint64_t n, uint64_t m,
+			uint64_t nb, int reps)
+{
+	size_t es = gpud_dtype_size(dt);
+	void *x = malloc(n * es), *yb = malloc(nb * n * es);
+	for (uint64_t i = 0; i < n; i++) {
+		if (dt == GPUD_F32)
+			((float *)x)[i] = (float)xd[i];
+		else
+			((double *)x)[i] = xd[i];
+	}
+	for (uint64_t b = 0; b < nb; b++)
+		for (uint64_t i = 0; i < n; i++) {
+			double v = yd[i] * (1 + (double)b / (double)nb);
+			if (dt == GPUD_F32)
+				((float *)yb)[b * n + i] = (float)v;
+			else
+				((double *)yb)[b * n + i] = v;
+		}
+	double kus, t[64], k[64], ts[64], ks[64];
+	if (reps > 64)
+		reps = 64;
+	one_batch(dt, x, yb, n, nb, m, &kus); /* warm-up */
+	one(dt, x, yb, n, m, "nufft", 0, &kus, NULL);
+	for (int r = 0; r < reps; r++) {
+		t[r] = one_batch(dt, x, yb, n, nb, m, &k[r]);
+		ts[r] = ks[r] = 0;
+		for (uint64_t b = 0; b < nb; b++) {
+			ts[r] += one(dt, x, (char *)yb + b * n * es, n, m, "nufft", 0, &kus, NULL);
+			ks[r] += kus;
+		}
+	}
+	double bk = harness_median(k, (size_t)reps), sk = harness_median(ks, (size_t)reps);
+	double bt = harness_median(t, (size_t)reps), st = harness_median(ts, (size_t)reps);
+	printf("batch %-7s N=%llu M=%llu B=%llu: one run %.2f ms [kernel %.0f us], %llu runs of "
+	       "one series %.2f ms [kernel %.0f us]: %.1fx (kernel %.1fx), median of %d\n",
+	       gpud_dtype_name(dt), (unsigned long long)n, (unsigned long long)m,
+	       (unsigned long long)nb, bt, bk, (unsigned long long)nb, st, sk, st / bt, sk / bk,
+	       reps);
+	fflush(stdout);
+	free(x);
+	free(yb);
 }
 
 static double rel_err(const double *a, const double *ref, uint64_t m)
@@ -212,6 +296,10 @@ int main(int argc, char **argv)
 				       "", "", "", rel_err(f32d, ref, m));
 			fflush(stdout);
 		}
+		const char *batch = getenv("BATCH");
+		if (batch && atoi(batch) > 1)
+			for (int d = 0; d < 2; d++)
+				batch_bench(dts[d], xd, yd, n, m, (uint64_t)atoi(batch), reps);
 		free(xd);
 		free(yd);
 		free(xf);

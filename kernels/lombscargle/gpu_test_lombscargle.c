@@ -665,6 +665,128 @@ static void nufft_refuses_arrays(gpud_client *c)
 	ck_assert(gpud_free(c, h, 3) == GPUD_OK);
 }
 
+/*
+ * A batch y (B, N): the NUFFT's rows against each series' direct float64
+ * run (to eps of the row's largest value), and the direct kernel's rows
+ * bit for bit against each series alone; the output is (B, nf), fresh
+ * random series with gaps, amplitude with weights and floating_mean.
+ */
+static double *run_batch(gpud_client *c, gpud_dtype dt, const gpud_handle in[3], size_t nf,
+			 double f0, double df, const char *method)
+{
+	gpud_arg args[] = {gpud_arg_buffer("x", in[0]),
+			   gpud_arg_buffer("y", in[1]),
+			   gpud_arg_buffer("weights", in[2]),
+			   gpud_arg_f64("f0", f0),
+			   gpud_arg_f64("df", df),
+			   gpud_arg_i64("nf", (int64_t)nf),
+			   gpud_arg_bool("floating_mean", 1),
+			   gpud_arg_text("normalize", "amplitude"),
+			   gpud_arg_text("method", method)};
+	gpud_output o;
+	size_t no = 0;
+	ck_assert_msg(gpud_run(c, "lombscargle", args, 9, &o, 1, &no, NULL) == GPUD_OK, "%s %s",
+		      method, gpud_errmsg(c));
+	ck_assert_uint_eq(no, 1);
+	size_t count = 1;
+	for (int i = 0; i < o.ndim; i++)
+		count *= (size_t)o.shape[i];
+	ck_assert_uint_eq(o.shape[o.ndim - 1], nf);
+	size_t es = gpud_dtype_size(dt), bytes = 2 * count * es;
+	void *raw = malloc(bytes);
+	ck_assert_msg(gpud_download_range(c, o.handle, 0, raw, bytes) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	double *v = malloc(2 * count * sizeof(double));
+	for (size_t i = 0; i < 2 * count; i++)
+		v[i] = dt == GPUD_F32 ? (double)((float *)raw)[i] : ((double *)raw)[i];
+	free(raw);
+	ck_assert(gpud_free(c, &o.handle, 1) == GPUD_OK);
+	return v;
+}
+
+static void batch_case(gpud_client *c, gpud_dtype dt)
+{
+	const size_t n = 3000, nb = 4, nf = 200001;
+	double *x = malloc(n * sizeof(double)), *w = malloc(n * sizeof(double)),
+	       *y = malloc(nb * n * sizeof(double));
+	double T = uniform(100, 2000);
+	for (size_t j = 0; j < n; j++) {
+		double t;
+		do
+			t = uniform(0, T);
+		while (t > 0.4 * T && t < 0.55 * T);
+		x[j] = t;
+		w[j] = uniform(0.1, 2);
+	}
+	for (size_t b = 0; b < nb; b++) {
+		double om = uniform(0.05, 0.9) * 10 * 2 * M_PI * (double)n / T,
+		       ph = uniform(0, 6.28);
+		for (size_t j = 0; j < n; j++)
+			y[b * n + j] = (double)b - 1 + sin(om * x[j] + ph) + uniform(-1, 1);
+	}
+	double f0 = 2 * M_PI / T, df = (10 * 2 * M_PI * (double)n / T - f0) / (double)nf;
+	gpud_handle in[3] = {upload_as(c, dt, x, n), 0, upload_as(c, dt, w, n)};
+	{
+		void *buf = malloc(nb * n * gpud_dtype_size(dt));
+		for (size_t i = 0; i < nb * n; i++) {
+			if (dt == GPUD_F32)
+				((float *)buf)[i] = (float)y[i];
+			else
+				((double *)buf)[i] = y[i];
+		}
+		uint64_t shape[2] = {nb, n};
+		ck_assert_msg(gpud_alloc(c, dt, 2, shape, buf, &in[1]) == GPUD_OK, "%s",
+			      gpud_errmsg(c));
+		free(buf);
+	}
+	double t0 = wall();
+	double *nu = run_batch(c, dt, in, nf, f0, df, "nufft");
+	double t_nu = wall() - t0;
+	double *di = run_batch(c, dt, in, nf, f0, df, "direct");
+	double eps = dt == GPUD_F32 ? 1e-5 : 1e-9, worst = 0;
+	gpud_handle x64 = upload_as(c, GPUD_F64, x, n), w64 = upload_as(c, GPUD_F64, w, n);
+	for (size_t b = 0; b < nb; b++) {
+		/* each series alone: direct in dt (the batch's bits), direct float64 (truth) */
+		gpud_handle one[3] = {in[0], upload_as(c, dt, y + b * n, n), in[2]};
+		double *alone = run_batch(c, dt, one, nf, f0, df, "direct");
+		gpud_handle one64[3] = {x64, upload_as(c, GPUD_F64, y + b * n, n), w64};
+		double *ref = run_batch(c, GPUD_F64, one64, nf, f0, df, "direct");
+		double big = 0, err = 0;
+		for (size_t i = 0; i < 2 * nf; i++) {
+			ck_assert_msg(
+				memcmp(&di[2 * nf * b + i], &alone[i], sizeof(double)) == 0,
+				"direct batch %s series %zu component %zu: %.17g, alone %.17g",
+				gpud_dtype_name(dt), b, i, di[2 * nf * b + i], alone[i]);
+			big = fmax(big, fabs(ref[i]));
+		}
+		for (size_t i = 0; i < 2 * nf; i++) {
+			double e = fabs(nu[2 * nf * b + i] - ref[i]);
+			ck_assert_msg(
+				e <= eps * big,
+				"nufft batch %s series %zu component %zu: %.17g, direct float64 "
+				"%.17g: |error| %.3e > eps %.0e x max %.4g",
+				gpud_dtype_name(dt), b, i, nu[2 * nf * b + i], ref[i], e, eps, big);
+			err = fmax(err, e / big);
+		}
+		worst = fmax(worst, err);
+		ck_assert(gpud_free(c, &one[1], 1) == GPUD_OK);
+		ck_assert(gpud_free(c, &one64[1], 1) == GPUD_OK);
+		free(alone);
+		free(ref);
+	}
+	printf("lombscargle batch %-7s B=%zu N=%zu nf=%zu: nufft err/max %.2e (eps %.0e), direct rows "
+	       "bit for bit; nufft %.1f ms\n",
+	       gpud_dtype_name(dt), nb, n, nf, worst, eps, t_nu * 1e3);
+	ck_assert(gpud_free(c, in, 3) == GPUD_OK);
+	ck_assert(gpud_free(c, &x64, 1) == GPUD_OK);
+	ck_assert(gpud_free(c, &w64, 1) == GPUD_OK);
+	free(nu);
+	free(di);
+	free(x);
+	free(w);
+	free(y);
+}
+
 static void gpu_test_nufft(gpud_client *c)
 {
 	/* {nx, nf, weights, fm, mode, precenter, legacy, rate} */
@@ -698,6 +820,8 @@ static void gpu_test_nufft(gpud_client *c)
 			nufft_case(c, &cs);
 		}
 	nufft_refuses_arrays(c);
+	for (int d = 0; d < 2; d++)
+		batch_case(c, dts[d]);
 	printf("lombscargle nufft: %.1f s\n", wall() - t0);
 }
 

@@ -41,8 +41,9 @@ static const kernel_param params[] = {
 	[LS_Y] = {.name = "y",
 		  .role = KPARAM_IN,
 		  .dtypes = KDT_FLOAT,
-		  .ndim = 1,
-		  .doc = "measurement values, same length as x"},
+		  .ndim = -1,
+		  .doc = "measurement values, same length as x; or a batch (B, N): B series "
+			 "sampled at the same x, one periodogram each"},
 	[LS_FREQS] = {.name = "freqs",
 		      .role = KPARAM_IN,
 		      .dtypes = KDT_FLOAT,
@@ -52,9 +53,9 @@ static const kernel_param params[] = {
 	[LS_PGRAM] = {.name = "pgram",
 		      .role = KPARAM_OUT,
 		      .dtypes = KDT_FLOAT | KDT_COMPLEX,
-		      .ndim = 1,
-		      .doc = "periodogram, one per frequency: x's dtype, or its complex dtype "
-			     "for normalize=amplitude"},
+		      .ndim = -1,
+		      .doc = "periodogram, one per frequency (B rows for a batch of y): x's "
+			     "dtype, or its complex dtype for normalize=amplitude"},
 	[LS_PRECENTER] = {.name = "precenter",
 			  .role = KPARAM_SCALAR,
 			  .stype = KSCALAR_BOOL,
@@ -137,13 +138,27 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (x->count != y->count) {
+	if (y->ndim != 1 && y->ndim != 2) {
 		snprintf(err, errlen,
-			 "lombscargle: x and y must have the same length, got %zu and %zu",
-			 x->count, y->count);
+			 "lombscargle: y must be 1-d (N samples) or 2-d (B series of N samples), "
+			 "got %d-d",
+			 y->ndim);
 		return -1;
 	}
-	if (x->count == 0) {
+	if (x->count != y->shape[y->ndim - 1]) {
+		if (y->ndim == 1)
+			snprintf(err, errlen,
+				 "lombscargle: x and y must have the same length, got %zu and %zu",
+				 x->count, y->count);
+		else
+			snprintf(err, errlen,
+				 "lombscargle: a batch y (B, N) must have x's length in its last "
+				 "dimension: x has %zu samples, y is (%llu, %llu)",
+				 x->count, (unsigned long long)y->shape[0],
+				 (unsigned long long)y->shape[1]);
+		return -1;
+	}
+	if (x->count == 0 || y->count == 0) {
 		snprintf(err, errlen, "lombscargle: x and y must not be empty");
 		return -1;
 	}
@@ -228,8 +243,35 @@ static int ls_check(kernel_args *a, char *err, size_t errlen)
 	gpud_dtype out = x->dtype;
 	if (v[LS_NORMALIZE].s.i64 == LS_AMPLITUDE)
 		out = x->dtype == GPUD_F32 ? GPUD_C64 : GPUD_C128;
-	kernel_set_output(a, LS_PGRAM, out, 1, &nf);
+	if (y->ndim == 2) {
+		uint64_t shape[2] = {y->shape[0], nf};
+		kernel_set_output(a, LS_PGRAM, out, 2, shape);
+	} else {
+		kernel_set_output(a, LS_PGRAM, out, 1, &nf);
+	}
 	return 0;
+}
+
+size_t lombscargle_series(const kernel_args *a)
+{
+	const kernel_array *y = &a->v[LS_Y].arr;
+	return y->ndim == 2 ? (size_t)y->shape[0] : 1;
+}
+
+void lombscargle_series_view(const kernel_args *a, size_t b, kernel_args *view)
+{
+	const size_t nb = lombscargle_series(a), n = a->v[LS_X].arr.count;
+	*view = *a;
+	kernel_array *y = &view->v[LS_Y].arr, *o = &view->v[LS_PGRAM].arr;
+	const size_t m = o->count / nb;
+	y->data = (char *)y->data + b * n * gpud_dtype_size(y->dtype);
+	y->ndim = 1;
+	y->shape[0] = n;
+	y->count = n;
+	o->data = (char *)o->data + b * m * gpud_dtype_size(o->dtype);
+	o->ndim = 1;
+	o->shape[0] = m;
+	o->count = m;
 }
 
 static size_t ls_cpu_items(const kernel_args *a)
@@ -414,13 +456,28 @@ void lombscargle_ref_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 }
 
-/* method: direct, the NUFFT (nufft.c), or auto's pick for this range. */
+/* method: direct, the NUFFT (nufft.c), or auto's pick for this range; a
+ * batch's range series by series (items b M to (b + 1) M are series b's). */
 static void ls_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 {
-	if (ls_cpu_uses_nufft(a))
-		ls_nufft_cpu_run(a, lo, hi);
-	else
-		lombscargle_ref_run(a, lo, hi);
+	const size_t nb = lombscargle_series(a);
+	if (nb == 1) {
+		if (ls_cpu_uses_nufft(a))
+			ls_nufft_cpu_run(a, lo, hi);
+		else
+			lombscargle_ref_run(a, lo, hi);
+		return;
+	}
+	const size_t m = a->v[LS_PGRAM].arr.count / nb;
+	for (size_t b = lo / m; b < nb && b * m < hi; b++) {
+		kernel_args v;
+		lombscargle_series_view(a, b, &v);
+		const size_t l = lo > b * m ? lo - b * m : 0, h = hi < (b + 1) * m ? hi - b * m : m;
+		if (ls_cpu_uses_nufft(&v))
+			ls_nufft_cpu_run(&v, l, h);
+		else
+			lombscargle_ref_run(&v, l, h);
+	}
 }
 
 /* scipy's check of the weights' values: each >= 0 (so no NaN), their sum > 0. */

@@ -677,13 +677,31 @@ int ls_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
 /*
  * method: direct, nufft (nufft.cu), or auto: direct on arrays, and on grids
  * whichever the cost model (ls_direct_cost_us, ls_nufft_cost_us) expects
- * faster, where the NUFFT can run (cuFFT loaded).
+ * faster, where the NUFFT can run (cuFFT loaded). A batch of y (B, N): the
+ * direct kernel once per series; the NUFFT once for all (the series share
+ * the grids of the weights).
  */
+/* The direct kernel on each series of a batch (one launch each, in order on the stream). */
+static int launch_direct_series(const kernel_args *a, const cuda_launch_ctx *ctx, char *err,
+				size_t errlen)
+{
+	const size_t nb = lombscargle_series(a);
+	if (nb == 1)
+		return ls_launch_direct(a, ctx, err, errlen);
+	for (size_t b = 0; b < nb; b++) {
+		kernel_args v;
+		lombscargle_series_view(a, b, &v);
+		if (ls_launch_direct(&v, ctx, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
 	switch ((int)a->v[LS_METHOD].s.i64) {
 	case LS_DIRECT:
-		return ls_launch_direct(a, ctx, err, errlen);
+		return launch_direct_series(a, ctx, err, errlen);
 	case LS_NUFFT:
 		return ls_nufft_launch(a, ctx, err, errlen);
 	default: {
@@ -691,7 +709,7 @@ int ls_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 		if (!a->v[LS_FREQS].present && ls_nufft_usable(a, ctx, why, sizeof(why)) &&
 		    ls_nufft_cost_us(a) < ls_direct_cost_us(a))
 			return ls_nufft_launch(a, ctx, err, errlen);
-		return ls_launch_direct(a, ctx, err, errlen);
+		return launch_direct_series(a, ctx, err, errlen);
 	}
 	}
 }

@@ -71,6 +71,11 @@ double lombscargle_freq(const kernel_args *a, size_t i);
 void lombscargle_ref_run(const kernel_args *a, size_t lo, size_t hi);
 /* Output i of pgram (its dtype: real, or complex for amplitude) from r. */
 void lombscargle_store(const kernel_array *o, size_t i, const double r[2]);
+/* Series in the run: y's rows when y is a batch (B, N), else 1. */
+size_t lombscargle_series(const kernel_args *a);
+/* Series b of a batch as a run of its own: y and pgram its row (1-d), the
+ * rest a's (x, weights, frequencies and scalars are shared). */
+void lombscargle_series_view(const kernel_args *a, size_t b, kernel_args *view);
 
 /* --- the NUFFT path (nufft.c) ------------------------------------------------------------ */
 
@@ -98,6 +103,10 @@ typedef struct ls_nufft_plan {
 	double qz[LS_NUFFT_MAX_NQ], qw[LS_NUFFT_MAX_NQ];
 } ls_nufft_plan;
 
+/* The band's centre f0 + k0 df and the step df, angular, as cycles in
+ * double-double (hi + lo, from long double) for ls_frac_dd. */
+void ls_nufft_cycles(double f0, double df, long long k0, double *fc_hi, double *fc_lo,
+		     double *df_hi, double *df_lo);
 /* The plan for m modes at tolerance tol. */
 void ls_nufft_setup(ls_nufft_plan *p, long long m, double tol);
 /* The transforms' tolerance for a result to eps of max |pgram| with n samples. */

@@ -15,8 +15,9 @@
  * ns = ceil(log10(10 / tol)) cells and beta = 2.30 ns at upsampling 2, as
  * finufft chooses them), transformed by an FFT, and divided by the kernel's
  * Fourier transform at each mode (Gauss-Legendre quadrature, as finufft).
- * Phases are reduced in cycles in float64 (frac(fc x / 2pi)), so their error
- * is the direct kernel's. The epilogue (nufft.h) is the direct kernel's.
+ * Phases are reduced in cycles with the frequencies in double-double
+ * (ls_frac_dd, ls_nufft_cycles), as the direct kernel holds its frequency
+ * as hi + lo, so their error is the direct kernel's. The epilogue (nufft.h) is the direct kernel's.
  *
  * The cpu backend runs item ranges [lo, hi) on its workers: each range is a
  * grid of its own (f0 + lo df, hi - lo frequencies), transformed alone, so
@@ -158,6 +159,18 @@ void ls_nufft_setup(ls_nufft_plan *p, long long m, double tol)
 	memcpy(p->qw, quad[ns].qw, (size_t)p->nq * sizeof(double));
 }
 
+void ls_nufft_cycles(double f0, double df, long long k0, double *fc_hi, double *fc_lo,
+		     double *df_hi, double *df_lo)
+{
+	const long double two_pi = 6.283185307179586476925286766559005768L;
+	long double fc = ((long double)f0 + (long double)df * (long double)k0) / two_pi;
+	long double d = (long double)df / two_pi;
+	*fc_hi = (double)fc;
+	*fc_lo = (double)(fc - (long double)*fc_hi);
+	*df_hi = (double)d;
+	*df_lo = (double)(d - (long double)*df_hi);
+}
+
 double ls_nufft_psihat(const ls_nufft_plan *p, long long kp)
 {
 	/* xi = 2 pi k' / nfine; psihat(xi) = ns int_0^1 phi(z) cos(xi ns z / 2) dz */
@@ -245,8 +258,9 @@ void ls_nufft_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 	}
 	memset(grid, 0, (size_t)nf * 3 * 2 * sizeof(double));
 	double *g1 = grid, *g2 = grid + 2 * nf, *g3 = grid + 4 * nf;
-	const double fc = v[LS_F0].s.f64 + v[LS_DF].s.f64 * (double)((long long)lo + p.k0);
-	const double fc_cyc = fc / (2 * M_PI), df_cyc = v[LS_DF].s.f64 / (2 * M_PI);
+	double fc_hi, fc_lo, df_hi, df_lo;
+	ls_nufft_cycles(v[LS_F0].s.f64, v[LS_DF].s.f64, (long long)lo + p.k0, &fc_hi, &fc_lo,
+			&df_hi, &df_lo);
 	/* y as spread: less mean(y) with precenter, less its weighted mean with
 	 * floating_mean (so YC - Y C has nothing to cancel); y1 the rounding left */
 	const double yshift = s.shift + (fm ? s.y1 : 0.0);
@@ -256,11 +270,11 @@ void ls_nufft_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 		double w = (v[LS_WEIGHTS].present ? load(&v[LS_WEIGHTS].arr, j) : 1.0) / s.wsum;
 		double yv = load(y, j) - yshift;
 		y1 += w * yv;
-		double ph = 2 * M_PI * ls_frac(fc_cyc * xj),
-		       ph2 = 2 * M_PI * ls_frac(2 * fc_cyc * xj);
+		double ph = 2 * M_PI * ls_frac_dd(fc_hi, fc_lo, xj, 1),
+		       ph2 = 2 * M_PI * ls_frac_dd(fc_hi, fc_lo, xj, 2);
 		double c = cos(ph), sn = sin(ph), c2 = cos(ph2), s2 = sin(ph2);
-		double g = ls_frac(df_cyc * xj) * (double)nf,
-		       gg = ls_frac(2 * df_cyc * xj) * (double)nf;
+		double g = ls_frac_dd(df_hi, df_lo, xj, 1) * (double)nf,
+		       gg = ls_frac_dd(df_hi, df_lo, xj, 2) * (double)nf;
 		spread(g1, nf, &p, g, w * c, w * sn);
 		spread(g2, nf, &p, g, w * yv * c, w * yv * sn);
 		spread(g3, nf, &p, gg, w * c2, w * s2);

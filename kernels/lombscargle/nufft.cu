@@ -56,7 +56,6 @@ constexpr int SB = 1024;          /* the sums' block */
 constexpr int PB = 256;           /* spreading and epilogue blocks */
 constexpr int KE = 16;            /* epilogue: frequencies per thread */
 constexpr size_t SMEM = 96 << 10; /* the shared-memory spreading's grids, at most */
-constexpr double INV_2PI = 0.15915494309189533577;
 
 /* What step 1 leaves for the others (device memory, the scratch's head). */
 struct nu_stats {
@@ -71,16 +70,20 @@ struct nu_params {
 	const void *x, *y, *w;
 	void *out;
 	int n;
+	int nser; /* series: y holds nser rows of n, out nser rows of nf */
 	long long nf, k0, nfine;
-	double fc_cyc, df_cyc; /* the centre frequency and the step, in cycles */
+	double fc_hi, fc_lo, df_hi, df_lo; /* the centre frequency and the step, in cycles,
+					      double-double (ls_frac_dd) */
 	int ns, nq;
 	double beta;
 	double qz[LS_NUFFT_MAX_NQ], qw[LS_NUFFT_MAX_NQ];
 	double qc[LS_NUFFT_MAX_NQ], qs[LS_NUFFT_MAX_NQ]; /* cos, sin pi PB ns qz / nfine */
 	int precenter, mode, legacy, fm;
 	double clamp;
-	nu_stats *st;
-	void *grid; /* 3 nfine complex of the compute type */
+	nu_stats *st; /* one per series */
+	/* 2 + nser grids of nfine complex of the compute type: theta's w e^{ifx},
+	 * each series' w y e^{ifx}, then 2 theta's w e^{2ifx} */
+	void *grid;
 	unsigned *verdict;
 };
 
@@ -88,10 +91,11 @@ struct nu_params {
 template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) nu_sums(nu_params p)
 {
 	__shared__ double scratch[SB / 32];
+	const T *y = (const T *)p.y + (long long)blockIdx.x * p.n; /* this block's series */
 	double sy = 0, y2 = 0, sw = 0;
 	int bad = 0;
 	for (int j = threadIdx.x; j < p.n; j += SB) {
-		double v = ld<T>(p.y, j);
+		double v = ld<T>(y, j);
 		sy += v;
 		y2 += v * v;
 		if (W) {
@@ -112,7 +116,7 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) 
 	}
 	double s1 = 0, s2 = 0;
 	for (int j = threadIdx.x; j < p.n; j += SB) {
-		double w = W ? ld<T>(p.w, j) * invw : invw, v = ld<T>(p.y, j) - shift;
+		double w = W ? ld<T>(p.w, j) * invw : invw, v = ld<T>(y, j) - shift;
 		s1 += w * v;
 		s2 += w * v * v;
 	}
@@ -123,16 +127,17 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) 
 	if (p.fm) {
 		for (int j = threadIdx.x; j < p.n; j += SB) {
 			double w = W ? ld<T>(p.w, j) * invw : invw;
-			res += w * (double)(C)(ld<T>(p.y, j) - yshift);
+			res += w * (double)(C)(ld<T>(y, j) - yshift);
 		}
 		res = block_sum<SB>(res, scratch);
 	}
 	if (threadIdx.x == 0) {
-		p.st->invw = invw;
-		p.st->yshift = yshift;
-		p.st->y1 = res;
-		p.st->scale = ls_nufft_scale(p.mode, p.legacy, p.fm, (double)p.n, ydot, s1, s2);
-		p.st->bad = bad;
+		nu_stats *o = p.st + blockIdx.x;
+		o->invw = invw;
+		o->yshift = yshift;
+		o->y1 = res;
+		o->scale = ls_nufft_scale(p.mode, p.legacy, p.fm, (double)p.n, ydot, s1, s2);
+		o->bad = bad;
 		if (bad && p.verdict)
 			*p.verdict = (unsigned)bad;
 	}
@@ -169,13 +174,12 @@ __device__ __forceinline__ nu_sample<C> sample_at(const nu_params &p, const nu_s
 	const double x = ld<T>(p.x, j);
 	const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
 	r.yv = (C)(ld<T>(p.y, j) - st.yshift);
-	/* phases in cycles, reduced before the sine */
-	double u = p.fc_cyc * x, s1, c1, s2, c2;
-	sincospi(2 * (u - rint(u)), &s1, &c1);
-	sincospi(2 * (2 * u - rint(2 * u)), &s2, &c2);
-	const double v = p.df_cyc * x;
-	r.ga = ls_frac(v) * (double)p.nfine;
-	r.gb = ls_frac(2 * v) * (double)p.nfine;
+	/* phases in cycles, reduced (double-double) before the sine */
+	double s1, c1, s2, c2;
+	sincospi(2 * ls_frac_dd(p.fc_hi, p.fc_lo, x, 1), &s1, &c1);
+	sincospi(2 * ls_frac_dd(p.fc_hi, p.fc_lo, x, 2), &s2, &c2);
+	r.ga = ls_frac_dd(p.df_hi, p.df_lo, x, 1) * (double)p.nfine;
+	r.gb = ls_frac_dd(p.df_hi, p.df_lo, x, 2) * (double)p.nfine;
 	r.wc = (C)(w * c1), r.ws = (C)(w * s1);
 	r.wc2 = (C)(w * c2), r.ws2 = (C)(w * s2);
 	return r;
@@ -216,22 +220,19 @@ __device__ __forceinline__ int first_cell(double g, int ns)
 	return (int)ceil(g - 0.5 * ns);
 }
 
-/* The spreading kernel at t cells, in the grid's type (float32 grids need no double exp). */
+/* The spreading kernel at t cells, in float64 also for float32 grids (float32
+ * kernel values, expf, measured up to 1.7x float32's eps at 10 samples, where
+ * small CC - C^2 divides the grids' error). */
 template <typename C> __device__ __forceinline__ C kernel_at(double t, const nu_params &p)
 {
-	if constexpr (sizeof(C) == 4) {
-		float z = (float)t * (2.0f / (float)p.ns), q = 1.0f - z * z;
-		return q > 0.0f ? expf((float)p.beta * (sqrtf(q) - 1.0f)) : 0.0f;
-	} else {
-		return ls_nufft_kernel(t, 2.0 / p.ns, p.beta);
-	}
+	return (C)ls_nufft_kernel(t, 2.0 / p.ns, p.beta);
 }
 
 template <typename T, typename C, bool W, int L> __global__ void __launch_bounds__(PB)
 	nu_spread_win(nu_params p, int chunk)
 {
 	extern __shared__ unsigned char smem_raw[];
-	C *wa = (C *)smem_raw; /* theta's two grids: 2 WIN complex each */
+	C *wa = (C *)smem_raw; /* theta's two grids: 2 WIN complex each (a batch: the first) */
 	C *wb = wa + 4 * WIN;  /* 2 theta's: WIN complex */
 	__shared__ int lim[4];
 	const nu_stats st = *p.st;
@@ -239,6 +240,7 @@ template <typename T, typename C, bool W, int L> __global__ void __launch_bounds
 	const long long j0 = (long long)blockIdx.x * chunk;
 	const long long j1 = j0 + chunk < p.n ? j0 + chunk : p.n;
 	C *g = (C *)p.grid;
+	const long long g3 = 2 * (1 + p.nser) * nf; /* 2 theta's grid */
 	if (threadIdx.x == 0) {
 		lim[0] = lim[2] = INT_MAX;
 		lim[1] = lim[3] = INT_MIN;
@@ -246,9 +248,9 @@ template <typename T, typename C, bool W, int L> __global__ void __launch_bounds
 	__syncthreads();
 	int a0 = INT_MAX, a1 = INT_MIN, b0 = INT_MAX, b1 = INT_MIN;
 	for (long long j = j0 + threadIdx.x; j < j1; j += PB) {
-		double v = p.df_cyc * ld<T>(p.x, j);
-		int ca = first_cell(ls_frac(v) * (double)nf, p.ns);
-		int cb = first_cell(ls_frac(2 * v) * (double)nf, p.ns);
+		const double x = ld<T>(p.x, j); /* sample_at's cells */
+		int ca = first_cell(ls_frac_dd(p.df_hi, p.df_lo, x, 1) * (double)nf, p.ns);
+		int cb = first_cell(ls_frac_dd(p.df_hi, p.df_lo, x, 2) * (double)nf, p.ns);
 		a0 = min(a0, ca), a1 = max(a1, ca), b0 = min(b0, cb), b1 = max(b1, cb);
 	}
 	if (a0 != INT_MAX) {
@@ -285,34 +287,44 @@ template <typename T, typename C, bool W, int L> __global__ void __launch_bounds
 		const C ka = kernel_at<C>((double)ca - ga, p),
 			kb = kernel_at<C>((double)cb - gb, p);
 		const C r1 = wc * ka, i1 = ws * ka, r2 = r1 * yv, i2 = i1 * yv;
+		const long long c = ca < 0 ? ca + nf : ca >= nf ? ca - nf : ca;
 		if (use_a) {
 			C *o = wa + 2 * (ca - la);
 			atomicAdd(&o[0], r1);
 			atomicAdd(&o[1], i1);
-			atomicAdd(&o[2 * WIN], r2);
-			atomicAdd(&o[2 * WIN + 1], i2);
+			if (p.nser == 1) {
+				atomicAdd(&o[2 * WIN], r2);
+				atomicAdd(&o[2 * WIN + 1], i2);
+			}
 		} else {
-			const long long c = ca < 0 ? ca + nf : ca >= nf ? ca - nf : ca;
 			atomicAdd(&g[2 * c], r1);
 			atomicAdd(&g[2 * c + 1], i1);
-			atomicAdd(&g[2 * nf + 2 * c], r2);
-			atomicAdd(&g[2 * nf + 2 * c + 1], i2);
+			if (p.nser == 1) {
+				atomicAdd(&g[2 * nf + 2 * c], r2);
+				atomicAdd(&g[2 * nf + 2 * c + 1], i2);
+			}
+		}
+		/* a batch: every series' y at this sample, straight into its grid */
+		for (int b = 0; p.nser > 1 && b < p.nser; b++) {
+			const C yb = (C)(ld<T>(p.y, (long long)b * p.n + j) - p.st[b].yshift);
+			atomicAdd(&g[2 * (1 + b) * nf + 2 * c], r1 * yb);
+			atomicAdd(&g[2 * (1 + b) * nf + 2 * c + 1], i1 * yb);
 		}
 		if (use_b) {
 			C *o = wb + 2 * (cb - lb);
 			atomicAdd(&o[0], wc2 * kb);
 			atomicAdd(&o[1], ws2 * kb);
 		} else {
-			const long long c = cb < 0 ? cb + nf : cb >= nf ? cb - nf : cb;
-			atomicAdd(&g[4 * nf + 2 * c], wc2 * kb);
-			atomicAdd(&g[4 * nf + 2 * c + 1], ws2 * kb);
+			const long long cc = cb < 0 ? cb + nf : cb >= nf ? cb - nf : cb;
+			atomicAdd(&g[g3 + 2 * cc], wc2 * kb);
+			atomicAdd(&g[g3 + 2 * cc + 1], ws2 * kb);
 		}
 	}
 	__syncthreads();
 	for (int i = threadIdx.x; use_a && i < na; i += PB) {
 		long long c = ((long long)la + i) % nf;
 		c = c < 0 ? c + nf : c;
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < (p.nser == 1 ? 2 : 1); k++) {
 			C re = wa[2 * k * WIN + 2 * i], im = wa[2 * k * WIN + 2 * i + 1];
 			if (re != 0)
 				atomicAdd(&g[2 * k * nf + 2 * c], re);
@@ -324,9 +336,9 @@ template <typename T, typename C, bool W, int L> __global__ void __launch_bounds
 		long long c = ((long long)lb + i) % nf;
 		c = c < 0 ? c + nf : c;
 		if (wb[2 * i] != 0)
-			atomicAdd(&g[4 * nf + 2 * c], wb[2 * i]);
+			atomicAdd(&g[g3 + 2 * c], wb[2 * i]);
 		if (wb[2 * i + 1] != 0)
-			atomicAdd(&g[4 * nf + 2 * c + 1], wb[2 * i + 1]);
+			atomicAdd(&g[g3 + 2 * c + 1], wb[2 * i + 1]);
 	}
 }
 
@@ -353,13 +365,14 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(PB)
 
 /* One frequency k (mode k' = k - k0 at grid cell l) from the three grids, 1 / psihat d. */
 template <typename T, typename C>
-__device__ __forceinline__ void finish_one(const nu_params &p, const ls_nufft_fin &fin, long long k,
-					   double d)
+__device__ __forceinline__ void finish_one(const nu_params &p, const ls_nufft_fin &fin, int b,
+					   long long k, double d)
 {
 	using C2 = typename std::conditional<sizeof(C) == 4, float2, double2>::type;
 	const C2 *g = (const C2 *)p.grid;
 	const long long nf = p.nfine, kp = k - p.k0, l = kp < 0 ? kp + nf : kp;
-	const C2 v1 = g[l], v2 = g[nf + l], v3 = g[2 * nf + l];
+	const C2 v1 = g[l], v2 = g[(1 + b) * nf + l], v3 = g[(1 + p.nser) * nf + l];
+	k += (long long)b * p.nf; /* series b's row of out */
 	double r[2];
 	ls_nufft_finish(&fin, (double)v1.x * d, (double)v1.y * d, (double)v2.x * d,
 			(double)v2.y * d, (double)v3.x * d, (double)v3.y * d, r);
@@ -378,7 +391,8 @@ __device__ __forceinline__ void finish_one(const nu_params &p, const ls_nufft_fi
  */
 template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finish(nu_params p)
 {
-	const nu_stats st = *p.st;
+	const int b = (int)blockIdx.y; /* the series */
+	const nu_stats st = p.st[b];
 	const long long a0 = (long long)blockIdx.x * PB * KE + threadIdx.x;
 	const long long up = p.nf - 1 - p.k0, down = p.k0; /* the largest k' and -k' */
 	const long long amax = up > down ? up : down;
@@ -391,7 +405,7 @@ template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finis
 			for (int sgn = 0; sgn < 2; sgn++) {
 				if (sgn ? (a == 0 || a > down) : a > up)
 					continue;
-				const long long k = p.k0 + (sgn ? -a : a);
+				const long long k = (long long)b * p.nf + p.k0 + (sgn ? -a : a);
 				for (int q = 0; q < comps; q++)
 					((T *)p.out)[comps * k + q] = nan;
 			}
@@ -431,9 +445,9 @@ template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finis
 			break;
 		const double d = 1.0 / ph[e];
 		if (a <= up)
-			finish_one<T, C>(p, fin, p.k0 + a, d);
+			finish_one<T, C>(p, fin, b, p.k0 + a, d);
 		if (a > 0 && a <= down)
-			finish_one<T, C>(p, fin, p.k0 - a, d);
+			finish_one<T, C>(p, fin, b, p.k0 - a, d);
 	}
 }
 
@@ -442,11 +456,11 @@ template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launc
 {
 	cudaStream_t s = (cudaStream_t)ctx->stream;
 	const libs_cufft *f = libs_get_cufft(err, errlen);
-	const size_t grid_bytes = (size_t)p.nfine * 6 * sizeof(C);
+	const size_t grid_bytes = (size_t)p.nfine * 2 * (2 + p.nser) * sizeof(C);
 	CUDA_CHECK(cudaMemsetAsync(p.grid, 0, grid_bytes, s), "cudaMemsetAsync (nufft grids)");
-	(w ? nu_sums<T, C, true> : nu_sums<T, C, false>)<<<1, SB, 0, s>>>(p);
+	(w ? nu_sums<T, C, true> : nu_sums<T, C, false>)<<<p.nser, SB, 0, s>>>(p);
 	CUDA_CHECK(cudaGetLastError(), "lombscargle nufft sums launch");
-	if (grid_bytes <= SMEM) {
+	if (p.nser == 1 && grid_bytes <= SMEM) {
 		auto fn = w ? nu_spread_shared<T, C, true> : nu_spread_shared<T, C, false>;
 		static bool attr[2];
 		if (!attr[w ? 1 : 0]) {
@@ -490,7 +504,8 @@ template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launc
 		return -1;
 	}
 	const long long amax = p.nf - 1 - p.k0 > p.k0 ? p.nf - 1 - p.k0 : p.k0;
-	nu_finish<T, C><<<(unsigned)((amax + PB * KE) / (PB * KE)), PB, 0, s>>>(p);
+	const dim3 fin_grid((unsigned)((amax + PB * KE) / (PB * KE)), (unsigned)p.nser);
+	nu_finish<T, C><<<fin_grid, PB, 0, s>>>(p);
 	CUDA_CHECK(cudaGetLastError(), "lombscargle nufft epilogue launch");
 	return 0;
 }
@@ -516,6 +531,13 @@ extern "C" int ls_nufft_usable(const kernel_args *a, const cuda_launch_ctx *ctx,
 	if (libs_get_cufft(e, sizeof(e)) == NULL) {
 		snprintf(why, whylen,
 			 "lombscargle: method=nufft needs cuFFT on the cuda backend: %s", e);
+		return 0;
+	}
+	if (lombscargle_series(a) > 65535) {
+		snprintf(why, whylen,
+			 "lombscargle: method=nufft takes a batch of at most 65535 series, got %zu "
+			 "(use method=direct, or split the batch)",
+			 lombscargle_series(a));
 		return 0;
 	}
 	if (ctx->scratch == NULL || ctx->fft == NULL) {
@@ -550,16 +572,21 @@ extern "C" int ls_nufft_usable(const kernel_args *a, const cuda_launch_ctx *ctx,
 extern "C" double ls_direct_cost_us(const kernel_args *a)
 {
 	bool f32 = a->dtype == GPUD_F32;
-	double m = (double)a->v[LS_PGRAM].arr.count, full = f32 ? 6e5 : 2.5e5;
+	double nb = (double)lombscargle_series(a);
+	double m = (double)a->v[LS_PGRAM].arr.count / nb, full = f32 ? 6e5 : 2.5e5;
 	double rate = (f32 ? 3.2e6 : 1.5e6) * (m < full ? m / full : 1.0);
-	return 20 + (double)a->v[LS_X].arr.count * m / rate;
+	return nb * (20 + (double)a->v[LS_X].arr.count * m / rate);
 }
 
+/* A batch of B series: B y-grids beside the two shared ones, so the
+ * per-frequency part grows as (2 + B) / 3, the per-sample part as B. */
 extern "C" double ls_nufft_cost_us(const kernel_args *a)
 {
 	bool f32 = a->dtype == GPUD_F32;
-	double n = (double)a->v[LS_X].arr.count, m = (double)a->v[LS_PGRAM].arr.count;
-	return (f32 ? 60 : 90) + (f32 ? 3e-4 : 6e-4) * n + m * (f32 ? 1.7e-4 : 2.6e-4);
+	double nb = (double)lombscargle_series(a);
+	double n = (double)a->v[LS_X].arr.count, m = (double)a->v[LS_PGRAM].arr.count / nb;
+	return (f32 ? 60 : 90) + nb * (f32 ? 3e-4 : 6e-4) * n +
+	       m * (f32 ? 1.7e-4 : 2.6e-4) * (2 + nb) / 3;
 }
 
 extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err,
@@ -576,7 +603,8 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	}
 	nu_params p;
 	ls_nufft_plan pl;
-	ls_nufft_setup(&pl, (long long)v[LS_PGRAM].arr.count,
+	const int nser = (int)lombscargle_series(a);
+	ls_nufft_setup(&pl, (long long)(v[LS_PGRAM].arr.count / (size_t)nser),
 		       ls_nufft_tol(lombscargle_eps(a), a->v[LS_X].arr.count));
 	if (pl.nfine > INT_MAX) {
 		snprintf(err, errlen,
@@ -588,14 +616,16 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	libs_cufft_handle plan;
 	size_t work = 0;
 	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft, f32 ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z,
-				(int)pl.nfine, 3, &plan, &work, err, errlen) != 0)
+				(int)pl.nfine, 2 + nser, &plan, &work, err, errlen) != 0)
 		return -1;
-	size_t grid_bytes = ((size_t)pl.nfine * 6 * csize + 255) & ~(size_t)255;
-	char *mem = (char *)ctx->scratch(ctx, 256 + grid_bytes + work, err, errlen);
+	size_t grid_bytes = ((size_t)pl.nfine * 2 * (2 + (size_t)nser) * csize + 255) &
+			    ~(size_t)255;
+	size_t st_bytes = ((size_t)nser * sizeof(nu_stats) + 255) & ~(size_t)255;
+	char *mem = (char *)ctx->scratch(ctx, st_bytes + grid_bytes + work, err, errlen);
 	if (mem == NULL)
 		return -1;
 	const libs_cufft *f = libs_get_cufft(err, errlen);
-	int st = f->set_work_area(plan, work ? mem + 256 + grid_bytes : nullptr);
+	int st = f->set_work_area(plan, work ? mem + st_bytes + grid_bytes : nullptr);
 	if (st != 0) {
 		snprintf(err, errlen, "lombscargle: %s: cufftSetWorkArea: %s", f->describe,
 			 libs_cufft_status(st));
@@ -606,11 +636,12 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	p.w = v[LS_WEIGHTS].present ? v[LS_WEIGHTS].arr.data : nullptr;
 	p.out = v[LS_PGRAM].arr.data;
 	p.n = (int)v[LS_X].arr.count;
+	p.nser = nser;
 	p.nf = pl.m;
 	p.k0 = pl.k0;
 	p.nfine = pl.nfine;
-	p.fc_cyc = (v[LS_F0].s.f64 + v[LS_DF].s.f64 * (double)pl.k0) * INV_2PI;
-	p.df_cyc = v[LS_DF].s.f64 * INV_2PI;
+	ls_nufft_cycles(v[LS_F0].s.f64, v[LS_DF].s.f64, pl.k0, &p.fc_hi, &p.fc_lo, &p.df_hi,
+			&p.df_lo);
 	p.ns = pl.ns;
 	p.nq = pl.nq;
 	p.beta = pl.beta;
@@ -626,7 +657,7 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	/* float32 sums resolve no less than float32's epsneg (as the direct kernel) */
 	p.clamp = f32 ? 5.9604644775390625e-08 : LS_EPSNEG;
 	p.st = (nu_stats *)mem;
-	p.grid = mem + 256;
+	p.grid = mem + st_bytes;
 	p.verdict = ctx->verdict;
 	bool w = v[LS_WEIGHTS].present;
 	return f32 ? run<float, float>(p, w, ctx, plan, err, errlen)

@@ -93,6 +93,23 @@ LS_HD double ls_nufft_kernel(double t, double two_over_ns, double beta)
 	return q > 0 ? exp(beta * (sqrt(q) - 1)) : 0.0;
 }
 
+/*
+ * frac(m f x) in [0, 1) for m = 1 or 2, the frequency f in cycles held as
+ * hi + lo (double-double): the product's rounding is kept (fma) and lo
+ * added, so the result is good to about 1e-16 cycles however large f x is.
+ * A phase rounded as one double, f x ~ 10^6 cycles, is off by ~1e-10
+ * cycles, and for the NUFFT, which builds the frequency f0 + k df from the
+ * band's centre fc and k' steps, that error is a coherent shift of a low
+ * frequency: 1.5e-9 of max|pgram| was measured at 10^6 samples.
+ */
+LS_HD double ls_frac_dd(double hi, double lo, double x, double m)
+{
+	const double mh = m * hi, p = mh * x, e = fma(mh, x, -p);
+	double r = (p - floor(p)) + (e + m * lo * x);
+	r -= floor(r);
+	return r < 1 ? r : 0.0;
+}
+
 /* The fractional part of v, in [0, 1). */
 LS_HD double ls_frac(double v)
 {

@@ -1823,6 +1823,164 @@ START_TEST(test_check_method)
 }
 END_TEST
 
+/*
+ * A batch: y (B, N) on one x gives B rows, each what the series alone gives
+ * (direct bit for bit, the NUFFT to eps; float32 and float64, weights,
+ * amplitude), the items run in pieces that cross the rows. Loop _i: method
+ * (0 direct, 1 nufft) x dtype.
+ */
+static void bind_y2(const kernel_def *k, kernel_args *a, gpud_dtype dt, void *data, size_t nb,
+		    size_t n)
+{
+	kernel_array arr = array1(dt, data, nb * n);
+	char err[512] = "";
+	arr.ndim = 2;
+	arr.shape[0] = nb;
+	arr.shape[1] = n;
+	ck_assert_msg(kernel_bind_array(k, &k->params[LS_Y], &arr, &a->v[LS_Y], err, sizeof(err)) ==
+			      0,
+		      "%s", err);
+}
+
+/* Binds x, y (batch of nb, or 1-d when nb == 0), weights, the grid, amplitude and method. */
+static int bind_batch(kernel_args *a, gpud_dtype dt, void *x, void *y, void *w, size_t n, size_t nb,
+		      int64_t nf, int method, char *err, size_t errlen)
+{
+	const kernel_def *k = ls_kernel();
+	memset(a, 0, sizeof(*a));
+	a->kernel = k;
+	bind(k, a, LS_X, dt, x, n);
+	if (nb)
+		bind_y2(k, a, dt, y, nb, n);
+	else
+		bind(k, a, LS_Y, dt, y, n);
+	bind(k, a, LS_WEIGHTS, dt, w, n);
+	bind_scalar(k, a, LS_F0, KGIVEN_F64, 0, 0, 0.05);
+	bind_scalar(k, a, LS_DF, KGIVEN_F64, 0, 0, 0.011);
+	bind_scalar(k, a, LS_NF, KGIVEN_I64, 0, nf, 0);
+	bind_scalar(k, a, LS_FLOATING_MEAN, KGIVEN_BOOL, 1, 0, 0);
+	bind_normalize(k, a, LS_AMPLITUDE, NZ_WORD);
+	ck_assert(kernel_bind_text(k, &k->params[LS_METHOD], method ? "nufft" : "direct",
+				   &a->v[LS_METHOD], err, errlen) == 0);
+	ck_assert_msg(kernel_args_finish(a, err, errlen) == 0, "%s", err);
+	return k->check(a, err, errlen);
+}
+
+START_TEST(test_batch)
+{
+	const int method = _i / 2;
+	const gpud_dtype dt = _i % 2 ? GPUD_F32 : GPUD_F64;
+	const size_t n = 400, nb = 3;
+	const int64_t nf = 1500;
+	const kernel_def *k = ls_kernel();
+	char err[512] = "";
+	double *xd = malloc(n * sizeof(double)), *wd = malloc(n * sizeof(double)),
+	       *yd = malloc(nb * n * sizeof(double));
+	ck_assert(xd && wd && yd);
+	rng_state = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL) ^ ((uint64_t)_i << 32);
+	for (size_t b = 0; b < nb; b++)
+		gapped(n, xd, yd + b * n, wd, 300); /* x and w: the last series' */
+	void *x = convert(dt, xd, n), *w = convert(dt, wd, n), *y = convert(dt, yd, nb * n);
+	size_t esz = gpud_dtype_size(dt), osz = 2 * esz;
+
+	kernel_args a;
+	ck_assert_msg(bind_batch(&a, dt, x, y, w, n, nb, nf, method, err, sizeof(err)) == 0, "%s",
+		      err);
+	kernel_value *pv = &a.v[LS_PGRAM];
+	ck_assert_int_eq(pv->expect.ndim, 2);
+	ck_assert_uint_eq(pv->expect.shape[0], nb);
+	ck_assert_uint_eq(pv->expect.shape[1], (uint64_t)nf);
+	ck_assert_uint_eq(lombscargle_series(&a), nb);
+	pv->arr = pv->expect;
+	pv->arr.data = malloc(pv->arr.count * osz);
+	pv->present = 1;
+	poison(&pv->arr);
+	size_t items = k->cpu_items(&a), cut1 = (size_t)nf - 7, cut2 = 2 * (size_t)nf + 5;
+	ck_assert_uint_eq(items, nb * (size_t)nf);
+	k->cpu_run(&a, 0, cut1); /* pieces that cross the rows */
+	k->cpu_run(&a, cut1, cut2);
+	k->cpu_run(&a, cut2, items);
+
+	for (size_t b = 0; b < nb; b++) {
+		kernel_args one;
+		ck_assert_msg(bind_batch(&one, dt, x, (char *)y + b * n * esz, w, n, 0, nf, method,
+					 err, sizeof(err)) == 0,
+			      "%s", err);
+		kernel_value *ov = &one.v[LS_PGRAM];
+		ov->arr = ov->expect;
+		ov->arr.data = malloc(ov->arr.count * osz);
+		ov->present = 1;
+		poison(&ov->arr);
+		k->cpu_run(&one, 0, (size_t)nf);
+		/* direct: the same bits; the NUFFT transforms each piece of the
+		 * items as a grid of its own, so the pieces' rounding differs: to
+		 * eps of the row's largest value */
+		const char *row = (const char *)pv->arr.data + b * (size_t)nf * osz;
+		double big = 0;
+		for (size_t i = 0; i < 2 * (size_t)nf; i++)
+			big = fmax(big, fabs(get(&ov->arr, i)));
+		const double tol = method ? (dt == GPUD_F32 ? 1e-5 : 1e-9) * big : 0;
+		for (size_t i = 0; i < 2 * (size_t)nf; i++) {
+			double got = esz == 4 ? ((const float *)row)[i] : ((const double *)row)[i];
+			double want = get(&ov->arr, i);
+			ck_assert_msg(isfinite(got) && fabs(got - want) <= tol,
+				      "%s %s series %zu component %zu: %.17g, alone %.17g",
+				      method ? "nufft" : "direct", gpud_dtype_name(dt), b, i, got,
+				      want);
+		}
+		free(ov->arr.data);
+	}
+	free(pv->arr.data);
+	free(x);
+	free(w);
+	free(y);
+	free(xd);
+	free(wd);
+	free(yd);
+}
+END_TEST
+
+/* A batch must be 2-d with x's length last. */
+START_TEST(test_check_batch)
+{
+	const kernel_def *k = ls_kernel();
+	double v[12] = {0};
+	for (int i = 0; i < 12; i++)
+		v[i] = 0.1 * i;
+	kernel_args a;
+	char err[512] = "";
+	/* (3, 4) against 4 samples passes; (4, 3) against 4 does not */
+	ck_assert_msg(bind_batch(&a, GPUD_F64, v, v, v, 4, 3, 10, 0, err, sizeof(err)) == 0, "%s",
+		      err);
+	memset(&a, 0, sizeof(a));
+	a.kernel = k;
+	bind(k, &a, LS_X, GPUD_F64, v, 4);
+	kernel_array y = array1(GPUD_F64, v, 12);
+	y.ndim = 2;
+	y.shape[0] = 4;
+	y.shape[1] = 3;
+	ck_assert(kernel_bind_array(k, &k->params[LS_Y], &y, &a.v[LS_Y], err, sizeof(err)) == 0);
+	bind_scalar(k, &a, LS_F0, KGIVEN_F64, 0, 0, 0.5);
+	bind_scalar(k, &a, LS_DF, KGIVEN_F64, 0, 0, 0.5);
+	bind_scalar(k, &a, LS_NF, KGIVEN_I64, 0, 10, 0);
+	ck_assert(kernel_args_finish(&a, err, sizeof(err)) == 0);
+	ck_assert_int_eq(k->check(&a, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "a batch y (B, N) must have x's length in its last dimension: x "
+				  "has 4 samples, y is (4, 3)"),
+		      "%s", err);
+	/* 3-d */
+	y.ndim = 3;
+	y.shape[0] = 1;
+	y.shape[1] = 3;
+	y.shape[2] = 4;
+	ck_assert(kernel_bind_array(k, &k->params[LS_Y], &y, &a.v[LS_Y], err, sizeof(err)) == 0);
+	ck_assert_int_eq(k->check(&a, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "y must be 1-d (N samples) or 2-d (B series of N samples), got "
+				  "3-d"),
+		      "%s", err);
+}
+END_TEST
+
 Suite *lombscargle_suite(void)
 {
 	Suite *s = suite_create("lombscargle");
@@ -1845,12 +2003,14 @@ Suite *lombscargle_suite(void)
 	tcase_add_test(tc, test_check_frequencies);
 	tcase_add_test(tc, test_check_legacy);
 	tcase_add_test(tc, test_check_method);
+	tcase_add_test(tc, test_check_batch);
 	tcase_add_loop_test(tc, test_check_output_expect, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("nufft");
 	tcase_add_loop_test(tc, test_nufft_against_direct, 0, 6);
 	tcase_add_test(tc, test_nufft_auto);
+	tcase_add_loop_test(tc, test_batch, 0, 4);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 

@@ -296,3 +296,22 @@ def test_errors(client, rng):
             lombscargle(x, y, f, legacy=True, client=client, **kw)
     with pytest.raises(ValueError, match="dtype"):
         lombscargle(x, y, f, dtype="float16", client=client)
+
+
+@pytest.mark.parametrize("method", ["direct", "nufft"])
+def test_batch_of_series(client, rng, method):
+    """y of shape (B, N) on one x: B periodogram rows, each the series' own."""
+    x, y0, _ = make(rng, 300, 10)
+    w = rng.uniform(0.1, 2, 300)
+    ys = np.stack([y0, 2 * y0 + 1, rng.normal(size=300)])
+    f0, df, nf = 0.05, 0.004, 2001
+    got = client.run("lombscargle", x=x, y=ys, weights=w, f0=f0, df=df, nf=nf,
+                     normalize="amplitude", floating_mean=True, method=method)
+    assert got.shape == (3, nf) and got.dtype == np.complex128
+    for b in range(3):
+        one = client.run("lombscargle", x=x, y=ys[b], weights=w, f0=f0, df=df, nf=nf,
+                         normalize="amplitude", floating_mean=True, method=method)
+        check(got[b], one, np.float64, "%s batch row %d" % (method, b))
+    with pytest.raises(gpud.InvalidArgument) as ei:
+        client.run("lombscargle", x=x, y=ys[:, :299], f0=f0, df=df, nf=nf)
+    assert "last dimension" in str(ei.value)
