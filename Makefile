@@ -8,7 +8,8 @@
 #                     libraries' exported symbols, the public headers (C++,
 #                     cffi), make install into a DESTDIR with programs linked
 #                     against it, and the C examples of README and headers,
-#                     and the systemd unit (make test-systemd)
+#                     and the systemd unit (make test-systemd), and deploy/'s
+#                     examples (make test-deploy)
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
@@ -185,7 +186,7 @@ E2E      := $(BUILD)/test-e2e
 GPU_TEST := $(BUILD)/test-gpu
 
 .PHONY: all clean test test-stress test-unit test-e2e test-scipy test-asan test-tsan test-valgrind test-symbols test-deps \
-        test-headers test-install test-examples test-python test-systemd \
+        test-headers test-install test-examples test-python test-systemd test-deploy \
         test-gpu \
         fuzz fuzz-run \
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
@@ -372,6 +373,14 @@ test-install: all man
 SYSTEMD_EXPOSURE ?= 17
 test-systemd: $(GPUD) $(GPUCTL) $(E2E)
 	tests/systemd_check.sh $(BUILD) $(SYSTEMD_EXPOSURE)
+# deploy/: the Kubernetes manifests (yamllint, then their gpud flags, gpuctl
+# flags and gpud.conf keys against gpud itself) and the Slurm job (bash -n,
+# ShellCheck, its gpud flags).
+test-deploy: $(GPUD) $(GPUCTL)
+	yamllint -s -c deploy/.yamllint deploy/kubernetes
+	bash -n deploy/slurm/gpud-job.sh
+	shellcheck deploy/slurm/gpud-job.sh
+	$(PYTHON) scripts/check_deploy.py $(GPUD) $(GPUCTL)
 # Every C example in README.md and in the public headers' comments, compiled
 # and run against a gpud on the cpu backend.
 test-examples: $(GPUD) $(GPUCTL) $(LIB_SO)
@@ -393,7 +402,7 @@ test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
 	cd python && $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
       test-python test-install test-examples test-asan test-tsan test-valgrind fuzz \
-      test-man test-completion test-systemd
+      test-man test-completion test-systemd test-deploy
 # `make test` STRESS_RUNS times beside two CPU-bound busy loops, as CI's 2
 # shared cores can be at their worst: every run must pass.
 STRESS_RUNS ?= 5

@@ -24,6 +24,7 @@ packages=(
 	python3-pytest                     # the Python package's suite (make test-python)
 	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 	libfftw3-double3                   # lombscargle method=nufft on the cpu backend (libfftw3.so.3, dlopen'd)
+	yamllint python3-yaml shellcheck   # deploy/'s manifests and Slurm job (make test-deploy)
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2
