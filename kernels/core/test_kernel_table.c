@@ -205,12 +205,12 @@ START_TEST(test_describe)
 
 	kernel_param_describe(&k->params[LS_X], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "float32|float64 1-d array");
-	kernel_param_describe(&k->params[LS_Y], buf, sizeof(buf));
-	ck_assert_str_eq(buf, "float32|float64 1-d array");
+	kernel_param_describe(&k->params[LS_Y], buf, sizeof(buf)); /* 1-d or a batch: any rank */
+	ck_assert_str_eq(buf, "float32|float64 array");
 	kernel_param_describe(&k->params[LS_FREQS], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "float32|float64 1-d array (optional)");
 	kernel_param_describe(&k->params[LS_PGRAM], buf, sizeof(buf));
-	ck_assert_str_eq(buf, "float32|float64|complex64|complex128 1-d array (output)");
+	ck_assert_str_eq(buf, "float32|float64|complex64|complex128 array (output)");
 	kernel_param_describe(&k->params[LS_PRECENTER], buf, sizeof(buf));
 	ck_assert_str_eq(buf, "bool scalar (default false)");
 	kernel_param_describe(&k->params[LS_NORMALIZE], buf, sizeof(buf));
@@ -351,7 +351,7 @@ START_TEST(test_bind_array_wrong_dtype)
 	ck_assert_int_eq(v.present, 0);
 	a = arr(GPUD_C128, 1, 4, 0, 0); /* complex inputs: no */
 	ck_assert_int_eq(kernel_bind_array(k, &k->params[LS_Y], &a, &v, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "lombscargle: argument 'y' must be float32|float64 1-d array, "
+	ck_assert_str_eq(err, "lombscargle: argument 'y' must be float32|float64 array, "
 			      "got complex128");
 	ck_assert_int_eq(v.present, 0);
 	/* an optional input says so */
