@@ -157,7 +157,7 @@ static const char *tls_name(const gpud_client *c, const char *url, char *host, s
  * configuration, so redials after a drop use the same. Returns an nng error,
  * or -1 with the message set.
  */
-static int dial_tls(gpud_client *c, const char *url)
+static int dial_tls(gpud_client *c, const char *url, int flags)
 {
 	const char *ca = c->tls_ca, *name;
 	char host[256] = "";
@@ -189,7 +189,7 @@ static int dial_tls(gpud_client *c, const char *url)
 	if (tc)
 		nng_tls_config_free(tc);
 	if (rv == 0)
-		rv = nng_dialer_start(d, 0);
+		rv = nng_dialer_start(d, flags);
 	if (rv == 0)
 		c->dialer = d;
 	else
@@ -288,15 +288,15 @@ size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *
 	return used;
 }
 
-gpud_status client_dial(gpud_client *c, int i)
+gpud_status client_dial(gpud_client *c, int i, int flags)
 {
 	const char *url = c->urls[i];
 	int rv;
 	__atomic_store_n(&c->url, url, __ATOMIC_RELEASE);
 	if (strncmp(url, "tls+", 4) == 0)
-		rv = dial_tls(c, url);
+		rv = dial_tls(c, url, flags);
 	else
-		rv = nng_dial(c->sock, url, &c->dialer, 0);
+		rv = nng_dial(c->sock, url, &c->dialer, flags);
 	if (rv == -1)
 		return GPUD_ECONNECT; /* dial_tls said why */
 	if (rv != 0 && explain_dial(c, url, rv))
@@ -373,7 +373,7 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	client_session_watch(c);
 	if (c->nurls == 1) { /* one endpoint: its own messages, unchanged */
-		gpud_status st = client_dial(c, 0);
+		gpud_status st = client_dial(c, 0, 0);
 		if (st != GPUD_OK)
 			return st;
 		if (!hello) {
@@ -388,7 +388,7 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 	size_t used = 0;
 	gpud_status st = GPUD_ECONNECT;
 	for (int i = 0; i < c->nurls; i++) {
-		if ((st = client_dial(c, i)) == GPUD_OK) {
+		if ((st = client_dial(c, i, 0)) == GPUD_OK) {
 			if (!hello) {
 				c->no_hello = 1;
 				return GPUD_OK;

@@ -341,9 +341,11 @@ static inline const char *client_url(const gpud_client *c)
 	return __atomic_load_n(&c->url, __ATOMIC_ACQUIRE);
 }
 
-/* Dials endpoint i (c->url becomes it, c->dialer its dialer); on failure the
- * message says why (conn.c; the connecting thread, or the one saying hello). */
-gpud_status client_dial(gpud_client *c, int i);
+/* Dials endpoint i (c->url becomes it, c->dialer its dialer); flags 0 waits
+ * for the connection, NNG_FLAG_NONBLOCK dials in the background (nng keeps
+ * trying); on failure the message says why (conn.c; the connecting thread,
+ * or the one saying hello). */
+gpud_status client_dial(gpud_client *c, int i, int flags);
 /* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
 size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
 

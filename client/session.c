@@ -171,7 +171,7 @@ static gpud_status failover(gpud_client *c, int wait_ms)
 	nng_dialer_close(c->dialer);
 	for (int k = 1; k <= c->nurls; k++) {
 		const int i = (cur + k) % c->nurls;
-		if ((st = client_dial(c, i)) == GPUD_OK) {
+		if ((st = client_dial(c, i, 0)) == GPUD_OK) {
 			if ((st = hello(c, wait_ms)) == GPUD_OK)
 				return GPUD_OK;
 			nng_dialer_close(c->dialer);
@@ -179,8 +179,10 @@ static gpud_status failover(gpud_client *c, int wait_ms)
 		if (i != cur)
 			used = client_append_why(why, sizeof(why), used, i, gpud_errmsg(c));
 	}
-	__atomic_store_n(&c->url, c->urls[0], __ATOMIC_RELEASE);
-	nng_dial(c->sock, c->urls[0], &c->dialer, NNG_FLAG_NONBLOCK);
+	/* the first endpoint again, in the background (TLS settings included):
+	 * the next call's hello gets it as soon as it is back */
+	if (client_dial(c, 0, NNG_FLAG_NONBLOCK) != GPUD_OK)
+		__atomic_store_n(&c->url, c->urls[0], __ATOMIC_RELEASE);
 	return client_seterr(c, st == GPUD_ECONNECT ? GPUD_EUNAVAILABLE : st,
 			     "none of the %d gpud endpoints answered after the session was lost: "
 			     "%s",
