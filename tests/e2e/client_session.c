@@ -6,12 +6,9 @@
  * while gpud is down fails GPUD_EUNAVAILABLE naming the URL. The other parts
  * are client_threads.c and client_jobs.c; this file makes the test case.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,19 +116,6 @@ START_TEST(test_outage)
 }
 END_TEST
 
-/* A free TCP port on 127.0.0.1 (bound once and released). */
-static int free_port(void)
-{
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(sa);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert(fd >= 0);
-	ck_assert(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	ck_assert(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
 #define TOKEN_CAROL "carol-5c2d9e0f1a7b3c4d"
 
 /* Over tcp:// with a token: the same token is presented again after a crash. */
@@ -139,7 +123,7 @@ START_TEST(test_restart_tcp)
 {
 	static char url[64], conf[1200], tokens[700];
 	double v[8] = {1, -2, 3, -4, 5, -6, 7, -8};
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", free_port());
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", e2e_free_port());
 	snprintf(tokens, sizeof(tokens), "%s/tokens-client-%d", base_dir, (int)getpid());
 	write_text(tokens, "carol " TOKEN_CAROL "\n");
 	chmod(tokens, 0600);

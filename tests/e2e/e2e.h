@@ -59,6 +59,8 @@ void stop_gpud_now(int hard);
 void start_gpud_again(void);
 
 void path_in_dir(char *buf, size_t len, const char *name); /* a file in the test's directory */
+/* A loopback TCP port nothing listens on now (bound with port 0, released). */
+int e2e_free_port(void);
 void write_text(const char *path, const char *text);
 
 /* --- gpuctl ----------------------------------------------------------------------------- */

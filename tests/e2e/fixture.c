@@ -5,10 +5,12 @@
  * gpuctl runner, libgpud-client helpers, the reference periodogram, and
  * requests made and read by hand on a plain nng REQ socket. See e2e.h.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,6 +116,24 @@ void gpud_teardown(void)
 	harness_gpud_remove(&e2e_gpud);
 	ck_assert_msg(!killed, "gpud did not exit within 10 s of SIGTERM; killed it (log above)");
 	ck_assert_msg(ok, "gpud %s after SIGTERM, expected exit status 0 (log above)", how);
+}
+
+/*
+ * A loopback TCP port nothing listens on now: bound with port 0 (the kernel
+ * picks one from its ephemeral range) and released. A port derived from the
+ * pid instead could be any process's ephemeral port at that moment, as one
+ * CI run found ("Address in use").
+ */
+int e2e_free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert(fd >= 0);
+	ck_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&a, &al) == 0);
+	close(fd);
+	return ntohs(a.sin_port);
 }
 
 void path_in_dir(char *buf, size_t len, const char *name)

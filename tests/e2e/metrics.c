@@ -50,7 +50,7 @@ static void setup_metrics(void)
 {
 	static char conf[2048], tokens[700];
 	static const char *extra[] = {"--listen", tcp_url, NULL};
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 12000 + (int)(getpid() % 8000));
+	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
 	snprintf(tokens, sizeof(tokens), "%s/metrics-tokens-%d", base_dir, (int)getpid());
 	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
 	chmod(tokens, 0600);

@@ -32,9 +32,11 @@ static void setup_tenants(void)
 	static char conf[4096];
 	static const char *extra[] = {"--listen", tcp_url, "--listen", tls_url, NULL};
 	static char key_path[700];
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
-	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d",
-		 40000 + (int)(getpid() % 20000));
+	int tcp_port = e2e_free_port(), tls_port;
+	while ((tls_port = e2e_free_port()) == tcp_port)
+		;
+	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", tcp_port);
+	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d", tls_port);
 	snprintf(cert_path, sizeof(cert_path), "%s/cert-%d.pem", base_dir, (int)getpid());
 	snprintf(key_path, sizeof(key_path), "%s/key-%d.pem", base_dir, (int)getpid());
 	snprintf(other_path, sizeof(other_path), "%s/other-%d.pem", base_dir, (int)getpid());

@@ -28,19 +28,6 @@
 static char ca_path[700], other_ca_path[700], cert_path[700];
 static char tcp_url[64], tls_url[64];
 
-/* A loopback port nothing listens on now. */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t al = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert(fd >= 0);
-	ck_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	ck_assert(getsockname(fd, (struct sockaddr *)&a, &al) == 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static void make_cert(const char *cert, const char *key, const char *cn, const char *dns, int ip,
 		      int is_ca, const char *from, const char *to, const char *icert,
 		      const char *ikey)
@@ -62,8 +49,8 @@ static void start_tls_gpud(const char *cn, const char *dns, const char *from, co
 	static const char *extra[] = {"--listen", tcp_url, "--listen", tls_url, NULL};
 	int pid = (int)getpid();
 
-	int p1 = free_port(), p2;
-	while ((p2 = free_port()) == p1)
+	int p1 = e2e_free_port(), p2;
+	while ((p2 = e2e_free_port()) == p1)
 		;
 	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", p1);
 	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d", p2);
@@ -326,7 +313,7 @@ START_TEST(test_tls_client_certificate)
 	static const char *extra[] = {"--listen", tls_url, NULL};
 	int pid = (int)getpid();
 
-	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d", free_port());
+	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d", e2e_free_port());
 	snprintf(ca_path, sizeof(ca_path), "%s/tls-ca-%d.pem", base_dir, pid);
 	snprintf(ca_key, sizeof(ca_key), "%s/tls-ca-key-%d.pem", base_dir, pid);
 	snprintf(other_ca_path, sizeof(other_ca_path), "%s/tls-other-ca-%d.pem", base_dir, pid);
