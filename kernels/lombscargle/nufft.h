@@ -110,11 +110,4 @@ LS_HD double ls_frac_dd(double hi, double lo, double x, double m)
 	return r < 1 ? r : 0.0;
 }
 
-/* The fractional part of v, in [0, 1). */
-LS_HD double ls_frac(double v)
-{
-	double r = v - floor(v);
-	return r < 1 ? r : 0.0;
-}
-
 #endif
