@@ -14,6 +14,11 @@ void gpud_set_keep(gpud_client *c, int keep)
 	__atomic_store_n(&c->keep, keep != 0, __ATOMIC_RELAXED);
 }
 
+void gpud_set_device(gpud_client *c, int device)
+{
+	__atomic_store_n(&c->device1, device < 0 ? 0 : device + 1, __ATOMIC_RELAXED);
+}
+
 static void buffer_info_from(gpud_buffer_info *v, const Gpud__BufferInfo *b)
 {
 	v->handle = b->handle;
@@ -23,6 +28,8 @@ static void buffer_info_from(gpud_buffer_info *v, const Gpud__BufferInfo *b)
 		memcpy(v->shape, b->shape, (size_t)v->ndim * sizeof(uint64_t));
 	v->nbytes = gpud_shape_bytes(v->shape, v->ndim, gpud_dtype_size(v->dtype));
 	v->kept = b->kept;
+	v->device = b->device;
+	v->pinned = b->pinned;
 }
 
 /* The list request: the reply's buffers, each in one of out_own or out_all. */
@@ -257,6 +264,7 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 	out->errors = sr->errors;
 	out->cancelled = sr->cancelled;
 	out->cancelled_closed = sr->cancelled_closed;
+	out->degraded = sr->degraded;
 	out->connections = sr->connections;
 	out->in_flight = sr->in_flight;
 	out->buffers = sr->buffers;

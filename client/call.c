@@ -273,6 +273,23 @@ void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n)
 		d->memory_total = devs[i]->memory_total;
 		d->memory_free = devs[i]->memory_free;
 		d->sm_count = devs[i]->sm_count;
+		d->lost = devs[i]->lost;
+		snprintf(d->lost_message, sizeof(d->lost_message), "%s",
+			 devs[i]->lost_message ? devs[i]->lost_message : "");
+		d->runs = devs[i]->runs;
+		d->slots = devs[i]->slots;
+		d->bytes_moving = devs[i]->bytes_moving;
+		d->buffers = devs[i]->buffers;
+		d->bytes_in_use = devs[i]->bytes_in_use;
+		d->runs_total = devs[i]->runs_total;
+		d->busy_s = devs[i]->busy_s;
+		d->has_pool = devs[i]->pool != NULL;
+		if (devs[i]->pool) {
+			d->pool_in_use = devs[i]->pool->in_use;
+			d->pool_cached = devs[i]->pool->cached;
+			d->pool_high_water = devs[i]->pool->high_water;
+			d->pool_limit = devs[i]->pool->limit;
+		}
 	}
 }
 

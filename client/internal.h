@@ -27,7 +27,7 @@
  * for pipe events and job completions):
  *   - fixed at connect, read by all: sock, url, token, TLS settings,
  *     connect_timeout_ms;
- *   - atomics (__atomic builtins): timeout_ms, keep, next_id, reconnects;
+ *   - atomics (__atomic builtins): timeout_ms, keep, device1, next_id, reconnects;
  *   - under mu: the session (gen, lost, helloing, session_pipe, info, shm
  *     path and key), the host regions, the list of jobs and the kernel
  *     variants status last gave;
@@ -118,6 +118,7 @@ struct gpud_client {
 	int connect_timeout_ms;
 	int timeout_ms; /* atomic */
 	int keep;       /* atomic; gpud_set_keep */
+	int device1;    /* atomic; gpud_set_device's device + 1 (0: gpud places) */
 	uint64_t next_id;
 	unsigned reconnects;
 
@@ -348,5 +349,13 @@ static inline const char *client_url(const gpud_client *c)
 gpud_status client_dial(gpud_client *c, int i, int flags);
 /* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
 size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
+
+/* gpud_set_device into a request's pin_device and device. */
+static inline void client_device_into(gpud_client *c, protobuf_c_boolean *pin, int32_t *device)
+{
+	int d1 = __atomic_load_n(&c->device1, __ATOMIC_RELAXED);
+	*pin = d1 > 0;
+	*device = d1 > 0 ? d1 - 1 : 0;
+}
 
 #endif /* GPUD_CLIENT_INTERNAL_H */

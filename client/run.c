@@ -160,6 +160,7 @@ gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 	run.return_outputs = return_outputs;
 	run.limit_outputs = limit;
 	run.max_outputs = max_outputs;
+	client_device_into(c, &run.pin_device, &run.device);
 	if (dst) {
 		dst->offered =
 			return_outputs && dst->room > 0 &&
@@ -219,6 +220,7 @@ void client_run_outputs(const Gpud__Response *r, gpud_output *outs, size_t cap, 
 		g->ndim = (int)o->buffer->n_shape;
 		if (o->buffer->n_shape)
 			memcpy(g->shape, o->buffer->shape, o->buffer->n_shape * sizeof(uint64_t));
+		g->device = o->buffer->device;
 	}
 	if (nouts)
 		*nouts = n;

@@ -66,6 +66,7 @@ static gpud_status alloc_once(gpud_client *c, gpud_dtype dtype, int ndim, const 
 	a.shape = (uint64_t *)shape;
 	a.with_data = inline_data;
 	a.keep = __atomic_load_n(&c->keep, __ATOMIC_RELAXED);
+	client_device_into(c, &a.pin_device, &a.device);
 	if (rg) {
 		from.region = rg;
 		from.offset = roff;
@@ -509,6 +510,7 @@ static void *npy_into_request(void *ctx, const gpud_array *meta)
 	a.shape = (uint64_t *)meta->shape;
 	a.with_data = 1;
 	a.keep = __atomic_load_n(&c->keep, __ATOMIC_RELAXED);
+	client_device_into(c, &a.pin_device, &a.device);
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
 	if ((nr->st = client_pack(c, &req, NULL, meta->nbytes, &nr->msg, &payload)) != GPUD_OK)
@@ -533,6 +535,7 @@ static gpud_status alloc_from_region(gpud_client *c, const gpud_array *arr, cons
 	a.shape = (uint64_t *)arr->shape;
 	a.from = &from;
 	a.keep = __atomic_load_n(&c->keep, __ATOMIC_RELAXED);
+	client_device_into(c, &a.pin_device, &a.device);
 	req.body_case = GPUD__REQUEST__BODY_ALLOC;
 	req.alloc = &a;
 	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)

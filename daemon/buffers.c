@@ -7,13 +7,14 @@
 #include <utlist.h>
 
 #include "daemon/buffers.h"
+#include "daemon/devices.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 
-void buffers_init(buffer_table *t, gpud_backend *backend)
+void buffers_init(buffer_table *t, device_set *devices)
 {
 	memset(t, 0, sizeof(*t));
-	t->backend = backend;
+	t->devices = devices;
 	do {
 		if (getrandom(&t->instance, sizeof(t->instance), 0) !=
 		    (ssize_t)sizeof(t->instance)) {
@@ -53,9 +54,9 @@ static gpud_handle new_handle(buffer_table *t)
 	}
 }
 
-dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
-		      const uint64_t *shape, buffer_spares *sp, gpud_buffer **out, char *err,
-		      size_t errlen)
+dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_device *dev, int pinned,
+		      gpud_dtype dt, int ndim, const uint64_t *shape, buffer_spares *sp,
+		      gpud_buffer **out, char *err, size_t errlen)
 {
 	size_t esize = gpud_dtype_size(dt);
 	gpud_tenant *tn = s->tenant;
@@ -90,6 +91,20 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 		tn->metrics.quota_refused[QUOTA_DEVICE_BYTES]++;
 		return ST_QUOTA;
 	}
+	uint64_t on = tn ? tn->quota.device_bytes_on[dev->id] : 0;
+	if (on && (nbytes > on || tn->dev_bytes[dev->slot] > on - nbytes)) {
+		snprintf(err, errlen,
+			 "over the device_bytes.%d quota of tenant %s: %zu bytes asked on device "
+			 "%d, %llu of %llu in use there",
+			 dev->id, tn->name, nbytes, dev->id,
+			 (unsigned long long)tn->dev_bytes[dev->slot], (unsigned long long)on);
+		tn->metrics.quota_refused[QUOTA_DEVICE_BYTES]++;
+		return ST_QUOTA;
+	}
+	if (dev->lost) {
+		snprintf(err, errlen, "device %d is lost (%s)", dev->id, dev->lost_msg);
+		return ST_BACKEND;
+	}
 	if (keep && tn && tn->quota.kept_buffers && tn->nkept >= tn->quota.kept_buffers) {
 		snprintf(err, errlen,
 			 "over the kept_buffers quota of tenant %s: it keeps %llu of %llu buffers",
@@ -109,6 +124,10 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 		free(b);
 		return rv;
 	}
+	if (sp && sp->n > 0 && sp->dev != dev) /* blocks of another device: not these */
+		buffers_spares_free(t, sp);
+	if (sp)
+		sp->dev = dev;
 	int spare = -1;
 	for (int i = 0; sp && i < sp->n && spare < 0; i++)
 		if (sp->bytes[i] == nbytes)
@@ -117,7 +136,7 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 		b->mem = sp->mem[spare];
 		sp->mem[spare] = sp->mem[--sp->n];
 		sp->bytes[spare] = sp->bytes[sp->n];
-	} else if ((rv = backend_alloc(t->backend, nbytes, &b->mem, err, errlen)) != ST_OK) {
+	} else if ((rv = backend_alloc(&dev->be, nbytes, &b->mem, err, errlen)) != ST_OK) {
 		free(b);
 		if (rv == ST_WOULD_BLOCK && sp) {
 			sp->want = nbytes;
@@ -137,11 +156,15 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 	b->refs = 1;
 	b->live = 1;
 	b->tenant = tn;
+	b->dev = dev;
+	b->pinned = pinned;
+	dev->nbuffers++;
+	dev->bytes += nbytes;
 	HASH_ADD(hh, t->by_handle, handle, sizeof(b->handle), b);
 	/* The address is for debugging (and the GPU suite's isolation tests):
 	 * no client learns it through the protocol. */
-	log_debug("buffer %016llx of tenant %s: %zu bytes at %p", (unsigned long long)b->handle,
-		  tn ? tn->name : "-", nbytes, b->mem);
+	log_debug("buffer %016llx of tenant %s: %zu bytes at %p on device %d",
+		  (unsigned long long)b->handle, tn ? tn->name : "-", nbytes, b->mem, dev->id);
 	if (keep && tn) {
 		b->kept = 1;
 		DL_APPEND2(tn->kept, b, sprev, snext);
@@ -155,6 +178,8 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt,
 	if (tn) {
 		tn->bytes += nbytes;
 		tn->nbuffers++;
+		tn->dev_bytes[dev->slot] += nbytes;
+		tn->dev_nbuffers[dev->slot]++;
 	}
 	t->count++;
 	t->bytes += nbytes;
@@ -205,17 +230,21 @@ void buffer_unref(buffer_table *t, gpud_buffer *b)
 	if (--b->refs > 0)
 		return;
 	if (b->mem)
-		backend_free(t->backend, b->mem);
+		backend_free(&b->dev->be, b->mem);
 	t->bytes -= b->nbytes;
+	b->dev->nbuffers--;
+	b->dev->bytes -= b->nbytes;
 	free(b);
 }
 
 void buffers_release_to(buffer_table *t, gpud_buffer *b, buffer_spares *sp)
 {
-	if (!b->live || b->refs != 1 || sp->n == BUFFER_SPARES || b->nbytes == 0) {
+	if (!b->live || b->refs != 1 || sp->n == BUFFER_SPARES || b->nbytes == 0 ||
+	    (sp->n > 0 && sp->dev != b->dev)) {
 		buffers_release(t, b);
 		return;
 	}
+	sp->dev = b->dev;
 	sp->mem[sp->n] = b->mem;
 	sp->bytes[sp->n++] = b->nbytes;
 	b->mem = NULL;
@@ -225,7 +254,7 @@ void buffers_release_to(buffer_table *t, gpud_buffer *b, buffer_spares *sp)
 void buffers_spares_free(buffer_table *t, buffer_spares *sp)
 {
 	for (int i = 0; i < sp->n; i++)
-		backend_free(t->backend, sp->mem[i]);
+		backend_free(&sp->dev->be, sp->mem[i]);
 	sp->n = 0;
 	sp->want = 0;
 }
@@ -248,6 +277,8 @@ void buffers_release(buffer_table *t, gpud_buffer *b)
 	if (b->tenant) {
 		b->tenant->bytes -= b->nbytes;
 		b->tenant->nbuffers--;
+		b->tenant->dev_bytes[b->dev->slot] -= b->nbytes;
+		b->tenant->dev_nbuffers[b->dev->slot]--;
 	}
 	t->count--;
 	buffer_unref(t, b);

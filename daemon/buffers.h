@@ -32,6 +32,8 @@ typedef struct gpud_session gpud_session;
 typedef struct gpud_tenant gpud_tenant;
 struct host_region;
 struct custom_entry;
+struct gpud_device;
+struct device_set;
 
 typedef struct gpud_buffer {
 	gpud_handle handle;
@@ -40,7 +42,9 @@ typedef struct gpud_buffer {
 	uint64_t shape[GPUD_MAX_DIMS];
 	size_t count; /* elements */
 	size_t nbytes;
-	void *mem;           /* backend memory */
+	void *mem; /* backend memory, on dev */
+	struct gpud_device *dev;
+	int pinned;          /* the client chose dev: never copied to another device */
 	gpud_session *owner; /* NULL when kept (then the tenant's) */
 	gpud_tenant *tenant;
 	int kept;
@@ -61,10 +65,13 @@ struct gpud_tenant {
 	char name[GPUD_TENANT_NAME];
 	tenant_quota quota;
 	uint64_t bytes, nbuffers; /* all its buffers */
+	/* ... on each device, by slot (daemon/devices.h) */
+	uint64_t dev_bytes[GPUD_DEVICES_MAX], dev_nbuffers[GPUD_DEVICES_MAX];
 	uint64_t nkept;
 	uint32_t in_flight;
-	gpud_buffer *kept;            /* its kept buffers */
-	sched_queue runs;             /* runs waiting for a slot (daemon/sched.h) */
+	gpud_buffer *kept; /* its kept buffers */
+	/* runs waiting for a slot of each device's scheduler (daemon/sched.h) */
+	sched_queue runs[GPUD_DEVICES_MAX];
 	struct custom_entry *customs; /* its registered kernels (daemon/registry.h) */
 	tenant_metrics metrics;       /* its counters (daemon/metrics.h) */
 	UT_hash_handle hh;
@@ -104,6 +111,7 @@ struct gpud_session {
  */
 #define BUFFER_SPARES 40
 typedef struct buffer_spares {
+	struct gpud_device *dev; /* the device of its blocks (the request's) */
 	void *mem[BUFFER_SPARES];
 	size_t bytes[BUFFER_SPARES];
 	int n;
@@ -115,7 +123,7 @@ typedef struct buffer_spares {
 } buffer_spares;
 
 typedef struct buffer_table {
-	gpud_backend *backend;
+	struct device_set *devices;
 	/* Called before a session's buffers go (its host regions go there). */
 	void (*on_session_close)(void *arg, gpud_session *s);
 	void *hook_arg;
@@ -127,25 +135,26 @@ typedef struct buffer_table {
 	uint64_t instance; /* this run of gpud, random; its top 16 bits tag every handle */
 } buffer_table;
 
-void buffers_init(buffer_table *t, gpud_backend *backend);
+void buffers_init(buffer_table *t, struct device_set *devices);
 /* Frees everything (shutdown). */
 void buffers_fini(buffer_table *t);
 
 /*
- * Allocates a buffer owned by s (or, with keep, by s's tenant), its memory
- * from sp (an exact fit, if sp) or the backend. Returns ST_OK, or a status
- * with err set (bad shape, size overflow, over the tenant's quota, backend
- * out of memory), or ST_WOULD_BLOCK with sp->want set where the backend
- * would wait for the device (sp NULL: never; the caller has the block made
- * on a worker: request_alloc_off_loop).
+ * Allocates a buffer owned by s (or, with keep, by s's tenant) on device
+ * dev (pinned: the client named it), its memory from sp (an exact fit, if
+ * sp; sp's blocks are dev's) or the backend. Returns ST_OK, or a status
+ * with err set (bad shape, size overflow, over the tenant's quota in all or
+ * on dev, backend out of memory), or ST_WOULD_BLOCK with sp->want set where
+ * the backend would wait for the device (sp NULL: never; the caller has the
+ * block made on a worker: request_alloc_off_loop).
  */
-dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_dtype dt, int ndim,
-		      const uint64_t *shape, buffer_spares *sp, gpud_buffer **out, char *err,
-		      size_t errlen);
+dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, struct gpud_device *dev,
+		      int pinned, gpud_dtype dt, int ndim, const uint64_t *shape, buffer_spares *sp,
+		      gpud_buffer **out, char *err, size_t errlen);
 /* Releases b (as buffers_release) but puts its memory in sp where nobody else
  * holds b and sp has room; else releases it as usual. */
 void buffers_release_to(buffer_table *t, gpud_buffer *b, buffer_spares *sp);
-/* Gives every block of sp back to the backend. */
+/* Gives every block of sp back to its device's backend. */
 void buffers_spares_free(buffer_table *t, buffer_spares *sp);
 /* A live buffer of tenant tn by handle, or NULL: another tenant's handle is
  * not found, like one that never existed. */

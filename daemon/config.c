@@ -22,7 +22,9 @@ void config_defaults(gpud_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->backend, sizeof(c->backend), "auto");
-	c->device = 0;
+	c->device_ids[0] = 0;
+	c->ndevice_ids = 1;
+	c->cpu_devices = 1;
 	c->log_level = LOG_INFO;
 	c->log_format = LOG_FORMAT_TEXT;
 	c->max_message_size = 256ull << 20;
@@ -180,14 +182,15 @@ int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
  * and every message is written once per type.
  */
 typedef enum opt_type {
-	OPT_INT,    /* an int field, lo..hi */
-	OPT_SIZE,   /* a uint64_t of bytes ("256MiB"), lo..hi (hi 0: no bound) */
-	OPT_DOUBLE, /* a double, lo..hi */
-	OPT_STRING, /* a char[size] */
-	OPT_CHOICE, /* one of choices: into a char[size], or (size 0) its index into an int */
-	OPT_OCTAL,  /* an int file mode, 0..0777 */
-	OPT_LISTEN, /* appended to the listen URLs */
-	OPT_LOG,    /* a log level's name (daemon/log.h) into an int */
+	OPT_INT,     /* an int field, lo..hi */
+	OPT_SIZE,    /* a uint64_t of bytes ("256MiB"), lo..hi (hi 0: no bound) */
+	OPT_DOUBLE,  /* a double, lo..hi */
+	OPT_STRING,  /* a char[size] */
+	OPT_CHOICE,  /* one of choices: into a char[size], or (size 0) its index into an int */
+	OPT_OCTAL,   /* an int file mode, 0..0777 */
+	OPT_LISTEN,  /* appended to the listen URLs */
+	OPT_LOG,     /* a log level's name (daemon/log.h) into an int */
+	OPT_DEVICES, /* "all" or a list of device ids "0,2" */
 } opt_type;
 
 enum {
@@ -223,6 +226,61 @@ typedef struct config_option {
 	}
 
 static const char *const backends[] = {"auto", "cpu", "cuda", NULL};
+/* In device_lost_exit's order. */
+static const char *const device_lost_choices[] = {"serve", "exit", NULL};
+
+/* devices = all | ID[,ID...]: distinct ids, 0..1023, at most GPUD_DEVICES_MAX. */
+static int set_devices(gpud_config *c, const char *key, const char *value, char *err, size_t errlen)
+{
+	int ids[GPUD_DEVICES_MAX], n = 0;
+	const char *p = value;
+
+	if (strcmp(value, "all") == 0) {
+		c->devices_all = 1;
+		c->ndevice_ids = 0;
+		return 0;
+	}
+	while (*p) {
+		char *end;
+		while (*p == ' ')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+		long d = strtol(p, &end, 10);
+		if (d > 1024)
+			goto bad;
+		for (int i = 0; i < n; i++)
+			if (ids[i] == (int)d) {
+				snprintf(err, errlen, "%s = '%s': device %ld is listed twice", key,
+					 value, d);
+				return -1;
+			}
+		if (n == GPUD_DEVICES_MAX) {
+			snprintf(err, errlen, "%s = '%s': at most %d devices", key, value,
+				 GPUD_DEVICES_MAX);
+			return -1;
+		}
+		ids[n++] = (int)d;
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p == ',' && p[1] != '\0')
+			p++;
+		else if (*p != '\0')
+			goto bad;
+	}
+	if (n == 0)
+		goto bad;
+	memcpy(c->device_ids, ids, sizeof(ids));
+	c->ndevice_ids = n;
+	c->devices_all = 0;
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "%s = '%s': expected all, or device ids separated by commas (e.g. 0 or 0,2)", key,
+		 value);
+	return -1;
+}
 /* In enum log_format's order (daemon/log.h). */
 static const char *const log_formats[] = {"text", "json", NULL};
 
@@ -241,7 +299,13 @@ static const config_option options[] = {
 	 .type = OPT_CHOICE,
 	 .offset = offsetof(gpud_config, log_format),
 	 .choices = log_formats},
-	INT("device", device, 0, 1024),
+	{.name = "devices", .type = OPT_DEVICES},
+	{.name = "device", .type = OPT_DEVICES},
+	INT("cpu_devices", cpu_devices, 1, GPUD_DEVICES_MAX),
+	{.name = "device_lost",
+	 .type = OPT_CHOICE,
+	 .offset = offsetof(gpud_config, device_lost_exit),
+	 .choices = device_lost_choices},
 	SIZE("max_message_size", max_message_size, 4096, 4ull << 30, "256MiB", NULL),
 	INT("contexts", contexts, 1, 4096),
 	INT("cpu_threads", cpu_threads, 1, 1024),
@@ -365,6 +429,24 @@ static int quota_set(tenant_quota *q, const char *key, const char *value, char *
 			q->kernel_timeout_ms = 1;
 		return 0;
 	}
+	if (!strncmp(key, "device_bytes.", 13)) {
+		char *end;
+		long d = strtol(key + 13, &end, 10);
+		if (end == key + 13 || *end != '\0' || d < 0 || d >= GPUD_DEVICES_MAX) {
+			snprintf(err, errlen,
+				 "quota key '%s': expected device_bytes.N with N a device id, 0 to "
+				 "%d",
+				 key, GPUD_DEVICES_MAX - 1);
+			return -1;
+		}
+		if (config_parse_size(value, &q->device_bytes_on[d]) != 0) {
+			snprintf(err, errlen,
+				 "%s = '%s': expected a number or a size (0: no limit)", key,
+				 value);
+			return -1;
+		}
+		return 0;
+	}
 	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
 		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
 		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
@@ -372,8 +454,8 @@ static int quota_set(tenant_quota *q, const char *key, const char *value, char *
 							   : NULL;
 	if (f == NULL) {
 		snprintf(err, errlen,
-			 "unknown quota key '%s' (device_bytes, kept_buffers, requests_in_flight, "
-			 "message_size, kernel_timeout)",
+			 "unknown quota key '%s' (device_bytes, device_bytes.N, kept_buffers, "
+			 "requests_in_flight, message_size, kernel_timeout)",
 			 key);
 		return -1;
 	}
@@ -474,6 +556,9 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 			break;
 		case OPT_LISTEN:
 			rv = config_add_listen(c, value, err, errlen);
+			break;
+		case OPT_DEVICES:
+			rv = set_devices(c, key, value, err, errlen);
 			break;
 		case OPT_LOG:
 			if ((rv = log_level_parse(value)) >= 0) {

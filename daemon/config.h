@@ -13,6 +13,8 @@
 
 #define GPUD_MAX_TENANT_RULES 64
 #define GPUD_TENANT_NAME 64
+/* Devices one gpud drives at most (daemon/devices.h). */
+#define GPUD_DEVICES_MAX 16
 
 /* What one tenant may hold and do at once; 0 means no limit. */
 typedef struct tenant_quota {
@@ -21,6 +23,8 @@ typedef struct tenant_quota {
 	uint64_t requests_in_flight;
 	uint64_t message_size;      /* payload bytes of one request (also max_message_size) */
 	uint64_t kernel_timeout_ms; /* a custom kernel's run (config: kernel_timeout, seconds) */
+	/* device_bytes.N: bytes of buffers on device N alone (0: only the total) */
+	uint64_t device_bytes_on[GPUD_DEVICES_MAX];
 } tenant_quota;
 
 typedef struct tenant_rule {
@@ -31,8 +35,16 @@ typedef struct tenant_rule {
 typedef struct gpud_config {
 	char *listen[GPUD_MAX_LISTEN];
 	int nlisten;
-	char backend[8];           /* "auto", "cpu" or "cuda" */
-	int device;                /* CUDA device ordinal */
+	char backend[8]; /* "auto", "cpu" or "cuda" */
+	/* devices (and device, its old name): "all", or ids "0,2" (cuda: CUDA
+	 * ordinals); the cpu backend simulates cpu_devices devices 0..n-1 */
+	int devices_all;
+	int device_ids[GPUD_DEVICES_MAX];
+	int ndevice_ids;
+	int cpu_devices;
+	/* a device lost (a sticky error in its context): 0 "serve" with the
+	 * others, exit when none is left; 1 "exit" at once */
+	int device_lost_exit;
 	int log_level;             /* enum log_level */
 	int log_format;            /* enum log_format: text or json lines */
 	uint64_t max_message_size; /* largest request gpud reads, bytes */

@@ -32,7 +32,9 @@ static void usage(FILE *f)
 		   "                            repeatable; replaces the config file's list\n"
 		   "  -b, --backend NAME        auto, cpu or cuda (default auto)\n"
 		   "  -c, --config FILE         read settings from an INI file (see gpud.conf)\n"
-		   "  -d, --device N            CUDA device ordinal (default 0)\n"
+		   "  -d, --device LIST         the CUDA devices to drive: all, or ordinals\n"
+		   "                            such as 0 or 0,2 (default 0)\n"
+		   "      --cpu-devices N       cpu backend: simulate N devices (default 1)\n"
 		   "      --log-level LEVEL     error, warn, info or debug (default info)\n"
 		   "      --max-message-size S  largest request payload, e.g. 256MiB\n"
 		   "      --contexts N          requests handled at once (default 64)\n"
@@ -51,6 +53,7 @@ int main(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'},
 		{"config", required_argument, NULL, 'c'},
 		{"device", required_argument, NULL, 'd'},
+		{"cpu-devices", required_argument, NULL, 'D'},
 		{"log-level", required_argument, NULL, 'L'},
 		{"max-message-size", required_argument, NULL, 'M'},
 		{"contexts", required_argument, NULL, 'C'},
@@ -86,7 +89,10 @@ int main(int argc, char **argv)
 			config_path = optarg;
 			break;
 		case 'd':
-			key = "device";
+			key = "devices";
+			break;
+		case 'D':
+			key = "cpu_devices";
 			break;
 		case 'L':
 			key = "log_level";
@@ -165,15 +171,17 @@ int main(int argc, char **argv)
 		notify_status("failed to start: %s", err);
 		return 1;
 	}
-	log_info("ready: backend %s, %d contexts, max message %llu bytes", srv.backend.ops->name,
-		 cfg.contexts, (unsigned long long)cfg.max_message_size);
+	char devs[256];
+	log_info("ready: backend %s, devices %s, %d contexts, max message %llu bytes",
+		 srv.devices.backend, devices_list(&srv.devices, devs, sizeof(devs)), cfg.contexts,
+		 (unsigned long long)cfg.max_message_size);
 	/* Ready means serving: the backend is warm and every listener is bound;
 	 * what arrives meanwhile waits for the loop, which runs next. */
 	char urls[1024] = "";
 	for (int i = 0; i < cfg.nlisten; i++)
 		snprintf(urls + strlen(urls), sizeof(urls) - strlen(urls), "%s%s", i ? ", " : "",
 			 cfg.listen[i]);
-	notify_ready("serving on %s, backend %s", urls, srv.backend.ops->name);
+	notify_ready("serving on %s, backend %s, devices %s", urls, srv.devices.backend, devs);
 	notify_watchdog_start(loop);
 	uv_run(loop, UV_RUN_DEFAULT);
 	int rc = srv.exit_code;

@@ -127,7 +127,8 @@ static tenant_row *tenant_rows(const gpud_core *core, const metrics *m, uint32_t
 		r->buffers += tn->nbuffers;
 		r->bytes += tn->bytes;
 		r->kept += tn->nkept;
-		r->queued += tn->runs.queued;
+		for (int d = 0; d < GPUD_DEVICES_MAX; d++)
+			r->queued += tn->runs[d].queued;
 	}
 	gpud_session *s, *stmp;
 	HASH_ITER(hh, core->buffers->sessions, s, stmp)
@@ -257,44 +258,108 @@ static void time_families(FILE *f, const metrics *m)
 					&m->queue_seconds[k]);
 }
 
+/* Each device's families, labelled device="ID" (its slot's values in v). */
+static void per_device(FILE *f, const gpud_core *core, const char *name, const char *labels,
+		       const uint64_t *v)
+{
+	const device_set *ds = core->devices;
+	for (int i = 0; i < ds->n; i++)
+		fprintf(f, "%s{device=\"%d\"%s%s} %llu\n", name, ds->dev[i].id,
+			labels[0] ? "," : "", labels, (unsigned long long)v[i]);
+}
+
 static void backend_families(FILE *f, const gpud_core *core)
 {
-	gpud_backend *be = core->backend;
-	backend_pool_stats ps;
-	if (be->ops->pool_stats && be->ops->pool_stats(be, &ps) == 0) {
+	device_set *ds = core->devices;
+	uint64_t a[GPUD_DEVICES_MAX], b[GPUD_DEVICES_MAX], c[GPUD_DEVICES_MAX], d[GPUD_DEVICES_MAX];
+	backend_pool_stats ps[GPUD_DEVICES_MAX];
+	backend_staging_stats ss[GPUD_DEVICES_MAX];
+	int has_pool = 1, has_staging = 1;
+
+	for (int i = 0; i < ds->n; i++) {
+		gpud_backend *be = &ds->dev[i].be;
+		if (!be->ops->pool_stats || be->ops->pool_stats(be, &ps[i]) != 0)
+			has_pool = 0;
+		if (!be->ops->staging_stats || be->ops->staging_stats(be, &ss[i]) != 0)
+			has_staging = 0;
+	}
+	family(f, "gpud_device_up", "gauge",
+	       "1 while the device serves, 0 once it is lost (a sticky error in its context).");
+	for (int i = 0; i < ds->n; i++) {
+		a[i] = !ds->dev[i].lost;
+		b[i] = ds->dev[i].runs;
+		c[i] = ds->dev[i].bytes_moving;
+		d[i] = ds->dev[i].bytes;
+	}
+	per_device(f, core, "gpud_device_up", "", a);
+	family(f, "gpud_device_runs", "gauge",
+	       "Runs placed on the device and not yet answered (waiting or running).");
+	per_device(f, core, "gpud_device_runs", "", b);
+	family(f, "gpud_device_moving_bytes", "gauge", "Bytes of copies in flight to or from it.");
+	per_device(f, core, "gpud_device_moving_bytes", "", c);
+	family(f, "gpud_device_buffer_bytes", "gauge", "Bytes of the buffers on the device.");
+	per_device(f, core, "gpud_device_buffer_bytes", "", d);
+	family(f, "gpud_device_busy_seconds_total", "counter",
+	       "Time the device has had a kernel run of gpud in flight (its rate: utilisation).");
+	for (int i = 0; i < ds->n; i++)
+		fprintf(f, "gpud_device_busy_seconds_total{device=\"%d\"} %.6f\n", ds->dev[i].id,
+			device_busy_s(&ds->dev[i]));
+	family(f, "gpud_run_slots", "gauge",
+	       "Kernel runs each device takes at once (run_slots): busy or free.");
+	for (int i = 0; i < ds->n; i++) {
+		a[i] = (uint64_t)ds->dev[i].sched.busy;
+		b[i] = (uint64_t)(ds->dev[i].sched.slots - ds->dev[i].sched.busy);
+	}
+	per_device(f, core, "gpud_run_slots", "state=\"busy\"", a);
+	per_device(f, core, "gpud_run_slots", "state=\"free\"", b);
+	if (has_pool && ds->n > 0) {
 		family(f, "gpud_pool_bytes", "gauge",
 		       "Device memory of the pool: in use by buffers, or cached for reuse.");
-		fprintf(f, "gpud_pool_bytes{state=\"in_use\"} %llu\n",
-			(unsigned long long)ps.in_use);
-		fprintf(f, "gpud_pool_bytes{state=\"cached\"} %llu\n",
-			(unsigned long long)ps.cached);
-		family(f, "gpud_pool_high_water_bytes", "gauge",
-		       "The most device memory the pool has held in use.");
-		sample_u(f, "gpud_pool_high_water_bytes", ps.high_water);
-		family(f, "gpud_pool_limit_bytes", "gauge",
-		       "The pool's limit (pool_max_total), 0 for none.");
-		sample_u(f, "gpud_pool_limit_bytes", ps.limit);
+		for (int i = 0; i < ds->n; i++) {
+			a[i] = ps[i].in_use;
+			b[i] = ps[i].cached;
+			c[i] = ps[i].hits;
+			d[i] = ps[i].allocs - ps[i].hits;
+		}
+		per_device(f, core, "gpud_pool_bytes", "state=\"in_use\"", a);
+		per_device(f, core, "gpud_pool_bytes", "state=\"cached\"", b);
 		family(f, "gpud_pool_allocations_total", "counter",
 		       "Pool allocations: served from the cache (hit) or from the driver (miss).");
-		fprintf(f, "gpud_pool_allocations_total{result=\"hit\"} %llu\n",
-			(unsigned long long)ps.hits);
-		fprintf(f, "gpud_pool_allocations_total{result=\"miss\"} %llu\n",
-			(unsigned long long)(ps.allocs - ps.hits));
+		per_device(f, core, "gpud_pool_allocations_total", "result=\"hit\"", c);
+		per_device(f, core, "gpud_pool_allocations_total", "result=\"miss\"", d);
+		for (int i = 0; i < ds->n; i++) {
+			a[i] = ps[i].high_water;
+			b[i] = ps[i].limit;
+		}
+		family(f, "gpud_pool_high_water_bytes", "gauge",
+		       "The most device memory the pool has held in use.");
+		per_device(f, core, "gpud_pool_high_water_bytes", "", a);
+		family(f, "gpud_pool_limit_bytes", "gauge",
+		       "The pool's limit (pool_max_total), 0 for none.");
+		per_device(f, core, "gpud_pool_limit_bytes", "", b);
 	}
-	backend_staging_stats ss;
-	if (be->ops->staging_stats && be->ops->staging_stats(be, &ss) == 0) {
+	if (has_staging && ds->n > 0) {
 		family(f, "gpud_staging_buffers", "gauge",
 		       "Pinned staging buffers for pageable copies: free or in use.");
-		fprintf(f, "gpud_staging_buffers{state=\"free\"} %u\n", ss.free);
-		fprintf(f, "gpud_staging_buffers{state=\"in_use\"} %u\n", ss.buffers - ss.free);
+		for (int i = 0; i < ds->n; i++) {
+			a[i] = ss[i].free;
+			b[i] = ss[i].buffers - ss[i].free;
+			c[i] = ss[i].chunk;
+			d[i] = ss[i].bytes_staged;
+		}
+		per_device(f, core, "gpud_staging_buffers", "state=\"free\"", a);
+		per_device(f, core, "gpud_staging_buffers", "state=\"in_use\"", b);
 		family(f, "gpud_staging_buffer_bytes", "gauge", "The size of one staging buffer.");
-		sample_u(f, "gpud_staging_buffer_bytes", ss.chunk);
+		per_device(f, core, "gpud_staging_buffer_bytes", "", c);
 		family(f, "gpud_staged_bytes_total", "counter",
 		       "Bytes copied through the staging buffers.");
-		sample_u(f, "gpud_staged_bytes_total", ss.bytes_staged);
+		per_device(f, core, "gpud_staged_bytes_total", "", d);
 	}
-	backend_device devs[8];
-	int nd = be->ops->devices(be, devs, 8);
+	backend_device devs[GPUD_DEVICES_MAX];
+	int nd = 0;
+	for (int i = 0; i < ds->n; i++)
+		if (ds->dev[i].be.ops->devices(&ds->dev[i].be, &devs[nd], 1) == 1)
+			nd++;
 	if (nd > 0) {
 		family(f, "gpud_device_memory_total_bytes", "gauge", "The device's memory.");
 		for (int i = 0; i < nd; i++) {
@@ -323,24 +388,21 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 
 	family(f, "gpud_build_info", "gauge", "gpud's version, protocol and backend (always 1).");
 	fprintf(f, "gpud_build_info{version=\"%s\",protocol=\"%u\",backend=\"%s\"} 1\n",
-		GPUD_VERSION, GPUD_PROTOCOL_VERSION, core->backend->ops->name);
+		GPUD_VERSION, GPUD_PROTOCOL_VERSION, core->devices->backend);
 	family(f, "gpud_start_time_seconds", "gauge", "When gpud started, in Unix time.");
 	fprintf(f, "gpud_start_time_seconds %.3f\n", (double)rt.tv_sec + rt.tv_nsec / 1e9 - up);
 	family(f, "gpud_ready", "gauge",
 	       "1 while gpud serves (as /readyz), 0 while starting or stopping.");
 	fprintf(f, "gpud_ready %d\n", p->ready);
 	family(f, "gpud_backend_up", "gauge",
-	       "1 while the backend works, 0 once its context is lost (gpud then exits).");
-	fprintf(f, "gpud_backend_up{backend=\"%s\"} %d\n", core->backend->ops->name,
+	       "1 while the backend works on some device, 0 once gpud exits for a lost device "
+	       "(each device: gpud_device_up).");
+	fprintf(f, "gpud_backend_up{backend=\"%s\"} %d\n", core->devices->backend,
 		p->backend_lost ? 0 : 1);
 	family(f, "gpud_connections_accepted_total", "counter", "Connections gpud has accepted.");
 	sample_u(f, "gpud_connections_accepted_total", p->m->connections_total);
 	family(f, "gpud_requests_in_flight", "gauge", "Requests taken and not yet answered.");
 	sample_u(f, "gpud_requests_in_flight", core->stats->in_flight);
-	family(f, "gpud_run_slots", "gauge",
-	       "Kernel runs the backend takes at once (run_slots): busy or free.");
-	fprintf(f, "gpud_run_slots{state=\"busy\"} %d\n", core->sched->busy);
-	fprintf(f, "gpud_run_slots{state=\"free\"} %d\n", core->sched->slots - core->sched->busy);
 	family(f, "gpud_buffers", "gauge", "Buffers in gpud, all tenants.");
 	sample_u(f, "gpud_buffers", core->buffers->count);
 	family(f, "gpud_buffer_bytes", "gauge", "Bytes of the buffers in gpud, all tenants.");

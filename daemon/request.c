@@ -41,6 +41,11 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->status = ST_OK;
 	r->bytes_up = r->bytes_down = 0;
 	r->queued_ns = 0;
+	r->dev = NULL;
+	r->run_counted = 0;
+	r->dev_busy = 0;
+	r->moving_dev = NULL;
+	r->moving = 0;
 	r->nheld = r->ncreated = r->ntemps = r->nregions = 0;
 	r->reply = NULL;
 	r->custom = NULL;
@@ -164,7 +169,20 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 
 	trace_request_end(r); /* its reply is made: here for every request, sent or not */
 	if (r->slot.has_slot)
-		sched_release(core->sched, &r->slot);
+		sched_release(&r->dev->sched, &r->slot);
+	if (r->dev_busy) {
+		r->dev_busy = 0;
+		device_run_ended(r->dev);
+	}
+	if (r->run_counted) {
+		r->dev->runs--;
+		r->run_counted = 0;
+	}
+	if (r->moving_dev) {
+		r->moving_dev->bytes_moving -= r->moving;
+		r->moving_dev = NULL;
+		r->moving = 0;
+	}
 	if (r->custom) {
 		registry_unref(r->custom);
 		r->custom = NULL;
@@ -203,13 +221,56 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 	r->kernel = NULL;
 }
 
+/* --- devices ---------------------------------------------------------------------- */
+
+void request_moving(gpud_request *r, gpud_device *d, uint64_t bytes)
+{
+	if (r->moving_dev && r->moving_dev != d) { /* one device's count per request */
+		r->moving_dev->bytes_moving -= r->moving;
+		r->moving = 0;
+	}
+	r->moving_dev = d;
+	r->moving += bytes;
+	d->bytes_moving += bytes;
+}
+
+gpud_device *request_device_or_fail(gpud_request *r, const char *verb, int pin, int32_t id,
+				    int *pinned)
+{
+	device_set *ds = r->core->devices;
+	char list[256];
+	*pinned = 0;
+	if (pin) {
+		gpud_device *d = devices_find(ds, id);
+		if (d == NULL) {
+			request_fail(r, ST_INVALID, "%s: device %d: this gpud has devices %s", verb,
+				     (int)id, devices_list(ds, list, sizeof(list)));
+			return NULL;
+		}
+		if (d->lost) {
+			request_fail(r, ST_BACKEND, "%s: device %d is lost (%s); devices: %s", verb,
+				     d->id, d->lost_msg, devices_list(ds, list, sizeof(list)));
+			return NULL;
+		}
+		*pinned = 1;
+		return d;
+	}
+	if (r->dev && !r->dev->lost) /* placed already: an allocation's second try */
+		return r->dev;
+	gpud_device *d = place_fresh(ds, r->tenant);
+	if (d == NULL)
+		request_fail(r, ST_BACKEND, "%s: no device is left: every device is lost (%s)",
+			     verb, devices_list(ds, list, sizeof(list)));
+	return d;
+}
+
 /* --- allocations that would wait for the device ---------------------------------- */
 
 static void alloc_work(uv_work_t *w)
 {
 	gpud_request *r = w->data;
 	void *mem = NULL;
-	r->alloc_status = backend_alloc_wait(r->core->backend, r->spares.want, &mem, r->alloc_err,
+	r->alloc_status = backend_alloc_wait(&r->spares.dev->be, r->spares.want, &mem, r->alloc_err,
 					     sizeof(r->alloc_err));
 	if (r->alloc_status == ST_OK) { /* the loop does not touch spares meanwhile */
 		r->spares.mem[r->spares.n] = mem;

@@ -29,7 +29,9 @@
 #include "daemon/backend/backend.h"
 #include "daemon/buffers.h"
 #include "daemon/config.h"
+#include "daemon/devices.h"
 #include "daemon/log.h"
+#include "daemon/placement.h"
 #include "daemon/regions.h"
 #include "daemon/registry.h"
 #include "daemon/sched.h"
@@ -50,10 +52,9 @@ typedef struct request_stats {
 typedef struct gpud_core {
 	uv_loop_t *loop;
 	const gpud_config *cfg;
-	gpud_backend *backend;
+	device_set *devices;   /* each with its backend and run scheduler */
 	buffer_table *buffers; /* sessions, tenants, buffers */
 	region_server *regions;
-	sched *sched;
 	registry *registry;
 	const auth *auth;
 	request_stats *stats;
@@ -80,6 +81,14 @@ struct gpud_request {
 	dstatus status;                /* how it failed (request_fail), for metrics */
 	uint64_t bytes_up, bytes_down; /* array bytes its copies moved, for metrics */
 	uint64_t queued_ns;            /* run: when it asked the scheduler for a slot */
+	/* The device it works on (placement.h): its run, its new buffers. With
+	 * run_counted it counts in dev->runs until the reply; moving: bytes it
+	 * counts in moving_dev->bytes_moving until the reply. */
+	gpud_device *dev;
+	int run_counted;
+	int dev_busy; /* its kernel is in dev's backend (device_run_started) */
+	gpud_device *moving_dev;
+	uint64_t moving;
 
 	/* What the request holds until its reply, released by it. */
 	gpud_buffer *held[KERNEL_MAX_PARAMS + 1]; /* a reference each */
@@ -159,6 +168,14 @@ void request_send_msg(gpud_request *r, nng_msg *m);
  * The verb returns at once after calling this.
  */
 void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r));
+
+/* Copies of bytes issued on d for r: d's load until r's reply (placement.h). */
+void request_moving(gpud_request *r, gpud_device *d, uint64_t bytes);
+/* The device r should allocate on and run on: the one the request names
+ * (pin_device, device: *pinned set), or where placement puts fresh work.
+ * NULL after replying an error. */
+gpud_device *request_device_or_fail(gpud_request *r, const char *verb, int pin, int32_t id,
+				    int *pinned);
 
 /* Holds a reference on b until the reply. */
 void request_hold(gpud_request *r, gpud_buffer *b);

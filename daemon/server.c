@@ -502,7 +502,7 @@ static void teardown(gpud_server *s)
 	registry_fini(&s->registry);
 	buffers_fini(&s->buffers);
 	ring_server_fini(&s->rings);
-	backend_close(&s->backend);
+	devices_close(&s->devices);
 	close_handle((uv_handle_t *)&s->wake);
 	close_handle((uv_handle_t *)&s->sigint);
 	close_handle((uv_handle_t *)&s->sigterm);
@@ -551,15 +551,34 @@ static void ensure_ipc_dir(const char *url)
 	mkdir(path, 0755); /* an error shows up as the listen failure below */
 }
 
-static void on_backend_fatal(gpud_backend *b, const char *msg)
+/*
+ * A device is lost (devices.c marked it): its work fails with the CUDA
+ * error, placement leaves it out, and the others keep serving. gpud exits
+ * (1, for its supervisor to restart it) when no device is left, or at once
+ * with device_lost = exit: a restart drops every tenant's buffers on the
+ * healthy devices too, so by default it waits until nothing is left to
+ * serve with; an administrator who wants the lost GPU back sooner restarts
+ * gpud, or sets exit.
+ */
+static void on_device_lost(void *owner, gpud_device *d)
 {
-	gpud_server *s = b->owner;
+	gpud_server *s = owner;
+	char msg[768];
 	if (s->fatal)
 		return;
+	snprintf(msg, sizeof(msg), "device %d: %s", d->id, d->lost_msg);
+	if (s->devices.nlive > 0 && !s->cfg->device_lost_exit) {
+		log_error("%s; serving on the %d other device%s (degraded; device_lost = serve)",
+			  msg, s->devices.nlive, s->devices.nlive == 1 ? "" : "s");
+		notify_status("degraded: lost device %d (%s); serving on %d device%s", d->id,
+			      d->lost_msg, s->devices.nlive, s->devices.nlive == 1 ? "" : "s");
+		return;
+	}
 	s->fatal = strdup(msg);
 	s->exit_code = 1;
 	observe_set_state(&s->observe, OBSERVE_LOST);
-	log_error("backend failed: %s; failing all requests and exiting for a restart", msg);
+	log_error("backend failed: %s; failing all requests and exiting for a restart%s", msg,
+		  s->devices.nlive > 0 ? " (device_lost = exit)" : "");
 	notify_status("lost the GPU context: %s", msg); /* also when stopping already */
 	server_shutdown(s);
 }
@@ -645,20 +664,21 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	if (observe_start(&s->observe, loop, cfg->metrics_listen, render_metrics, s, err, errlen) !=
 	    0)
 		return -1;
-	if (backend_open(&s->backend, loop, cfg, err, errlen) != 0)
+	if (devices_open(&s->devices, loop, cfg, err, errlen) != 0)
 		return -1;
-	s->backend.on_fatal = on_backend_fatal;
-	s->backend.owner = s;
-	buffers_init(&s->buffers, &s->backend);
+	s->devices.on_lost = on_device_lost;
+	s->devices.owner = s;
+	buffers_init(&s->buffers, &s->devices);
 	s->buffers.on_session_close = on_session_close;
 	s->buffers.hook_arg = s;
-	registry_init(&s->registry, cfg, &s->backend, &s->buffers);
+	/* Custom kernels compile once, on the first device (their code loads
+	 * into every device's context: cudaLibraryLoadData). */
+	registry_init(&s->registry, cfg, &s->devices.dev[0].be, &s->buffers);
 	s->core = (gpud_core){.loop = loop,
 			      .cfg = cfg,
-			      .backend = &s->backend,
+			      .devices = &s->devices,
 			      .buffers = &s->buffers,
 			      .regions = &s->regions,
-			      .sched = &s->sched,
 			      .registry = &s->registry,
 			      .auth = &s->auth,
 			      .stats = &s->stats,
@@ -719,8 +739,10 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 			return -1;
 	char shm[sizeof(cfg->shm_socket)];
 	config_shm_path(cfg, shm, sizeof(shm));
-	if (regions_start(&s->regions, loop, &s->backend, &s->buffers, shm, cfg->shm_max_bytes, err,
-			  errlen) != 0)
+	/* Host memory is pinned through the first device, for every device
+	 * (cuda: cudaHostRegisterPortable). */
+	if (regions_start(&s->regions, loop, &s->devices.dev[0].be, &s->buffers, shm,
+			  cfg->shm_max_bytes, err, errlen) != 0)
 		return -1;
 
 	if (s->regions.fd >= 0 && auth_socket_access(cfg, shm, err, errlen) != 0)
@@ -737,8 +759,6 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	registry_load(&s->registry);
 	/* From here on the loop owns the state (start-up itself may wait). */
 	loop_thread_set();
-	sched_init(&s->sched, cfg->run_slots > 0 ? cfg->run_slots
-						 : backend_default_run_slots(&s->backend, cfg));
 
 	s->nctx = cfg->contexts;
 	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));

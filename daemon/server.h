@@ -35,7 +35,7 @@ struct gpud_server {
 	gpud_config *cfg;
 
 	/* The parts requests reach (core points at them). */
-	gpud_backend backend;
+	device_set devices; /* daemon/devices.h: a backend per device */
 	buffer_table buffers;
 	region_server regions;
 	ring_server rings; /* request rings beside nng (ipc:// clients) */

@@ -14,12 +14,14 @@
 int cmd_upload(int argc, char **argv)
 {
 	const char *file = NULL;
-	int keep = 0;
+	int keep = 0, device = -1;
 
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--keep"))
 			keep = 1;
+		else if (!strcmp(a, "--device") && i + 1 < argc)
+			device = (int)parse_count("upload", "--device", argv[++i], 0, 1024);
 		else if (a[0] == '-' && a[1] != '\0')
 			die_unknown_option("upload", a);
 		else if (file != NULL)
@@ -39,6 +41,7 @@ int cmd_upload(int argc, char **argv)
 
 	gpud_client *c = ctl_connect();
 	gpud_set_keep(c, keep);
+	gpud_set_device(c, device);
 	gpud_handle h;
 	if (from_stdin) {
 		upload_array(c, &a, "stdin", "upload", &h);

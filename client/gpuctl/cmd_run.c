@@ -59,6 +59,7 @@ typedef struct run_job {
 	gpud_arg wire[MAX_ARGS];
 	json_t *json; /* --json: the document being filled; NULL without */
 	json_t *json_outputs;
+	int device; /* --device N; -1: gpud places */
 } run_job;
 
 static void parse(run_job *j, int argc, char **argv)
@@ -70,6 +71,10 @@ static void parse(run_job *j, int argc, char **argv)
 			if (j->nouts == MAX_ARGS)
 				die_usage("run", "at most %d -o", MAX_ARGS);
 			j->outs[j->nouts++] = o;
+			continue;
+		}
+		if (!strcmp(a, "--device") && i + 1 < argc) {
+			j->device = (int)parse_count("run", "--device", argv[++i], 0, 1024);
 			continue;
 		}
 		if (!strcmp(a, "--json")) {
@@ -554,9 +559,11 @@ int cmd_run(int argc, char **argv)
 {
 	static run_job j;
 
+	j.device = -1;
 	parse(&j, argc, argv);
 	check(&j);
 	gpud_client *c = ctl_connect();
+	gpud_set_device(c, j.device); /* the run, and the arrays gpuctl uploads for it */
 	gpud_set_ring(c, 0); /* a few calls: the ring's set-up would cost more than it saves */
 	check_outputs_early(c, &j);
 

@@ -34,14 +34,32 @@ static void status_json(gpud_client *c, const gpud_daemon_status *st)
 	json_object_set_new(doc, "bytes_high_water", json_u64(st->bytes_high_water));
 	for (int i = 0; i < st->server.ndevices; i++) {
 		const gpud_device_info *d = &st->server.devices[i];
-		json_array_append_new(devs,
-				      json_pack("{s:i, s:s, s:i, s:i, s:i, s:o, s:o}", "index",
-						d->index, "name", d->name, "cc_major", d->cc_major,
-						"cc_minor", d->cc_minor, "sm_count", d->sm_count,
-						"memory_free", json_u64(d->memory_free),
-						"memory_total", json_u64(d->memory_total)));
+		json_t *o = json_pack("{s:i, s:s, s:i, s:i, s:i, s:o, s:o}", "index", d->index,
+				      "name", d->name, "cc_major", d->cc_major, "cc_minor",
+				      d->cc_minor, "sm_count", d->sm_count, "memory_free",
+				      json_u64(d->memory_free), "memory_total",
+				      json_u64(d->memory_total));
+		json_object_set_new(o, "lost", json_boolean(d->lost));
+		json_object_set_new(o, "lost_message",
+				    d->lost ? json_string(d->lost_message) : json_null());
+		json_object_set_new(o, "runs", json_integer(d->runs));
+		json_object_set_new(o, "slots", json_integer(d->slots));
+		json_object_set_new(o, "runs_total", json_u64(d->runs_total));
+		json_object_set_new(o, "busy_s", json_real(d->busy_s));
+		json_object_set_new(o, "bytes_moving", json_u64(d->bytes_moving));
+		json_object_set_new(o, "buffers", json_u64(d->buffers));
+		json_object_set_new(o, "bytes_in_use", json_u64(d->bytes_in_use));
+		json_object_set_new(o, "pool",
+				    d->has_pool ? json_pack("{s:o, s:o, s:o, s:o}", "in_use",
+							    json_u64(d->pool_in_use), "cached",
+							    json_u64(d->pool_cached), "high_water",
+							    json_u64(d->pool_high_water), "limit",
+							    json_u64(d->pool_limit))
+						: json_null());
+		json_array_append_new(devs, o);
 	}
 	json_object_set_new(doc, "devices", devs);
+	json_object_set_new(doc, "degraded", json_boolean(st->degraded));
 	json_object_set_new(doc, "pool",
 			    st->has_pool ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "in_use",
 						     json_u64(st->pool_in_use), "cached",
@@ -133,12 +151,25 @@ int cmd_status(int argc, char **argv)
 	human_bytes(st.bytes_in_use, a, sizeof(a));
 	human_bytes(st.bytes_high_water, b, sizeof(b));
 	printf("buffers      %" PRIu64 " (%s in use, high-water %s)\n", st.buffers, a, b);
+	if (st.degraded)
+		printf("degraded     a device is lost; the others serve\n");
 	for (int i = 0; i < st.server.ndevices; i++) {
 		gpud_device_info *d = &st.server.devices[i];
+		char u[32], busy[32] = "";
 		human_bytes(d->memory_free, a, sizeof(a));
 		human_bytes(d->memory_total, b, sizeof(b));
-		printf("device %d     %s (sm_%d%d, %d SMs), %s free of %s\n", d->index, d->name,
+		human_bytes(d->bytes_in_use, u, sizeof(u));
+		if (st.uptime_s > 0)
+			snprintf(busy, sizeof(busy), " (%.0f%% of uptime)",
+				 100.0 * d->busy_s / st.uptime_s);
+		printf("device %-2d    %s (sm_%d%d, %d SMs), %s free of %s\n", d->index, d->name,
 		       d->cc_major, d->cc_minor, d->sm_count, a, b);
+		if (d->lost)
+			printf("             LOST: %s\n", d->lost_message);
+		printf("             %u runs in flight of %u slots, %" PRIu64
+		       " done, busy %.1f s%s; "
+		       "%" PRIu64 " buffers, %s\n",
+		       d->runs, d->slots, d->runs_total, d->busy_s, busy, d->buffers, u);
 	}
 	if (st.has_pool) {
 		char cached[32], h[32], l[32];

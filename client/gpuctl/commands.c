@@ -14,7 +14,8 @@
 	"gpuctl [--url URL] [--token TOKEN] [--timeout SECONDS] [-q] [-v] COMMAND ..."
 
 static const ctl_command commands[] = {
-	{"run", cmd_run, "gpuctl run KERNEL ARG=VALUE... [-o [NAME=]FILE.npy]... [--json]",
+	{"run", cmd_run,
+	 "gpuctl run KERNEL ARG=VALUE... [-o [NAME=]FILE.npy]... [--json] [--device N]",
 	 "run a kernel on arrays, buffers and scalars; write its outputs",
 	 "Runs KERNEL in gpud on its arguments and writes its outputs. 'gpuctl kernels'\n"
 	 "lists every kernel's arguments, their types and defaults, and its outputs.\n"
@@ -43,6 +44,11 @@ static const ctl_command commands[] = {
 	 "  --json            instead, the run as one JSON document on stdout (schema\n"
 	 "                    gpuctl.run, version 1; README); not with -o -\n"
 	 "\n"
+	 "devices:\n"
+	 "  --device N        run on device N ('gpuctl status' lists them); buffers on\n"
+	 "                    other devices are copied to it, pinned ones refused.\n"
+	 "                    Without it gpud places the run where its buffers are.\n"
+	 "\n"
 	 "Inputs of up to 1 MiB in all travel with the run and the outputs come back in\n"
 	 "its reply: one round trip. Bigger inputs are uploaded first (over ipc:// through\n"
 	 "shared memory). On a terminal a progress bar shows transfers that take over a\n"
@@ -54,7 +60,7 @@ static const ctl_command commands[] = {
 	 "  gpuctl run histogram x=@x.npy bins=20 range_min=0 range_max=30 -o counts.npy\n"
 	 "  gpuctl run uniform n=1000 seed=7 dtype=float32 -o - | gpuctl run sum x=-\n"
 	 "  gpuctl run axpy x=%3f2a9c0d81e4b7a6 y=@y.npy a=2.5 -o z=z.npy\n"},
-	{"upload", cmd_upload, "gpuctl upload FILE.npy|- [--keep]",
+	{"upload", cmd_upload, "gpuctl upload FILE.npy|- [--keep] [--device N]",
 	 "upload a .npy file (or stdin) into a buffer; print its handle",
 	 "Uploads an array from a .npy file (- or @-: from stdin) into a new buffer in\n"
 	 "gpud and prints its handle (16 hex digits) on stdout.\n"
@@ -63,6 +69,10 @@ static const ctl_command commands[] = {
 	 "  --keep   the buffer stays after gpuctl exits: it belongs to the tenant, shows\n"
 	 "           in 'gpuctl ls' and counts against its quotas until 'gpuctl free'.\n"
 	 "           Without it the buffer goes when gpuctl exits.\n"
+	 "  --device N  put it on device N ('gpuctl status' lists them) and pin it\n"
+	 "           there: runs on other devices refuse it rather than copy it.\n"
+	 "           Without it gpud places it (where the tenant's buffers are, else on\n"
+	 "           the least-loaded device).\n"
 	 "\n"
 	 "examples:\n"
 	 "  h=$(gpuctl upload --keep x.npy)\n"

@@ -22,8 +22,8 @@ _gpuctl_commands='run upload download free ls kernels kernel status demo help'
 # The switches of command $1 ("kernel add" and "kernel rm" apart).
 _gpuctl_switches() {
 	case $1 in
-	run) echo '-o --output --json --help' ;;
-	upload) echo '--keep --help' ;;
+	run) echo '-o --output --json --device --help' ;;
+	upload) echo '--keep --device --help' ;;
 	download) echo '-o --output --help' ;;
 	free) echo '--tenant --help' ;;
 	ls) echo '--all --json --help' ;;

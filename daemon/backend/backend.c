@@ -4,6 +4,7 @@
  * loop thread).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/backend/backend.h"
@@ -43,19 +44,7 @@ const char *backend_names(void)
 	return names;
 }
 
-static int open_one(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops,
-		    const gpud_config *cfg, char *err, size_t errlen)
-{
-	memset(b, 0, sizeof(*b));
-	b->loop = loop;
-	b->ops = ops;
-	if (ops->open(b, cfg, err, errlen) == 0)
-		return 0;
-	b->ops = NULL;
-	return -1;
-}
-
-int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen)
+const backend_ops *backend_pick(const gpud_config *cfg, int *count, char *err, size_t errlen)
 {
 	int automatic = strcmp(cfg->backend, "auto") == 0;
 
@@ -66,15 +55,27 @@ int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char 
 		if (e->ops == NULL) {
 			snprintf(err, errlen, "backend %s: %s", e->name, e->why);
 			if (!automatic)
-				return -1;
+				return NULL;
 			log_warn("backend auto: %s; trying the %s backend", e->why,
 				 backends[i + 1].name);
 			continue;
 		}
-		if (open_one(b, loop, e->ops, cfg, err, errlen) == 0)
-			return 0;
+		int n = e->ops->count(cfg, err, errlen);
+		if (n > 0) {
+			/* libuv sizes its pool from the environment when the first
+			 * work is queued: copies and runs wait for the GPU there
+			 * (cuda: at least 4), or run kernels (cpu). */
+			char threads[16];
+			int t = cfg->cpu_threads;
+			if (e->ops->queue_ordered && t < 4)
+				t = 4;
+			snprintf(threads, sizeof(threads), "%d", t);
+			setenv("UV_THREADPOOL_SIZE", threads, 1);
+			*count = n;
+			return e->ops;
+		}
 		if (!automatic)
-			return -1;
+			return NULL;
 		if (i + 1 < NBACKENDS)
 			log_warn("backend auto: %s; trying the %s backend", err,
 				 backends[i + 1].name);
@@ -82,7 +83,25 @@ int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char 
 	if (!automatic)
 		snprintf(err, errlen, "backend '%s': this gpud has %s", cfg->backend,
 			 backend_names());
+	return NULL;
+}
+
+int backend_open(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops, const gpud_config *cfg,
+		 int device, char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	b->loop = loop;
+	b->ops = ops;
+	b->device = device;
+	if (ops->open(b, cfg, err, errlen) == 0)
+		return 0;
+	b->ops = NULL;
 	return -1;
+}
+
+int backend_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+{
+	return b->ops->start ? b->ops->start(b, cfg, err, errlen) : 0;
 }
 
 void backend_close(gpud_backend *b)
@@ -151,4 +170,12 @@ dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void
 {
 	ON_LOOP("backend sync");
 	return b->ops->sync(b, queue, done, arg, err, errlen);
+}
+
+dstatus backend_copy_peer(gpud_backend *b, uint32_t queue, gpud_backend *to, void *dst,
+			  const void *src, size_t len, backend_done_fn done, void *arg, char *err,
+			  size_t errlen)
+{
+	ON_LOOP("backend copy_peer");
+	return b->ops->copy_peer(b, queue, to, dst, src, len, done, arg, err, errlen);
 }

@@ -73,8 +73,16 @@ enum {
 typedef struct backend_ops {
 	const char *name;
 	int queue_ordered; /* see upload below */
-	/* 0, or -1 with err (then nothing is left open). */
+	/* How many devices this machine offers the backend (ids 0..n-1), or
+	 * -1 with err saying why none. Any thread, before any open. */
+	int (*count)(const gpud_config *cfg, char *err, size_t errlen);
+	/* Opens device b->device: 0, or -1 with err (then nothing is left
+	 * open). Called on a thread of its own, at the same time as other
+	 * devices' opens: it touches no loop handle (start does that). */
 	int (*open)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
+	/* On the loop thread after open, before gpud serves: what needs the
+	 * loop (handles, child processes). NULL: nothing. 0, or -1 + err. */
+	int (*start)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
 	/* After the last request: may wait for the device. */
 	void (*close)(gpud_backend *b);
 	/* Kernel runs the backend takes at once when run_slots is 0 (auto). */
@@ -115,6 +123,18 @@ typedef struct backend_ops {
 	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		       const backend_tenant *t, const int *cancel, double *kernel_us,
 		       backend_done_fn done, void *arg, char *err, size_t errlen);
+	/* Device memory of b -> device memory of `to` (another device of this
+	 * backend): ordered after what `queue` of b has queued before it, done
+	 * as upload's once the bytes are in dst. cuda: cudaMemcpyPeerAsync on
+	 * b's stream (peer to peer where the devices have access, else through
+	 * host memory by the driver). */
+	dstatus (*copy_peer)(gpud_backend *b, uint32_t queue, gpud_backend *to, void *dst,
+			     const void *src, size_t len, backend_done_fn done, void *arg,
+			     char *err, size_t errlen);
+	/* At start, on the loop thread, for every ordered pair of devices:
+	 * direct access from b to to's memory where the machine allows (cuda:
+	 * peer access). 1 if on, 0 if copies go another way. NULL: 0. */
+	int (*link)(gpud_backend *b, gpud_backend *to);
 	/* done once everything queued on `queue` before it has completed. */
 	dstatus (*sync)(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 			size_t errlen);
@@ -155,21 +175,27 @@ struct gpud_backend {
 	const backend_ops *ops;
 	uv_loop_t *loop;
 	void *impl;
+	int device; /* the device it drives (its id), set before open */
 	/*
 	 * Set by the owner: called on the loop when the backend can no longer
-	 * work (a sticky CUDA error). The owner fails everything and exits.
+	 * work (a sticky CUDA error). The owner takes the device out of
+	 * service (daemon/devices.h).
 	 */
 	void (*on_fatal)(gpud_backend *b, const char *msg);
 	void *owner;
 };
 
 /*
- * Opens the backend named in cfg->backend: "cpu", "cuda", or "auto" (the
- * first backend of the table that opens: cuda when a device is present, else
- * cpu with a warning). 0 or -1 + err.
+ * The backend named in cfg->backend: "cpu", "cuda", or "auto" (cuda when it
+ * counts a device, else cpu with a warning), and how many devices it offers
+ * (*count). Sets libuv's pool size for it. NULL with err if none.
  */
-int backend_open(gpud_backend *b, uv_loop_t *loop, const gpud_config *cfg, char *err,
-		 size_t errlen);
+const backend_ops *backend_pick(const gpud_config *cfg, int *count, char *err, size_t errlen);
+/* Opens device `device` with ops (thread-safe across devices). 0 or -1 + err. */
+int backend_open(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops, const gpud_config *cfg,
+		 int device, char *err, size_t errlen);
+/* ops->start, on the loop thread. 0 or -1 + err. */
+int backend_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
 void backend_close(gpud_backend *b);
 /* The backends this gpud was built with, for messages: "cuda, cpu". */
 const char *backend_names(void);
@@ -190,6 +216,9 @@ dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const 
 		    backend_done_fn done, void *arg, char *err, size_t errlen);
 dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 		     size_t errlen);
+dstatus backend_copy_peer(gpud_backend *b, uint32_t queue, gpud_backend *to, void *dst,
+			  const void *src, size_t len, backend_done_fn done, void *arg, char *err,
+			  size_t errlen);
 void backend_prepare_tenant(gpud_backend *b, const char *tenant);
 
 #endif

@@ -10,29 +10,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/backend/backend.h"
 #include "daemon/log.h"
 
 typedef struct cpu_backend {
 	int threads;
+	/* A simulated device loss (GPUD_CPU_LOSE_DEVICE=ID:RUNS, for tests of
+	 * a lost device): this device's run number lose_at (from 1) fails as a
+	 * sticky CUDA error would, and every later operation with it. 0: never.
+	 * The loop's. */
+	unsigned long lose_at, nruns;
+	int lost;
 } cpu_backend;
+
+static int cpu_count(const gpud_config *cfg, char *err, size_t errlen)
+{
+	return cfg->cpu_devices;
+}
 
 static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
 {
-	char n[16];
 	cpu_backend *cb = calloc(1, sizeof(*cb));
 
 	if (cb == NULL) {
 		snprintf(err, errlen, "cpu backend: out of memory");
 		return -1;
 	}
-	/* libuv sizes its pool from the environment when the first work is queued. */
-	snprintf(n, sizeof(n), "%d", cfg->cpu_threads);
-	setenv("UV_THREADPOOL_SIZE", n, 1);
 	cb->threads = cfg->cpu_threads;
 	b->impl = cb;
-	log_info("cpu backend: %d worker threads", cb->threads);
+	const char *lose = getenv("GPUD_CPU_LOSE_DEVICE");
+	int id;
+	unsigned long at;
+	if (lose && sscanf(lose, "%d:%lu", &id, &at) == 2 && id == b->device) {
+		cb->lose_at = at;
+		log_warn("cpu backend: device %d will be lost at its run %lu "
+			 "(GPUD_CPU_LOSE_DEVICE, a test of a lost device)",
+			 id, at);
+	}
+	if (b->device > 0)
+		return 0; /* the rest is said once */
+	log_info("cpu backend: %d worker threads, %d device%s", cb->threads, cfg->cpu_devices,
+		 cfg->cpu_devices == 1 ? "" : "s (simulated)");
 	/* Kernels that load a library (kernels/core/libs.h) load it now, not on a run. */
 	size_t nk;
 	const kernel_def *const *ks = kernel_list(&nk);
@@ -99,13 +119,18 @@ static void copy_after(uv_work_t *w, int status)
 	     status == 0 ? NULL : "cpu backend: copy cancelled");
 }
 
+static dstatus lost_check(gpud_backend *b, int is_run, char *err, size_t errlen);
+
 static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 			unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
-	copy_job *j = malloc(sizeof(*j));
+	copy_job *j;
 	int rv;
+	dstatus lost = lost_check(b, 0, err, errlen);
 
-	if (j == NULL) {
+	if (lost != ST_OK)
+		return lost;
+	if ((j = malloc(sizeof(*j))) == NULL) {
 		snprintf(err, errlen, "cpu backend: out of memory");
 		return ST_OUT_OF_MEMORY;
 	}
@@ -231,11 +256,35 @@ static void run_after(uv_work_t *w, int status)
 		     failed ? "cpu backend: kernel cancelled" : NULL);
 }
 
+/* --- a simulated lost device ---------------------------------------------- */
+
+/* ST_BACKEND with err if the device is lost (or is lost by this run, which
+ * then reports it through on_fatal before it fails, as the cuda backend does
+ * on the loop once an operation met a sticky error). */
+static dstatus lost_check(gpud_backend *b, int is_run, char *err, size_t errlen)
+{
+	cpu_backend *cb = b->impl;
+	static const char why[] =
+		"an illegal memory access was encountered (simulated: GPUD_CPU_LOSE_DEVICE)";
+	if (!cb->lost && is_run && cb->lose_at && ++cb->nruns == cb->lose_at) {
+		cb->lost = 1;
+		if (b->on_fatal)
+			b->on_fatal(b, why);
+	}
+	if (!cb->lost)
+		return ST_OK;
+	snprintf(err, errlen, "device %d is lost: %s", b->device, why);
+	return ST_BACKEND;
+}
+
 static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		       const backend_tenant *t, const int *cancel, double *kernel_us,
 		       backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
+	dstatus lost = lost_check(b, 1, err, errlen);
+	if (lost != ST_OK)
+		return lost;
 	if (k->cpu_items == NULL || k->cpu_run == NULL) {
 		snprintf(
 			err, errlen,
@@ -312,13 +361,37 @@ static dstatus cpu_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, v
 	return ST_OK;
 }
 
+/* Device memory of one simulated device to another's: a copy as any other. */
+static dstatus cpu_copy_peer(gpud_backend *b, uint32_t queue, gpud_backend *to, void *dst,
+			     const void *src, size_t len, backend_done_fn done, void *arg,
+			     char *err, size_t errlen)
+{
+	dstatus lost = lost_check(to, 0, err, errlen);
+	if (lost != ST_OK)
+		return lost;
+	return cpu_copy(b, queue, dst, src, len, 0, done, arg, err, errlen);
+}
+
+/* A device of host memory: its size, and the worker threads as its "SMs". */
 static int cpu_devices(gpud_backend *b, backend_device *out, int max)
 {
-	return 0;
+	cpu_backend *cb = b->impl;
+	if (max < 1)
+		return 0;
+	memset(out, 0, sizeof(*out));
+	out->index = b->device;
+	snprintf(out->name, sizeof(out->name), "cpu (host memory)");
+	long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES),
+	     psz = sysconf(_SC_PAGESIZE);
+	out->memory_total = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+	out->memory_free = avail > 0 && psz > 0 ? (uint64_t)avail * (uint64_t)psz : 0;
+	out->sm_count = cb->threads;
+	return 1;
 }
 
 const backend_ops backend_cpu_ops = {
 	.name = "cpu",
+	.count = cpu_count,
 	.open = cpu_open,
 	.close = cpu_close,
 	.default_run_slots = cpu_default_run_slots,
@@ -328,5 +401,6 @@ const backend_ops backend_cpu_ops = {
 	.download = cpu_copy,
 	.run = cpu_run,
 	.sync = cpu_sync,
+	.copy_peer = cpu_copy_peer,
 	.devices = cpu_devices,
 };

@@ -81,7 +81,12 @@ void verb_alloc(gpud_request *r)
 			     r->payload_len);
 		return;
 	}
-	rv = buffers_alloc(r->core->buffers, r->session, a->keep, (gpud_dtype)a->dtype,
+	int pinned;
+	gpud_device *dev = request_device_or_fail(r, "alloc", a->pin_device, a->device, &pinned);
+	if (dev == NULL)
+		return;
+	r->dev = dev;
+	rv = buffers_alloc(r->core->buffers, r->session, a->keep, dev, pinned, (gpud_dtype)a->dtype,
 			   (int)a->n_shape, a->shape, &r->spares, &b, err, sizeof(err));
 	if (rv == ST_WOULD_BLOCK) { /* a pool miss: made on a worker, then alloc again */
 		request_alloc_off_loop(r, verb_alloc);
@@ -98,12 +103,14 @@ void verb_alloc(gpud_request *r)
 		return;
 	}
 	request_hold(r, b);
-	rv = backend_upload(r->core->backend, r->pipe_id, b->mem, src, want, flags, alloc_done, r,
-			    err, sizeof(err));
-	if (rv != ST_OK)
+	rv = backend_upload(&dev->be, r->pipe_id, b->mem, src, want, flags, alloc_done, r, err,
+			    sizeof(err));
+	if (rv != ST_OK) {
 		request_fail(r, rv, "alloc: %s", err);
-	else
+	} else {
 		r->bytes_up += want;
+		request_moving(r, dev, want);
+	}
 }
 
 /* --- upload ----------------------------------------------------------------------- */
@@ -156,12 +163,14 @@ void verb_upload(gpud_request *r)
 		return;
 	}
 	request_hold(r, b);
-	dstatus rv = backend_upload(r->core->backend, r->pipe_id, (char *)b->mem + u->offset, src,
+	dstatus rv = backend_upload(&b->dev->be, r->pipe_id, (char *)b->mem + u->offset, src,
 				    (size_t)len, flags, upload_done, r, err, sizeof(err));
-	if (rv != ST_OK)
+	if (rv != ST_OK) {
 		request_fail(r, rv, "upload: %s", err);
-	else
+	} else {
 		r->bytes_up += len;
+		request_moving(r, b->dev, len);
+	}
 }
 
 /* --- download ---------------------------------------------------------------------- */
@@ -212,13 +221,15 @@ static void download_to_region(gpud_request *r, gpud_buffer *b, uint64_t len)
 		return;
 	}
 	request_hold(r, b);
-	dstatus rv = backend_download(r->core->backend, r->pipe_id, hdst,
-				      (char *)b->mem + d->offset, (size_t)len, flags,
-				      download_region_done, r, err, sizeof(err));
-	if (rv != ST_OK)
+	dstatus rv = backend_download(&b->dev->be, r->pipe_id, hdst, (char *)b->mem + d->offset,
+				      (size_t)len, flags, download_region_done, r, err,
+				      sizeof(err));
+	if (rv != ST_OK) {
 		request_fail(r, rv, "download: %s", err);
-	else
+	} else {
 		r->bytes_down += len;
+		request_moving(r, b->dev, len);
+	}
 }
 
 void verb_download(gpud_request *r)
@@ -283,12 +294,14 @@ void verb_download(gpud_request *r)
 		return;
 	}
 	request_hold(r, b);
-	dstatus rv = backend_download(r->core->backend, r->pipe_id, dst, (char *)b->mem + d->offset,
+	dstatus rv = backend_download(&b->dev->be, r->pipe_id, dst, (char *)b->mem + d->offset,
 				      (size_t)len, 0, download_done, r, err, sizeof(err));
-	if (rv != ST_OK)
+	if (rv != ST_OK) {
 		request_fail(r, rv, "download: %s", err);
-	else
+	} else {
 		r->bytes_down += len;
+		request_moving(r, b->dev, len);
+	}
 }
 
 /* --- free, list, unmap ------------------------------------------------------------------ */
@@ -454,20 +467,35 @@ void verb_unmap(gpud_request *r)
 
 /* --- sync --------------------------------------------------------------------------- */
 
+/* One device's queue is done; the reply comes when every device's is. */
 static void sync_done(void *arg, dstatus status, const char *msg)
 {
+	gpud_request *r = arg;
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__SyncResponse sr = GPUD__SYNC_RESPONSE__INIT;
+	if (!request_pending_done(r, status, msg))
+		return;
 	resp.body_case = GPUD__RESPONSE__BODY_SYNC;
 	resp.sync = &sr;
-	verb_reply_empty(arg, status, msg, &resp);
+	verb_reply_empty(r, r->pending_status, r->pending_msg, &resp);
 }
 
-/* Replies once everything this connection queued before has completed. */
+/* Replies once everything this connection queued before has completed, on
+ * every device that is not lost. */
 void verb_sync(gpud_request *r)
 {
+	device_set *ds = r->core->devices;
 	char err[512];
-	dstatus rv = backend_sync(r->core->backend, r->pipe_id, sync_done, r, err, sizeof(err));
-	if (rv != ST_OK)
-		request_fail(r, rv, "sync: %s", err);
+	r->pending = 1;
+	r->pending_status = ST_OK;
+	for (int i = 0; i < ds->n; i++) {
+		if (ds->dev[i].lost)
+			continue;
+		r->pending++;
+		dstatus rv = backend_sync(&ds->dev[i].be, r->pipe_id, sync_done, r, err,
+					  sizeof(err));
+		if (rv != ST_OK)
+			sync_done(r, rv, err);
+	}
+	sync_done(r, ST_OK, NULL);
 }

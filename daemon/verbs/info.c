@@ -11,20 +11,71 @@
 
 /* --- hello, status, kernels ----------------------------------------------- */
 
-static int fill_devices(gpud_backend *be, backend_device *devs, Gpud__Device *pb,
-			Gpud__Device **ptrs, int max)
+/* Every device: what it is; with full (status), gpud's use of it too. The
+ * pools and staging of pb[i] point into pool[i], staging[i]. */
+typedef struct device_infos {
+	backend_device d[GPUD_DEVICES_MAX];
+	Gpud__Device pb[GPUD_DEVICES_MAX], *ptrs[GPUD_DEVICES_MAX];
+	Gpud__MemoryPool pool[GPUD_DEVICES_MAX];
+	Gpud__Staging staging[GPUD_DEVICES_MAX];
+} device_infos;
+
+static int fill_devices(device_set *ds, device_infos *di, int full)
 {
-	int n = be->ops->devices(be, devs, max);
-	for (int i = 0; i < n; i++) {
-		gpud__device__init(&pb[i]);
-		pb[i].index = devs[i].index;
-		pb[i].name = devs[i].name;
-		pb[i].cc_major = devs[i].cc_major;
-		pb[i].cc_minor = devs[i].cc_minor;
-		pb[i].memory_total = devs[i].memory_total;
-		pb[i].memory_free = devs[i].memory_free;
-		pb[i].sm_count = devs[i].sm_count;
-		ptrs[i] = &pb[i];
+	int n = 0;
+	for (int i = 0; i < ds->n; i++) {
+		gpud_device *dev = &ds->dev[i];
+		gpud_backend *be = &dev->be;
+		backend_device *d = &di->d[n];
+		Gpud__Device *pb = &di->pb[n];
+		memset(d, 0, sizeof(*d));
+		if (be->ops->devices(be, d, 1) != 1) {
+			d->index = dev->id;
+			snprintf(d->name, sizeof(d->name), "%s", ds->backend);
+		}
+		gpud__device__init(pb);
+		pb->index = dev->id;
+		pb->name = d->name;
+		pb->cc_major = d->cc_major;
+		pb->cc_minor = d->cc_minor;
+		pb->memory_total = d->memory_total;
+		pb->memory_free = d->memory_free;
+		pb->sm_count = d->sm_count;
+		pb->lost = dev->lost;
+		if (full) {
+			pb->lost_message = dev->lost_msg;
+			pb->runs = dev->runs;
+			pb->bytes_moving = dev->bytes_moving;
+			pb->buffers = dev->nbuffers;
+			pb->bytes_in_use = dev->bytes;
+			pb->busy_s = device_busy_s(dev);
+			pb->runs_total = dev->runs_total;
+			pb->slots = (uint32_t)dev->sched.slots;
+			backend_pool_stats ps;
+			if (be->ops->pool_stats && be->ops->pool_stats(be, &ps) == 0) {
+				Gpud__MemoryPool *p = &di->pool[n];
+				gpud__memory_pool__init(p);
+				p->in_use = ps.in_use;
+				p->cached = ps.cached;
+				p->high_water = ps.high_water;
+				p->limit = ps.limit;
+				p->allocs = ps.allocs;
+				p->hits = ps.hits;
+				pb->pool = p;
+			}
+			backend_staging_stats ss;
+			if (be->ops->staging_stats && be->ops->staging_stats(be, &ss) == 0) {
+				Gpud__Staging *g = &di->staging[n];
+				gpud__staging__init(g);
+				g->buffers = ss.buffers;
+				g->chunk = ss.chunk;
+				g->free = ss.free;
+				g->bytes_staged = ss.bytes_staged;
+				pb->staging = g;
+			}
+		}
+		di->ptrs[n] = pb;
+		n++;
 	}
 	return n;
 }
@@ -59,15 +110,14 @@ void verb_hello(gpud_request *r)
 {
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__HelloResponse hello = GPUD__HELLO_RESPONSE__INIT;
-	backend_device devs[8];
-	Gpud__Device pb[8], *ptrs[8];
+	device_infos di;
 
 	if (assign_tenant_or_fail(r) != 0)
 		return;
 	hello.server_version = GPUD_VERSION;
 	hello.protocol_version = GPUD_PROTOCOL_VERSION;
 	hello.tenant = r->session->tenant->name;
-	hello.backend = (char *)r->core->backend->ops->name;
+	hello.backend = (char *)r->core->devices->backend;
 	hello.max_message_size = r->core->cfg->max_message_size;
 	hello.connection = r->pipe_id;
 	hello.instance = r->core->buffers->instance;
@@ -77,8 +127,8 @@ void verb_hello(gpud_request *r)
 		hello.session_key.data = r->session->key;
 		hello.session_key.len = sizeof(r->session->key);
 	}
-	hello.n_devices = (size_t)fill_devices(r->core->backend, devs, pb, ptrs, 8);
-	hello.devices = ptrs;
+	hello.n_devices = (size_t)fill_devices(r->core->devices, &di, 0);
+	hello.devices = di.ptrs;
 	if (r->req->hello->client && r->req->hello->client[0])
 		request_log(r, LOG_DEBUG, "hello from %s", r->req->hello->client);
 	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
@@ -89,14 +139,19 @@ void verb_hello(gpud_request *r)
 void verb_status(gpud_request *r)
 {
 	gpud_core *core = r->core;
-	gpud_backend *be = core->backend;
+	device_set *ds = core->devices;
+	gpud_backend *be = &ds->dev[0].be; /* the variants: every device loads the same */
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__StatusResponse st = GPUD__STATUS_RESPONSE__INIT;
-	backend_device devs[8];
-	Gpud__Device pb[8], *ptrs[8];
+	device_infos *di = malloc(sizeof(*di));
 
+	if (di == NULL) {
+		request_fail(r, ST_OUT_OF_MEMORY, "status: out of memory");
+		return;
+	}
 	st.server_version = GPUD_VERSION;
-	st.backend = (char *)be->ops->name;
+	st.backend = (char *)ds->backend;
+	st.degraded = ds->nlive < ds->n;
 	st.uptime_s = (double)(now_ns() - core->stats->started_ns) / 1e9;
 	st.requests = core->stats->requests;
 	st.errors = core->stats->errors;
@@ -106,8 +161,8 @@ void verb_status(gpud_request *r)
 	st.buffers = core->buffers->count;
 	st.bytes_in_use = core->buffers->bytes;
 	st.bytes_high_water = core->buffers->high_water;
-	st.n_devices = (size_t)fill_devices(be, devs, pb, ptrs, 8);
-	st.devices = ptrs;
+	st.n_devices = (size_t)fill_devices(ds, di, 1);
+	st.devices = di->ptrs;
 	st.n_listen = (size_t)core->cfg->nlisten;
 	st.listen = (char **)core->cfg->listen;
 	st.in_flight = core->stats->in_flight;
@@ -129,25 +184,29 @@ void verb_status(gpud_request *r)
 	}
 	st.n_variants = (size_t)nv;
 	st.variants = kvp;
-	backend_pool_stats ps;
+	/* The pool and staging of every device together (each device's own
+	 * are in its Device). */
 	Gpud__MemoryPool pool = GPUD__MEMORY_POOL__INIT;
-	if (be->ops->pool_stats && be->ops->pool_stats(be, &ps) == 0) {
-		pool.in_use = ps.in_use;
-		pool.cached = ps.cached;
-		pool.high_water = ps.high_water;
-		pool.limit = ps.limit;
-		pool.allocs = ps.allocs;
-		pool.hits = ps.hits;
-		st.pool = &pool;
-	}
-	backend_staging_stats ss;
 	Gpud__Staging staging = GPUD__STAGING__INIT;
-	if (be->ops->staging_stats && be->ops->staging_stats(be, &ss) == 0) {
-		staging.buffers = ss.buffers;
-		staging.chunk = ss.chunk;
-		staging.free = ss.free;
-		staging.bytes_staged = ss.bytes_staged;
-		st.staging = &staging;
+	for (size_t i = 0; i < st.n_devices; i++) {
+		const Gpud__MemoryPool *p = di->pb[i].pool;
+		const Gpud__Staging *g = di->pb[i].staging;
+		if (p) {
+			pool.in_use += p->in_use;
+			pool.cached += p->cached;
+			pool.high_water += p->high_water;
+			pool.limit += p->limit;
+			pool.allocs += p->allocs;
+			pool.hits += p->hits;
+			st.pool = &pool;
+		}
+		if (g) {
+			staging.buffers += g->buffers;
+			staging.chunk = g->chunk;
+			staging.free += g->free;
+			staging.bytes_staged += g->bytes_staged;
+			st.staging = &staging;
+		}
 	}
 	Gpud__Lending lending = GPUD__LENDING__INIT;
 	if (core->regions->lending) {
@@ -190,6 +249,7 @@ void verb_status(gpud_request *r)
 	request_reply(r, &resp, NULL, 0);
 	free(sess);
 	free(sptr);
+	free(di);
 }
 
 void verb_kernels(gpud_request *r)

@@ -74,8 +74,12 @@ void verb_register(gpud_request *r)
 	}
 	/* The tenant's worker (cuda) starts while NVRTC compiles, not on the
 	 * first run. */
-	if (!e->shared)
-		backend_prepare_tenant(r->core->backend, r->session->tenant->name);
+	if (!e->shared) {
+		/* its worker on the device its runs will most likely go to */
+		gpud_device *d = place_fresh(r->core->devices, r->session->tenant);
+		if (d)
+			backend_prepare_tenant(&d->be, r->session->tenant->name);
+	}
 	st = registry_compile(g, e, register_done, r, err, sizeof(err));
 	if (st != ST_OK) {
 		r->custom = NULL;

@@ -29,12 +29,14 @@
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
 
-/* An inline array's bytes: where they are and where they go. */
+/* An inline array's bytes: where they are and where they go; or (from
+ * set) an input on another device, copied peer to peer to the run's. */
 typedef struct inline_upload {
 	void *dst;
 	const void *src;
 	size_t len;
 	unsigned flags;
+	gpud_device *from;
 } inline_upload;
 
 /* --- the run's end ------------------------------------------------------------------- */
@@ -100,13 +102,15 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 		uint8_t *to = r->out_host ? r->out_host + (rr->outputs[i]->region_offset -
 							   r->req->run->outputs_to->offset)
 					  : dst;
-		dstatus st = backend_download(r->core->backend, r->pipe_id, to, b->mem, b->nbytes,
+		dstatus st = backend_download(&b->dev->be, r->pipe_id, to, b->mem, b->nbytes,
 					      r->out_host ? r->out_flags : 0, returned_done, r, err,
 					      sizeof(err));
-		if (st != ST_OK)
+		if (st != ST_OK) {
 			returned_done(r, st, err);
-		else
+		} else {
 			r->bytes_down += b->nbytes;
+			request_moving(r, b->dev, b->nbytes);
+		}
 		if (!r->out_host)
 			dst += b->nbytes;
 	}
@@ -147,7 +151,7 @@ static void run_finish(gpud_request *r, dstatus status, const char *msg)
 	int out_param[KERNEL_MAX_PARAMS];
 
 	if (r->slot.has_slot) /* the kernel is done; outputs may still be copied */
-		sched_release(r->core->sched, &r->slot);
+		sched_release(&r->dev->sched, &r->slot);
 	r->on_cancel = NULL;
 	if (request_cancelled(r)) { /* the outputs it made go with the failure */
 		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) while it ran", k->name,
@@ -214,7 +218,7 @@ static void early_go_on(gpud_request *r)
 static void early_end(gpud_request *r, dstatus status, const char *msg, int final)
 {
 	if (r->slot.has_slot) /* the kernel is done, or never ran: the slot is others' now */
-		sched_release(r->core->sched, &r->slot);
+		sched_release(&r->dev->sched, &r->slot);
 	r->run_status = status;
 	r->run_final = final;
 	snprintf(r->run_msg, sizeof(r->run_msg), "%s", msg ? msg : "");
@@ -236,6 +240,10 @@ static void run_fail_unstarted(gpud_request *r, dstatus status, const char *what
 static void run_done(void *arg, dstatus status, const char *msg)
 {
 	gpud_request *r = arg;
+	if (r->dev_busy) {
+		r->dev_busy = 0;
+		device_run_ended(r->dev);
+	}
 	if (r->run_early)
 		early_end(r, status, msg, 0);
 	else
@@ -253,10 +261,17 @@ static void run_start(sched_item *it)
 	if (r->core->metrics)
 		metrics_queued(r->core->metrics, r->kernel->id,
 			       (double)(now_ns() - r->queued_ns) / 1e9);
-	dstatus rv = backend_run(r->core->backend, r->pipe_id, r->kernel, &r->kargs, &t,
-				 &r->cancelled, &r->kernel_us, run_done, r, err, sizeof(err));
-	if (rv != ST_OK)
+	r->dev_busy = 1; /* before: done may come from within (never does today) */
+	device_run_started(r->dev);
+	dstatus rv = backend_run(&r->dev->be, r->pipe_id, r->kernel, &r->kargs, &t, &r->cancelled,
+				 &r->kernel_us, run_done, r, err, sizeof(err));
+	if (rv != ST_OK) {
+		if (r->dev_busy) {
+			r->dev_busy = 0;
+			device_run_ended(r->dev);
+		}
 		run_fail_unstarted(r, rv, err);
+	}
 }
 
 /* "cancelled (why) before it started" */
@@ -275,7 +290,7 @@ static void fail_cancelled_unstarted(gpud_request *r)
  */
 static void run_cancel(gpud_request *r)
 {
-	if (sched_cancel(r->core->sched, &r->slot))
+	if (sched_cancel(&r->dev->sched, &r->slot))
 		fail_cancelled_unstarted(r);
 }
 
@@ -287,7 +302,11 @@ static void run_submit(gpud_request *r)
 	}
 	r->slot.start = run_start;
 	r->queued_ns = now_ns();
-	sched_submit(r->core->sched, r->tenant ? &r->tenant->runs : NULL, &r->slot);
+	if (!r->run_counted) { /* the device's load until the reply */
+		r->run_counted = 1;
+		r->dev->runs++;
+	}
+	sched_submit(&r->dev->sched, r->tenant ? &r->tenant->runs[r->dev->slot] : NULL, &r->slot);
 }
 
 /* --- inline arrays -------------------------------------------------------------------- */
@@ -316,27 +335,40 @@ static void inline_done(void *arg, dstatus status, const char *msg)
 static void upload_inline(gpud_request *r, const inline_upload *up, int nup)
 {
 	char err[768];
-	int in_order = r->core->backend->ops->queue_ordered;
+	gpud_backend *be = &r->dev->be;
+	int in_order = be->ops->queue_ordered;
 
 	r->pending = 1;
 	r->pending_status = ST_OK;
 	for (int i = 0; i < nup; i++) {
 		r->pending++;
 		dstatus rv = ST_WOULD_BLOCK;
+		if (up[i].from) { /* on the other device's queue: the run waits for its done */
+			in_order = 0;
+			rv = backend_copy_peer(&up[i].from->be, r->pipe_id, be, up[i].dst,
+					       up[i].src, up[i].len, inline_done, r, err,
+					       sizeof(err));
+			if (rv != ST_OK)
+				inline_done(r, rv, err);
+			else
+				request_moving(r, r->dev, up[i].len);
+			continue;
+		}
 		if (in_order) /* a copy left to a worker cannot go early: nor can the run */
-			rv = backend_upload(r->core->backend, r->pipe_id, up[i].dst, up[i].src,
-					    up[i].len, up[i].flags | BACKEND_IN_ORDER, inline_done,
-					    r, err, sizeof(err));
+			rv = backend_upload(be, r->pipe_id, up[i].dst, up[i].src, up[i].len,
+					    up[i].flags | BACKEND_IN_ORDER, inline_done, r, err,
+					    sizeof(err));
 		if (rv == ST_WOULD_BLOCK) {
 			in_order = 0;
-			rv = backend_upload(r->core->backend, r->pipe_id, up[i].dst, up[i].src,
-					    up[i].len, up[i].flags, inline_done, r, err,
-					    sizeof(err));
+			rv = backend_upload(be, r->pipe_id, up[i].dst, up[i].src, up[i].len,
+					    up[i].flags, inline_done, r, err, sizeof(err));
 		}
-		if (rv != ST_OK)
+		if (rv != ST_OK) {
 			inline_done(r, rv, err);
-		else
+		} else {
 			r->bytes_up += up[i].len;
+			request_moving(r, r->dev, up[i].len);
+		}
 	}
 	if (in_order && r->pending_status == ST_OK) {
 		r->run_early = 1;
@@ -408,8 +440,9 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 		up->src = r->payload + *cursor;
 		*cursor += want;
 	}
-	dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, (gpud_dtype)ia->dtype,
-				   (int)ia->n_shape, ia->shape, &r->spares, &b, err, sizeof(err));
+	dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0,
+				   (gpud_dtype)ia->dtype, (int)ia->n_shape, ia->shape, &r->spares,
+				   &b, err, sizeof(err));
 	if (rv == ST_WOULD_BLOCK) { /* a pool miss: made on a worker, then the run again */
 		request_alloc_off_loop(r, verb_run);
 		return NULL;
@@ -611,9 +644,9 @@ static int outputs_or_fail(gpud_request *r)
 			}
 		} else {
 			gpud_buffer *b;
-			dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, v->expect.dtype,
-						   v->expect.ndim, v->expect.shape, &r->spares, &b,
-						   err, sizeof(err));
+			dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0,
+						   v->expect.dtype, v->expect.ndim, v->expect.shape,
+						   &r->spares, &b, err, sizeof(err));
 			if (rv == ST_WOULD_BLOCK) { /* made on a worker, then the run again */
 				request_alloc_off_loop(r, verb_run);
 				return -1;
@@ -656,9 +689,89 @@ static int outputs_or_fail(gpud_request *r)
 	return 0;
 }
 
+/* --- devices ------------------------------------------------------------------------------ */
+
+/*
+ * The run's device (r->dev), before anything is allocated: the one it
+ * names, else where its buffer arguments are, else where fresh work goes
+ * (placement.h). Unknown handles are left to binding. 0, or -1 after
+ * replying.
+ */
+static int place_or_fail(gpud_request *r)
+{
+	Gpud__RunRequest *rq = r->req->run;
+	const kernel_def *k = r->kernel;
+	place_arg pa[KERNEL_MAX_PARAMS];
+	int n = 0, pinned;
+	char why[768];
+	gpud_device *want = NULL;
+
+	if (rq->pin_device &&
+	    (want = request_device_or_fail(r, k->name, 1, rq->device, &pinned)) == NULL)
+		return -1;
+	for (size_t i = 0; i < rq->n_args && n < KERNEL_MAX_PARAMS; i++) {
+		Gpud__Argument *arg = rq->args[i];
+		int idx = kernel_param_index(k, arg->name);
+		gpud_buffer *b;
+		if (idx < 0 || arg->value_case != GPUD__ARGUMENT__VALUE_BUFFER ||
+		    (b = buffers_get(r->core->buffers, r->session->tenant, arg->buffer)) == NULL)
+			continue;
+		pa[n++] = (place_arg){.name = k->params[idx].name,
+				      .buf = b,
+				      .output = k->params[idx].role == KPARAM_OUT};
+	}
+	if (n == 0 && want == NULL && r->dev && !r->dev->lost)
+		return 0; /* fresh work placed by an earlier try (an allocation's redo) */
+	gpud_device *d = place_run(r->core->devices, r->tenant, want, pa, n, why, sizeof(why));
+	if (d == NULL) {
+		int lost = strstr(why, "lost") != NULL;
+		request_fail(r, lost ? ST_BACKEND : ST_INVALID, "%s: %s", k->name, why);
+		return -1;
+	}
+	r->dev = d;
+	return 0;
+}
+
+/*
+ * Inputs on another device than the run's: each copied peer to peer into a
+ * block of the run's device that goes with the request (placement said
+ * none of them is pinned). 0, or -1 after replying.
+ */
+static int peer_inputs_or_fail(gpud_request *r, inline_upload *up, int *nup)
+{
+	const kernel_def *k = r->kernel;
+	char err[512];
+	for (int i = 0; i < k->nparams; i++) {
+		gpud_buffer *b = r->bound[i], *t;
+		if (b == NULL || b->dev == r->dev || k->params[i].role != KPARAM_IN)
+			continue;
+		dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0, b->dtype,
+					   b->ndim, b->shape, &r->spares, &t, err, sizeof(err));
+		if (rv == ST_WOULD_BLOCK) {
+			request_alloc_off_loop(r, verb_run);
+			return -1;
+		}
+		if (rv != ST_OK) {
+			request_fail(r, rv, "%s: argument '%s': its copy on device %d: %s", k->name,
+				     k->params[i].name, r->dev->id, err);
+			return -1;
+		}
+		request_temp(r, t);
+		r->kargs.v[i].arr.data = t->mem;
+		if (b->nbytes > 0)
+			up[(*nup)++] = (inline_upload){.dst = t->mem,
+						       .src = b->mem,
+						       .len = b->nbytes,
+						       .from = b->dev};
+		log_debug("run %s: argument '%s' (%zu bytes) copied from device %d to %d", k->name,
+			  k->params[i].name, b->nbytes, b->dev->id, r->dev->id);
+	}
+	return 0;
+}
+
 void verb_run(gpud_request *r)
 {
-	inline_upload up[KERNEL_MAX_PARAMS];
+	inline_upload up[2 * KERNEL_MAX_PARAMS];
 	int nup = 0;
 
 	const kernel_def *k = find_kernel_or_fail(r);
@@ -668,7 +781,8 @@ void verb_run(gpud_request *r)
 	memset(&r->kargs, 0, sizeof(r->kargs));
 	r->kargs.kernel = r->kernel;
 	memset(r->bound, 0, sizeof(r->bound));
-	if (bind_args_or_fail(r, up, &nup) != 0 || alias_or_fail(r) != 0 || outputs_or_fail(r) != 0)
+	if (place_or_fail(r) != 0 || bind_args_or_fail(r, up, &nup) != 0 || alias_or_fail(r) != 0 ||
+	    outputs_or_fail(r) != 0 || peer_inputs_or_fail(r, up, &nup) != 0)
 		return;
 	for (int i = 0; i < k->nparams; i++)
 		if (r->bound[i])

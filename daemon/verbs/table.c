@@ -46,6 +46,8 @@ void verb_buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info)
 	info->n_shape = (size_t)b->ndim;
 	info->shape = (uint64_t *)b->shape;
 	info->kept = b->kept;
+	info->device = b->dev->id;
+	info->pinned = b->pinned;
 }
 
 void verb_reply_empty(gpud_request *r, dstatus status, const char *msg, Gpud__Response *resp)

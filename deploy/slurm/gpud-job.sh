@@ -11,8 +11,8 @@ set -euo pipefail
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/gpud.XXXXXX")
 export GPUD_URL="ipc://$dir/gpud.sock"
-# Slurm sets CUDA_VISIBLE_DEVICES to the job's GPU: it is device 0 here.
-gpud --listen "$GPUD_URL" --backend cuda --device 0 --log-level warn 2>"$dir/gpud.log" &
+# Slurm sets CUDA_VISIBLE_DEVICES to the job's GPUs: gpud serves them all.
+gpud --listen "$GPUD_URL" --backend cuda --device all --log-level warn 2>"$dir/gpud.log" &
 gpud_pid=$!
 stop_gpud() {
 	kill -TERM "$gpud_pid" 2>/dev/null || true

@@ -116,14 +116,26 @@ typedef struct gpud_client gpud_client;
 
 /* What the daemon said about itself in hello. */
 typedef struct gpud_device_info {
-	int index;
+	int index; /* the device's id: what gpud_set_device and runs name */
 	char name[128];
 	int cc_major, cc_minor;
 	uint64_t memory_total, memory_free;
 	int sm_count;
+	/* lost: a sticky error took it out of service until gpud restarts */
+	int lost;
+	char lost_message[256];
+	/* gpud_status_get only: gpud's use of it. Runs placed there and not
+	 * yet answered, bytes of copies in flight, its buffers, seconds with a
+	 * kernel run in flight (the rate of busy_s is its utilisation), runs
+	 * done, runs it takes at once; its pool (has_pool) */
+	unsigned runs, slots;
+	uint64_t bytes_moving, buffers, bytes_in_use, runs_total;
+	double busy_s;
+	int has_pool;
+	uint64_t pool_in_use, pool_cached, pool_high_water, pool_limit;
 } gpud_device_info;
 
-#define GPUD_MAX_DEVICES 8
+#define GPUD_MAX_DEVICES 16
 
 typedef struct gpud_server_info {
 	char version[32];
@@ -184,6 +196,8 @@ typedef struct gpud_daemon_status {
 	int has_lending;
 	uint64_t lend_spare_bytes, lend_kept_bytes, lend_lent_bytes;
 	uint64_t lend_from_kept, lend_from_spare, lend_made;
+	/* a device is lost and the others serve (gpud exits when none is left) */
+	int degraded;
 	/* per connection: the first GPUD_MAX_SESSIONS of nsessions_total */
 	int nsessions;
 	unsigned nsessions_total;
@@ -286,6 +300,17 @@ GPUD_API gpud_status gpud_free(gpud_client *c, const gpud_handle *handles, size_
  */
 GPUD_API void gpud_set_keep(gpud_client *c, int keep);
 
+/*
+ * device >= 0: later gpud_alloc / gpud_alloc_npy calls put their buffers
+ * on that device (gpud_server(c)->devices[i].index) and pin them there, and
+ * later runs and calls run on it (their new outputs live there, unpinned;
+ * input buffers on other devices are copied to it, pinned ones refused). -1 (the
+ * default): gpud places them: a run where its buffers are, fresh work where
+ * the tenant's buffers are, else on the least-loaded device. A device gpud
+ * does not have is an error of the call that names it.
+ */
+GPUD_API void gpud_set_device(gpud_client *c, int device);
+
 typedef struct gpud_buffer_info {
 	gpud_handle handle;
 	gpud_dtype dtype;
@@ -293,6 +318,8 @@ typedef struct gpud_buffer_info {
 	uint64_t shape[GPUD_MAX_DIMS];
 	size_t nbytes;
 	int kept;
+	int device; /* where it lives */
+	int pinned; /* its device was chosen (gpud_set_device): never copied off it */
 } gpud_buffer_info;
 
 /* The tenant's kept buffers; *out is malloc'd (free()), *n of them. */
@@ -405,6 +432,7 @@ typedef struct gpud_output {
 	gpud_dtype dtype;
 	int ndim;
 	uint64_t shape[GPUD_MAX_DIMS];
+	int device; /* where it lives (the run's device) */
 } gpud_output;
 
 /* Timings of one run, measured inside the daemon. */

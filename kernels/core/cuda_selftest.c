@@ -24,9 +24,10 @@
 		}                                                                                  \
 	} while (0)
 
-/* The scratch block the samples' arrays are carved from (see the header). */
-static void *scratch;
-static size_t scratch_size;
+/* The scratch block the samples' arrays are carved from (see the header):
+ * per thread, since each device opens on a thread of its own. */
+static _Thread_local void *scratch;
+static _Thread_local size_t scratch_size;
 
 #define SCRATCH_ALIGN 256
 

@@ -38,8 +38,9 @@ extern "C" {
  * The samples' device memory comes from one scratch block that grows as
  * needed and is kept from one call to the next (a cudaMalloc and cudaFree per
  * array would wait for the device hundreds of times at start):
- * kernel_selftest_release gives it back once every kernel is tested. Not
- * thread-safe: the backend's open calls these, one at a time.
+ * kernel_selftest_release gives it back once every kernel is tested. The
+ * block is the calling thread's: each device's open calls these on a thread
+ * of its own, one at a time there.
  */
 int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launch_ctx *ctx,
 		    int with_reference, char *err, size_t errlen);

@@ -71,6 +71,7 @@ typedef struct custom_kernel {
 	double compile_ms;
 	int cached; /* loaded from the compile cache, not compiled */
 	int registers;
+	int arch; /* cuda: the architecture it was compiled for (90: sm_90) */
 } custom_kernel;
 
 /* "f32" / "float32" ... -> dtype; 0 if not a dtype. */

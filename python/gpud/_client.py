@@ -113,7 +113,8 @@ class ServerInfo:
         self.instance = s.instance
         self.devices = [{"index": d.index, "name": d.name.decode(), "cc": (d.cc_major, d.cc_minor),
                          "memory_total": d.memory_total, "memory_free": d.memory_free,
-                         "sm_count": d.sm_count} for d in s.devices[:s.ndevices]]
+                         "sm_count": d.sm_count, "lost": bool(d.lost)}
+                        for d in s.devices[:s.ndevices]]
 
     def __repr__(self):
         return "ServerInfo(version=%r, backend=%r, tenant=%r, devices=%d)" % (
@@ -677,6 +678,14 @@ class Client:
                 "lend_spare_bytes", "lend_kept_bytes", "lend_lent_bytes", "lend_from_kept",
                 "lend_from_spare", "lend_made")}
         out["server"] = ServerInfo(s.server)
+        out["degraded"] = bool(s.degraded)
+        # each device: gpud's use of it (runs in flight, busy seconds, its pool)
+        out["devices"] = [{"index": d.index, "lost": bool(d.lost),
+                           "lost_message": d.lost_message.decode(), "runs": d.runs,
+                           "slots": d.slots, "runs_total": d.runs_total, "busy_s": d.busy_s,
+                           "bytes_moving": d.bytes_moving, "buffers": d.buffers,
+                           "bytes_in_use": d.bytes_in_use}
+                          for d in s.server.devices[:s.server.ndevices]]
         out["sessions"] = [{"id": x.id, "peer": x.peer.decode(), "buffers": x.buffers,
                             "bytes": x.bytes, "requests": x.requests, "in_flight": x.in_flight,
                             "regions": x.regions, "region_bytes": x.region_bytes,

@@ -17,7 +17,7 @@ import os
 SONAME = "libgpud-client.so.0"
 MAX_DIMS = 8
 NAME_MAX = 64
-MAX_DEVICES = 8
+MAX_DEVICES = 16
 MAX_VARIANTS = 32
 MAX_SESSIONS = 64
 
@@ -48,7 +48,11 @@ class DeviceInfo(ctypes.Structure):
     """gpud_device_info."""
     _fields_ = [("index", c_int), ("name", ctypes.c_char * 128), ("cc_major", c_int),
                 ("cc_minor", c_int), ("memory_total", c_u64), ("memory_free", c_u64),
-                ("sm_count", c_int)]
+                ("sm_count", c_int), ("lost", c_int), ("lost_message", ctypes.c_char * 256),
+                ("runs", c_uint), ("slots", c_uint), ("bytes_moving", c_u64),
+                ("buffers", c_u64), ("bytes_in_use", c_u64), ("runs_total", c_u64),
+                ("busy_s", c_double), ("has_pool", c_int), ("pool_in_use", c_u64),
+                ("pool_cached", c_u64), ("pool_high_water", c_u64), ("pool_limit", c_u64)]
 
 
 class ServerInfo(ctypes.Structure):
@@ -75,7 +79,7 @@ ARG_BUFFER, ARG_F64, ARG_I64, ARG_BOOL, ARG_ARRAY, ARG_TEXT = range(6)
 class Output(ctypes.Structure):
     """gpud_output."""
     _fields_ = [("name", ctypes.c_char * NAME_MAX), ("handle", c_u64), ("dtype", c_int),
-                ("ndim", c_int), ("shape", c_u64 * MAX_DIMS)]
+                ("ndim", c_int), ("shape", c_u64 * MAX_DIMS), ("device", c_int)]
 
 
 class RunInfo(ctypes.Structure):
@@ -120,7 +124,8 @@ class KernelSpec(ctypes.Structure):
 class BufferInfo(ctypes.Structure):
     """gpud_buffer_info."""
     _fields_ = [("handle", c_u64), ("dtype", c_int), ("ndim", c_int),
-                ("shape", c_u64 * MAX_DIMS), ("nbytes", c_size_t), ("kept", c_int)]
+                ("shape", c_u64 * MAX_DIMS), ("nbytes", c_size_t), ("kept", c_int),
+                ("device", c_int), ("pinned", c_int)]
 
 
 class VariantInfo(ctypes.Structure):
@@ -151,7 +156,8 @@ class DaemonStatus(ctypes.Structure):
                 ("staging_chunk", c_u64), ("bytes_staged", c_u64), ("has_lending", c_int),
                 ("lend_spare_bytes", c_u64), ("lend_kept_bytes", c_u64),
                 ("lend_lent_bytes", c_u64), ("lend_from_kept", c_u64),
-                ("lend_from_spare", c_u64), ("lend_made", c_u64), ("nsessions", c_int),
+                ("lend_from_spare", c_u64), ("lend_made", c_u64), ("degraded", c_int),
+                ("nsessions", c_int),
                 ("nsessions_total", c_uint), ("sessions", SessionInfo * MAX_SESSIONS)]
 
 
@@ -174,6 +180,7 @@ _FUNCS = {
     "gpud_sync": (c_int, [c_void_p]),
     "gpud_free": (c_int, [c_void_p, P(c_u64), c_size_t]),
     "gpud_set_keep": (None, [c_void_p, c_int]),
+    "gpud_set_device": (None, [c_void_p, c_int]),
     "gpud_list": (c_int, [c_void_p, P(P(BufferInfo)), P(c_size_t)]),
     "gpud_host_alloc": (c_void_p, [c_void_p, c_size_t]),
     "gpud_host_free": (c_int, [c_void_p, c_void_p]),

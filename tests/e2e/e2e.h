@@ -262,6 +262,8 @@ TCase *e2e_metrics(void);      /* metrics.c: /metrics, /healthz, /readyz */
 TCase *e2e_tls_errors(void);   /* tls_errors.c: why a TLS connect failed */
 TCase *e2e_alias(void);        /* alias.c: outputs overlapping arguments, in place */
 TCase *e2e_endpoints(void);    /* endpoints.c: lists of endpoints, failover */
+TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer copies */
+TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -26,10 +26,14 @@ START_TEST(test_connect_server_info)
 	ck_assert_msg(si->version[0] != '\0', "empty server version");
 	ck_assert_uint_eq(si->max_message_size, 256ull << 20); /* the default */
 	ck_assert_str_eq(gpud_url(c), e2e_gpud.url);
-	if (!strcmp(si->backend, "cpu"))
-		ck_assert_int_eq(si->ndevices, 0);
-	else
-		ck_assert_int_ge(si->ndevices, 1);
+	ck_assert_int_ge(si->ndevices, 1); /* cpu: one device of host memory */
+	if (!strcmp(si->backend, "cpu")) {
+		ck_assert_int_eq(si->ndevices, 1);
+		ck_assert_int_eq(si->devices[0].index, 0);
+		ck_assert_str_eq(si->devices[0].name, "cpu (host memory)");
+		ck_assert_uint_gt(si->devices[0].memory_total, 0);
+	}
+	ck_assert_int_eq(si->devices[0].lost, 0);
 	ck_assert_str_eq(gpud_errmsg(c), "");
 
 	/* The same through status. */

@@ -48,6 +48,8 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_tls_errors());
 	suite_add_tcase(s, e2e_alias());
 	suite_add_tcase(s, e2e_endpoints());
+	suite_add_tcase(s, e2e_devices());
+	suite_add_tcase(s, e2e_devices_lost());
 	return s;
 }
 

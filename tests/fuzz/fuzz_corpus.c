@@ -168,6 +168,16 @@ int main(int argc, char **argv)
 	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F64, overflow, 3, 0, 0); /* 2^93 x 8 bytes */
 	add(&r, NULL, 0);
 	save("alloc-bad");
+	/* devices (the fuzzer's gpud has 3): pinned to 2, to one it lacks, negative */
+	r = alloc_req(&a, GPUD__DTYPE__DTYPE_F32, &four, 1, 1, 0);
+	a.pin_device = 1;
+	a.device = 2;
+	add(&r, data, sizeof(data));
+	a.device = 7;
+	add(&r, data, sizeof(data));
+	a.device = -1;
+	add(&r, data, sizeof(data));
+	save("alloc-devices");
 
 	/* upload, download, free of a made-up handle; with host refs */
 	Gpud__UploadRequest up = GPUD__UPLOAD_REQUEST__INIT;
@@ -236,6 +246,14 @@ int main(int argc, char **argv)
 	r.run = &run;
 	add(&r, arrays, sizeof(arrays));
 	save("run-inline");
+	run.pin_device = 1; /* on device 1; then on one the fuzzer's gpud lacks */
+	run.device = 1;
+	add(&r, arrays, sizeof(arrays));
+	run.device = 99;
+	add(&r, arrays, sizeof(arrays));
+	save("run-devices");
+	run.pin_device = 0;
+	run.device = 0;
 	/* outputs into a host region: one this connection never made (refused),
 	 * and a room too small for them (they come in the reply instead) */
 	{

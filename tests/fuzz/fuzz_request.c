@@ -90,6 +90,7 @@ static void init(void)
 	config_defaults(&cfg);
 	snprintf(cfg.backend, sizeof(cfg.backend), "cpu");
 	cfg.cpu_threads = 2;
+	cfg.cpu_devices = 3; /* placement, pinning and peer copies are fuzzed too */
 	cfg.contexts = 1;
 	cfg.max_message_size = 1 << 20;
 	cfg.quota.device_bytes = 64u << 20;

@@ -17,6 +17,7 @@ Suite *verbs_suite(void);
 Suite *ring_suite(void);
 Suite *log_suite(void);
 Suite *peek_suite(void);
+Suite *placement_suite(void);
 /* kernels/<folder>/test_<folder>.c of each folder of kernels/kernels.def */
 #define KERNEL_FOLDER(folder) Suite *folder##_suite(void);
 #include "kernels/kernels.def"

@@ -54,7 +54,8 @@ START_TEST(test_defaults)
 	config_defaults(&c);
 	ck_assert_int_eq(c.nlisten, 0);
 	ck_assert_str_eq(c.backend, "auto");
-	ck_assert_int_eq(c.device, 0);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 0);
 	ck_assert_int_eq(c.log_level, LOG_INFO);
 	ck_assert_uint_eq(c.max_message_size, 256ull << 20);
 	ck_assert_int_eq(c.contexts, 64);
@@ -84,7 +85,8 @@ START_TEST(test_gpud_section)
 	ck_assert_int_eq(c.nlisten, 1);
 	ck_assert_str_eq(c.listen[0], "ipc:///tmp/gpud-test.sock");
 	ck_assert_str_eq(c.backend, "cpu");
-	ck_assert_int_eq(c.device, 3);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 3);
 	ck_assert_int_eq(c.log_level, LOG_DEBUG);
 	ck_assert_uint_eq(c.max_message_size, 64ull << 20);
 	ck_assert_int_eq(c.contexts, 8);
@@ -109,7 +111,8 @@ START_TEST(test_keys_before_section)
 	ck_assert_msg(config_load_string(&c, text, NAME, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(c.backend, "cuda");
 	ck_assert_int_eq(c.contexts, 5);
-	ck_assert_int_eq(c.device, 1);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 1);
 	ck_assert_int_eq(c.log_level, LOG_WARN);
 	/* untouched keys keep their defaults */
 	ck_assert_uint_eq(c.max_message_size, 256ull << 20);
@@ -203,13 +206,15 @@ START_TEST(test_boundaries_accepted)
 
 	config_defaults(&c);
 	ck_assert_msg(config_load_string(&c, text, NAME, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(c.device, 1024);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 1024);
 	ck_assert_int_eq(c.contexts, 4096);
 	ck_assert_int_eq(c.cpu_threads, 1024);
 	ck_assert_double_eq(c.shutdown_timeout, 86400.0);
 	ck_assert_uint_eq(c.max_message_size, 4ull << 30);
 	ck_assert_msg(config_load_string(&c, text2, NAME, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(c.device, 0);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 0);
 	ck_assert_int_eq(c.contexts, 1);
 	ck_assert_int_eq(c.cpu_threads, 1);
 	ck_assert_double_eq(c.shutdown_timeout, 0.0);
@@ -283,9 +288,18 @@ static const struct {
 	{"max_message_size", "1k", "expected a size from 4KiB to 4GiB"},
 	{"max_message_size", "5G", "expected a size from 4KiB to 4GiB"},
 	{"max_message_size", "lots", "expected a size from 4KiB to 4GiB"},
-	{"device", "-1", "expected an integer from 0 to 1024"},
-	{"device", "1025", "expected an integer from 0 to 1024"},
-	{"device", "1.0", "expected an integer from 0 to 1024"},
+	{"device", "-1", "expected all, or device ids separated by commas"},
+	{"device", "1025", "expected all, or device ids separated by commas"},
+	{"device", "1.0", "expected all, or device ids separated by commas"},
+	{"devices", "0,", "expected all, or device ids separated by commas"},
+	{"devices", "0,,1", "expected all, or device ids separated by commas"},
+	{"devices", "", "expected all, or device ids separated by commas"},
+	{"devices", "some", "expected all, or device ids separated by commas"},
+	{"devices", "0,1,0", "device 0 is listed twice"},
+	{"devices", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "at most 16 devices"},
+	{"cpu_devices", "0", "expected an integer from 1 to 16"},
+	{"cpu_devices", "17", "expected an integer from 1 to 16"},
+	{"device_lost", "restart", "expected serve or exit"},
 	{"contexts", "0", "expected an integer from 1 to 4096"},
 	{"contexts", "4097", "expected an integer from 1 to 4096"},
 	{"contexts", "many", "expected an integer from 1 to 4096"},
@@ -331,7 +345,8 @@ START_TEST(test_bad_value_set)
 	ck_assert_str_eq(c.backend, "auto");
 	ck_assert_int_eq(c.log_level, LOG_INFO);
 	ck_assert_uint_eq(c.max_message_size, 256ull << 20);
-	ck_assert_int_eq(c.device, 0);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 0);
 	ck_assert_int_eq(c.contexts, 64);
 	ck_assert_double_eq(c.shutdown_timeout, 30.0);
 	config_free(&c);
@@ -659,6 +674,59 @@ START_TEST(test_quota_sections)
 }
 END_TEST
 
+/* devices: all, a list; cpu_devices; device_lost; device_bytes.N */
+START_TEST(test_devices)
+{
+	gpud_config c;
+	char err[512] = "";
+
+	config_defaults(&c);
+	ck_assert_int_eq(c.devices_all, 0);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 0);
+	ck_assert_int_eq(c.cpu_devices, 1);
+	ck_assert_int_eq(c.device_lost_exit, 0);
+	ck_assert_msg(config_set(&c, "devices", "2, 0,5", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.ndevice_ids, 3);
+	ck_assert_int_eq(c.device_ids[0], 2);
+	ck_assert_int_eq(c.device_ids[1], 0);
+	ck_assert_int_eq(c.device_ids[2], 5);
+	ck_assert_int_eq(c.devices_all, 0);
+	ck_assert_msg(config_set(&c, "device", "all", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.devices_all, 1);
+	ck_assert_msg(config_set(&c, "device", "1", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.devices_all, 0);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 1);
+	/* a bad list leaves the old one */
+	ck_assert_int_eq(config_set(&c, "devices", "1,x", err, sizeof(err)), -1);
+	ck_assert_int_eq(c.ndevice_ids, 1);
+	ck_assert_int_eq(c.device_ids[0], 1);
+	ck_assert_int_eq(config_load_string(&c,
+					    "[gpud]\ncpu_devices = 3\ndevice_lost = exit\n"
+					    "[quota]\ndevice_bytes = 8GiB\ndevice_bytes.1 = 1GiB\n"
+					    "[tenant alice]\ndevice_bytes.15 = 2MiB\n",
+					    NAME, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(c.cpu_devices, 3);
+	ck_assert_int_eq(c.device_lost_exit, 1);
+	tenant_quota a = config_quota(&c, "alice"), o = config_quota(&c, "bob");
+	ck_assert_uint_eq(o.device_bytes, 8ull << 30);
+	ck_assert_uint_eq(o.device_bytes_on[1], 1ull << 30);
+	ck_assert_uint_eq(o.device_bytes_on[0], 0);
+	ck_assert_uint_eq(o.device_bytes_on[15], 0);
+	ck_assert_uint_eq(a.device_bytes_on[1], 1ull << 30); /* from [quota], read before */
+	ck_assert_uint_eq(a.device_bytes_on[15], 2ull << 20);
+	config_free(&c);
+	expect_load_error("[quota]\ndevice_bytes.16 = 1\n", 2, err, sizeof(err));
+	assert_has(err, "expected device_bytes.N with N a device id, 0 to 15");
+	expect_load_error("[quota]\ndevice_bytes.x = 1\n", 2, err, sizeof(err));
+	assert_has(err, "device_bytes.N");
+	expect_load_error("[quota]\ndevice_bytes.0 = lots\n", 2, err, sizeof(err));
+	assert_has(err, "device_bytes.0 = 'lots'");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -693,6 +761,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_pool_keys);
 	tcase_add_test(tc, test_transfer_keys);
 	tcase_add_test(tc, test_quota_sections);
+	tcase_add_test(tc, test_devices);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,13 +13,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/devices.h"
 #include "daemon/log.h"
 #include "daemon/registry.h"
 #include "tests/unit/suites.h"
 
 static uv_loop_t loop;
 static gpud_config cfg;
-static gpud_backend be;
+static device_set ds;
 static buffer_table bt;
 static registry g;
 static char cache[64];
@@ -27,16 +28,16 @@ static char cache[64];
 static void open_all(void)
 {
 	char err[256];
-	ck_assert_int_eq(backend_open(&be, &loop, &cfg, err, sizeof(err)), 0);
-	buffers_init(&bt, &be);
-	registry_init(&g, &cfg, &be, &bt);
+	ck_assert_msg(devices_open(&ds, &loop, &cfg, err, sizeof(err)) == 0, "%s", err);
+	buffers_init(&bt, &ds);
+	registry_init(&g, &cfg, &ds.dev[0].be, &bt);
 }
 
 static void close_all(void)
 {
 	registry_fini(&g);
 	buffers_fini(&bt);
-	backend_close(&be);
+	devices_close(&ds);
 }
 
 static void setup(void)

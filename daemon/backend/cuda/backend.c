@@ -84,9 +84,15 @@ void cuda_check_fatal(gpud_backend *b)
 
 dstatus cuda_lost_error(cuda_backend *cb, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "the CUDA context is lost (%.400s); gpud is restarting",
+	snprintf(err, errlen, "the CUDA context of device %d is lost (%.400s)", cb->device,
 		 cb->lost_msg);
 	return ST_BACKEND;
+}
+
+/* The runtime's current device is per thread; the loop serves every device. */
+void cuda_use(const cuda_backend *cb)
+{
+	cudaSetDevice(cb->device);
 }
 
 /*
@@ -252,7 +258,7 @@ static int streams_open(cuda_backend *cb, const gpud_config *cfg, char *err, siz
 	return 0;
 }
 
-static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+static int cuda_count(const gpud_config *cfg, char *err, size_t errlen)
 {
 	int count = 0;
 	cudaError_t e = cudaGetDeviceCount(&count);
@@ -272,24 +278,22 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 			dlclose(drv);
 		return -1;
 	}
-	if (cfg->device >= count) {
-		snprintf(err, errlen, "device %d does not exist: this machine has %d CUDA device%s",
-			 cfg->device, count, count == 1 ? "" : "s");
-		return -1;
-	}
+	return count;
+}
+
+/* Device b->device, on a thread of its own (other devices open meanwhile):
+ * everything but the loop's handles and the tenant workers (cuda_start). */
+static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+{
 	cuda_backend *cb = calloc(1, sizeof(*cb));
 	if (cb == NULL) {
 		snprintf(err, errlen, "cuda backend: out of memory");
 		return -1;
 	}
-	cb->device = cfg->device;
+	cb->device = b->device;
 	pthread_mutex_init(&cb->lost_lock, NULL);
 	b->impl = cb;
 	libs_preload_start(cb);
-	/* Copies and runs wait for the GPU on libuv's pool; size it before first use. */
-	char threads[16];
-	snprintf(threads, sizeof(threads), "%d", cfg->cpu_threads < 4 ? 4 : cfg->cpu_threads);
-	setenv("UV_THREADPOOL_SIZE", threads, 1);
 	uint64_t t0 = uv_hrtime();
 	if (device_open(cb, cfg, err, errlen) != 0)
 		goto fail;
@@ -323,24 +327,12 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	if (kernels_open(cb, err, errlen) != 0)
 		goto fail;
 	uint64_t t_warm = uv_hrtime();
-	if (tw_open(b, cfg, cb->tw_why, sizeof(cb->tw_why)) != 0) {
-		if (cfg->kernel_workers)
-			log_warn(
-				"custom kernels run in gpud's own context, where a tenant's kernel "
-				"can reach every tenant's buffers: tenant workers cannot be set up "
-				"(%s)",
-				cb->tw_why);
-		else
-			log_info("custom kernels run in gpud's own context (kernel_workers = off)");
-	}
-	/* Last: once the loop has these handles, the backend must be closed to free it. */
-	completion_start(b, cfg, err, errlen);
 	log_info("cuda backend: device %d %s (sm_%d%d, %d SMs, %.1f GiB), context %.0f ms, "
 		 "%d kernel variants loaded and warmed in %.0f ms",
 		 cb->device, cb->prop.name, cb->prop.major, cb->prop.minor,
 		 cb->prop.multiProcessorCount, (double)cb->prop.totalGlobalMem / (1 << 30),
 		 (double)(t_ctx - t0) / 1e6, cb->nvariants, (double)(t_warm - t_ctx) / 1e6);
-	for (int i = 0; i < cb->nvariants; i++) {
+	for (int i = 0; i < cb->nvariants && b->device == cfg->device_ids[0]; i++) {
 		cuda_variant_attr *v = &cb->variants[i];
 		log_info("  kernel %s<%s>: %d registers, %zu B shared, %zu B local, block %d, "
 			 "sm_%d binary",
@@ -358,6 +350,26 @@ fail:
 	return -1;
 }
 
+/* On the loop thread, before gpud serves: tenant workers and the handles
+ * through which completions reach the loop. */
+static int cuda_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+{
+	cuda_backend *cb = b->impl;
+	cuda_use(cb);
+	if (tw_open(b, cfg, cb->tw_why, sizeof(cb->tw_why)) != 0) {
+		if (cfg->kernel_workers)
+			log_warn(
+				"custom kernels run in gpud's own context, where a tenant's kernel "
+				"can reach every tenant's buffers: tenant workers cannot be set up "
+				"(%s)",
+				cb->tw_why);
+		else
+			log_info("custom kernels run in gpud's own context (kernel_workers = off)");
+	}
+	/* Last: once the loop has these handles, the backend must be closed to free it. */
+	return completion_start(b, cfg, err, errlen);
+}
+
 static void free_backend(uv_handle_t *h)
 {
 	cuda_backend *cb = h->data;
@@ -371,6 +383,7 @@ static void cuda_close(gpud_backend *b)
 	cuda_backend *cb = b->impl;
 	if (cb == NULL)
 		return;
+	cuda_use(cb);
 	/* Tenant workers end first: their blocks go back to the pool. */
 	tw_close(cb);
 	/* Frees handed to workers use the pool: let them finish first. */
@@ -420,6 +433,7 @@ static dstatus cuda_alloc_cached(gpud_backend *b, size_t bytes, void **mem, char
 				 size_t errlen)
 {
 	cuda_backend *cb = b->impl;
+	cuda_use(cb);
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
 	switch (pool_alloc_cached(cb->pool, bytes, mem, err, errlen)) {
@@ -465,6 +479,7 @@ static void free_after(uv_work_t *w, int status)
 void cuda_free_block(gpud_backend *b, void *mem)
 {
 	cuda_backend *cb = b->impl;
+	cuda_use(cb);
 	char msg[256];
 	free_job *f;
 	if (atomic_load(&cb->lost))
@@ -509,6 +524,14 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 	}
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
+	if (uk && uk->arch != cb->prop.major * 10 + cb->prop.minor) {
+		snprintf(err, errlen,
+			 "custom kernel %s was compiled for sm_%d, and device %d is sm_%d%d: gpud "
+			 "compiles custom kernels for its first device's architecture",
+			 k->name, uk->arch, cb->device, cb->prop.major, cb->prop.minor);
+		return ST_UNSUPPORTED;
+	}
+	cuda_use(cb);
 	int sidx = cuda_stream_index(cb, queue);
 	cuda_job *j = job_new(b, JOB_RUN, cb->streams[sidx], done, arg);
 	if (j == NULL) {
@@ -574,6 +597,7 @@ static dstatus cuda_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, 
 			 char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
+	cuda_use(cb);
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
 	cuda_job *j = job_new(b, JOB_SYNC, cb->streams[cuda_stream_index(cb, queue)], done, arg);
@@ -585,6 +609,62 @@ static dstatus cuda_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, 
 	if (rv != ST_OK) /* its end event was not recorded: nothing to wait for */
 		free(j);
 	return rv;
+}
+
+/* Device memory of b -> device memory of `to`, on b's stream of the queue
+ * (after what it queued there). Peer access between the two is enabled at
+ * start where the topology allows (cuda_link); cudaMemcpyPeerAsync goes
+ * through host memory otherwise. */
+static dstatus cuda_copy_peer(gpud_backend *b, uint32_t queue, gpud_backend *to, void *dst,
+			      const void *src, size_t len, backend_done_fn done, void *arg,
+			      char *err, size_t errlen)
+{
+	cuda_backend *cb = b->impl, *tb = to->impl;
+	if (atomic_load(&cb->lost))
+		return cuda_lost_error(cb, err, errlen);
+	if (atomic_load(&tb->lost))
+		return cuda_lost_error(tb, err, errlen);
+	cuda_use(cb);
+	cuda_job *j = job_new(b, JOB_D2H, cb->streams[cuda_stream_index(cb, queue)], done, arg);
+	if (j == NULL) {
+		snprintf(err, errlen, "cuda backend: out of memory");
+		return ST_OUT_OF_MEMORY;
+	}
+	cudaError_t e = cudaMemcpyPeerAsync(dst, tb->device, src, cb->device, len, j->stream);
+	dstatus rv;
+	if (e != cudaSuccess) {
+		char what[96];
+		snprintf(what, sizeof(what), "cudaMemcpyPeerAsync (device %d to %d)", cb->device,
+			 tb->device);
+		rv = cuda_note_error(cb, e, (cuda_fail(e, what, err, errlen), err));
+	} else {
+		rv = job_enqueue_done(cb, j, err, errlen);
+	}
+	if (rv != ST_OK)
+		job_fail_after_drain(j, rv, err);
+	return ST_OK;
+}
+
+/* At start, for each other device: peer access from b's context to to's
+ * memory where the topology allows. 1 if on, 0 if not. */
+static int cuda_link(gpud_backend *b, gpud_backend *to)
+{
+	cuda_backend *cb = b->impl, *tb = to->impl;
+	int can = 0;
+	cuda_use(cb);
+	if (cudaDeviceCanAccessPeer(&can, cb->device, tb->device) != cudaSuccess || !can) {
+		cudaGetLastError();
+		return 0;
+	}
+	cudaError_t e = cudaDeviceEnablePeerAccess(tb->device, 0);
+	if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
+		log_warn("cuda backend: peer access from device %d to %d: %s", cb->device,
+			 tb->device, cudaGetErrorString(e));
+		cudaGetLastError();
+		return 0;
+	}
+	cudaGetLastError();
+	return 1;
 }
 
 /* --- what status shows ----------------------------------------------------------------------- */
@@ -603,6 +683,7 @@ static uint64_t mono_ns(void)
 static int cuda_devices(gpud_backend *b, backend_device *out, int max)
 {
 	cuda_backend *cb = b->impl;
+	cuda_use(cb);
 	size_t fr = 0, total = cb->prop.totalGlobalMem;
 
 	if (max < 1)
@@ -660,7 +741,9 @@ static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
 const backend_ops backend_cuda_ops = {
 	.name = "cuda",
 	.queue_ordered = 1, /* a stream per queue */
+	.count = cuda_count,
 	.open = cuda_open,
+	.start = cuda_start,
 	.close = cuda_close,
 	.default_run_slots = cuda_default_run_slots,
 	.alloc = cuda_alloc,
@@ -670,6 +753,8 @@ const backend_ops backend_cuda_ops = {
 	.download = cuda_download,
 	.run = cuda_run,
 	.sync = cuda_sync,
+	.copy_peer = cuda_copy_peer,
+	.link = cuda_link,
 	.devices = cuda_devices,
 	.variants = cuda_variants,
 	.pool_stats = cuda_pool_stats,

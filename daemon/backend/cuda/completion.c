@@ -154,6 +154,7 @@ static void drain_work(uv_work_t *w)
 static void drain_after(uv_work_t *w, int status)
 {
 	cuda_job *j = w->data;
+	cuda_use(j->b->impl);
 	job_finish(j, j->status, j->msg);
 }
 
@@ -200,6 +201,7 @@ static void to_waiter(cuda_backend *cb, cuda_job *j)
 static void on_poll(uv_idle_t *h)
 {
 	cuda_backend *cb = h->data;
+	cuda_use(cb);
 	uint64_t now = uv_hrtime();
 	for (cuda_job *j = cb->poll_head, *next; j; j = next) {
 		next = j->pnext;
@@ -288,6 +290,7 @@ static void *waiter_main(void *arg)
 static void on_done_async(uv_async_t *h)
 {
 	cuda_backend *cb = h->data;
+	cuda_use(cb);
 	pthread_mutex_lock(&cb->done_lock);
 	cuda_job *j = cb->done_head, *next;
 	cb->done_head = NULL;

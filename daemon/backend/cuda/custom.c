@@ -202,6 +202,7 @@ int cuda_compile_now(gpud_backend *b, custom_kernel *k, const char *cache_dir, c
 	}
 	k->lib = lib;
 	k->fn = kern;
+	k->arch = arch;
 	k->compile_ms = (double)(uv_hrtime() - t0) / 1e6;
 	rv = 0;
 out:

@@ -167,6 +167,9 @@ struct cuda_job {
 dstatus cuda_note_error(cuda_backend *cb, cudaError_t e, const char *msg);
 /* ST_BACKEND with err saying the context is lost. */
 dstatus cuda_lost_error(cuda_backend *cb, char *err, size_t errlen);
+/* Makes cb's device the calling thread's current one: every op and loop
+ * callback starts with it (one gpud may drive several devices). */
+void cuda_use(const cuda_backend *cb);
 /* On the loop, after an operation: report a lost context to the owner, once. */
 void cuda_check_fatal(gpud_backend *b);
 /* Gives a block back to the pool now (no worker maps it). */

@@ -244,6 +244,7 @@ static void staged_after(uv_work_t *w, int status)
 	cuda_backend *cb = j->b->impl;
 	char err[512];
 
+	cuda_use(cb);
 	if (status != 0) {
 		job_finish(j, ST_INTERNAL, "cuda backend: copy cancelled");
 		return;
@@ -270,6 +271,7 @@ static dstatus submit_copy(gpud_backend *b, job_kind kind, uint32_t queue, void 
 
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
+	cuda_use(cb);
 	cuda_job *j = job_new(b, kind, cb->streams[cuda_stream_index(cb, queue)], done, arg);
 	if (j == NULL) {
 		snprintf(err, errlen, "cuda backend: out of memory");
@@ -336,6 +338,7 @@ dstatus cuda_download(gpud_backend *b, uint32_t queue, void *dst, const void *sr
 
 /* --- host regions (workers) ------------------------------------------------------------- */
 
+/* Portable: page-locked for every device's context, whichever device pins it. */
 dstatus cuda_host_register(gpud_backend *b, void *p, size_t len, char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
@@ -345,7 +348,7 @@ dstatus cuda_host_register(gpud_backend *b, void *p, size_t len, char *err, size
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
 	if ((e = cudaSetDevice(cb->device)) != cudaSuccess ||
-	    (e = cudaHostRegister(p, len, cudaHostRegisterDefault)) != cudaSuccess) {
+	    (e = cudaHostRegister(p, len, cudaHostRegisterPortable)) != cudaSuccess) {
 		cuda_fail(e, "cudaHostRegister", err, errlen);
 		cudaGetLastError(); /* not sticky: the region is then used unpinned */
 		return ST_BACKEND;

@@ -302,6 +302,7 @@ static void kill_worker(tworker *w, const char *why)
 static void on_timeout(uv_timer_t *t)
 {
 	tworker *w = t->data;
+	cuda_use(w->s->b->impl);
 	tw_slot *h = w->head;
 	char why[400];
 	if (h == NULL || w->exited)
@@ -421,6 +422,7 @@ static void read_all(tworker *w)
 static void on_io(uv_poll_t *p, int status, int events)
 {
 	tworker *w = p->data;
+	cuda_use(w->s->b->impl);
 	if (status < 0) {
 		if (w->polling)
 			uv_poll_stop(&w->poll);
@@ -519,6 +521,7 @@ static void on_worker_exit(uv_process_t *p, int64_t exit_status, int term_signal
 {
 	tworker *w = p->data;
 	struct tw_state *s = w->s;
+	cuda_use(w->s->b->impl);
 	char how[128], tenant[GPUD_TENANT_NAME], err[256];
 	read_all(w); /* what it answered before it ended comes first */
 	if (term_signal)
