@@ -249,7 +249,10 @@ static int set_devices(gpud_config *c, const char *key, const char *value, char 
 		long d = strtol(p, &end, 10);
 		if (d > 1024)
 			goto bad;
-		for (int i = 0; i < n; i++)
+		/* GPUD_DEVICES_REPEAT=1: a device may be listed twice (two gpud
+		 * devices on one GPU: the multi-device paths on a one-GPU machine) */
+		const char *repeat = getenv("GPUD_DEVICES_REPEAT");
+		for (int i = 0; i < n && !(repeat && !strcmp(repeat, "1")); i++)
 			if (ids[i] == (int)d) {
 				snprintf(err, errlen, "%s = '%s': device %ld is listed twice", key,
 					 value, d);

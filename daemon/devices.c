@@ -44,7 +44,8 @@ typedef struct open_arg {
 static void *open_main(void *p)
 {
 	open_arg *a = p;
-	a->rv = backend_open(&a->d->be, a->loop, a->ops, a->cfg, a->d->id, a->err, sizeof(a->err));
+	a->rv = backend_open(&a->d->be, a->loop, a->ops, a->cfg, a->d->ordinal, a->err,
+			     sizeof(a->err));
 	return NULL;
 }
 
@@ -87,9 +88,18 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *
 		return -1;
 	ds->backend = ops->name;
 	memset(args, 0, sizeof(args));
+	int repeats = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			repeats |= ids[i] == ids[j];
+	if (repeats)
+		log_warn("a device is listed more than once (GPUD_DEVICES_REPEAT): gpud's devices "
+			 "are named 0 to %d by their place in the list, and share GPUs",
+			 n - 1);
 	for (int i = 0; i < n; i++) {
 		gpud_device *d = &ds->dev[i];
-		d->id = ids[i];
+		d->ordinal = ids[i];
+		d->id = repeats ? i : ids[i];
 		d->slot = i;
 		d->set = ds;
 		args[i] = (open_arg){.d = d, .loop = loop, .ops = ops, .cfg = cfg};

@@ -6,8 +6,10 @@
  * lost.
  *
  * A device is named by its id: the CUDA ordinal on the cuda backend, 0..n-1
- * for the cpu backend's simulated devices (cpu_devices). Its slot is its
- * place in the set; buffers and requests point at the gpud_device.
+ * for the cpu backend's simulated devices (cpu_devices); where one GPU is
+ * listed twice (GPUD_DEVICES_REPEAT, to test several devices on one GPU)
+ * every device's id is its slot, its place in the set. Buffers and
+ * requests point at the gpud_device.
  *
  * Owners: devices_open runs each backend's open on a thread of its own (the
  * devices warm up in parallel), then starts them on the calling thread
@@ -26,8 +28,9 @@
 typedef struct device_set device_set;
 
 typedef struct gpud_device {
-	int id;   /* as clients name it */
-	int slot; /* its index in the set */
+	int id;      /* as clients name it: the ordinal (its slot where ordinals repeat) */
+	int ordinal; /* the backend's device: the CUDA ordinal, the cpu device's number */
+	int slot;    /* its index in the set */
 	gpud_backend be;
 	sched sched; /* its runs: at most its backend's slots at once */
 	device_set *set;

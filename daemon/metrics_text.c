@@ -359,7 +359,7 @@ static void backend_families(FILE *f, const gpud_core *core)
 	int nd = 0;
 	for (int i = 0; i < ds->n; i++)
 		if (ds->dev[i].be.ops->devices(&ds->dev[i].be, &devs[nd], 1) == 1)
-			nd++;
+			devs[nd++].index = ds->dev[i].id; /* as clients name it */
 	if (nd > 0) {
 		family(f, "gpud_device_memory_total_bytes", "gauge", "The device's memory.");
 		for (int i = 0; i < nd; i++) {

@@ -835,6 +835,150 @@ START_TEST(custom_kernel_fault_ends_the_context)
 }
 END_TEST
 
+/* --- several devices -------------------------------------------------------------------- */
+
+/* n random doubles uploaded to device dev (pinned there, dev >= 0) or placed (-1). */
+static gpud_handle put_on(gpud_client *c, int dev, const double *v, uint64_t n)
+{
+	gpud_handle h;
+	gpud_set_device(c, dev);
+	ck_assert_msg(gpud_alloc(c, GPUD_F64, 1, &n, v, &h) == GPUD_OK, "%s", gpud_errmsg(c));
+	gpud_set_device(c, -1);
+	return h;
+}
+
+/* lombscargle of (x, y) on the grid, its pgram downloaded; the run's device in *dev. */
+static double *ls_grid(gpud_client *c, gpud_handle x, gpud_handle y, int on, size_t nf, int *dev)
+{
+	gpud_arg a[] = {gpud_arg_buffer("x", x), gpud_arg_buffer("y", y), gpud_arg_f64("f0", 0.1),
+			gpud_arg_f64("df", 0.01), gpud_arg_i64("nf", (int64_t)nf)};
+	gpud_output o;
+	size_t no = 0;
+	gpud_set_device(c, on);
+	gpud_status st = gpud_run(c, "lombscargle", a, 5, &o, 1, &no, NULL);
+	gpud_set_device(c, -1);
+	ck_assert_msg(st == GPUD_OK, "lombscargle: %s", gpud_errmsg(c));
+	double *p = malloc(nf * sizeof(double));
+	poison(GPUD_F64, p, nf);
+	ck_assert(gpud_download_range(c, o.handle, 0, p, nf * sizeof(double)) == GPUD_OK);
+	*dev = o.device;
+	ck_assert(gpud_free(c, &o.handle, 1) == GPUD_OK);
+	return p;
+}
+
+/*
+ * gpud's devices on the cuda backend: --device all (every GPU here) runs on
+ * each; then two gpud devices (on two GPUs, or twice the one GPU with
+ * GPUD_DEVICES_REPEAT) take a run whose inputs lie on both: the input on
+ * the other device is copied peer to peer and the periodogram equals, bit
+ * for bit, the one of the same inputs on one device; a pinned input there
+ * is refused.
+ */
+START_TEST(devices_place_and_copy)
+{
+	static const char *all[] = {"--device", "all", NULL};
+	harness_gpud_opts o = {.backend = "cuda", .args = all, .timeout_s = 60};
+	char msg[512];
+	memset(&gpud, 0, sizeof(gpud));
+	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
+		harness_dump_file("gpud log", gpud.log);
+		ck_abort_msg("%s", msg);
+	}
+	gpud_client *c;
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	int ngpu = gpud_server(c)->ndevices;
+	ck_assert_int_ge(ngpu, 1);
+	const size_t n = 20000, nf = 50000;
+	double *x = make_array(GPUD_F64, n, 0, 1000, 1), *y = random_of(GPUD_F64, n, -1, 1);
+	double *ref = NULL;
+	for (int d = 0; d < ngpu; d++) {
+		int id = gpud_server(c)->devices[d].index, got;
+		gpud_handle hx = put_on(c, id, x, n), hy = put_on(c, id, y, n);
+		double *p = ls_grid(c, hx, hy, -1, nf, &got);
+		ck_assert_int_eq(got, id); /* where its inputs are */
+		if (ref == NULL) {
+			ref = p;
+		} else {
+			ck_assert_msg(memcmp(p, ref, nf * sizeof(double)) == 0,
+				      "device %d's periodogram differs from device %d's", id,
+				      gpud_server(c)->devices[0].index);
+			free(p);
+		}
+		gpud_handle hs[] = {hx, hy};
+		ck_assert(gpud_free(c, hs, 2) == GPUD_OK);
+	}
+	printf("devices: --device all: %d device%s, the same periodogram on each\n", ngpu,
+	       ngpu == 1 ? "" : "s");
+	gpud_close(c);
+	stop_gpud();
+
+	static const char *two[] = {"--device", "0,1", NULL}, *twice[] = {"--device", "0,0", NULL};
+	static const char *repeat_env[] = {"GPUD_DEVICES_REPEAT=1", NULL};
+	o.args = ngpu >= 2 ? two : twice;
+	o.env = ngpu >= 2 ? NULL : repeat_env;
+	memset(&gpud, 0, sizeof(gpud));
+	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
+		harness_dump_file("gpud log", gpud.log);
+		ck_abort_msg("%s", msg);
+	}
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	ck_assert_int_eq(gpud_server(c)->ndevices, 2);
+	int d0 = gpud_server(c)->devices[0].index, d1 = gpud_server(c)->devices[1].index, got;
+	/* unpinned inputs on each device: runs' outputs there (copy x, y in place) */
+	gpud_handle px = put_on(c, d0, x, n), py = put_on(c, d1, y, n);
+	gpud_output ox, oy;
+	size_t no;
+	gpud_arg cx[] = {gpud_arg_buffer("x", px), gpud_arg_f64("y", 0.0)};
+	gpud_arg cy[] = {gpud_arg_buffer("x", py), gpud_arg_f64("y", 0.0)};
+	ck_assert_msg(gpud_run(c, "add", cx, 2, &ox, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	ck_assert_msg(gpud_run(c, "add", cy, 2, &oy, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	ck_assert_int_eq(ox.device, d0);
+	ck_assert_int_eq(oy.device, d1);
+	/* equal bytes: the run goes to the first device; y comes from the second */
+	double t0 = wall();
+	double *p = ls_grid(c, ox.handle, oy.handle, -1, nf, &got);
+	double t_cross = wall() - t0;
+	ck_assert_int_eq(got, d0);
+	ck_assert_msg(memcmp(p, ref, nf * sizeof(double)) == 0,
+		      "the periodogram of inputs on two devices differs from one device's");
+	free(p);
+	/* named: the second device, x copied there */
+	p = ls_grid(c, ox.handle, oy.handle, d1, nf, &got);
+	ck_assert_int_eq(got, d1);
+	ck_assert_msg(memcmp(p, ref, nf * sizeof(double)) == 0,
+		      "the periodogram on the named device differs");
+	free(p);
+	/* a pinned input on the other device: refused */
+	gpud_arg a[] = {gpud_arg_buffer("x", ox.handle), gpud_arg_buffer("y", py),
+			gpud_arg_f64("f0", 0.1), gpud_arg_f64("df", 0.01), gpud_arg_i64("nf", 10)};
+	gpud_output oo;
+	gpud_set_device(c, d0);
+	gpud_status st = gpud_run(c, "lombscargle", a, 5, &oo, 1, &no, NULL);
+	gpud_set_device(c, -1);
+	ck_assert_int_eq(st, GPUD_EINVAL);
+	ck_assert_msg(strstr(gpud_errmsg(c), "pinned to device"), "%s", gpud_errmsg(c));
+	gpud_daemon_status s;
+	ck_assert(gpud_status_get(c, &s) == GPUD_OK);
+	ck_assert_int_eq(s.server.ndevices, 2);
+	ck_assert_uint_ge(s.server.devices[0].runs_total, 2);
+	ck_assert_uint_ge(s.server.devices[1].runs_total, 2);
+	ck_assert_int_eq(s.degraded, 0);
+	printf("devices: %s: inputs on two devices, the second copied peer to peer: the same "
+	       "periodogram bit for bit (N=%zu, M=%zu, %.2f ms through gpud)\n",
+	       ngpu >= 2 ? "--device 0,1" : "--device 0,0 (GPUD_DEVICES_REPEAT: one GPU)", n, nf,
+	       t_cross * 1e3);
+	gpud_handle hs[] = {px, py, ox.handle, oy.handle};
+	ck_assert(gpud_free(c, hs, 4) == GPUD_OK);
+	gpud_close(c);
+	stop_gpud();
+	free(ref);
+	free(x);
+	free(y);
+}
+END_TEST
+
 int main(void)
 {
 	if (getrandom(&rng_state, sizeof(rng_state), 0) != sizeof(rng_state))
@@ -866,6 +1010,10 @@ int main(void)
 	tcase_add_test(tc, custom_kernel_fault_ends_the_context);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, isolation_tcase());
+	tc = tcase_create("devices");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, devices_place_and_copy);
+	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
