@@ -189,7 +189,7 @@ GPU_TEST := $(BUILD)/test-gpu
         test-headers test-install test-examples test-python test-systemd test-deploy \
         test-gpu \
         fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-custom \
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
         bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
@@ -423,6 +423,7 @@ LS_NUFFT_BENCH := $(BUILD)/bench/lombscargle_nufft
 NET_FLOOR    := $(BUILD)/bench/net_floor
 WORKER_PROBE := $(BUILD)/bench/worker_probe
 TW_BENCH     := $(BUILD)/bench/tenant_workers
+DEV_BENCH    := $(BUILD)/bench/devices
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
@@ -449,6 +450,8 @@ $(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(TW_BENCH): $(BUILD)/bench/tenant_workers.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+$(DEV_BENCH): $(BUILD)/bench/devices.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 $(WORKER_PROBE): $(call obj,bench/worker_probe.cu)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
@@ -456,7 +459,7 @@ $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
 	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
-	      $(WORKER_PROBE) $(TW_BENCH)
+	      $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
 test-gpu: gpu-programs
@@ -479,6 +482,10 @@ bench-tenant-workers: gpu-programs
 	$(TW_BENCH) $(GPUD)
 bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda
+# One device against two (DEVICES, default 0,1): 16 clients' jobs/s, and the
+# peer copy of a job whose inputs sit on the other device.
+bench-devices: gpu-programs
+	$(DEV_BENCH) $(GPUD) 5 16 $(or $(DEVICES),0,1)
 bench-custom: gpu-programs
 	$(CUSTOM_BENCH) $(GPUD) $(GPUCTL)
 bench-kernels: gpu-programs
@@ -507,7 +514,7 @@ GPU_BUNDLE ?= .devcarry/bin
 gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
-	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) \
+	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) \
 	   bench/readme_table.py bench/python_first_result.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \

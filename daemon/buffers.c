@@ -180,6 +180,8 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_device *d
 		tn->nbuffers++;
 		tn->dev_bytes[dev->slot] += nbytes;
 		tn->dev_nbuffers[dev->slot]++;
+		tn->aff_bytes[dev->slot] += nbytes;
+		tn->aff_nbuffers[dev->slot]++;
 	}
 	t->count++;
 	t->bytes += nbytes;
@@ -217,6 +219,15 @@ gpud_buffer *buffers_get(buffer_table *t, gpud_tenant *tn, gpud_handle h)
 	ON_LOOP("buffers_get");
 	HASH_FIND(hh, t->by_handle, &h, sizeof(h), b);
 	return b && b->tenant == tn ? b : NULL;
+}
+
+void buffers_temp(gpud_buffer *b)
+{
+	if (b->temp || b->tenant == NULL)
+		return;
+	b->temp = 1;
+	b->tenant->aff_bytes[b->dev->slot] -= b->nbytes;
+	b->tenant->aff_nbuffers[b->dev->slot]--;
 }
 
 void buffer_ref(gpud_buffer *b)
@@ -279,6 +290,7 @@ void buffers_release(buffer_table *t, gpud_buffer *b)
 		b->tenant->nbuffers--;
 		b->tenant->dev_bytes[b->dev->slot] -= b->nbytes;
 		b->tenant->dev_nbuffers[b->dev->slot]--;
+		buffers_temp(b);
 	}
 	t->count--;
 	buffer_unref(t, b);

@@ -45,6 +45,7 @@ typedef struct gpud_buffer {
 	void *mem; /* backend memory, on dev */
 	struct gpud_device *dev;
 	int pinned;          /* the client chose dev: never copied to another device */
+	int temp;            /* goes with its request (buffers_temp): no affinity (placement.h) */
 	gpud_session *owner; /* NULL when kept (then the tenant's) */
 	gpud_tenant *tenant;
 	int kept;
@@ -67,6 +68,9 @@ struct gpud_tenant {
 	uint64_t bytes, nbuffers; /* all its buffers */
 	/* ... on each device, by slot (daemon/devices.h) */
 	uint64_t dev_bytes[GPUD_DEVICES_MAX], dev_nbuffers[GPUD_DEVICES_MAX];
+	/* of them, the ones the client holds by handle (not a request's
+	 * temporaries): what draws its fresh work (placement.h) */
+	uint64_t aff_bytes[GPUD_DEVICES_MAX], aff_nbuffers[GPUD_DEVICES_MAX];
 	uint64_t nkept;
 	uint32_t in_flight;
 	gpud_buffer *kept; /* its kept buffers */
@@ -167,6 +171,10 @@ gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *
 gpud_tenant *tenants_find(buffer_table *t, const char *name);
 /* Takes the buffer out of the table; memory goes when the last ref drops. */
 void buffers_release(buffer_table *t, gpud_buffer *b);
+
+/* b goes with its request (an inline array, a returned output, a peer
+ * copy): it no longer draws its tenant's fresh work to its device. */
+void buffers_temp(gpud_buffer *b);
 
 void buffer_ref(gpud_buffer *b);
 void buffer_unref(buffer_table *t, gpud_buffer *b);

@@ -73,8 +73,7 @@ static int device_ids(const gpud_config *cfg, const backend_ops *ops, int count,
 	return n;
 }
 
-int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *err,
-		 size_t errlen)
+int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen)
 {
 	int count = 0, ids[GPUD_DEVICES_MAX];
 	open_arg args[GPUD_DEVICES_MAX];
@@ -108,8 +107,7 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *
 	 * of its own; one device opens here. */
 	uint64_t t0 = mono_ns();
 	for (int i = 1; i < n; i++)
-		args[i].started =
-			pthread_create(&args[i].thread, NULL, open_main, &args[i]) == 0;
+		args[i].started = pthread_create(&args[i].thread, NULL, open_main, &args[i]) == 0;
 	for (int i = 0; i < n; i++)
 		if (i == 0 || !args[i].started)
 			open_main(&args[i]);

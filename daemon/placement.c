@@ -14,8 +14,8 @@ gpud_device *place_fresh(device_set *ds, const gpud_tenant *tn)
 	if (tn) { /* affinity: where the tenant holds most, while it holds any */
 		for (int i = 0; i < ds->n; i++) {
 			gpud_device *d = &ds->dev[i];
-			if (!d->lost && tn->dev_nbuffers[i] > 0 &&
-			    (best == NULL || tn->dev_bytes[i] > tn->dev_bytes[best->slot]))
+			if (!d->lost && tn->aff_nbuffers[i] > 0 &&
+			    (best == NULL || tn->aff_bytes[i] > tn->aff_bytes[best->slot]))
 				best = d;
 		}
 		if (best)

@@ -7,7 +7,9 @@
  *     (verbs/run.c), unless they were pinned to their device.
  *   - Fresh work (an alloc, a run of inline arrays only) goes to the device
  *     where its tenant holds most bytes while it holds any on a live device
- *     (affinity), else to the least-loaded live device: runs placed there
+ *     (affinity: buffers it holds by handle; a request's inline arrays and
+ *     returned outputs do not count, so independent one-trip jobs spread),
+ *     else to the least-loaded live device: runs placed there
  *     and not yet answered, plus the bytes of its copies in flight counted
  *     at PLACE_BYTES_PER_RUN a run; ties go to the device with fewer bytes
  *     of buffers, then the lower id. Not a round-robin counter: a device

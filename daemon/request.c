@@ -346,6 +346,7 @@ void request_created(gpud_request *r, gpud_buffer *b)
 void request_temp(gpud_request *r, gpud_buffer *b)
 {
 	r->temps[r->ntemps++] = b;
+	buffers_temp(b);
 }
 
 /* Counts the request in /metrics: by its tenant (the session's, which a

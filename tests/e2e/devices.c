@@ -36,8 +36,8 @@ static void setup_three(void)
 	/* alice and bob over tcp:// (tenants of their own); 1 MiB per tenant on
 	 * device 1 */
 	static char conf[2048], tokens[700];
-	static const char *extra[] = {"--backend", "cpu", "--cpu-devices", "3",
-				      "--listen",  NULL,  NULL};
+	static const char *extra[] = {"--backend", "cpu", "--cpu-devices", "3", "--listen",
+				      NULL,        NULL};
 	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
 	snprintf(tokens, sizeof(tokens), "%s/tokens-dev-%d", base_dir, (int)getpid());
 	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
@@ -309,8 +309,7 @@ START_TEST(test_lost_device_others_serve)
 	uint64_t n = 4;
 	gpud_handle h;
 	gpud_set_device(c, 1);
-	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &n, NULL, &h), GPUD_EBACKEND,
-		 "device 1 is lost");
+	LIB_FAIL(c, gpud_alloc(c, GPUD_F64, 1, &n, NULL, &h), GPUD_EBACKEND, "device 1 is lost");
 	gpud_set_device(c, -1);
 	for (int i = 0; i < 6; i++) {
 		gpud_handle f = put(c, -1, 8, 1.0);
@@ -319,8 +318,8 @@ START_TEST(test_lost_device_others_serve)
 	}
 	ctl_result *r = CTL("status");
 	assert_ctl_ok(r);
-	ck_assert_msg(strstr(r->out, "LOST: ") && strstr(r->out, "degraded"),
-		      "gpuctl status:\n%s", r->out);
+	ck_assert_msg(strstr(r->out, "LOST: ") && strstr(r->out, "degraded"), "gpuctl status:\n%s",
+		      r->out);
 	gpud_handle all[] = {x0, y0, x1, s.handle};
 	LIB_OK(c, gpud_free(c, all, 4)); /* the lost device's buffer goes too */
 	gpud_close(c);

@@ -61,15 +61,17 @@ END_TEST
 START_TEST(test_affinity)
 {
 	ds.dev[2].runs = 50; /* busy, yet the tenant's buffers are there */
-	tn.dev_nbuffers[2] = 1;
-	tn.dev_bytes[2] = 10;
-	tn.dev_nbuffers[0] = 2;
-	tn.dev_bytes[0] = 5;
+	tn.aff_nbuffers[2] = 1;
+	tn.aff_bytes[2] = 10;
+	tn.aff_nbuffers[0] = 2;
+	tn.aff_bytes[0] = 5;
+	tn.dev_nbuffers[1] = 9; /* a request's temporaries: no affinity */
+	tn.dev_bytes[1] = 900;
 	ck_assert_ptr_eq(place_fresh(&ds, &tn), &ds.dev[2]); /* most of its bytes */
 	lose(2);
 	ck_assert_ptr_eq(place_fresh(&ds, &tn), &ds.dev[0]);
-	tn.dev_nbuffers[0] = 0; /* none left there: least loaded again */
-	tn.dev_bytes[0] = 0;
+	tn.aff_nbuffers[0] = 0; /* none left there: least loaded again */
+	tn.aff_bytes[0] = 0;
 	ds.dev[0].runs = 1;
 	ck_assert_ptr_eq(place_fresh(&ds, &tn), &ds.dev[1]);
 }
