@@ -3,7 +3,7 @@
  * throughput of independent lombscargle jobs from CLIENTS clients, and the
  * latency of a job whose inputs sit on the other device (the peer copy).
  *
- *   devices GPUD [SECONDS] [CLIENTS] [DEVICES]
+ *   devices GPUD [SECONDS] [CLIENTS] [DEVICES] [cuda|cpu]
  *
  * DEVICES (default 0,1) is the second gpud's --device list. Each client
  * thread has a connection of its own and runs gpud_call jobs back to back:
@@ -30,6 +30,8 @@
 #define NX 20000
 #define NF 100000
 #define MAX_CLIENTS 64
+/* the jobs' size: NX, NF on the GPU; a hundredth on the cpu backend */
+static int nx = NX, nf = NF;
 
 static const char *url;
 static atomic_int stop;
@@ -51,11 +53,19 @@ static void *client_main(void *arg)
 {
 	(void)arg;
 	gpud_client *c = connect_or_die();
-	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = xs, .nbytes = sizeof(xs)},
-		   ay = {.dtype = GPUD_F32, .ndim = 1, .shape = {NX}, .data = ys, .nbytes = sizeof(ys)};
+	gpud_array ax = {.dtype = GPUD_F32,
+			 .ndim = 1,
+			 .shape = {(uint64_t)nx},
+			 .data = xs,
+			 .nbytes = (size_t)nx * sizeof(float)},
+		   ay = {.dtype = GPUD_F32,
+			 .ndim = 1,
+			 .shape = {(uint64_t)nx},
+			 .data = ys,
+			 .nbytes = (size_t)nx * sizeof(float)};
 	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
 			   gpud_arg_f64("f0", 0.01), gpud_arg_f64("df", 0.002),
-			   gpud_arg_i64("nf", NF), gpud_arg_text("method", "direct")};
+			   gpud_arg_i64("nf", nf),   gpud_arg_text("method", "direct")};
 	while (!atomic_load(&stop)) {
 		gpud_result out;
 		size_t no;
@@ -71,15 +81,23 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+static const char *backend = "cuda";
+
+/* gpud on devices (cpu backend: as many simulated devices as listed). */
 static int start(harness_gpud *g, const char *bin, const char *devices)
 {
 	static const char *args[3];
+	static char count[16];
 	char msg[1024];
-	args[0] = "--device";
-	args[1] = devices;
+	int n = 1;
+	for (const char *p = devices; *p; p++)
+		n += *p == ',';
+	snprintf(count, sizeof(count), "%d", n);
+	args[0] = strcmp(backend, "cpu") ? "--device" : "--cpu-devices";
+	args[1] = strcmp(backend, "cpu") ? devices : count;
 	args[2] = NULL;
 	harness_gpud_opts o = {.bin = bin,
-			       .backend = "cuda",
+			       .backend = backend,
 			       .args = args,
 			       .prefix = "gpud-devices",
 			       .timeout_s = 120};
@@ -125,9 +143,9 @@ static double throughput(int clients, double seconds, int *ndev)
 static double job_ms(gpud_client *c, gpud_handle x, gpud_handle y, int on, int reps)
 {
 	double t[64];
-	gpud_arg a[] = {gpud_arg_buffer("x", x), gpud_arg_buffer("y", y), gpud_arg_f64("f0", 0.01),
-			gpud_arg_f64("df", 0.002), gpud_arg_i64("nf", 1000),
-			gpud_arg_text("method", "direct")};
+	gpud_arg a[] = {gpud_arg_buffer("x", x),  gpud_arg_buffer("y", y),
+			gpud_arg_f64("f0", 0.01), gpud_arg_f64("df", 0.002),
+			gpud_arg_i64("nf", 1000), gpud_arg_text("method", "direct")};
 	gpud_set_device(c, on);
 	for (int i = 0; i < reps + 1; i++) {
 		gpud_output o;
@@ -175,7 +193,7 @@ static void peer_latency(int reps)
 		return;
 	}
 	int d0 = gpud_server(c)->devices[0].index, d1 = gpud_server(c)->devices[1].index;
-	static const uint64_t sizes[] = {NX, 4000000};
+	const uint64_t sizes[] = {(uint64_t)nx, (uint64_t)nx * 200};
 	for (size_t k = 0; k < 2; k++) {
 		uint64_t n = sizes[k];
 		float *v = malloc(n * sizeof(float));
@@ -199,12 +217,17 @@ static void peer_latency(int reps)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: devices GPUD [SECONDS] [CLIENTS] [DEVICES]\n");
+		fprintf(stderr, "usage: devices GPUD [SECONDS] [CLIENTS] [DEVICES] [cuda|cpu]\n");
 		return 2;
 	}
 	double seconds = argc > 2 ? atof(argv[2]) : 5;
 	int clients = argc > 3 ? atoi(argv[3]) : 16;
 	const char *two = argc > 4 ? argv[4] : "0,1";
+	backend = argc > 5 ? argv[5] : "cuda"; /* cpu: placement alone, on simulated devices */
+	if (!strcmp(backend, "cpu")) {
+		nx /= 100;
+		nf /= 100;
+	}
 	if (clients < 1 || clients > MAX_CLIENTS)
 		clients = 16;
 	for (int i = 0; i < NX; i++) {
@@ -218,7 +241,7 @@ int main(int argc, char **argv)
 	printf("devices: %d clients, independent lombscargle jobs (float32, N = %d, %d grid "
 	       "frequencies, direct: x, y in the request, the periodogram in the reply), %.0f s "
 	       "each\n",
-	       clients, NX, NF, seconds);
+	       clients, nx, nf, seconds);
 	double r1 = throughput(clients, seconds, &n1);
 	printf("  --device 0: %.0f jobs/s\n", r1);
 	harness_gpud_stop(&g, 60, NULL, 0);
@@ -226,8 +249,7 @@ int main(int argc, char **argv)
 	if (start(&g, argv[1], two) != 0)
 		return 1;
 	double r2 = throughput(clients, seconds, &n2);
-	printf("  --device %s (%d devices): %.0f jobs/s: %.2fx one device\n", two, n2, r2,
-	       r2 / r1);
+	printf("  --device %s (%d devices): %.0f jobs/s: %.2fx one device\n", two, n2, r2, r2 / r1);
 	peer_latency(15);
 	harness_gpud_stop(&g, 60, NULL, 0);
 	harness_gpud_remove(&g);

@@ -657,6 +657,8 @@ static int outputs_or_fail(gpud_request *r)
 				return -1;
 			}
 			request_created(r, b);
+			if (r->req->run->return_outputs) /* goes with the reply: no affinity */
+				buffers_temp(b);
 			to_kernel_array(b, &v->arr);
 			v->present = 1;
 			r->bound[i] = b;

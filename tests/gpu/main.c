@@ -850,12 +850,15 @@ static gpud_handle put_on(gpud_client *c, int dev, const double *v, uint64_t n)
 /* lombscargle of (x, y) on the grid, its pgram downloaded; the run's device in *dev. */
 static double *ls_grid(gpud_client *c, gpud_handle x, gpud_handle y, int on, size_t nf, int *dev)
 {
-	gpud_arg a[] = {gpud_arg_buffer("x", x), gpud_arg_buffer("y", y), gpud_arg_f64("f0", 0.1),
-			gpud_arg_f64("df", 0.01), gpud_arg_i64("nf", (int64_t)nf)};
+	/* direct: deterministic, so equal bit for bit (the NUFFT's spreading adds
+	 * with atomics, in no fixed order) */
+	gpud_arg a[] = {gpud_arg_buffer("x", x),         gpud_arg_buffer("y", y),
+			gpud_arg_f64("f0", 0.1),         gpud_arg_f64("df", 0.01),
+			gpud_arg_i64("nf", (int64_t)nf), gpud_arg_text("method", "direct")};
 	gpud_output o;
 	size_t no = 0;
 	gpud_set_device(c, on);
-	gpud_status st = gpud_run(c, "lombscargle", a, 5, &o, 1, &no, NULL);
+	gpud_status st = gpud_run(c, "lombscargle", a, 6, &o, 1, &no, NULL);
 	gpud_set_device(c, -1);
 	ck_assert_msg(st == GPUD_OK, "lombscargle: %s", gpud_errmsg(c));
 	double *p = malloc(nf * sizeof(double));
