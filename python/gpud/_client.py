@@ -348,6 +348,24 @@ class Client:
         finally:
             self._leave()
 
+    def set_device(self, device: Optional[int]) -> None:
+        """Later uploads and runs of this client go to gpud's device ``device``
+        (``server.devices[i]["index"]``; uploads are pinned there, runs' inputs on
+        other devices copied to it). None (the default) lets gpud place them:
+        a run where its buffers are, fresh work where the tenant's buffers are,
+        else on the least-loaded device. A device gpud lacks is an
+        InvalidArgument of the call that names it."""
+        if device is not None and (isinstance(device, bool) or not isinstance(device, int)
+                                   or device < 0):
+            raise ArgumentTypeError(
+                "set_device: expected a device index (an int >= 0) or None, got %r"
+                % (device,))
+        c = self._enter()
+        try:
+            lib.gpud_set_device(c, -1 if device is None else device)
+        finally:
+            self._leave()
+
     def close(self) -> None:
         """Closes the connection: gpud frees every buffer it made (kept ones stay).
 
