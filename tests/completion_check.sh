@@ -121,8 +121,8 @@ expect 'gpuctl --token ' # a secret: nothing to offer
 expect 'gpuctl -q --timeout 5 sta' status
 expect 'gpuctl status --' --wait --json --help
 expect 'gpuctl status --wait ' # seconds
-expect 'gpuctl run -' -o --output --json --help
-expect 'gpuctl upload --' --keep --help
+expect 'gpuctl run -' -o --output --json --device --help
+expect 'gpuctl upload --' --keep --device --help
 expect 'gpuctl kernels --' --json --names --args --help
 expect 'gpuctl kernel ' add rm
 expect 'gpuctl kernel add k --b' --block --blocks-per-sm
