@@ -54,7 +54,12 @@ static int device_ids(const gpud_config *cfg, const backend_ops *ops, int count,
 		      char *err, size_t errlen)
 {
 	int n = 0;
-	if (strcmp(ops->name, "cpu") == 0 || cfg->devices_all) {
+	int cpu = strcmp(ops->name, "cpu") == 0;
+	if (cpu && (cfg->devices_all || cfg->ndevice_ids != 1 || cfg->device_ids[0] != 0))
+		log_warn("cpu backend: devices (--device) name GPUs and are ignored here; it "
+			 "simulates cpu_devices = %d devices (--cpu-devices)",
+			 cfg->cpu_devices);
+	if (cpu || cfg->devices_all) {
 		for (int i = 0; i < count && i < GPUD_DEVICES_MAX; i++)
 			ids[n++] = i;
 		return n;

@@ -33,7 +33,7 @@ gpud_device *place_fresh(device_set *ds, const gpud_tenant *tn)
 }
 
 gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
-		       const place_arg *args, int n, char *why, size_t whylen)
+		       const place_arg *args, int n, dstatus *status, char *why, size_t whylen)
 {
 	gpud_device *out = NULL;
 	const place_arg *out_arg = NULL;
@@ -44,6 +44,7 @@ gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
 		if (d->lost) {
 			snprintf(why, whylen, "argument '%s' is on device %d, which is lost (%s)",
 				 args[i].name, d->id, d->lost_msg);
+			*status = ST_BACKEND;
 			return NULL;
 		}
 		if (!args[i].output) {
@@ -55,6 +56,7 @@ gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
 				 "outputs '%s' (device %d) and '%s' (device %d) are on different "
 				 "devices: a run writes on one device",
 				 out_arg->name, out->id, args[i].name, d->id);
+			*status = ST_INVALID;
 			return NULL;
 		}
 		out = d;
@@ -72,10 +74,12 @@ gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
 	}
 	if (to == NULL) {
 		snprintf(why, whylen, "no device is left: every device of this gpud is lost");
+		*status = ST_BACKEND;
 		return NULL;
 	}
 	if (to->lost) {
 		snprintf(why, whylen, "device %d is lost (%s)", to->id, to->lost_msg);
+		*status = ST_BACKEND;
 		return NULL;
 	}
 	for (int i = 0; i < n; i++) {
@@ -87,6 +91,7 @@ gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
 				 "output '%s' is on device %d, and the run was asked to run on "
 				 "device %d: a run writes on its own device",
 				 args[i].name, b->dev->id, to->id);
+			*status = ST_INVALID;
 			return NULL;
 		}
 		if (b->pinned) {
@@ -95,6 +100,7 @@ gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
 				 "%d: pinned buffers are not copied to other devices (allocate it "
 				 "without a device, or run on device %d)",
 				 args[i].name, b->dev->id, to->id, b->dev->id);
+			*status = ST_INVALID;
 			return NULL;
 		}
 	}

@@ -25,6 +25,7 @@
 
 #include "daemon/buffers.h"
 #include "daemon/devices.h"
+#include "daemon/status.h"
 
 /* Bytes of copies in flight that weigh as much as one queued run (about a
  * millisecond of copying over PCIe 5 or NVLink). */
@@ -46,10 +47,10 @@ typedef struct place_arg {
  * The device a run of these buffer arguments goes to; `want` is the device
  * the request named (NULL: gpud places). NULL with why (and *status) when
  * no device can take it: a lost device holds one of its buffers or was
- * named, outputs lie on different devices, or a pinned buffer lies on
- * another device than the run's.
+ * named (ST_BACKEND), outputs lie on different devices, or a pinned buffer
+ * lies on another device than the run's (ST_INVALID).
  */
 gpud_device *place_run(device_set *ds, const gpud_tenant *tn, gpud_device *want,
-		       const place_arg *args, int n, char *why, size_t whylen);
+		       const place_arg *args, int n, dstatus *status, char *why, size_t whylen);
 
 #endif

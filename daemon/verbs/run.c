@@ -724,10 +724,10 @@ static int place_or_fail(gpud_request *r)
 	}
 	if (n == 0 && want == NULL && r->dev && !r->dev->lost)
 		return 0; /* fresh work placed by an earlier try (an allocation's redo) */
-	gpud_device *d = place_run(r->core->devices, r->tenant, want, pa, n, why, sizeof(why));
+	dstatus st = ST_OK;
+	gpud_device *d = place_run(r->core->devices, r->tenant, want, pa, n, &st, why, sizeof(why));
 	if (d == NULL) {
-		int lost = strstr(why, "lost") != NULL;
-		request_fail(r, lost ? ST_BACKEND : ST_INVALID, "%s: %s", k->name, why);
+		request_fail(r, st, "%s: %s", k->name, why);
 		return -1;
 	}
 	r->dev = d;

@@ -90,41 +90,45 @@ static gpud_buffer buf(int slot, size_t nbytes, int pinned)
 START_TEST(test_run_device)
 {
 	char why[512];
+	dstatus st = ST_OK;
 	gpud_buffer x = buf(0, 100, 0), y = buf(1, 300, 0), z = buf(2, 8, 0), p = buf(2, 8, 1);
 	place_arg in2[] = {{"x", &x, 0}, {"y", &y, 0}};
 	/* most input bytes */
-	ck_assert_ptr_eq(place_run(&ds, &tn, NULL, in2, 2, why, sizeof(why)), &ds.dev[1]);
+	ck_assert_ptr_eq(place_run(&ds, &tn, NULL, in2, 2, &st, why, sizeof(why)), &ds.dev[1]);
 	/* an output buffer decides */
 	place_arg withz[] = {{"x", &x, 0}, {"y", &y, 0}, {"z", &z, 1}};
-	ck_assert_ptr_eq(place_run(&ds, &tn, NULL, withz, 3, why, sizeof(why)), &ds.dev[2]);
+	ck_assert_ptr_eq(place_run(&ds, &tn, NULL, withz, 3, &st, why, sizeof(why)), &ds.dev[2]);
 	/* named: that device */
-	ck_assert_ptr_eq(place_run(&ds, &tn, &ds.dev[0], in2, 2, why, sizeof(why)), &ds.dev[0]);
+	ck_assert_ptr_eq(place_run(&ds, &tn, &ds.dev[0], in2, 2, &st, why, sizeof(why)),
+			 &ds.dev[0]);
 	/* no buffers: fresh work (least loaded) */
 	ds.dev[0].runs = 2;
-	ck_assert_ptr_eq(place_run(&ds, &tn, NULL, NULL, 0, why, sizeof(why)), &ds.dev[1]);
+	ck_assert_ptr_eq(place_run(&ds, &tn, NULL, NULL, 0, &st, why, sizeof(why)), &ds.dev[1]);
 	/* a pinned input elsewhere */
 	place_arg pin[] = {{"x", &x, 0}, {"y", &y, 0}, {"w", &p, 0}};
-	ck_assert_ptr_null(place_run(&ds, &tn, NULL, pin, 3, why, sizeof(why)));
+	ck_assert_ptr_null(place_run(&ds, &tn, NULL, pin, 3, &st, why, sizeof(why)));
 	ck_assert_msg(strstr(why, "argument 'w' is pinned to device 12, and the run goes to "
 				  "device 11"),
 		      "%s", why);
+	ck_assert_int_eq(st, ST_INVALID);
 	/* outputs on two devices */
 	gpud_buffer z0 = buf(0, 8, 0);
 	place_arg two[] = {{"z", &z, 1}, {"z2", &z0, 1}};
-	ck_assert_ptr_null(place_run(&ds, &tn, NULL, two, 2, why, sizeof(why)));
+	ck_assert_ptr_null(place_run(&ds, &tn, NULL, two, 2, &st, why, sizeof(why)));
 	ck_assert_msg(strstr(why, "outputs 'z' (device 12) and 'z2' (device 10)"), "%s", why);
 	/* an output elsewhere than the named device */
 	place_arg outz[] = {{"z", &z, 1}};
-	ck_assert_ptr_null(place_run(&ds, &tn, &ds.dev[1], outz, 1, why, sizeof(why)));
+	ck_assert_ptr_null(place_run(&ds, &tn, &ds.dev[1], outz, 1, &st, why, sizeof(why)));
 	ck_assert_msg(strstr(why, "output 'z' is on device 12, and the run was asked to run on "
 				  "device 11"),
 		      "%s", why);
 	/* a lost device's buffer */
 	lose(1);
-	ck_assert_ptr_null(place_run(&ds, &tn, NULL, in2, 2, why, sizeof(why)));
+	ck_assert_ptr_null(place_run(&ds, &tn, NULL, in2, 2, &st, why, sizeof(why)));
 	ck_assert_msg(strstr(why, "argument 'y' is on device 11, which is lost (an illegal "
 				  "address)"),
 		      "%s", why);
+	ck_assert_int_eq(st, ST_BACKEND);
 }
 END_TEST
 
