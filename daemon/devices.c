@@ -11,11 +11,6 @@
 #include "daemon/log.h"
 #include "daemon/loop.h"
 
-static uint64_t mono_ns(void)
-{
-	return uv_hrtime();
-}
-
 /* A backend lost its device (on the loop): out of service from now on. */
 static void device_fatal(gpud_backend *b, const char *msg)
 {
@@ -110,7 +105,7 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *
 	}
 	/* Each device warms up (context, pool, kernels' self-test) on a thread
 	 * of its own; one device opens here. */
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = uv_hrtime();
 	for (int i = 1; i < n; i++)
 		args[i].started = pthread_create(&args[i].thread, NULL, open_main, &args[i]) == 0;
 	for (int i = 0; i < n; i++)
@@ -157,7 +152,7 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *
 		log_info("%d %s devices (%s) opened in parallel in %.0f ms; peer access between "
 			 "%d of %d ordered pairs",
 			 n, ops->name, devices_list(ds, list, sizeof(list)),
-			 (double)(mono_ns() - t0) / 1e6, links, n * (n - 1));
+			 (double)(uv_hrtime() - t0) / 1e6, links, n * (n - 1));
 	}
 	return 0;
 }
@@ -190,7 +185,7 @@ const char *devices_list(const device_set *ds, char *buf, size_t len)
 void device_run_started(gpud_device *d)
 {
 	if (d->running++ == 0)
-		d->busy_since = mono_ns();
+		d->busy_since = uv_hrtime();
 }
 
 void device_run_ended(gpud_device *d)
@@ -198,12 +193,12 @@ void device_run_ended(gpud_device *d)
 	if (d->running == 0)
 		return;
 	if (--d->running == 0)
-		d->busy_ns += mono_ns() - d->busy_since;
+		d->busy_ns += uv_hrtime() - d->busy_since;
 	d->runs_total++;
 }
 
 double device_busy_s(const gpud_device *d)
 {
-	uint64_t ns = d->busy_ns + (d->running ? mono_ns() - d->busy_since : 0);
+	uint64_t ns = d->busy_ns + (d->running ? uv_hrtime() - d->busy_since : 0);
 	return (double)ns / 1e9;
 }

@@ -170,10 +170,7 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 	trace_request_end(r); /* its reply is made: here for every request, sent or not */
 	if (r->slot.has_slot)
 		sched_release(&r->dev->sched, &r->slot);
-	if (r->dev_busy) {
-		r->dev_busy = 0;
-		device_run_ended(r->dev);
-	}
+	request_run_ended(r);
 	if (r->run_counted) {
 		r->dev->runs--;
 		r->run_counted = 0;
@@ -222,6 +219,14 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 }
 
 /* --- devices ---------------------------------------------------------------------- */
+
+void request_run_ended(gpud_request *r)
+{
+	if (!r->dev_busy)
+		return;
+	r->dev_busy = 0;
+	device_run_ended(r->dev);
+}
 
 void request_moving(gpud_request *r, gpud_device *d, uint64_t bytes)
 {

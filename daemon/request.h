@@ -169,6 +169,9 @@ void request_send_msg(gpud_request *r, nng_msg *m);
  */
 void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r));
 
+/* r's kernel has left its device's backend (it ran, failed or never began):
+ * the device's utilisation stops counting it. Once; no-op if not busy. */
+void request_run_ended(gpud_request *r);
 /* Copies of bytes issued on d for r: d's load until r's reply (placement.h). */
 void request_moving(gpud_request *r, gpud_device *d, uint64_t bytes);
 /* The device r should allocate on and run on: the one the request names

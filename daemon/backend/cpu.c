@@ -4,8 +4,11 @@
  * work items are split into chunks that run on the pool's threads in
  * parallel. This backend is the correctness reference and what CI exercises.
  *
- * Threads: jobs are made and completed on the loop; the workers touch only
- * their own job's chunk (run_work, copy_work). The pool size is cpu_threads.
+ * One instance per simulated device (cpu_devices: the placement and peer
+ * copies of several devices, tested without a GPU; GPUD_CPU_LOSE_DEVICE
+ * loses one). Threads: jobs are made and completed on the loop; the workers
+ * touch only their own job's chunk (run_work, copy_work). The pool size is
+ * cpu_threads, shared by every device.
  */
 #include <stdio.h>
 #include <stdlib.h>

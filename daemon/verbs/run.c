@@ -240,10 +240,7 @@ static void run_fail_unstarted(gpud_request *r, dstatus status, const char *what
 static void run_done(void *arg, dstatus status, const char *msg)
 {
 	gpud_request *r = arg;
-	if (r->dev_busy) {
-		r->dev_busy = 0;
-		device_run_ended(r->dev);
-	}
+	request_run_ended(r);
 	if (r->run_early)
 		early_end(r, status, msg, 0);
 	else
@@ -266,10 +263,7 @@ static void run_start(sched_item *it)
 	dstatus rv = backend_run(&r->dev->be, r->pipe_id, r->kernel, &r->kargs, &t, &r->cancelled,
 				 &r->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != ST_OK) {
-		if (r->dev_busy) {
-			r->dev_busy = 0;
-			device_run_ended(r->dev);
-		}
+		request_run_ended(r);
 		run_fail_unstarted(r, rv, err);
 	}
 }
@@ -722,8 +716,8 @@ static int place_or_fail(gpud_request *r)
 				      .buf = b,
 				      .output = k->params[idx].role == KPARAM_OUT};
 	}
-	if (n == 0 && want == NULL && r->dev && !r->dev->lost)
-		return 0; /* fresh work placed by an earlier try (an allocation's redo) */
+	if (n == 0 && want == NULL) /* fresh work (kept across an allocation's redo) */
+		return (r->dev = request_device_or_fail(r, k->name, 0, 0, &pinned)) ? 0 : -1;
 	dstatus st = ST_OK;
 	gpud_device *d = place_run(r->core->devices, r->tenant, want, pa, n, &st, why, sizeof(why));
 	if (d == NULL) {

@@ -1,7 +1,10 @@
 /*
- * daemon/backend/cuda/backend.c — the cuda backend: one CUDA context on the
- * configured device, created at start together with every built-in kernel
- * (embedded fatbin, loaded and run once before gpud answers as ready).
+ * daemon/backend/cuda/backend.c — the cuda backend: one instance per device
+ * of gpud (daemon/devices.h), each on the primary context of its CUDA
+ * device, created at start together with every built-in kernel (embedded
+ * fatbin, loaded and run once before gpud answers as ready). Every op and
+ * loop callback makes its device current first (cuda_use): the loop serves
+ * every device.
  *
  * Buffers are device memory from the pool (pool.h). Each session's copies
  * (staging.c) and kernels go to its stream and are enqueued from the loop;
@@ -16,9 +19,9 @@
  * (cuda_launch_ctx.scratch) are its job's until the job finishes.
  *
  * A sticky CUDA error (the context is lost: illegal address, launch
- * failure, ...) makes every later operation fail; the backend reports it
- * once through on_fatal and the server exits non-zero so its supervisor
- * starts a fresh gpud.
+ * failure, ...) makes every later operation of this device fail; the
+ * backend reports it once through on_fatal, and the device leaves service
+ * (daemon/devices.c; the server exits non-zero when none is left).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -625,7 +628,7 @@ static dstatus cuda_copy_peer(gpud_backend *b, uint32_t queue, gpud_backend *to,
 	if (atomic_load(&tb->lost))
 		return cuda_lost_error(tb, err, errlen);
 	cuda_use(cb);
-	cuda_job *j = job_new(b, JOB_D2H, cb->streams[cuda_stream_index(cb, queue)], done, arg);
+	cuda_job *j = job_new(b, JOB_PEER, cb->streams[cuda_stream_index(cb, queue)], done, arg);
 	if (j == NULL) {
 		snprintf(err, errlen, "cuda backend: out of memory");
 		return ST_OUT_OF_MEMORY;

@@ -129,7 +129,8 @@ typedef struct cuda_backend {
  * the loop. A job is touched by one thread at a time: the loop, then the
  * worker it was handed to (staging, drain) or the waiter, then the loop again.
  */
-typedef enum job_kind { JOB_H2D, JOB_D2H, JOB_RUN, JOB_SYNC } job_kind;
+/* JOB_PEER: device to device, on the source device's stream (copy_peer). */
+typedef enum job_kind { JOB_H2D, JOB_D2H, JOB_PEER, JOB_RUN, JOB_SYNC } job_kind;
 
 struct cuda_job {
 	uv_work_t work;
