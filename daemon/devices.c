@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/devices.h"
@@ -26,6 +27,19 @@ static void device_fatal(gpud_backend *b, const char *msg)
 		ds->on_lost(ds->owner, d);
 }
 
+/* A fault injected into one device's open or start, for the tests of the
+ * paths that undo the others (GPUD_FAIL_DEVICE=open:SLOT or start:SLOT,
+ * SLOT a place in the device list). -1 where none. */
+static int failing_slot(const char *step)
+{
+	const char *v = getenv("GPUD_FAIL_DEVICE");
+	size_t n = strlen(step);
+	int slot;
+	if (v == NULL || strncmp(v, step, n) != 0 || v[n] != ':' || sscanf(v + n + 1, "%d", &slot) != 1)
+		return -1;
+	return slot;
+}
+
 typedef struct open_arg {
 	gpud_device *d;
 	uv_loop_t *loop;
@@ -39,6 +53,12 @@ typedef struct open_arg {
 static void *open_main(void *p)
 {
 	open_arg *a = p;
+	if (a->d->slot == failing_slot("open")) {
+		snprintf(a->err, sizeof(a->err),
+			 "its open failed (simulated: GPUD_FAIL_DEVICE=open:%d, a test)", a->d->slot);
+		a->rv = -1;
+		return NULL;
+	}
 	a->rv = backend_open(&a->d->be, a->loop, a->ops, a->cfg, a->d->ordinal, a->err,
 			     sizeof(a->err));
 	return NULL;
@@ -133,7 +153,18 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *
 		gpud_device *d = &ds->dev[i];
 		d->be.on_fatal = device_fatal;
 		d->be.owner = d;
-		if (backend_start(&d->be, cfg, err, errlen) != 0) {
+		int rv;
+		if (i == failing_slot("start")) {
+			snprintf(err, errlen,
+				 "device %d: its start failed (simulated: GPUD_FAIL_DEVICE=start:%d, "
+				 "a test)",
+				 d->id, i);
+			rv = -1;
+		} else {
+			rv = backend_start(&d->be, cfg, err, errlen);
+		}
+		/* the others, started or not, close (backend.h: close after open alone) */
+		if (rv != 0) {
 			for (int j = 0; j < n; j++)
 				backend_close(&ds->dev[j].be);
 			ds->n = 0;

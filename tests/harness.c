@@ -303,6 +303,13 @@ int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg
 		argv[n++] = "--config";
 		argv[n++] = g->conf;
 	}
+	/* GPUD_TEST_DEVICES (e.g. 0,1): the suites on several GPUs; a test's own
+	 * --device comes later and wins */
+	const char *devs = getenv("GPUD_TEST_DEVICES");
+	if (devs && devs[0] && backend && strcmp(backend, "cpu") != 0) {
+		argv[n++] = "--device";
+		argv[n++] = devs;
+	}
 	for (int i = 0; opts->args != NULL && opts->args[i] != NULL; i++) {
 		if (n == 63)
 			return fail(msg, len, "too many arguments for gpud");
@@ -373,6 +380,49 @@ int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg
 		}
 		harness_sleep_ms(20);
 	}
+}
+
+int harness_gpud_device_faults(const harness_gpud_opts *opts, int ndev, char *msg, size_t len)
+{
+	static const char *const steps[] = {"open", "start"};
+	for (int st = 0; st < 2; st++)
+		for (int slot = 0; slot < ndev; slot++) {
+			char fault[64], want[96], log[1 << 16], how[160];
+			const char *env[34];
+			int ne = 0;
+			snprintf(fault, sizeof(fault), "GPUD_FAIL_DEVICE=%s:%d", steps[st], slot);
+			env[ne++] = fault;
+			for (int i = 0; opts->env && opts->env[i] && ne < 33; i++)
+				env[ne++] = opts->env[i];
+			env[ne] = NULL;
+			harness_gpud_opts o = *opts;
+			o.env = env;
+			harness_gpud g;
+			memset(&g, 0, sizeof(g));
+			int rv = harness_gpud_start(&g, &o, msg, len);
+			if (rv == 0) {
+				harness_gpud_remove(&g);
+				return fail(msg, len, "%s: gpud started", fault + 17);
+			}
+			if (!g.reaped) {
+				harness_gpud_remove(&g);
+				return -1; /* msg says why */
+			}
+			harness_describe_wait(g.wstatus, how, sizeof(how));
+			snprintf(want, sizeof(want), "its %s failed (simulated: GPUD_FAIL_DEVICE=%s:%d",
+				 steps[st], steps[st], slot);
+			int ok = WIFEXITED(g.wstatus) && WEXITSTATUS(g.wstatus) == 1 &&
+				 harness_read_text(g.log, log, sizeof(log)) >= 0 && strstr(log, want);
+			if (!ok)
+				harness_dump_file("gpud log", g.log);
+			harness_gpud_remove(&g);
+			if (!ok)
+				return fail(msg, len,
+					    "%s: gpud %s, expected exit status 1 with '%s' in its "
+					    "log (above)",
+					    fault + 17, how, want);
+		}
+	return 0;
 }
 
 int harness_gpud_wait(harness_gpud *g, double timeout_s)

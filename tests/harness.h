@@ -84,6 +84,15 @@ int harness_gpud_stop(harness_gpud *g, double timeout_s, char *msg, size_t len);
 /* Kills gpud if it still runs, removes g->dir with everything in it, and zeroes g. */
 int harness_gpud_remove(harness_gpud *g);
 
+/*
+ * Each step of GPUD_FAIL_DEVICE (open:SLOT, start:SLOT) for SLOT 0..ndev-1
+ * injected in turn into a start with opts (which must list ndev devices):
+ * gpud exits 1 (never a signal: closing the devices that opened, started or
+ * not, must not abort) with the simulated failure and the device's slot in
+ * its log. 0, or -1 with msg.
+ */
+int harness_gpud_device_faults(const harness_gpud_opts *opts, int ndev, char *msg, size_t len);
+
 /* --- processes and files ------------------------------------------------------------------- */
 
 /* $TMPDIR when set and at most 48 bytes (an ipc:// path must fit in 108), else "/tmp". */

@@ -101,7 +101,9 @@ int backend_open(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops, const
 
 int backend_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
 {
-	return b->ops->start ? b->ops->start(b, cfg, err, errlen) : 0;
+	int rv = b->ops->start ? b->ops->start(b, cfg, err, errlen) : 0;
+	b->started = rv == 0;
+	return rv;
 }
 
 void backend_close(gpud_backend *b)
@@ -109,6 +111,7 @@ void backend_close(gpud_backend *b)
 	if (b->ops && b->ops->close)
 		b->ops->close(b);
 	b->ops = NULL;
+	b->started = 0;
 }
 
 int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg)

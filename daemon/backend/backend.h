@@ -83,7 +83,9 @@ typedef struct backend_ops {
 	/* On the loop thread after open, before gpud serves: what needs the
 	 * loop (handles, child processes). NULL: nothing. 0, or -1 + err. */
 	int (*start)(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
-	/* After the last request: may wait for the device. */
+	/* After the last request, or after open alone when start was never
+	 * called or failed (b->started says which: an instance that never
+	 * started has no loop handles to close). May wait for the device. */
 	void (*close)(gpud_backend *b);
 	/* Kernel runs the backend takes at once when run_slots is 0 (auto). */
 	int (*default_run_slots)(gpud_backend *b, const gpud_config *cfg);
@@ -176,6 +178,7 @@ struct gpud_backend {
 	uv_loop_t *loop;
 	void *impl;
 	int device; /* the device it drives (its id), set before open */
+	int started; /* start returned 0 (backend_start): close undoes it too */
 	/*
 	 * Set by the owner: called on the loop when the backend can no longer
 	 * work (a sticky CUDA error). The owner takes the device out of

@@ -64,6 +64,7 @@
  * loop over chunks of B*K (or B*KA) frequencies; the grid is the device's SMs
  * times the resident blocks per SM from the occupancy calculator.
  */
+#include <atomic>
 #include <cuda_runtime.h>
 #include <stdio.h>
 
@@ -638,13 +639,22 @@ int ls_launch_direct(const kernel_args *a, const cuda_launch_ctx *ctx, char *err
 	kernel_fn fn = f32 ? pick<float>(grid, w, fm) : pick<double>(grid, w, fm);
 	int idx = (f32 ? 0 : 8) | (grid ? 4 : 0) | (w ? 2 : 0) | (fm ? 1 : 0);
 
-	static int per_sm[16];
-	if (per_sm[idx] == 0)
-		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[idx], fn, B, 0),
+	/* occupancy is the device's (two GPUs of other kinds in one gpud): kept
+	 * per device ordinal below 64, asked on every launch beyond */
+	static std::atomic<int> per_sm_of[64][16];
+	int per_sm = 0;
+	bool cached = ctx->device >= 0 && ctx->device < 64;
+	if (cached)
+		per_sm = per_sm_of[ctx->device][idx].load(std::memory_order_relaxed);
+	if (per_sm == 0) {
+		CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, B, 0),
 			   "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+		if (cached)
+			per_sm_of[ctx->device][idx].store(per_sm, std::memory_order_relaxed);
+	}
 	long long per_block = (long long)B * kfreqs(f32, grid, fm);
 	long long chunks = (p.nf + per_block - 1) / per_block;
-	int blocks = pick_blocks(chunks, ctx->sm_count, per_sm[idx] > 0 ? per_sm[idx] : 1);
+	int blocks = pick_blocks(chunks, ctx->sm_count, per_sm > 0 ? per_sm : 1);
 	fn<<<blocks, B, 0, (cudaStream_t)ctx->stream>>>(p);
 	char what[64];
 	snprintf(what, sizeof(what), "lombscargle<%s> launch", variant_names[idx]);

@@ -34,12 +34,14 @@
  * three grids (3 nfine complex) and cuFFT's work area. Plans come from the
  * stream's cache (cuda_launch_ctx.fft, kernels/core/libs.h), so a warm run
  * makes none. State: the per-kernel shared-memory attribute below, set once
- * by the thread launching (the loop; the opening thread at the self-test).
+ * per device (a function's attributes are its device's) by the thread
+ * launching (the loop; each device's opening thread at the self-test).
  */
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <stdio.h>
 
+#include <atomic>
 #include <type_traits>
 
 #include "kernels/core/cuda_check.h"
@@ -462,13 +464,18 @@ template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launc
 	CUDA_CHECK(cudaGetLastError(), "lombscargle nufft sums launch");
 	if (p.nser == 1 && grid_bytes <= SMEM) {
 		auto fn = w ? nu_spread_shared<T, C, true> : nu_spread_shared<T, C, false>;
-		static bool attr[2];
-		if (!attr[w ? 1 : 0]) {
+		/* a function's attributes are its device's: set on each device
+		 * (a bit per ordinal; beyond 63, on every launch) */
+		static std::atomic<unsigned long long> attr[2];
+		const unsigned long long bit = ctx->device >= 0 && ctx->device < 64
+						       ? 1ull << ctx->device
+						       : 0;
+		if (bit == 0 || !(attr[w ? 1 : 0].load(std::memory_order_relaxed) & bit)) {
 			CUDA_CHECK(cudaFuncSetAttribute(fn,
 							cudaFuncAttributeMaxDynamicSharedMemorySize,
 							(int)SMEM),
 				   "cudaFuncSetAttribute (nufft spreading)");
-			attr[w ? 1 : 0] = true;
+			attr[w ? 1 : 0].fetch_or(bit, std::memory_order_relaxed);
 		}
 		/* each block adds its grids once: enough samples per block to pay for it */
 		long long blocks = (p.n + 4095) / 4096;

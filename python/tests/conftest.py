@@ -32,6 +32,10 @@ class Gpud:
         self.dir = tempfile.mkdtemp(prefix="gpud-py-", dir=root)
         self.url = "ipc://%s/gpud.sock" % self.dir
         cmd = [GPUD_BIN, "--backend", BACKEND, "--listen", self.url, "--log-level", "warn"]
+        # GPUD_TEST_DEVICES (e.g. 0,1): the suite on several GPUs; a test's own
+        # --device comes later and wins
+        if os.environ.get("GPUD_TEST_DEVICES") and BACKEND != "cpu":
+            cmd += ["--device", os.environ["GPUD_TEST_DEVICES"]]
         if config is not None:
             path = os.path.join(self.dir, "gpud.conf")
             with open(path, "w") as f:

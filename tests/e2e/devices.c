@@ -7,7 +7,8 @@
  * refused; fresh work by tenant affinity, else the device with least load;
  * a per-device quota; a lost device (GPUD_CPU_LOSE_DEVICE) failing its own
  * work while the others serve, and gpud exiting once none is left (or at
- * once with device_lost = exit).
+ * once with device_lost = exit); a device whose open or start fails
+ * (GPUD_FAIL_DEVICE) ending gpud's start with exit 1, the others closed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -367,6 +368,23 @@ START_TEST(test_lost_device_exit_policy)
 }
 END_TEST
 
+/* A device whose open or start fails (GPUD_FAIL_DEVICE) stops gpud's start
+ * with exit 1 and the device named: the others, opened and perhaps
+ * started, close cleanly (no abort, ASan-clean in make test-asan). */
+START_TEST(test_device_start_faults)
+{
+	static const char *args[] = {"--cpu-devices", "3", NULL};
+	harness_gpud_opts o = {.bin = gpud_bin,
+			       .backend = "cpu",
+			       .args = args,
+			       .parent = base_dir,
+			       .prefix = "f",
+			       .timeout_s = E2E_SAFETY_S};
+	char msg[2048];
+	ck_assert_msg(harness_gpud_device_faults(&o, 3, msg, sizeof(msg)) == 0, "%s", msg);
+}
+END_TEST
+
 TCase *e2e_devices(void)
 {
 	TCase *tc = tcase_create("devices");
@@ -387,5 +405,6 @@ TCase *e2e_devices_lost(void)
 	tcase_add_test(tc, test_lost_device_others_serve);
 	tcase_add_test(tc, test_lost_last_device_exits);
 	tcase_add_test(tc, test_lost_device_exit_policy);
+	tcase_add_test(tc, test_device_start_faults);
 	return tc;
 }

@@ -220,9 +220,22 @@ START_TEST(test_ready_means_serving)
 		      e2e_gpud.url, gpud_strerror(st), gpud_errmsg(c), rx.all);
 	ck_assert_str_eq(gpud_server(c)->backend, expected_backend());
 	assert_ctl_ok(CTL("status"));
-	/* STATUS= says where it serves, on which backend and devices (the default: 0). */
-	snprintf(want, sizeof(want), "READY=1\nSTATUS=serving on %s, backend %s, devices 0",
-		 e2e_gpud.url, expected_backend());
+	/* STATUS= says where it serves, on which backend and devices (the default:
+	 * 0; GPUD_TEST_DEVICES on a GPU backend, e.g. 0,1: "0, 1") */
+	const char *devs = getenv("GPUD_TEST_DEVICES");
+	char list[128] = "0";
+	if (devs && devs[0] && strcmp(expected_backend(), "cpu") != 0) {
+		size_t at = 0;
+		for (const char *d = devs; *d && at + 3 < sizeof(list); d++) {
+			if (*d == ',')
+				list[at++] = *d, list[at++] = ' ';
+			else
+				list[at++] = *d;
+		}
+		list[at] = '\0';
+	}
+	snprintf(want, sizeof(want), "READY=1\nSTATUS=serving on %s, backend %s, devices %s",
+		 e2e_gpud.url, expected_backend(), list);
 	ck_assert_msg(!strcmp(buf, want), "READY datagram '%s', expected '%s'", buf, want);
 	snprintf(want, sizeof(want), "STATUS=starting: opening the %s backend", expected_backend());
 	ck_assert_msg(strstr(rx.all, want) != NULL, "no '%s' before READY=1; gpud sent:\n%s", want,

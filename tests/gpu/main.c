@@ -387,8 +387,10 @@ START_TEST(copy_paths_at_their_edges)
 	}
 	gpud_daemon_status st = status_of(msg);
 	ck_assert(st.has_staging);
-	ck_assert_uint_eq(st.staging_buffers, 4);
-	ck_assert_uint_eq(st.staging_free, 4); /* every buffer came back */
+	/* 4 per device (GPUD_TEST_DEVICES may list several) */
+	unsigned nstaging = 4u * (unsigned)gpud_server(msg)->ndevices;
+	ck_assert_uint_eq(st.staging_buffers, nstaging);
+	ck_assert_uint_eq(st.staging_free, nstaging); /* every buffer came back */
 	ck_assert_uint_ge(st.bytes_staged, 2 * (37u << 20));
 	printf("copies: %" PRIu64 " bytes staged through %u pinned buffers of %" PRIu64 " bytes\n",
 	       st.bytes_staged, st.staging_buffers, st.staging_chunk);
@@ -801,7 +803,9 @@ END_TEST
  */
 START_TEST(custom_kernel_fault_ends_the_context)
 {
-	start_gpud_with("[gpud]\nkernel_workers = 0\n");
+	/* device_lost = exit: with several devices (GPUD_TEST_DEVICES) the
+	 * others would serve on otherwise (tests/e2e/devices.c) */
+	start_gpud_with("[gpud]\nkernel_workers = 0\ndevice_lost = exit\n");
 	gpud_client *c, *other;
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	ck_assert(connect_timeout(&other) == GPUD_OK);
@@ -979,6 +983,15 @@ START_TEST(devices_place_and_copy)
 	free(ref);
 	free(x);
 	free(y);
+	/* one device's open or start fails: the other, opened or started on
+	 * the cuda backend, closes without aborting (its loop handles exist
+	 * only once started) and gpud exits 1 naming the device */
+	char fmsg[2048];
+	o.timeout_s = 120;
+	ck_assert_msg(harness_gpud_device_faults(&o, 2, fmsg, sizeof(fmsg)) == 0, "%s", fmsg);
+	printf("devices: %s: a failed open or start of either device ends gpud's start with "
+	       "exit 1, the other closed\n",
+	       ngpu >= 2 ? "--device 0,1" : "--device 0,0");
 }
 END_TEST
 

@@ -405,7 +405,10 @@ static void cuda_close(gpud_backend *b)
 		pool_destroy(cb->pool);
 	}
 	b->impl = NULL;
-	completion_close_handles(cb, free_backend); /* the last frees cb */
+	if (b->started)
+		completion_close_handles(cb, free_backend); /* the last frees cb */
+	else /* opened alone (another device failed): no handle was made */
+		free(cb);
 }
 
 static int cuda_default_run_slots(gpud_backend *b, const gpud_config *cfg)
