@@ -55,7 +55,7 @@ static gpud_handle new_handle(buffer_table *t)
 }
 
 dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_device *dev, int pinned,
-		      gpud_dtype dt, int ndim, const uint64_t *shape, buffer_spares *sp,
+		      int filled, gpud_dtype dt, int ndim, const uint64_t *shape, buffer_spares *sp,
 		      gpud_buffer **out, char *err, size_t errlen)
 {
 	size_t esize = gpud_dtype_size(dt);
@@ -128,23 +128,36 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_device *d
 		buffers_spares_free(t, sp);
 	if (sp)
 		sp->dev = dev;
-	int spare = -1;
+	int spare = -1, foreign = 0;
+	uint64_t owner = tn ? tn->id : 0;
 	for (int i = 0; sp && i < sp->n && spare < 0; i++)
 		if (sp->bytes[i] == nbytes)
 			spare = i;
-	if (spare >= 0) { /* a block made for this request */
+	if (spare >= 0) { /* a block made for this request (clean for its tenant) */
 		b->mem = sp->mem[spare];
 		sp->mem[spare] = sp->mem[--sp->n];
 		sp->bytes[spare] = sp->bytes[sp->n];
-	} else if ((rv = backend_alloc(&dev->be, nbytes, &b->mem, err, errlen)) != ST_OK) {
+	} else if ((rv = backend_alloc(&dev->be, nbytes, owner, &b->mem, &foreign, err, errlen)) !=
+		   ST_OK) {
 		free(b);
 		if (rv == ST_WOULD_BLOCK && sp) {
 			sp->want = nbytes;
+			sp->owner = owner;
 		} else if (rv == ST_WOULD_BLOCK) {
 			snprintf(err, errlen, "internal: an allocation would wait on the loop");
 			rv = ST_INTERNAL;
 		}
 		return rv;
+	}
+	if (foreign) {
+		rv = backend_clear(&dev->be, s->pipe_id, b->mem, filled ? nbytes : 0, NULL, NULL,
+				   err, errlen);
+		if (rv != ST_OK) {
+			backend_free(&dev->be, b->mem);
+			free(b);
+			return rv;
+		}
+		b->cleared = 1;
 	}
 	b->dtype = dt;
 	b->ndim = ndim;
@@ -209,6 +222,7 @@ gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *
 	snprintf(tn->name, sizeof(tn->name), "%s", name);
 	tn->quota = *q;
 	tn->metrics.ordinal = HASH_COUNT(t->tenants); /* tenants are never removed */
+	tn->id = (uint64_t)tn->metrics.ordinal + 1;   /* 0 is gpud's own */
 	HASH_ADD_STR(t->tenants, name, tn);
 	return tn;
 }

@@ -49,6 +49,7 @@ typedef struct gpud_buffer {
 	gpud_session *owner; /* NULL when kept (then the tenant's) */
 	gpud_tenant *tenant;
 	int kept;
+	int cleared; /* its allocation queued a clear of its block (buffers_alloc) */
 	int refs;
 	int live; /* reachable by handle */
 	UT_hash_handle hh;
@@ -64,6 +65,7 @@ typedef struct gpud_buffer {
  */
 struct gpud_tenant {
 	char name[GPUD_TENANT_NAME];
+	uint64_t id; /* 1, 2, ... in order of first sight: its blocks' owner (backend.h: alloc) */
 	tenant_quota quota;
 	uint64_t bytes, nbuffers; /* all its buffers */
 	/* ... on each device, by slot (daemon/devices.h) */
@@ -120,6 +122,7 @@ typedef struct buffer_spares {
 	size_t bytes[BUFFER_SPARES];
 	int n;
 	size_t want;
+	uint64_t owner; /* whose blocks they are (gpud_tenant.id) */
 	/* the worker's allocation failed: buffers_alloc of that size says so */
 	dstatus fail;
 	size_t fail_bytes;
@@ -151,10 +154,17 @@ void buffers_fini(buffer_table *t);
  * on dev, backend out of memory), or ST_WOULD_BLOCK with sp->want set where
  * the backend would wait for the device (sp NULL: never; the caller has the
  * block made on a worker: request_alloc_off_loop).
+ *
+ * Nothing stale: a block another tenant held last (or a fresh one) is
+ * cleared on s's queue before anything of s's reads it, from byte 0, or
+ * from nbytes where `filled` (the request writes the whole buffer first:
+ * an upload, a copy); b->cleared says a clear was queued. A caller that
+ * answers before any work of its own on the queue waits for it first
+ * (backend_sync on the queue), since other sessions use other queues.
  */
 dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, struct gpud_device *dev,
-		      int pinned, gpud_dtype dt, int ndim, const uint64_t *shape, buffer_spares *sp,
-		      gpud_buffer **out, char *err, size_t errlen);
+		      int pinned, int filled, gpud_dtype dt, int ndim, const uint64_t *shape,
+		      buffer_spares *sp, gpud_buffer **out, char *err, size_t errlen);
 /* Releases b (as buffers_release) but puts its memory in sp where nobody else
  * holds b and sp has room; else releases it as usual. */
 void buffers_release_to(buffer_table *t, gpud_buffer *b, buffer_spares *sp);

@@ -334,6 +334,12 @@ static void backend_families(FILE *f, const gpud_core *core)
 		family(f, "gpud_pool_high_water_bytes", "gauge",
 		       "The most device memory the pool has held in use.");
 		per_device(f, core, "gpud_pool_high_water_bytes", "", a);
+		for (int i = 0; i < ds->n; i++)
+			a[i] = ps[i].clears;
+		family(f, "gpud_pool_clears_total", "counter",
+		       "Blocks zeroed before a tenant got them: fresh ones, and ones another "
+		       "tenant held last.");
+		per_device(f, core, "gpud_pool_clears_total", "", a);
 		family(f, "gpud_pool_limit_bytes", "gauge",
 		       "The pool's limit (pool_max_total), 0 for none.");
 		per_device(f, core, "gpud_pool_limit_bytes", "", b);

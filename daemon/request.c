@@ -275,8 +275,8 @@ static void alloc_work(uv_work_t *w)
 {
 	gpud_request *r = w->data;
 	void *mem = NULL;
-	r->alloc_status = backend_alloc_wait(&r->spares.dev->be, r->spares.want, &mem, r->alloc_err,
-					     sizeof(r->alloc_err));
+	r->alloc_status = backend_alloc_wait(&r->spares.dev->be, r->spares.want, r->spares.owner,
+					     &mem, r->alloc_err, sizeof(r->alloc_err));
 	if (r->alloc_status == ST_OK) { /* the loop does not touch spares meanwhile */
 		r->spares.mem[r->spares.n] = mem;
 		r->spares.bytes[r->spares.n++] = r->spares.want;

@@ -382,6 +382,53 @@ int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg
 	}
 }
 
+int harness_stale_round(gpud_client *a, gpud_client *b, size_t bytes, gpud_handle *a_freed,
+			gpud_handle *b_new, char *msg, size_t len)
+{
+	uint64_t n = bytes / 8;
+	uint64_t *v = malloc(n ? n * 8 : 8);
+	if (v == NULL)
+		return fail(msg, len, "out of memory for %zu bytes", bytes);
+	for (uint64_t i = 0; i < n; i++)
+		v[i] = HARNESS_MARKER | i;
+	gpud_status st = gpud_alloc(a, GPUD_I64, 1, &n, v, a_freed);
+	if (st != GPUD_OK) {
+		free(v);
+		return fail(msg, len, "%zu bytes: the first tenant's alloc: %s", bytes,
+			    gpud_errmsg(a));
+	}
+	if ((st = gpud_free(a, a_freed, 1)) != GPUD_OK) {
+		free(v);
+		return fail(msg, len, "%zu bytes: the first tenant's free: %s", bytes,
+			    gpud_errmsg(a));
+	}
+	if ((st = gpud_alloc(b, GPUD_I64, 1, &n, NULL, b_new)) != GPUD_OK) {
+		free(v);
+		return fail(msg, len, "%zu bytes: the second tenant's alloc: %s", bytes,
+			    gpud_errmsg(b));
+	}
+	memset(v, 0x5a, n * 8); /* what a download that wrote nothing would leave */
+	if (n > 0 && (st = gpud_download_range(b, *b_new, 0, v, n * 8)) != GPUD_OK) {
+		free(v);
+		return fail(msg, len, "%zu bytes: the second tenant's download: %s", bytes,
+			    gpud_errmsg(b));
+	}
+	for (uint64_t i = 0; i < n; i++)
+		if (v[i] != 0) {
+			uint64_t w = v[i];
+			free(v);
+			return fail(msg, len,
+				    "%zu bytes: the second tenant's new buffer holds %#llx at byte "
+				    "%llu (%s), expected zeros",
+				    bytes, (unsigned long long)w, (unsigned long long)(i * 8),
+				    (w & ~0xFFFFFFFFFFFull) == HARNESS_MARKER
+					    ? "the first tenant's freed data"
+					    : "not a marker");
+		}
+	free(v);
+	return 0;
+}
+
 int harness_gpud_device_faults(const harness_gpud_opts *opts, int ndev, char *msg, size_t len)
 {
 	static const char *const steps[] = {"open", "start"};
@@ -409,10 +456,12 @@ int harness_gpud_device_faults(const harness_gpud_opts *opts, int ndev, char *ms
 				return -1; /* msg says why */
 			}
 			harness_describe_wait(g.wstatus, how, sizeof(how));
-			snprintf(want, sizeof(want), "its %s failed (simulated: GPUD_FAIL_DEVICE=%s:%d",
-				 steps[st], steps[st], slot);
+			snprintf(want, sizeof(want),
+				 "its %s failed (simulated: GPUD_FAIL_DEVICE=%s:%d", steps[st],
+				 steps[st], slot);
 			int ok = WIFEXITED(g.wstatus) && WEXITSTATUS(g.wstatus) == 1 &&
-				 harness_read_text(g.log, log, sizeof(log)) >= 0 && strstr(log, want);
+				 harness_read_text(g.log, log, sizeof(log)) >= 0 &&
+				 strstr(log, want);
 			if (!ok)
 				harness_dump_file("gpud log", g.log);
 			harness_gpud_remove(&g);

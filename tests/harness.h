@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <gpud/client.h>
+
 /* --- gpud ------------------------------------------------------------------------------- */
 
 /* How to start gpud. Zero-initialise and set what you need. */
@@ -91,6 +93,17 @@ int harness_gpud_remove(harness_gpud *g);
  * not, must not abort) with the simulated failure and the device's slot in
  * its log. 0, or -1 with msg.
  */
+/*
+ * One round of the stale-data check between two tenants: a writes `bytes`
+ * (a multiple of 8) of marker words (HARNESS_MARKER | i) into a new buffer
+ * and frees it; b allocates as many bytes without data and reads them back:
+ * each must be zero. *a_freed and *b_new get the handles (b's buffer is the
+ * caller's to free). 0, or -1 with msg naming the first non-zero word.
+ */
+#define HARNESS_MARKER 0x57A1E00000000000ull
+int harness_stale_round(gpud_client *a, gpud_client *b, size_t bytes, gpud_handle *a_freed,
+			gpud_handle *b_new, char *msg, size_t len);
+
 int harness_gpud_device_faults(const harness_gpud_opts *opts, int ndev, char *msg, size_t len);
 
 /* --- processes and files ------------------------------------------------------------------- */

@@ -119,18 +119,33 @@ int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 	return b->ops->default_run_slots ? b->ops->default_run_slots(b, cfg) : 1;
 }
 
-dstatus backend_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+dstatus backend_alloc(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, int *foreign,
+		      char *err, size_t errlen)
 {
 	ON_LOOP("backend alloc");
+	*foreign = 0;
 	if (b->ops->alloc_cached)
-		return b->ops->alloc_cached(b, bytes, mem, err, errlen);
-	return b->ops->alloc(b, bytes, mem, err, errlen);
+		return b->ops->alloc_cached(b, bytes, owner, mem, foreign, err, errlen);
+	return b->ops->alloc(b, bytes, owner, mem, err, errlen);
 }
 
-dstatus backend_alloc_wait(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+dstatus backend_alloc_wait(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
+			   size_t errlen)
 {
 	OFF_LOOP("backend alloc that may wait");
-	return b->ops->alloc(b, bytes, mem, err, errlen);
+	return b->ops->alloc(b, bytes, owner, mem, err, errlen);
+}
+
+dstatus backend_clear(gpud_backend *b, uint32_t queue, void *mem, size_t keep, backend_done_fn done,
+		      void *arg, char *err, size_t errlen)
+{
+	ON_LOOP("backend clear");
+	if (b->ops->clear == NULL) {
+		snprintf(err, errlen, "%s backend: no clear (its blocks are never foreign)",
+			 b->ops->name);
+		return ST_INTERNAL;
+	}
+	return b->ops->clear(b, queue, mem, keep, done, arg, err, errlen);
 }
 
 void backend_free(gpud_backend *b, void *mem)

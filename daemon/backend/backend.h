@@ -45,6 +45,7 @@ typedef struct backend_variant {
 
 typedef struct backend_pool_stats {
 	uint64_t in_use, cached, high_water, limit, allocs, hits;
+	uint64_t clears; /* blocks zeroed before an owner got them (backend.h: alloc) */
 } backend_pool_stats;
 
 /* Who a run is for: custom kernels run in that tenant's worker (cuda). */
@@ -89,14 +90,33 @@ typedef struct backend_ops {
 	void (*close)(gpud_backend *b);
 	/* Kernel runs the backend takes at once when run_slots is 0 (auto). */
 	int (*default_run_slots)(gpud_backend *b, const gpud_config *cfg);
-	/* Synchronous; may wait for the device (cuda: cudaMalloc on a pool
-	 * miss), so called on a worker where alloc_cached is set. ST_OK, or a
-	 * status + err. Safe from any thread. */
-	dstatus (*alloc)(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+	/*
+	 * Memory passes between tenants: `owner` names who the block is for
+	 * (a tenant's number; 0: gpud's own, never read by a client). What
+	 * alloc returns holds nothing another owner wrote (zeros, or what this
+	 * owner wrote before): the whole block, its rounding included, since a
+	 * tenant worker maps whole allocations.
+	 *
+	 * alloc: synchronous; may wait for the device (cuda: cudaMalloc on a
+	 * pool miss, a clear), so called on a worker where alloc_cached is set.
+	 * ST_OK, or a status + err. Safe from any thread.
+	 */
+	dstatus (*alloc)(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
+			 size_t errlen);
 	/* On the loop: alloc where it needs no waiting (a pool hit), else
-	 * ST_WOULD_BLOCK with nothing done. NULL: alloc never waits (cpu). */
-	dstatus (*alloc_cached)(gpud_backend *b, size_t bytes, void **mem, char *err,
-				size_t errlen);
+	 * ST_WOULD_BLOCK with nothing done. The block is handed out as it is:
+	 * *foreign is 1 when it may hold another owner's bytes, and then the
+	 * caller clears it (clear) before anything reads it. NULL: alloc never
+	 * waits (cpu). */
+	dstatus (*alloc_cached)(gpud_backend *b, size_t bytes, uint64_t owner, void **mem,
+				int *foreign, char *err, size_t errlen);
+	/* Zeroes the block holding mem from byte `keep` to its end, queued on
+	 * `queue` (in order with what queue_ordered backends run there before
+	 * and after it); done (may be NULL) once the zeros are in. A block
+	 * freed while its clear runs goes back to the pool after it. NULL where
+	 * alloc_cached never hands out foreign blocks. */
+	dstatus (*clear)(gpud_backend *b, uint32_t queue, void *mem, size_t keep,
+			 backend_done_fn done, void *arg, char *err, size_t errlen);
 	void (*free)(gpud_backend *b, void *mem);
 	/*
 	 * `queue` names the session. Where queue_ordered is set, one queue's
@@ -177,7 +197,7 @@ struct gpud_backend {
 	const backend_ops *ops;
 	uv_loop_t *loop;
 	void *impl;
-	int device; /* the device it drives (its id), set before open */
+	int device;  /* the device it drives (its id), set before open */
 	int started; /* start returned 0 (backend_start): close undoes it too */
 	/*
 	 * Set by the owner: called on the loop when the backend can no longer
@@ -205,10 +225,16 @@ const char *backend_names(void);
 
 /* The ops, called on the loop (checked). */
 int backend_default_run_slots(gpud_backend *b, const gpud_config *cfg);
-/* On the loop: ST_WOULD_BLOCK where the block needs backend_alloc_wait. */
-dstatus backend_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+/* On the loop: ST_WOULD_BLOCK where the block needs backend_alloc_wait;
+ * *foreign: see alloc_cached (0 where alloc zeroes for owner itself). */
+dstatus backend_alloc(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, int *foreign,
+		      char *err, size_t errlen);
 /* On a worker (checked): an allocation that may wait for the device. */
-dstatus backend_alloc_wait(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen);
+dstatus backend_alloc_wait(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
+			   size_t errlen);
+/* ops->clear: see there. */
+dstatus backend_clear(gpud_backend *b, uint32_t queue, void *mem, size_t keep, backend_done_fn done,
+		      void *arg, char *err, size_t errlen);
 void backend_free(gpud_backend *b, void *mem);
 dstatus backend_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 		       unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);

@@ -79,7 +79,10 @@ static int cpu_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 	return 1;
 }
 
-static dstatus cpu_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+/* Zeroed for every owner: the heap hands back other tenants' freed blocks,
+ * and writing every page commits it now, not on a later first touch. */
+static dstatus cpu_alloc(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
+			 size_t errlen)
 {
 	size_t sz = (bytes + 63) & ~(size_t)63;
 	if (sz < bytes || (*mem = aligned_alloc(64, sz ? sz : 64)) == NULL) {
@@ -87,6 +90,7 @@ static dstatus cpu_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, s
 			 bytes);
 		return ST_OUT_OF_MEMORY;
 	}
+	memset(*mem, 0, sz ? sz : 64);
 	return ST_OK;
 }
 

@@ -86,8 +86,10 @@ void verb_alloc(gpud_request *r)
 	if (dev == NULL)
 		return;
 	r->dev = dev;
-	rv = buffers_alloc(r->core->buffers, r->session, a->keep, dev, pinned, (gpud_dtype)a->dtype,
-			   (int)a->n_shape, a->shape, &r->spares, &b, err, sizeof(err));
+	int filled = a->with_data || a->from; /* the upload below writes it all */
+	rv = buffers_alloc(r->core->buffers, r->session, a->keep, dev, pinned, filled,
+			   (gpud_dtype)a->dtype, (int)a->n_shape, a->shape, &r->spares, &b, err,
+			   sizeof(err));
 	if (rv == ST_WOULD_BLOCK) { /* a pool miss: made on a worker, then alloc again */
 		request_alloc_off_loop(r, verb_alloc);
 		return;
@@ -99,6 +101,16 @@ void verb_alloc(gpud_request *r)
 	}
 	request_created(r, b);
 	if ((!a->with_data && !a->from) || want == 0) {
+		/* Its clear runs on this session's queue: the handle goes out once
+		 * the zeros are in, since other sessions of the tenant use other
+		 * queues (a kept buffer). */
+		if (b->cleared) {
+			request_hold(r, b);
+			rv = backend_sync(&dev->be, r->pipe_id, alloc_done, r, err, sizeof(err));
+			if (rv != ST_OK)
+				request_fail(r, rv, "alloc: %s", err);
+			return;
+		}
 		alloc_done(r, ST_OK, NULL);
 		return;
 	}

@@ -434,7 +434,7 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 		up->src = r->payload + *cursor;
 		*cursor += want;
 	}
-	dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0,
+	dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0, 1,
 				   (gpud_dtype)ia->dtype, (int)ia->n_shape, ia->shape, &r->spares,
 				   &b, err, sizeof(err));
 	if (rv == ST_WOULD_BLOCK) { /* a pool miss: made on a worker, then the run again */
@@ -638,7 +638,8 @@ static int outputs_or_fail(gpud_request *r)
 			}
 		} else {
 			gpud_buffer *b;
-			dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0,
+			/* a kernel may leave part of an output unwritten: cleared whole */
+			dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0, 0,
 						   v->expect.dtype, v->expect.ndim, v->expect.shape,
 						   &r->spares, &b, err, sizeof(err));
 			if (rv == ST_WOULD_BLOCK) { /* made on a worker, then the run again */
@@ -741,7 +742,7 @@ static int peer_inputs_or_fail(gpud_request *r, inline_upload *up, int *nup)
 		gpud_buffer *b = r->bound[i], *t;
 		if (b == NULL || b->dev == r->dev || k->params[i].role != KPARAM_IN)
 			continue;
-		dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0, b->dtype,
+		dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0, 1, b->dtype,
 					   b->ndim, b->shape, &r->spares, &t, err, sizeof(err));
 		if (rv == ST_WOULD_BLOCK) {
 			request_alloc_off_loop(r, verb_run);

@@ -250,6 +250,7 @@ TCase *e2e_readme(void);       /* readme.c */
 TCase *e2e_limits(void);       /* limits.c */
 TCase *e2e_shutdown(void);     /* shutdown.c */
 TCase *e2e_tenants(void);      /* tenants.c */
+TCase *e2e_stale(void);        /* stale.c: freed data never reaches another tenant */
 TCase *e2e_faults(void);       /* faults.c */
 TCase *e2e_concurrency(void);  /* concurrency.c */
 TCase *e2e_ring(void);         /* ring.c */

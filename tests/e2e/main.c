@@ -35,6 +35,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_limits());
 	suite_add_tcase(s, e2e_shutdown());
 	suite_add_tcase(s, e2e_tenants());
+	suite_add_tcase(s, e2e_stale());
 	suite_add_tcase(s, e2e_faults());
 	suite_add_tcase(s, e2e_concurrency());
 	suite_add_tcase(s, e2e_ring());

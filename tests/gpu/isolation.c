@@ -6,6 +6,8 @@
  * tcp:// with tokens; alice runs lombscargle in a loop (checked against the
  * CPU reference) while bob misbehaves, and must see no error.
  *
+ * And nothing stale: a block alice freed reaches bob zeroed, the whole block.
+ *
  * gpud runs with --log-level debug: its log names each buffer's device
  * address (no client learns it otherwise), which is how bob's kernels get
  * alice's addresses to try.
@@ -580,6 +582,94 @@ START_TEST(killed_worker_fails_only_its_run)
 }
 END_TEST
 
+/*
+ * Nothing stale: a block alice freed reaches bob zeroed (daemon/buffers.c:
+ * buffers_alloc, the pool's owners). Every power of two from 16 B to 64 MiB
+ * (tests/harness.c: harness_stale_round); gpud's log shows that the rounds
+ * handed bob alice's blocks. Then the whole block, not just bob's bytes: a
+ * kernel in bob's worker (which maps whole allocations) reads all 4 MiB of
+ * the block under his 3 MiB buffer. Within one tenant a block is handed
+ * back as it is (no clear to pay).
+ */
+static const char *tail_src =
+	"extern \"C\" __global__ void tail(const long long *x, long long *out, long long n)\n"
+	"{\n\tfor (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
+	"\t     i += (long long)gridDim.x * blockDim.x)\n\t\tout[i] = x[i];\n}\n";
+
+START_TEST(freed_blocks_reach_another_tenant_cleared)
+{
+	start(NULL);
+	gpud_client *alice = as(TOKEN_ALICE), *bob = as(TOKEN_BOB);
+	char msg[512];
+	int rounds = 0, reused = 0;
+	for (size_t bytes = 16; bytes <= (64u << 20); bytes *= 2, rounds++) {
+		gpud_handle a, b;
+		ck_assert_msg(harness_stale_round(alice, bob, bytes, &a, &b, msg, sizeof(msg)) == 0,
+			      "%s", msg);
+		reused += address_of(a) == address_of(b);
+		ck_assert(gpud_free(bob, &b, 1) == GPUD_OK);
+	}
+	printf("stale: %d sizes from 16 B to 64 MiB, bob got alice's freed block in %d: zeros "
+	       "in every one\n",
+	       rounds, reused);
+	ck_assert_int_ge(reused, rounds / 2); /* the rounds tested reused blocks */
+
+	const uint64_t block = 4u << 20, words = block / 8, mine = ((3u << 20) + 8) / 8;
+	uint64_t *v = malloc(block);
+	for (uint64_t i = 0; i < words; i++)
+		v[i] = HARNESS_MARKER | i;
+	gpud_handle ha, hx, ho;
+	ck_assert(gpud_alloc(alice, GPUD_I64, 1, &words, v, &ha) == GPUD_OK);
+	uint64_t alice_at = address_of(ha);
+	ck_assert(gpud_free(alice, &ha, 1) == GPUD_OK);
+	ck_assert(gpud_alloc(bob, GPUD_I64, 1, &mine, NULL, &hx) == GPUD_OK);
+	ck_assert(gpud_alloc(bob, GPUD_I64, 1, &words, NULL, &ho) == GPUD_OK);
+	reg(bob, "tail", tail_src, "x:in i64[], out:out i64[], n:i64");
+	gpud_arg ta[] = {gpud_arg_buffer("x", hx), gpud_arg_buffer("out", ho),
+			 gpud_arg_i64("n", (int64_t)words)};
+	gpud_output o;
+	size_t no;
+	ck_assert_msg(gpud_run(bob, "tail", ta, 3, &o, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(bob));
+	memset(v, 0x5a, block);
+	ck_assert(gpud_download_range(bob, ho, 0, v, block) == GPUD_OK);
+	size_t nonzero = 0, markers = 0;
+	for (uint64_t i = 0; i < words; i++) {
+		nonzero += v[i] != 0;
+		markers += (v[i] & ~0xFFFFFFFFFFFull) == HARNESS_MARKER;
+	}
+	printf("stale: bob's %llu-byte buffer %s alice's freed 4 MiB block; his worker reads the "
+	       "whole block: %zu non-zero words, %zu of them alice's\n",
+	       (unsigned long long)(mine * 8), address_of(hx) == alice_at ? "took" : "did not take",
+	       nonzero, markers);
+	ck_assert_uint_eq(address_of(hx), alice_at);
+	ck_assert_uint_eq(nonzero, 0);
+
+	/* alice again: her own block comes back as she left it */
+	const uint64_t small = 1u << 17;
+	for (uint64_t i = 0; i < small; i++)
+		v[i] = HARNESS_MARKER | i;
+	ck_assert(gpud_alloc(alice, GPUD_I64, 1, &small, v, &ha) == GPUD_OK);
+	uint64_t at = address_of(ha);
+	ck_assert(gpud_free(alice, &ha, 1) == GPUD_OK);
+	ck_assert(gpud_alloc(alice, GPUD_I64, 1, &small, NULL, &ha) == GPUD_OK);
+	if (address_of(ha) == at) {
+		ck_assert(gpud_download_range(alice, ha, 0, v, small * 8) == GPUD_OK);
+		ck_assert_msg(v[small - 1] == (HARNESS_MARKER | (small - 1)),
+			      "alice's own block was cleared for her: a clear within one tenant");
+		printf("stale: alice's own freed block came back to her uncleared (no clear "
+		       "within a tenant)\n");
+	}
+	gpud_handle all[] = {hx, ho};
+	ck_assert(gpud_free(bob, all, 2) == GPUD_OK);
+	ck_assert(gpud_free(alice, &ha, 1) == GPUD_OK);
+	free(v);
+	gpud_close(alice);
+	gpud_close(bob);
+	stop();
+}
+END_TEST
+
 TCase *isolation_tcase(void)
 {
 	TCase *tc = tcase_create("tenant workers");
@@ -588,5 +678,6 @@ TCase *isolation_tcase(void)
 	tcase_add_test(tc, faulting_kernel_fails_only_its_run);
 	tcase_add_test(tc, endless_kernel_stopped_at_kernel_timeout);
 	tcase_add_test(tc, killed_worker_fails_only_its_run);
+	tcase_add_test(tc, freed_blocks_reach_another_tenant_cleared);
 	return tc;
 }

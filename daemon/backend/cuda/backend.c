@@ -171,10 +171,12 @@ void *cuda_run_scratch(const cuda_launch_ctx *ctx, size_t bytes, char *err, size
 			 JOB_MAX_SCRATCH);
 		return NULL;
 	}
-	/* from the cache; a miss is cudaMalloc here, on the loop (once: the pool keeps it) */
-	int rc = pool_alloc_cached(cb->pool, bytes, &p, err, errlen);
+	/* from the cache; a miss is cudaMalloc here, on the loop (once: the pool
+	 * keeps it); gpud's own (owner 0): no client reads scratch */
+	int foreign;
+	int rc = pool_alloc_cached(cb->pool, bytes, 0, &p, &foreign, err, errlen);
 	if (rc == POOL_MISS)
-		rc = pool_alloc(cb->pool, bytes, &p, err, errlen);
+		rc = pool_alloc(cb->pool, bytes, 0, &p, &foreign, err, errlen);
 	if (rc != POOL_OK)
 		return NULL;
 	j->scratch[j->nscratch++] = p;
@@ -404,6 +406,12 @@ static void cuda_close(gpud_backend *b)
 			cudaStreamDestroy(cb->streams[i]);
 		pool_destroy(cb->pool);
 	}
+	cuda_clearing *c, *ctmp;
+	HASH_ITER(hh, cb->clearing, c, ctmp)
+	{
+		HASH_DEL(cb->clearing, c);
+		free(c);
+	}
 	b->impl = NULL;
 	if (b->started)
 		completion_close_handles(cb, free_backend); /* the last frees cb */
@@ -419,30 +427,50 @@ static int cuda_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 
 /* --- memory --------------------------------------------------------------------------- */
 
-static dstatus cuda_alloc(gpud_backend *b, size_t bytes, void **mem, char *err, size_t errlen)
+/* On a worker: a foreign block is zeroed here, before it is returned (this
+ * thread's stream, waited for: the worker may wait, the loop never does). */
+static dstatus cuda_alloc(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
+			  size_t errlen)
 {
 	cuda_backend *cb = b->impl;
+	int foreign = 0;
 	OFF_LOOP("an allocation that may call cudaMalloc (the loop uses alloc_cached)");
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
-	switch (pool_alloc(cb->pool, bytes, mem, err, errlen)) {
+	cuda_use(cb);
+	switch (pool_alloc(cb->pool, bytes, owner, mem, &foreign, err, errlen)) {
 	case POOL_OK:
-		return ST_OK;
+		break;
 	case POOL_OUT_OF_MEMORY:
 		return ST_OUT_OF_MEMORY;
 	default:
 		return cuda_note_error(cb, cudaGetLastError(), err);
 	}
+	if (!foreign)
+		return ST_OK;
+	cudaError_t e = cudaMemsetAsync(*mem, 0, pool_block_bytes(cb->pool, *mem),
+					cudaStreamPerThread);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(cudaStreamPerThread);
+	if (e == cudaSuccess)
+		return ST_OK;
+	dstatus rv = cuda_note_error(
+		cb, e, (cuda_fail(e, "cudaMemsetAsync (a new block's clear)", err, errlen), err));
+	char ferr[256];
+	if (pool_free(cb->pool, *mem, ferr, sizeof(ferr)) != 0)
+		log_error("%s", ferr);
+	*mem = NULL;
+	return rv;
 }
 
-static dstatus cuda_alloc_cached(gpud_backend *b, size_t bytes, void **mem, char *err,
-				 size_t errlen)
+static dstatus cuda_alloc_cached(gpud_backend *b, size_t bytes, uint64_t owner, void **mem,
+				 int *foreign, char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
 	cuda_use(cb);
 	if (atomic_load(&cb->lost))
 		return cuda_lost_error(cb, err, errlen);
-	switch (pool_alloc_cached(cb->pool, bytes, mem, err, errlen)) {
+	switch (pool_alloc_cached(cb->pool, bytes, owner, mem, foreign, err, errlen)) {
 	case POOL_OK:
 		return ST_OK;
 	case POOL_MISS:
@@ -503,13 +531,110 @@ void cuda_free_block(gpud_backend *b, void *mem)
 	}
 }
 
-/* A block a tenant worker maps goes back once the worker unmapped it. */
+/* A block a tenant worker maps goes back once the worker unmapped it; one
+ * whose clear runs, once the clear is done (clear_done). */
 static void cuda_free(gpud_backend *b, void *mem)
 {
 	cuda_backend *cb = b->impl;
+	cuda_clearing *c;
+	HASH_FIND_PTR(cb->clearing, &mem, c);
+	if (c != NULL) {
+		c->free_after = 1;
+		return;
+	}
 	if (!atomic_load(&cb->lost) && tw_free_waits(cb, mem))
 		return;
 	cuda_free_block(b, mem);
+}
+
+/* --- clears: a block zeroed on the stream of its first user ------------------------------ */
+
+typedef struct clear_job {
+	gpud_backend *b;
+	void *mem;
+	backend_done_fn done;
+	void *arg;
+} clear_job;
+
+static void clear_done(void *arg, dstatus status, const char *msg)
+{
+	clear_job *cj = arg;
+	cuda_backend *cb = cj->b->impl;
+	cuda_clearing *c;
+	HASH_FIND_PTR(cb->clearing, &cj->mem, c);
+	if (c != NULL && --c->n == 0) {
+		int free_after = c->free_after;
+		HASH_DEL(cb->clearing, c);
+		free(c);
+		if (free_after)
+			cuda_free(cj->b, cj->mem);
+	}
+	if (cj->done)
+		cj->done(cj->arg, status, msg);
+	free(cj);
+}
+
+/*
+ * cudaMemsetAsync from keep to the block's end on the queue's stream, then a
+ * job whose done says it is in. Until then the block stays out of the pool
+ * (cuda_free waits for it): another stream must never get it with zeros
+ * still to land.
+ */
+static dstatus cuda_clear(gpud_backend *b, uint32_t queue, void *mem, size_t keep,
+			  backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	cuda_backend *cb = b->impl;
+	cuda_use(cb);
+	if (atomic_load(&cb->lost))
+		return cuda_lost_error(cb, err, errlen);
+	uint64_t bytes = pool_block_bytes(cb->pool, mem);
+	if (bytes == 0) {
+		snprintf(err, errlen, "cuda backend: clear of %p: not a block of the pool", mem);
+		return ST_INTERNAL;
+	}
+	clear_job *cj = malloc(sizeof(*cj));
+	cuda_clearing *c = NULL;
+	HASH_FIND_PTR(cb->clearing, &mem, c);
+	int fresh = c == NULL;
+	if (fresh)
+		c = calloc(1, sizeof(*c));
+	if (cj == NULL || c == NULL) {
+		free(cj);
+		if (fresh)
+			free(c);
+		snprintf(err, errlen, "cuda backend: out of memory");
+		return ST_OUT_OF_MEMORY;
+	}
+	*cj = (clear_job){.b = b, .mem = mem, .done = done, .arg = arg};
+	cudaStream_t st = cb->streams[cuda_stream_index(cb, queue)];
+	if (keep < bytes) {
+		cudaError_t e = cudaMemsetAsync((char *)mem + keep, 0, bytes - keep, st);
+		if (e != cudaSuccess) {
+			free(cj);
+			if (fresh)
+				free(c);
+			return cuda_note_error(
+				cb, e, (cuda_fail(e, "cudaMemsetAsync (clear)", err, errlen), err));
+		}
+	}
+	cuda_job *j = job_new(b, JOB_SYNC, st, clear_done, cj);
+	if (j == NULL) { /* out of host memory: the zeros must land before it moves on */
+		free(cj);
+		if (fresh)
+			free(c);
+		cudaStreamSynchronize(st);
+		snprintf(err, errlen, "cuda backend: out of memory");
+		return ST_OUT_OF_MEMORY;
+	}
+	if (fresh) {
+		c->mem = mem;
+		HASH_ADD_PTR(cb->clearing, mem, c);
+	}
+	c->n++;
+	dstatus rv = job_enqueue_done(cb, j, err, errlen);
+	if (rv != ST_OK) /* done (clear_done) reports it once the stream drained */
+		job_fail_after_drain(j, rv, err);
+	return ST_OK;
 }
 
 /* --- kernels: enqueued from the loop, completed by their end event ---------------------- */
@@ -740,7 +865,8 @@ static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
 				    .high_water = ps.high_water,
 				    .limit = ps.max_total,
 				    .allocs = ps.allocs,
-				    .hits = ps.hits};
+				    .hits = ps.hits,
+				    .clears = ps.foreign};
 	return 0;
 }
 
@@ -754,6 +880,7 @@ const backend_ops backend_cuda_ops = {
 	.default_run_slots = cuda_default_run_slots,
 	.alloc = cuda_alloc,
 	.alloc_cached = cuda_alloc_cached,
+	.clear = cuda_clear,
 	.free = cuda_free,
 	.upload = cuda_upload,
 	.download = cuda_download,

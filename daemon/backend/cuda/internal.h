@@ -29,6 +29,7 @@
 #include <uv.h>
 
 #include <cuda_runtime_api.h>
+#include <uthash.h>
 
 #include "daemon/backend/backend.h"
 #include "daemon/backend/cuda/pool.h"
@@ -53,6 +54,15 @@ typedef struct stream_libs {
 } stream_libs;
 
 typedef struct cuda_job cuda_job;
+
+/* A block with clears in flight (backend.c: cuda_clear): kept out of the
+ * pool until they are done. The loop's. */
+typedef struct cuda_clearing {
+	void *mem;
+	int n;          /* clears in flight */
+	int free_after; /* freed meanwhile: goes back after the last */
+	UT_hash_handle hh;
+} cuda_clearing;
 
 typedef struct cuda_backend {
 	/* Set by open, read-only afterwards: any thread. */
@@ -88,7 +98,8 @@ typedef struct cuda_backend {
 	int verdict_free[MAX_VERDICTS];
 	int nverdict_free;
 	cuda_job *poll_head;
-	uv_async_t done_async; /* the waiter's finished jobs, to the loop */
+	cuda_clearing *clearing; /* blocks being cleared, by address */
+	uv_async_t done_async;   /* the waiter's finished jobs, to the loop */
 	int handles_open;
 	int fatal_reported;
 

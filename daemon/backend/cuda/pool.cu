@@ -6,6 +6,13 @@
  * runs: gpud returns a block only after every operation on it has completed,
  * so the event CUB records at free is already complete and the block can be
  * reused at once, from any stream.
+ *
+ * Owners (pool.h): a live block's owner is kept from its allocation to its
+ * free; a freed block that CUB keeps cached keeps its owner while cached. A
+ * block counts as taken from the cache only when it had such an entry and
+ * CUB's idle bytes fell by exactly its size; anything else (a cudaMalloc,
+ * a cache CUB emptied to retry, a free racing with the count) is foreign,
+ * which costs at worst a clear that was not needed.
  */
 #include <cub/util_allocator.cuh>
 
@@ -13,6 +20,7 @@
 #include <cstdio>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 
 #include "daemon/backend/cuda/pool.h"
 #include "kernels/core/cuda_check.h"
@@ -23,8 +31,10 @@ struct gpud_pool {
 	int device;
 	unsigned bin_growth, min_bin, max_bin;
 	uint64_t max_total;
-	std::mutex mtx; /* guards the counters below */
-	uint64_t in_use, high_water, allocs, hits, frees;
+	std::mutex mtx; /* guards the counters and maps below */
+	uint64_t in_use, high_water, allocs, hits, frees, foreign;
+	std::unordered_map<void *, uint64_t> live_owner;   /* handed out: its owner */
+	std::unordered_map<void *, uint64_t> cached_owner; /* idle in CUB's cache: who held it */
 };
 
 /* CUB's own rounding and bin limits, so the accounting matches its blocks. */
@@ -68,7 +78,7 @@ int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errle
 	p->min_bin = cfg->min_bin;
 	p->max_bin = cfg->max_bin;
 	p->max_total = cfg->max_total;
-	p->in_use = p->high_water = p->allocs = p->hits = p->frees = 0;
+	p->in_use = p->high_water = p->allocs = p->hits = p->frees = p->foreign = 0;
 	cudaError_t e = cudaStreamCreateWithFlags(&p->stream, cudaStreamNonBlocking);
 	if (e != cudaSuccess) {
 		cuda_fail(e, "cudaStreamCreateWithFlags (pool)", err, errlen);
@@ -108,6 +118,7 @@ int pool_create(const pool_config *cfg, gpud_pool **out, char *err, size_t errle
 		left -= size;
 	}
 	cudaGetLastError();
+	/* no owner's yet: cached without an owner, so foreign to their first */
 	for (int i = 0; i < nwarm; i++)
 		p->cub->DeviceFree(p->device, warm[i]);
 	*out = p;
@@ -151,8 +162,36 @@ static bool cached_fit(gpud_pool *p, size_t bytes)
 
 /* Under p->mtx throughout, so a block cached_fit saw is still there for
  * DeviceAllocate (every allocation of the pool goes through here). */
-static int alloc_locked(gpud_pool *p, size_t bytes, void **ptr, bool cached_only, char *err,
-			size_t errlen)
+/* The block at ptr among CUB's cached ones of its bin (under CUB's mutex). */
+static bool is_cached(gpud_pool *p, void *ptr, unsigned bin, size_t bytes)
+{
+	cub::CachingDeviceAllocator::BlockDescriptor key(p->device);
+	key.bin = bin;
+	key.bytes = bytes;
+	key.associated_stream = nullptr;
+	/* cached_blocks is ordered by device and size */
+	for (auto it = p->cub->cached_blocks.lower_bound(key);
+	     it != p->cub->cached_blocks.end() && it->device == p->device && it->bytes == bytes;
+	     ++it)
+		if (it->d_ptr == ptr)
+			return true;
+	return false;
+}
+
+/* The live block at ptr (under CUB's mutex): its bin and bytes; false if none. */
+static bool live_block(gpud_pool *p, void *ptr, unsigned *bin, size_t *bytes)
+{
+	cub::CachingDeviceAllocator::BlockDescriptor key(ptr, p->device);
+	auto it = p->cub->live_blocks.find(key);
+	if (it == p->cub->live_blocks.end())
+		return false;
+	*bin = it->bin;
+	*bytes = it->bytes;
+	return true;
+}
+
+static int alloc_locked(gpud_pool *p, size_t bytes, uint64_t owner, void **ptr, int *foreign,
+			bool cached_only, char *err, size_t errlen)
 {
 	uint64_t rounded = pool_rounded(p, bytes ? bytes : 1);
 	std::lock_guard<std::mutex> g(p->mtx);
@@ -187,37 +226,81 @@ static int alloc_locked(gpud_pool *p, size_t bytes, void **ptr, bool cached_only
 		cuda_fail(e, "cudaMalloc (pool)", err, errlen);
 		return POOL_CUDA_ERROR;
 	}
+	uint64_t after = cached_free(p);
 	p->allocs++;
-	p->hits += cached_free(p) < before; /* taken from the cache, no cudaMalloc */
+	p->hits += after < before; /* taken from the cache, no cudaMalloc */
+	/* foreign unless it is the cached block it seems: its entry, and CUB's
+	 * idle bytes fell by its size alone */
+	unsigned bin = 0;
+	size_t block = 0;
+	{
+		std::lock_guard<std::mutex> c(p->cub->mutex);
+		live_block(p, *ptr, &bin, &block);
+	}
+	if (before > after && before - after > block)
+		p->cached_owner.clear(); /* CUB emptied its cache: those blocks are gone */
+	auto it = p->cached_owner.find(*ptr);
+	bool from_cache = it != p->cached_owner.end() && before - after == block;
+	*foreign = !from_cache || it->second != owner;
+	if (it != p->cached_owner.end())
+		p->cached_owner.erase(it);
+	p->live_owner[*ptr] = owner;
+	p->foreign += *foreign;
 	p->in_use += rounded;
 	if (p->in_use > p->high_water)
 		p->high_water = p->in_use;
 	return POOL_OK;
 }
 
-int pool_alloc(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
+int pool_alloc(gpud_pool *p, size_t bytes, uint64_t owner, void **ptr, int *foreign, char *err,
+	       size_t errlen)
 {
-	return alloc_locked(p, bytes, ptr, false, err, errlen);
+	return alloc_locked(p, bytes, owner, ptr, foreign, false, err, errlen);
 }
 
-int pool_alloc_cached(gpud_pool *p, size_t bytes, void **ptr, char *err, size_t errlen)
+int pool_alloc_cached(gpud_pool *p, size_t bytes, uint64_t owner, void **ptr, int *foreign,
+		      char *err, size_t errlen)
 {
-	return alloc_locked(p, bytes, ptr, true, err, errlen);
+	return alloc_locked(p, bytes, owner, ptr, foreign, true, err, errlen);
+}
+
+uint64_t pool_block_bytes(gpud_pool *p, void *ptr)
+{
+	unsigned bin;
+	size_t bytes;
+	std::lock_guard<std::mutex> c(p->cub->mutex);
+	return live_block(p, ptr, &bin, &bytes) ? bytes : 0;
 }
 
 int pool_free(gpud_pool *p, void *ptr, char *err, size_t errlen)
 {
 	size_t bytes = 0;
+	unsigned bin = 0;
+	uint64_t owner = 0;
+	bool owned = false;
 	{
 		/* The block's size, before CUB forgets it. */
 		std::lock_guard<std::mutex> c(p->cub->mutex);
-		cub::CachingDeviceAllocator::BlockDescriptor key(ptr, p->device);
-		auto it = p->cub->live_blocks.find(key);
-		if (it != p->cub->live_blocks.end())
-			bytes = it->bytes;
+		live_block(p, ptr, &bin, &bytes);
 	}
+	{
+		std::lock_guard<std::mutex> g(p->mtx);
+		auto it = p->live_owner.find(ptr);
+		if (it != p->live_owner.end()) {
+			owner = it->second;
+			owned = true;
+			p->live_owner.erase(it);
+		}
+	}
+	/* Not under p->mtx: a block CUB gives back is cudaFree, which waits for
+	 * the device (on a worker), and the loop's allocations must not wait. */
 	cudaError_t e = p->cub->DeviceFree(p->device, ptr);
 	std::lock_guard<std::mutex> g(p->mtx);
+	if (owned && e == cudaSuccess && bin != cub::CachingDeviceAllocator::INVALID_BIN) {
+		std::lock_guard<std::mutex> c(p->cub->mutex);
+		if (is_cached(p, ptr, bin, bytes))
+			p->cached_owner[ptr] = owner;
+	}
 	p->in_use -= bytes;
 	p->frees++;
 	if (e != cudaSuccess)
@@ -246,6 +329,7 @@ void pool_get_stats(gpud_pool *p, pool_stats *out)
 	out->allocs = p->allocs;
 	out->hits = p->hits;
 	out->frees = p->frees;
+	out->foreign = p->foreign;
 	std::lock_guard<std::mutex> c(p->cub->mutex);
 	out->cached = p->cub->cached_bytes[p->device].free;
 }
