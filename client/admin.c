@@ -258,7 +258,11 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 	pthread_mutex_unlock(&c->mu);
 	snprintf(out->server.version, sizeof(out->server.version), "%s", sr->server_version);
 	snprintf(out->server.backend, sizeof(out->server.backend), "%s", sr->backend);
+	if (sr->protocol_version) /* before hello, hello gave none */
+		out->server.protocol_version = sr->protocol_version;
 	client_copy_devices(&out->server, sr->devices, sr->n_devices);
+	out->scope = (int)sr->scope;
+	snprintf(out->tenant, sizeof(out->tenant), "%s", sr->tenant ? sr->tenant : "");
 	out->uptime_s = sr->uptime_s;
 	out->requests = sr->requests;
 	out->errors = sr->errors;

@@ -191,6 +191,8 @@ dstatus buffers_alloc(buffer_table *t, gpud_session *s, int keep, gpud_device *d
 	if (tn) {
 		tn->bytes += nbytes;
 		tn->nbuffers++;
+		if (tn->bytes > tn->high_water)
+			tn->high_water = tn->bytes;
 		tn->dev_bytes[dev->slot] += nbytes;
 		tn->dev_nbuffers[dev->slot]++;
 		tn->aff_bytes[dev->slot] += nbytes;

@@ -68,6 +68,7 @@ struct gpud_tenant {
 	uint64_t id; /* 1, 2, ... in order of first sight: its blocks' owner (backend.h: alloc) */
 	tenant_quota quota;
 	uint64_t bytes, nbuffers; /* all its buffers */
+	uint64_t high_water;      /* the most bytes it held at once (its status) */
 	/* ... on each device, by slot (daemon/devices.h) */
 	uint64_t dev_bytes[GPUD_DEVICES_MAX], dev_nbuffers[GPUD_DEVICES_MAX];
 	/* of them, the ones the client holds by handle (not a request's

@@ -50,6 +50,9 @@ typedef struct tenant_metrics {
 	double kernel_seconds; /* their kernel time */
 	uint32_t ordinal;      /* 0 for the first tenant gpud saw (set by tenants_get):
 				  below metrics_tenants, the tenant has a label of its own */
+	/* requests that ended cancelled because their connection closed (for
+	 * the tenant's status; requests[][ST_CANCELLED] counts them all) */
+	uint64_t cancelled_closed;
 } tenant_metrics;
 
 /* Prometheus histogram buckets (upper bounds, seconds): 10 µs to 10 s. */

@@ -360,6 +360,8 @@ static void request_account(gpud_request *r, gpud_session *sess, dstatus status)
 {
 	gpud_tenant *tn = r->tenant ? r->tenant : sess ? sess->tenant : NULL;
 	int verb = r->req ? (int)r->req->body_case : 0;
+	if (tn && status == ST_CANCELLED)
+		tn->metrics.cancelled_closed += r->session_gone;
 	if (r->core->metrics == NULL)
 		return;
 	metrics_request(r->core->metrics, tn ? &tn->metrics : NULL, verb, status, r->bytes_up,

@@ -1,7 +1,9 @@
 /*
  * client/gpuctl/cmd_status.c — gpuctl status [--wait SECONDS]: the daemon's
  * state (backend, devices, memory pool, staging buffers, connections,
- * loaded kernel variants); --wait retries until gpud answers, for scripts
+ * loaded kernel variants) as gpud shows it to this caller (a tenant its
+ * own, an administrator everything, before hello what gpud is), and a line
+ * saying what was left out; --wait retries until gpud answers, for scripts
  * that start it; --json prints it as the schema gpuctl.status (README).
  */
 #include <inttypes.h>
@@ -11,14 +13,29 @@
 #include "client/gpuctl/gpuctl.h"
 #include "client/gpuctl/json.h"
 
+static const char *scope_name(int scope)
+{
+	switch (scope) {
+	case GPUD_SCOPE_ALL:
+		return "all";
+	case GPUD_SCOPE_TENANT:
+		return "tenant";
+	case GPUD_SCOPE_BEFORE_HELLO:
+		return "before_hello";
+	}
+	return "unknown";
+}
+
 /* Schema gpuctl.status, version 1: every field of gpud_daemon_status, sizes
  * in bytes, times in seconds; pool, staging and lending null where the
- * backend has none. */
+ * backend has none (or gpud showed none: scope before_hello). */
 static void status_json(gpud_client *c, const gpud_daemon_status *st)
 {
 	json_t *doc = json_doc("gpuctl.status", 1), *devs = json_array(), *sess = json_array(),
 	       *vars = json_array();
 	json_object_set_new(doc, "url", json_string(gpud_url(c)));
+	json_object_set_new(doc, "scope", json_string(scope_name(st->scope)));
+	json_object_set_new(doc, "tenant", st->tenant[0] ? json_string(st->tenant) : json_null());
 	json_object_set_new(doc, "version", json_string(st->server.version));
 	json_object_set_new(doc, "protocol_version", json_integer(st->server.protocol_version));
 	json_object_set_new(doc, "backend", json_string(st->server.backend));
@@ -112,6 +129,34 @@ static void status_json(gpud_client *c, const gpud_daemon_status *st)
 	json_emit(doc);
 }
 
+/* What gpud left out, and why: the caller's scope. */
+static void print_scope(const gpud_daemon_status *st)
+{
+	if (st->scope == GPUD_SCOPE_TENANT)
+		printf("scope        tenant %s's own; sessions of other tenants are not shown; "
+		       "admin tenants see them\n",
+		       st->tenant);
+	else if (st->scope == GPUD_SCOPE_ALL && st->tenant[0])
+		printf("scope        every tenant (%s is in admin_tenants)\n", st->tenant);
+}
+
+/* Before hello gpud says what it is, nothing of what it does. */
+static void print_before_hello(const gpud_daemon_status *st)
+{
+	char a[32], b[32];
+	printf("scope        before hello: version, protocol and devices only; a tenant's token "
+	       "shows its own\n");
+	if (st->degraded)
+		printf("degraded     a device is lost; the others serve\n");
+	for (int i = 0; i < st->server.ndevices; i++) {
+		const gpud_device_info *d = &st->server.devices[i];
+		human_bytes(d->memory_free, a, sizeof(a));
+		human_bytes(d->memory_total, b, sizeof(b));
+		printf("device %-2d    %s (sm_%d%d, %d SMs), %s free of %s%s\n", d->index, d->name,
+		       d->cc_major, d->cc_minor, d->sm_count, a, b, d->lost ? "; LOST" : "");
+	}
+}
+
 int cmd_status(int argc, char **argv)
 {
 	double wait_s = 0;
@@ -143,7 +188,13 @@ int cmd_status(int argc, char **argv)
 	printf("gpud %s at %s (protocol %u)\n", st.server.version, gpud_url(c),
 	       st.server.protocol_version);
 	printf("backend      %s\n", st.server.backend);
+	if (st.scope == GPUD_SCOPE_BEFORE_HELLO) {
+		print_before_hello(&st);
+		gpud_close(c);
+		return 0;
+	}
 	printf("uptime       %.1f s\n", st.uptime_s);
+	print_scope(&st);
 	printf("connections  %u (in flight: %u requests)\n", st.connections, st.in_flight);
 	printf("requests     %" PRIu64 " (%" PRIu64 " failed; %" PRIu64 " cancelled, %" PRIu64
 	       " of them as their connection closed)\n",
@@ -168,8 +219,9 @@ int cmd_status(int argc, char **argv)
 			printf("             LOST: %s\n", d->lost_message);
 		printf("             %u runs in flight of %u slots, %" PRIu64
 		       " done, busy %.1f s%s; "
-		       "%" PRIu64 " buffers, %s\n",
-		       d->runs, d->slots, d->runs_total, d->busy_s, busy, d->buffers, u);
+		       "%" PRIu64 " buffers, %s%s\n",
+		       d->runs, d->slots, d->runs_total, d->busy_s, busy, d->buffers, u,
+		       st.scope == GPUD_SCOPE_TENANT ? " of this tenant" : "");
 	}
 	if (st.has_pool) {
 		char cached[32], h[32], l[32];

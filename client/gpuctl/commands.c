@@ -144,9 +144,13 @@ static const ctl_command commands[] = {
 	 "      'float32 x, float32 y, float32 a' 'float32 z' 'z = exp(a * sin(x) + cos(y))'\n"
 	 "  gpuctl kernel rm my_saxpy_trig\n"},
 	{"status", cmd_status, "gpuctl status [--wait SECONDS] [--json]", "show gpud's state",
-	 "Shows gpud's version, backend, devices and memory, buffers, every connection\n"
+	 "Shows gpud's version, backend, devices and memory, buffers, connections\n"
 	 "and, on the cuda backend, the memory pool, staging buffers and each loaded\n"
 	 "kernel variant.\n"
+	 "\n"
+	 "A tenant sees its own connections, buffers and requests; tenants in\n"
+	 "admin_tenants see every tenant's. Without a token gpud accepts (tcp://),\n"
+	 "gpud shows only its version, protocol and devices.\n"
 	 "\n"
 	 "options:\n"
 	 "  --wait SECONDS   retry until gpud answers, up to SECONDS: scripts that start\n"

@@ -1,9 +1,12 @@
 /*
  * daemon/verbs/info.c — what gpud is and has: hello (which also fixes the
- * connection's tenant), status, and the kernels a tenant may run.
+ * connection's tenant), status (as the caller may see it: a tenant its own,
+ * an administrator everything, before hello what gpud is), and the kernels a
+ * tenant may run.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <utlist.h>
 
 #include "daemon/log.h"
 #include "daemon/verbs/verbs.h"
@@ -11,7 +14,8 @@
 
 /* --- hello, status, kernels ----------------------------------------------- */
 
-/* Every device: what it is; with full (status), gpud's use of it too. The
+/* Every device: what it is; with full (status), gpud's use of it too, and
+ * with own, of gpud's buffers there only own's (a tenant's status). The
  * pools and staging of pb[i] point into pool[i], staging[i]. */
 typedef struct device_infos {
 	backend_device d[GPUD_DEVICES_MAX];
@@ -20,7 +24,7 @@ typedef struct device_infos {
 	Gpud__Staging staging[GPUD_DEVICES_MAX];
 } device_infos;
 
-static int fill_devices(device_set *ds, device_infos *di, int full)
+static int fill_devices(device_set *ds, device_infos *di, int full, const gpud_tenant *own)
 {
 	int n = 0;
 	for (int i = 0; i < ds->n; i++) {
@@ -46,8 +50,8 @@ static int fill_devices(device_set *ds, device_infos *di, int full)
 			pb->lost_message = dev->lost_msg;
 			pb->runs = dev->runs;
 			pb->bytes_moving = dev->bytes_moving;
-			pb->buffers = dev->nbuffers;
-			pb->bytes_in_use = dev->bytes;
+			pb->buffers = own ? own->dev_nbuffers[dev->slot] : dev->nbuffers;
+			pb->bytes_in_use = own ? own->dev_bytes[dev->slot] : dev->bytes;
 			pb->busy_s = device_busy_s(dev);
 			pb->runs_total = dev->runs_total;
 			pb->slots = (uint32_t)dev->sched.slots;
@@ -127,7 +131,7 @@ void verb_hello(gpud_request *r)
 		hello.session_key.data = r->session->key;
 		hello.session_key.len = sizeof(r->session->key);
 	}
-	hello.n_devices = (size_t)fill_devices(r->core->devices, &di, 0);
+	hello.n_devices = (size_t)fill_devices(r->core->devices, &di, 0, NULL);
 	hello.devices = di.ptrs;
 	if (r->req->hello->client && r->req->hello->client[0])
 		request_log(r, LOG_DEBUG, "hello from %s", r->req->hello->client);
@@ -136,40 +140,86 @@ void verb_hello(gpud_request *r)
 	request_reply(r, &resp, NULL, 0);
 }
 
-void verb_status(gpud_request *r)
+/*
+ * Who a status reply is for. Other tenants' connections, peers, names and
+ * holdings are theirs: a tenant sees its own, an administrator
+ * (admin_tenants) everything, a connection before hello (a monitor, a
+ * client without a token) only what gpud is. What is about the devices and
+ * gpud's shared memory (load, busy time, free memory, pool, staging, lent
+ * memory) names nobody and stays for tenants: they need it to understand
+ * their own waits and refusals.
+ */
+static Gpud__StatusResponse__Scope status_scope(const gpud_request *r)
 {
-	gpud_core *core = r->core;
-	device_set *ds = core->devices;
-	gpud_backend *be = &ds->dev[0].be; /* the variants: every device loads the same */
-	Gpud__Response resp = GPUD__RESPONSE__INIT;
-	Gpud__StatusResponse st = GPUD__STATUS_RESPONSE__INIT;
-	device_infos *di = malloc(sizeof(*di));
+	const gpud_tenant *tn = r->session->tenant;
+	if (tn == NULL)
+		return GPUD__STATUS_RESPONSE__SCOPE__SCOPE_BEFORE_HELLO;
+	if (config_is_admin(r->core->cfg, tn->name))
+		return GPUD__STATUS_RESPONSE__SCOPE__SCOPE_ALL;
+	return GPUD__STATUS_RESPONSE__SCOPE__SCOPE_TENANT;
+}
 
-	if (di == NULL) {
-		request_fail(r, ST_OUT_OF_MEMORY, "status: out of memory");
-		return;
+/* gpud's counts, every tenant's together (an administrator's status). */
+static void status_counts_all(const gpud_core *core, Gpud__StatusResponse *st)
+{
+	st->requests = core->stats->requests;
+	st->errors = core->stats->errors;
+	st->cancelled = core->stats->cancelled;
+	st->cancelled_closed = core->stats->cancelled_closed;
+	st->connections = (uint32_t)sessions_count(core->buffers);
+	st->in_flight = core->stats->in_flight;
+	st->buffers = core->buffers->count;
+	st->bytes_in_use = core->buffers->bytes;
+	st->bytes_high_water = core->buffers->high_water;
+}
+
+/*
+ * The same figures of tenant tn alone: its connections; its requests in
+ * flight (tn->in_flight counts them also once their connection closed, but
+ * not hello and status, which its connections' lists hold); its requests
+ * answered (its /metrics counters) and in flight, as gpud's count requests
+ * from their arrival; its buffers, kept ones too.
+ */
+static void status_counts_own(const gpud_core *core, const gpud_tenant *tn,
+			      Gpud__StatusResponse *st)
+{
+	gpud_session *g, *tmp;
+	const gpud_request *q;
+	st->in_flight = tn->in_flight;
+	HASH_ITER(hh, core->buffers->sessions, g, tmp)
+	{
+		if (g->tenant != tn)
+			continue;
+		st->connections++;
+		DL_FOREACH2(g->live, q, snext)
+		{
+			if (q->tenant == NULL)
+				st->in_flight++;
+		}
 	}
-	st.server_version = GPUD_VERSION;
-	st.backend = (char *)ds->backend;
-	st.degraded = ds->nlive < ds->n;
-	st.uptime_s = (double)(now_ns() - core->stats->started_ns) / 1e9;
-	st.requests = core->stats->requests;
-	st.errors = core->stats->errors;
-	st.cancelled = core->stats->cancelled;
-	st.cancelled_closed = core->stats->cancelled_closed;
-	st.connections = (uint32_t)sessions_count(core->buffers);
-	st.buffers = core->buffers->count;
-	st.bytes_in_use = core->buffers->bytes;
-	st.bytes_high_water = core->buffers->high_water;
-	st.n_devices = (size_t)fill_devices(ds, di, 1);
-	st.devices = di->ptrs;
-	st.n_listen = (size_t)core->cfg->nlisten;
-	st.listen = (char **)core->cfg->listen;
-	st.in_flight = core->stats->in_flight;
-	backend_variant bv[64];
-	Gpud__KernelVariant kv[64], *kvp[64];
+	const tenant_metrics *m = &tn->metrics;
+	for (int v = 0; v < METRICS_VERBS; v++)
+		for (int c = 0; c < METRICS_STATUSES; c++) {
+			st->requests += m->requests[v][c];
+			if (c != ST_OK)
+				st->errors += m->requests[v][c];
+			if (c == ST_CANCELLED)
+				st->cancelled += m->requests[v][c];
+		}
+	st->requests += st->in_flight;
+	st->cancelled_closed = m->cancelled_closed;
+	st->buffers = tn->nbuffers;
+	st->bytes_in_use = tn->bytes;
+	st->bytes_high_water = tn->high_water;
+}
+
+/* The cuda backend's loaded kernel variants (built-in kernels only). */
+static size_t status_variants(gpud_request *r, backend_variant *bv, Gpud__KernelVariant *kv,
+			      Gpud__KernelVariant **kvp, int max)
+{
+	gpud_backend *be = &r->core->devices->dev[0].be; /* every device loads the same */
 	int nv = be->ops->variants && !r->req->status->without_variants
-			 ? be->ops->variants(be, bv, 64)
+			 ? be->ops->variants(be, bv, max)
 			 : 0;
 	for (int i = 0; i < nv; i++) {
 		gpud__kernel_variant__init(&kv[i]);
@@ -182,7 +232,77 @@ void verb_status(gpud_request *r)
 		kv[i].max_threads = bv[i].max_threads;
 		kvp[i] = &kv[i];
 	}
-	st.n_variants = (size_t)nv;
+	return (size_t)nv;
+}
+
+/* Connections in pipe order (uthash keeps insertion order): every one, or
+ * only own's. sess and sptr have room for all. */
+static size_t status_sessions(const gpud_core *core, const gpud_tenant *own, Gpud__Session *sess,
+			      Gpud__Session **sptr)
+{
+	gpud_session *g, *tmp;
+	size_t i = 0;
+	HASH_ITER(hh, core->buffers->sessions, g, tmp)
+	{
+		if (own && g->tenant != own)
+			continue;
+		gpud__session__init(&sess[i]);
+		sess[i].id = g->pipe_id;
+		sess[i].peer = g->peer;
+		sess[i].tenant = g->tenant ? g->tenant->name : "";
+		sess[i].buffers = g->nbuffers;
+		sess[i].bytes = g->bytes;
+		sess[i].requests = g->requests;
+		sess[i].in_flight = g->in_flight;
+		sess[i].regions = g->nregions;
+		sess[i].region_bytes = g->region_bytes;
+		sptr[i] = &sess[i];
+		i++;
+	}
+	return i;
+}
+
+void verb_status(gpud_request *r)
+{
+	gpud_core *core = r->core;
+	device_set *ds = core->devices;
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__StatusResponse st = GPUD__STATUS_RESPONSE__INIT;
+	Gpud__StatusResponse__Scope scope = status_scope(r);
+	const gpud_tenant *tn = r->session->tenant;
+	const gpud_tenant *own = scope == GPUD__STATUS_RESPONSE__SCOPE__SCOPE_TENANT ? tn : NULL;
+	int served = scope != GPUD__STATUS_RESPONSE__SCOPE__SCOPE_BEFORE_HELLO;
+	device_infos *di = malloc(sizeof(*di));
+	size_t ns = sessions_count(core->buffers);
+	Gpud__Session *sess = calloc(ns ? ns : 1, sizeof(*sess));
+	Gpud__Session **sptr = calloc(ns ? ns : 1, sizeof(*sptr));
+
+	if (di == NULL || sess == NULL || sptr == NULL) {
+		request_fail(r, ST_OUT_OF_MEMORY, "status: out of memory");
+		goto out;
+	}
+	st.scope = scope;
+	st.tenant = tn ? (char *)tn->name : "";
+	st.server_version = GPUD_VERSION;
+	st.protocol_version = GPUD_PROTOCOL_VERSION;
+	st.backend = (char *)ds->backend;
+	st.degraded = ds->nlive < ds->n;
+	st.n_devices = (size_t)fill_devices(ds, di, served, own);
+	st.devices = di->ptrs;
+	if (!served) /* before hello: what gpud is, nothing of what it does */
+		goto reply;
+	st.uptime_s = (double)(now_ns() - core->stats->started_ns) / 1e9;
+	if (own)
+		status_counts_own(core, own, &st);
+	else
+		status_counts_all(core, &st);
+	if (own == NULL) { /* the listeners are the operator's configuration */
+		st.n_listen = (size_t)core->cfg->nlisten;
+		st.listen = (char **)core->cfg->listen;
+	}
+	backend_variant bv[64];
+	Gpud__KernelVariant kv[64], *kvp[64];
+	st.n_variants = status_variants(r, bv, kv, kvp, 64);
 	st.variants = kvp;
 	/* The pool and staging of every device together (each device's own
 	 * are in its Device). */
@@ -219,34 +339,13 @@ void verb_status(gpud_request *r)
 		lending.made = ls->made;
 		st.lending = &lending;
 	}
-	/* Per connection, in pipe order (uthash keeps insertion order). */
-	size_t ns = sessions_count(core->buffers);
-	Gpud__Session *sess = calloc(ns ? ns : 1, sizeof(*sess));
-	Gpud__Session **sptr = calloc(ns ? ns : 1, sizeof(*sptr));
-	if (sess && sptr) {
-		gpud_session *g, *tmp;
-		size_t i = 0;
-		HASH_ITER(hh, core->buffers->sessions, g, tmp)
-		{
-			gpud__session__init(&sess[i]);
-			sess[i].id = g->pipe_id;
-			sess[i].peer = g->peer;
-			sess[i].tenant = g->tenant ? g->tenant->name : "";
-			sess[i].buffers = g->nbuffers;
-			sess[i].bytes = g->bytes;
-			sess[i].requests = g->requests;
-			sess[i].in_flight = g->in_flight;
-			sess[i].regions = g->nregions;
-			sess[i].region_bytes = g->region_bytes;
-			sptr[i] = &sess[i];
-			i++;
-		}
-		st.n_sessions = i;
-		st.sessions = sptr;
-	}
+	st.n_sessions = status_sessions(core, own, sess, sptr);
+	st.sessions = sptr;
+reply:
 	resp.body_case = GPUD__RESPONSE__BODY_STATUS;
 	resp.status = &st;
 	request_reply(r, &resp, NULL, 0);
+out:
 	free(sess);
 	free(sptr);
 	free(di);

@@ -171,6 +171,26 @@ typedef struct gpud_session_info {
 	char tenant[64];                /* who gpud takes the connection for ("" before hello) */
 } gpud_session_info;
 
+/*
+ * What gpud showed in a status (gpud_daemon_status.scope), by who asked.
+ * Another tenant's connections, peers, names and holdings are never shown to
+ * a tenant.
+ */
+typedef enum gpud_status_scope {
+	/* an administrator (gpud.conf's admin_tenants): everything */
+	GPUD_SCOPE_ALL = 0,
+	/* a tenant: connections, in_flight, requests, errors, cancelled,
+	 * cancelled_closed, buffers, bytes_in_use, bytes_high_water, each
+	 * device's buffers and bytes_in_use and sessions are its own; the
+	 * devices' load and gpud's shared memory (pool, staging, lending) and
+	 * the kernel variants are gpud's */
+	GPUD_SCOPE_TENANT = 1,
+	/* no hello on the connection (gpud_connect_for_status): server's
+	 * version, protocol_version, backend and devices (what they are, their
+	 * memory, lost or not) and degraded; everything else zero */
+	GPUD_SCOPE_BEFORE_HELLO = 2,
+} gpud_status_scope;
+
 typedef struct gpud_daemon_status {
 	gpud_server_info server; /* version, backend, devices (free memory: within 0.1 s) */
 	int nvariants;
@@ -202,6 +222,10 @@ typedef struct gpud_daemon_status {
 	int nsessions;
 	unsigned nsessions_total;
 	gpud_session_info sessions[GPUD_MAX_SESSIONS];
+	/* what this status covers (gpud_status_scope) and whose it is: the
+	 * caller's tenant ("" before hello) */
+	int scope;
+	char tenant[64];
 } gpud_daemon_status;
 
 /* --- connection ------------------------------------------------------------ */

@@ -38,6 +38,8 @@ STAGE_MIN = 1 << 20  # arrays this big go through staging host memory (see _stag
 
 _byref = ctypes.byref
 _NAMES = {}
+# gpud_status_scope: what a status covers, by who asked
+_SCOPES = {0: "all", 1: "tenant", 2: "before_hello"}
 
 
 def _name(s):
@@ -675,7 +677,13 @@ class Client:
             self._leave()
 
     def status(self) -> Dict[str, Any]:
-        """gpud's status (gpuctl status) as a dict; 'sessions' lists the connections."""
+        """gpud's status (gpuctl status) as a dict; 'sessions' lists the connections.
+
+        What it covers depends on who asks ('scope'): "tenant", the client's
+        tenant ('tenant') sees its own connections, buffers and requests
+        (other tenants' sessions are not shown); "all", a tenant in gpud's
+        admin_tenants sees every tenant's.
+        """
         s = DaemonStatus()
         c = self._enter()
         try:
@@ -696,6 +704,8 @@ class Client:
                 "lend_spare_bytes", "lend_kept_bytes", "lend_lent_bytes", "lend_from_kept",
                 "lend_from_spare", "lend_made")}
         out["server"] = ServerInfo(s.server)
+        out["scope"] = _SCOPES.get(s.scope, "unknown")
+        out["tenant"] = s.tenant.decode()
         out["degraded"] = bool(s.degraded)
         # each device: gpud's use of it (runs in flight, busy seconds, its pool)
         out["devices"] = [{"index": d.index, "lost": bool(d.lost),

@@ -158,7 +158,8 @@ class DaemonStatus(ctypes.Structure):
                 ("lend_lent_bytes", c_u64), ("lend_from_kept", c_u64),
                 ("lend_from_spare", c_u64), ("lend_made", c_u64), ("degraded", c_int),
                 ("nsessions", c_int),
-                ("nsessions_total", c_uint), ("sessions", SessionInfo * MAX_SESSIONS)]
+                ("nsessions_total", c_uint), ("sessions", SessionInfo * MAX_SESSIONS),
+                ("scope", c_int), ("tenant", ctypes.c_char * 64)]
 
 
 P = ctypes.POINTER

@@ -608,20 +608,180 @@ START_TEST(test_requests_in_flight_quota)
 END_TEST
 
 /* gpuctl status over tcp:// needs no token: gpud serves status before
- * hello, and gpuctl says it is showing that; other commands stay refused. */
+ * hello (what gpud is: version, protocol, devices), and gpuctl says it is
+ * showing that; other commands stay refused. */
 START_TEST(test_status_over_tcp_without_token)
 {
 	ctl_result *r = CTL_AT(tcp_url, "status");
 	ck_assert_msg(r->code == 0, "gpuctl status without a token: %d %s", r->code, r->err);
-	ck_assert_msg(strstr(r->out, "backend") && strstr(r->out, "connections"),
+	ck_assert_msg(strstr(r->out, "(protocol 1)") && strstr(r->out, "backend      cpu") &&
+			      strstr(r->out, "device 0 ") &&
+			      strstr(r->out, "before hello: version, protocol and devices only"),
 		      "status without a token: %s", r->out);
+	ck_assert_msg(strstr(r->out, "connections  ") == NULL && strstr(r->out, "uptime") == NULL &&
+			      strstr(r->out, "sessions") == NULL,
+		      "status without a token shows what gpud does: %s", r->out);
 	ck_assert_msg(strstr(r->err, "status gpud gives before hello"),
 		      "gpuctl does not say it shows the status before hello: %s", r->err);
 	r = CTL_AT(tcp_url, "--token", "not-a-token-of-anyone", "status", "--json");
 	ck_assert_msg(r->code == 0 && strstr(r->out, "\"schema\": \"gpuctl.status\""),
 		      "status --json with a bad token: %d %s %s", r->code, r->out, r->err);
+	json_error_t je;
+	json_t *doc = json_loads(r->out, 0, &je);
+	ck_assert_msg(doc, "status --json: %s: %s", je.text, r->out);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "scope")), "before_hello");
+	ck_assert(json_is_null(json_object_get(doc, "tenant")));
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "protocol_version")), 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "devices")), 1);
+	ck_assert_uint_eq(json_array_size(json_object_get(doc, "sessions")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "connections")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "requests")), 0);
+	json_decref(doc);
 	r = CTL_AT(tcp_url, "ls");
 	ck_assert_msg(r->code == EX_NOPERM, "ls without a token: %d %s", r->code, r->err);
+}
+END_TEST
+
+/* The session of connection id in s, or NULL. */
+static const gpud_session_info *session_in(const gpud_daemon_status *s, unsigned id)
+{
+	for (int i = 0; i < s->nsessions; i++)
+		if (s->sessions[i].id == id)
+			return &s->sessions[i];
+	return NULL;
+}
+
+/*
+ * Status shows each caller its own: bob (a tenant) his connections,
+ * buffers and requests and nothing of alice's, by name or address; alice (in
+ * admin_tenants) everyone's; a connection without a token what gpud is and
+ * nothing of what it does.
+ */
+START_TEST(test_status_shows_each_its_own)
+{
+	double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	uint64_t n5 = 5, n2 = 2, n3 = 3;
+	gpud_handle ha[2], hb, hk;
+	gpud_client *alice = connect_as(tcp_url, TOKEN_ALICE, GPUD_OK);
+	gpud_client *bob = connect_as(tcp_url, TOKEN_BOB, GPUD_OK);
+	LIB_OK(alice, gpud_alloc(alice, GPUD_F64, 1, &n3, v, &ha[0]));
+	LIB_OK(alice, gpud_alloc(alice, GPUD_F64, 1, &n3, v, &ha[1]));
+	LIB_OK(bob, gpud_alloc(bob, GPUD_F64, 1, &n5, v, &hb));
+	gpud_set_keep(bob, 1);
+	LIB_OK(bob, gpud_alloc(bob, GPUD_F64, 1, &n2, v, &hk));
+	gpud_set_keep(bob, 0);
+
+	/* alice, an administrator: both tenants' connections, with their peers */
+	gpud_daemon_status sa = lib_status(alice);
+	ck_assert_int_eq(sa.scope, GPUD_SCOPE_ALL);
+	ck_assert_str_eq(sa.tenant, "alice");
+	ck_assert_int_eq(sa.nsessions, 2);
+	ck_assert_uint_eq(sa.connections, 2);
+	ck_assert_uint_eq(sa.buffers, 4);
+	const gpud_session_info *her = session_in(&sa, gpud_server(alice)->connection);
+	const gpud_session_info *his = session_in(&sa, gpud_server(bob)->connection);
+	ck_assert_msg(her && his, "alice's status lacks a connection");
+	ck_assert_str_eq(her->tenant, "alice");
+	ck_assert_str_eq(his->tenant, "bob");
+	ck_assert_uint_eq(his->buffers, 1);
+	char alice_peer[64];
+	snprintf(alice_peer, sizeof(alice_peer), "%s", her->peer);
+	ck_assert_msg(!strncmp(alice_peer, "127.0.0.1:", 10), "alice's peer: %s", alice_peer);
+
+	/* bob: his own, counted right; nothing of alice's */
+	gpud_daemon_status sb = lib_status(bob);
+	ck_assert_int_eq(sb.scope, GPUD_SCOPE_TENANT);
+	ck_assert_str_eq(sb.tenant, "bob");
+	ck_assert_int_eq(sb.nsessions, 1);
+	ck_assert_uint_eq(sb.nsessions_total, 1);
+	ck_assert_uint_eq(sb.connections, 1);
+	ck_assert_uint_eq(sb.sessions[0].id, gpud_server(bob)->connection);
+	ck_assert_str_eq(sb.sessions[0].tenant, "bob");
+	ck_assert_uint_eq(sb.sessions[0].buffers, 1); /* the kept one is the tenant's */
+	ck_assert_uint_eq(sb.sessions[0].bytes, 5 * sizeof(double));
+	ck_assert_uint_eq(sb.sessions[0].requests, 4); /* hello, 2 allocs, this status */
+	ck_assert_uint_eq(sb.buffers, 2);
+	ck_assert_uint_eq(sb.bytes_in_use, 7 * sizeof(double));
+	ck_assert_uint_eq(sb.server.devices[0].buffers, 2);
+	ck_assert_uint_eq(sb.server.devices[0].bytes_in_use, 7 * sizeof(double));
+	ck_assert_uint_eq(sb.requests, 4);
+	ck_assert_uint_eq(sb.errors, 0);
+	ck_assert_uint_eq(sb.in_flight, 1); /* this status */
+	ck_assert_msg(strcmp(sb.sessions[0].peer, alice_peer) != 0, "bob sees alice's peer");
+
+	/* gpuctl as bob: the same, and a line on what is left out */
+	ctl_result *r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "status");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "scope        tenant bob's own;") &&
+			      strstr(r->out, "sessions of other tenants are not shown; admin "
+					     "tenants see them"),
+		      "bob's gpuctl status does not say what it leaves out:\n%s", r->out);
+	ck_assert_msg(strstr(r->out, "alice") == NULL && strstr(r->out, alice_peer) == NULL,
+		      "bob's gpuctl status names alice (%s):\n%s", alice_peer, r->out);
+	ck_assert_msg(strstr(r->out, "(this gpuctl)") && strstr(r->out, "buffers      2 ("),
+		      "bob's gpuctl status:\n%s", r->out);
+	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "status", "--json");
+	assert_ctl_ok(r);
+	json_error_t je;
+	json_t *doc = json_loads(r->out, 0, &je);
+	ck_assert_msg(doc, "status --json: %s: %s", je.text, r->out);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "scope")), "tenant");
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "tenant")), "bob");
+	ck_assert_int_eq(json_integer_value(json_object_get(doc, "buffers")), 2);
+	json_t *ss = json_object_get(doc, "sessions");
+	ck_assert_uint_eq(json_array_size(ss), 2); /* his library client and this gpuctl */
+	for (size_t i = 0; i < json_array_size(ss); i++)
+		ck_assert_str_eq(json_string_value(
+					 json_object_get(json_array_get(ss, i), "tenant")),
+				 "bob");
+	json_decref(doc);
+	ck_assert_msg(strstr(r->out, "alice") == NULL && strstr(r->out, alice_peer) == NULL,
+		      "bob's status --json names alice:\n%s", r->out);
+
+	/* gpuctl as alice: both */
+	r = CTL_AT(tcp_url, "--token", TOKEN_ALICE, "status");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, " bob ") && strstr(r->out, " alice ") &&
+			      strstr(r->out, "every tenant (alice is in admin_tenants)"),
+		      "alice's gpuctl status does not list both tenants:\n%s", r->out);
+
+	/* no token: version, protocol, devices; nothing else */
+	gpud_options o = {.url = tcp_url};
+	gpud_client *anon;
+	ck_assert_int_eq(gpud_connect_for_status(&o, &anon), GPUD_OK);
+	gpud_daemon_status s0;
+	LIB_OK(anon, gpud_status_get(anon, &s0));
+	ck_assert_int_eq(s0.scope, GPUD_SCOPE_BEFORE_HELLO);
+	ck_assert_str_eq(s0.tenant, "");
+	ck_assert_str_eq(s0.server.version, gpud_server(bob)->version);
+	ck_assert_uint_eq(s0.server.protocol_version, gpud_server(bob)->protocol_version);
+	ck_assert_str_eq(s0.server.backend, "cpu");
+	ck_assert_int_eq(s0.server.ndevices, 1);
+	ck_assert_str_eq(s0.server.devices[0].name, gpud_server(bob)->devices[0].name);
+	ck_assert_uint_eq(s0.server.devices[0].buffers, 0);
+	ck_assert_uint_eq(s0.server.devices[0].bytes_in_use, 0);
+	ck_assert_int_eq(s0.nsessions, 0);
+	ck_assert_uint_eq(s0.nsessions_total, 0);
+	ck_assert_uint_eq(s0.connections, 0);
+	ck_assert_uint_eq(s0.in_flight, 0);
+	ck_assert_uint_eq(s0.requests, 0);
+	ck_assert_uint_eq(s0.errors, 0);
+	ck_assert_uint_eq(s0.buffers, 0);
+	ck_assert_uint_eq(s0.bytes_in_use, 0);
+	ck_assert_uint_eq(s0.bytes_high_water, 0);
+	ck_assert(s0.uptime_s == 0);
+	ck_assert_int_eq(s0.has_pool, 0);
+	ck_assert_int_eq(s0.has_lending, 0);
+	ck_assert_int_eq(s0.nvariants, 0);
+	gpud_close(anon);
+	r = CTL_AT(tcp_url, "status");
+	ck_assert_msg(r->code == 0 && strstr(r->out, "alice") == NULL &&
+			      strstr(r->out, "bob") == NULL && strstr(r->out, alice_peer) == NULL,
+		      "status without a token: %d\n%s", r->code, r->out);
+
+	LIB_OK(bob, gpud_free(bob, &hk, 1));
+	gpud_close(alice);
+	gpud_close(bob);
 }
 END_TEST
 
@@ -758,5 +918,6 @@ TCase *e2e_tenants(void)
 	tcase_add_test(tc, test_bad_tokens_file_binds_nothing);
 	tcase_add_test(tc, test_admin_lists_and_frees_every_tenant);
 	tcase_add_test(tc, test_status_over_tcp_without_token);
+	tcase_add_test(tc, test_status_shows_each_its_own);
 	return tc;
 }

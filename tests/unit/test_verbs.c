@@ -58,19 +58,26 @@ static void reply_free(reply *rp)
 	memset(rp, 0, sizeof(*rp));
 }
 
-/* Sends q (+ payload) on connection pipe and turns the loop until the reply. */
-static reply call(uint32_t pipe, Gpud__Request *q, const void *payload, size_t len)
+/* Sends q (+ payload) on connection pipe of a peer of user uid and turns
+ * the loop until the reply. */
+static reply call_as(int64_t uid, uint32_t pipe, Gpud__Request *q, const void *payload, size_t len)
 {
 	reply rp = {0};
 	nng_msg *m;
 	q->version = GPUD_PROTOCOL_VERSION;
 	q->id = next_id++;
 	ck_assert_int_eq(wire_pack(&m, &q->base, payload, len, NULL), 0);
-	ck_assert_int_eq(server_inject(&srv, pipe, (int64_t)getuid(), m, on_reply, &rp), 0);
+	ck_assert_int_eq(server_inject(&srv, pipe, uid, m, on_reply, &rp), 0);
 	while (!rp.got)
 		uv_run(&loop, UV_RUN_ONCE);
 	ck_assert_uint_eq(rp.r->id, q->id);
 	return rp;
+}
+
+/* ... as this process's user. */
+static reply call(uint32_t pipe, Gpud__Request *q, const void *payload, size_t len)
+{
+	return call_as((int64_t)getuid(), pipe, q, payload, len);
 }
 
 static void expect_error(reply *rp, Gpud__Status code, const char *words)
@@ -125,13 +132,14 @@ static reply download(uint32_t pipe, uint64_t h)
 	return call(pipe, &q, NULL, 0);
 }
 
-static Gpud__StatusResponse *status_of(reply *rp)
+/* Status as connection pipe sees it (its tenant's own, once it said hello). */
+static Gpud__StatusResponse *status_of(uint32_t pipe, reply *rp)
 {
 	Gpud__Request q = GPUD__REQUEST__INIT;
 	Gpud__StatusRequest s = GPUD__STATUS_REQUEST__INIT;
 	q.body_case = GPUD__REQUEST__BODY_STATUS;
 	q.status = &s;
-	*rp = call(1, &q, NULL, 0);
+	*rp = call(pipe, &q, NULL, 0);
 	ck_assert_int_eq(rp->r->code, 0);
 	return rp->r->status;
 }
@@ -223,14 +231,14 @@ START_TEST(test_alloc_run_download_free)
 	fq.free = &f;
 	rp = call(2, &fq, NULL, 0);
 	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND, "free: unknown handle 0000000000003039");
-	Gpud__StatusResponse *st = status_of(&rp);
+	Gpud__StatusResponse *st = status_of(2, &rp);
 	ck_assert_uint_eq(st->buffers, 3);
 	reply_free(&rp);
 	hs[1] = hz;
 	rp = call(2, &fq, NULL, 0);
 	ck_assert_int_eq(rp.r->code, 0);
 	reply_free(&rp);
-	st = status_of(&rp);
+	st = status_of(2, &rp);
 	ck_assert_uint_eq(st->buffers, 0);
 	ck_assert_uint_eq(st->bytes_in_use, 0);
 	reply_free(&rp);
@@ -298,7 +306,7 @@ START_TEST(test_run_refusals)
 	aq.alloc = &a;
 	rp = call(3, &aq, NULL, 0);
 	expect_error(&rp, GPUD__STATUS__STATUS_QUOTA, "over the device_bytes quota of tenant");
-	Gpud__StatusResponse *st = status_of(&rp);
+	Gpud__StatusResponse *st = status_of(3, &rp);
 	ck_assert_uint_eq(st->buffers, 1);
 	reply_free(&rp);
 }
@@ -374,7 +382,7 @@ START_TEST(test_register_list_unregister)
 	rp = call(4, &rq, x, sizeof(x));
 	expect_error(&rp, GPUD__STATUS__STATUS_UNKNOWN_KERNEL, "unknown kernel 'twice'");
 	/* The failed runs' inline arrays went with them. */
-	Gpud__StatusResponse *st = status_of(&rp);
+	Gpud__StatusResponse *st = status_of(4, &rp);
 	ck_assert_uint_eq(st->buffers, 0);
 	reply_free(&rp);
 }
@@ -387,17 +395,161 @@ START_TEST(test_connection_close_releases)
 	alloc_f64(6, v, 8);
 	alloc_f64(6, v, 4);
 	reply rp;
-	Gpud__StatusResponse *st = status_of(&rp);
+	Gpud__StatusResponse *st = status_of(6, &rp);
 	ck_assert_uint_eq(st->buffers, 2);
 	ck_assert_uint_eq(st->bytes_in_use, 12 * sizeof(double));
 	ck_assert_uint_eq(st->requests, 4); /* hello, 2 allocs, this status */
 	reply_free(&rp);
 	server_inject_close(&srv, 6);
-	st = status_of(&rp);
+	hello(5);
+	st = status_of(5, &rp);
 	ck_assert_uint_eq(st->buffers, 0);
 	ck_assert_uint_eq(st->bytes_in_use, 0);
 	ck_assert_uint_eq(st->in_flight, 1); /* this status */
+	ck_assert_uint_eq(st->connections, 1);
+	ck_assert_uint_ge(st->bytes_high_water, 12 * sizeof(double));
 	reply_free(&rp);
+}
+END_TEST
+
+/* hello as user uid on pipe: the tenant gpud names (the caller frees it). */
+static char *hello_as(int64_t uid, uint32_t pipe)
+{
+	Gpud__Request q = GPUD__REQUEST__INIT;
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	q.body_case = GPUD__REQUEST__BODY_HELLO;
+	q.hello = &h;
+	reply rp = call_as(uid, pipe, &q, NULL, 0);
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	char *name = strdup(rp.r->hello->tenant);
+	reply_free(&rp);
+	return name;
+}
+
+static const Gpud__Session *session_of(const Gpud__StatusResponse *st, uint32_t id)
+{
+	for (size_t i = 0; i < st->n_sessions; i++)
+		if (st->sessions[i]->id == id)
+			return st->sessions[i];
+	return NULL;
+}
+
+/*
+ * What status shows whom: two users' tenants, each seeing its own
+ * connections, buffers and requests and nothing of the other's; a
+ * connection before hello only version, protocol and devices; an
+ * administrator everything.
+ */
+START_TEST(test_status_scopes)
+{
+	const double v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	int64_t other = getuid() == 65534 ? 65533 : 65534;
+	char *me = hello_as((int64_t)getuid(), 10);
+	char *them = hello_as(other, 11);
+	ck_assert_str_ne(me, them);
+	alloc_f64(10, v, 8);
+	alloc_f64(10, v, 8);
+	Gpud__Request aq = GPUD__REQUEST__INIT;
+	Gpud__AllocRequest a = GPUD__ALLOC_REQUEST__INIT;
+	uint64_t n = 3;
+	a.dtype = GPUD__DTYPE__DTYPE_F64;
+	a.n_shape = 1;
+	a.shape = &n;
+	a.with_data = 1;
+	aq.body_case = GPUD__REQUEST__BODY_ALLOC;
+	aq.alloc = &a;
+	reply rp = call_as(other, 11, &aq, v, 3 * sizeof(double));
+	ck_assert_msg(rp.r->code == 0, "%s", rp.r->message);
+	reply_free(&rp);
+	Gpud__Request dq = GPUD__REQUEST__INIT;
+	Gpud__DownloadRequest d = GPUD__DOWNLOAD_REQUEST__INIT;
+	d.handle = 99;
+	dq.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+	dq.download = &d;
+	rp = call_as(other, 11, &dq, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_NOT_FOUND, "unknown handle");
+
+	/* the other tenant: its connection, buffer, requests; nothing of mine */
+	Gpud__Request sq = GPUD__REQUEST__INIT;
+	Gpud__StatusRequest s = GPUD__STATUS_REQUEST__INIT;
+	sq.body_case = GPUD__REQUEST__BODY_STATUS;
+	sq.status = &s;
+	rp = call_as(other, 11, &sq, NULL, 0);
+	Gpud__StatusResponse *st = rp.r->status;
+	ck_assert_int_eq(st->scope, GPUD__STATUS_RESPONSE__SCOPE__SCOPE_TENANT);
+	ck_assert_str_eq(st->tenant, them);
+	ck_assert_uint_eq(st->connections, 1);
+	ck_assert_uint_eq(st->n_sessions, 1);
+	ck_assert_uint_eq(st->sessions[0]->id, 11);
+	ck_assert_str_eq(st->sessions[0]->tenant, them);
+	ck_assert_uint_eq(st->sessions[0]->buffers, 1);
+	ck_assert_uint_eq(st->buffers, 1);
+	ck_assert_uint_eq(st->bytes_in_use, 3 * sizeof(double));
+	ck_assert_uint_eq(st->bytes_high_water, 3 * sizeof(double));
+	ck_assert_uint_eq(st->requests, 4); /* hello, alloc, download, this status */
+	ck_assert_uint_eq(st->errors, 1);
+	ck_assert_uint_eq(st->in_flight, 1);
+	ck_assert_uint_eq(st->n_devices, 1);
+	ck_assert_uint_eq(st->devices[0]->buffers, 1);
+	ck_assert_uint_eq(st->devices[0]->bytes_in_use, 3 * sizeof(double));
+	ck_assert_uint_eq(st->protocol_version, GPUD_PROTOCOL_VERSION);
+	reply_free(&rp);
+
+	/* mine: two buffers, no error */
+	st = status_of(10, &rp);
+	ck_assert_int_eq(st->scope, GPUD__STATUS_RESPONSE__SCOPE__SCOPE_TENANT);
+	ck_assert_str_eq(st->tenant, me);
+	ck_assert_uint_eq(st->connections, 1);
+	ck_assert_uint_eq(st->n_sessions, 1);
+	ck_assert_ptr_null(session_of(st, 11));
+	ck_assert_uint_eq(st->buffers, 2);
+	ck_assert_uint_eq(st->bytes_in_use, 16 * sizeof(double));
+	ck_assert_uint_eq(st->requests, 4); /* hello, 2 allocs, this status */
+	ck_assert_uint_eq(st->errors, 0);
+	ck_assert_uint_eq(st->devices[0]->buffers, 2);
+	reply_free(&rp);
+
+	/* before hello: what gpud is, nothing of what it does */
+	st = status_of(12, &rp);
+	ck_assert_int_eq(st->scope, GPUD__STATUS_RESPONSE__SCOPE__SCOPE_BEFORE_HELLO);
+	ck_assert_str_eq(st->tenant, "");
+	ck_assert_str_eq(st->server_version, GPUD_VERSION);
+	ck_assert_uint_eq(st->protocol_version, GPUD_PROTOCOL_VERSION);
+	ck_assert_str_eq(st->backend, "cpu");
+	ck_assert_uint_eq(st->n_devices, 1);
+	ck_assert_str_ne(st->devices[0]->name, "");
+	ck_assert_uint_eq(st->devices[0]->buffers, 0);
+	ck_assert_uint_eq(st->devices[0]->bytes_in_use, 0);
+	ck_assert_uint_eq(st->devices[0]->slots, 0);
+	ck_assert_uint_eq(st->n_sessions, 0);
+	ck_assert_uint_eq(st->connections, 0);
+	ck_assert_uint_eq(st->buffers, 0);
+	ck_assert_uint_eq(st->bytes_in_use, 0);
+	ck_assert_uint_eq(st->requests, 0);
+	ck_assert_uint_eq(st->in_flight, 0);
+	ck_assert(st->uptime_s == 0);
+	ck_assert_uint_eq(st->n_listen, 0);
+	ck_assert_ptr_null(st->lending);
+	ck_assert_ptr_null(st->pool);
+	reply_free(&rp);
+
+	/* an administrator: every connection, each with its tenant */
+	snprintf(cfg.admin_tenants, sizeof(cfg.admin_tenants), "%s", me);
+	st = status_of(10, &rp);
+	ck_assert_int_eq(st->scope, GPUD__STATUS_RESPONSE__SCOPE__SCOPE_ALL);
+	ck_assert_str_eq(st->tenant, me);
+	ck_assert_uint_eq(st->connections, 3); /* 10, 11 and 12 (no tenant yet) */
+	ck_assert_uint_eq(st->n_sessions, 3);
+	ck_assert_uint_eq(st->buffers, 3);
+	ck_assert_uint_eq(st->devices[0]->buffers, 3);
+	const Gpud__Session *theirs = session_of(st, 11);
+	ck_assert_ptr_nonnull(theirs);
+	ck_assert_str_eq(theirs->tenant, them);
+	ck_assert_uint_eq(theirs->buffers, 1);
+	reply_free(&rp);
+	cfg.admin_tenants[0] = '\0';
+	free(me);
+	free(them);
 }
 END_TEST
 
@@ -637,6 +789,7 @@ Suite *verbs_suite(void)
 	tcase_add_test(tc, test_run_refusals);
 	tcase_add_test(tc, test_register_list_unregister);
 	tcase_add_test(tc, test_connection_close_releases);
+	tcase_add_test(tc, test_status_scopes);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_cancel);
 	tcase_add_test(tc, test_close_cancels_runs);
