@@ -189,7 +189,8 @@ GPU_TEST := $(BUILD)/test-gpu
         test-headers test-install test-examples test-python test-systemd test-deploy \
         test-gpu \
         fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-devices bench-custom \
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
+        bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
         bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
@@ -480,8 +481,13 @@ bench-worker-probe: gpu-programs
 # cost, worker start and memory, two tenants' overlap (MPS or time-sliced).
 bench-tenant-workers: gpu-programs
 	$(TW_BENCH) $(GPUD)
+# A quiet tenant's latency alone and beside another's flood of jobs, then
+# beside another's long runs (bench/fairness.c).
 bench-fairness: gpu-programs
-	$(FAIRNESS) $(GPUD) cuda
+	$(FAIRNESS) $(GPUD) cuda 5 both
+# The long runs on the cpu backend, with this machine's threads (no GPU needed).
+bench-fairness-cpu: $(GPUD) $(FAIRNESS)
+	$(FAIRNESS) $(GPUD) cpu 5 long
 # One device against two (DEVICES, default 0,1): 16 clients' jobs/s, and the
 # peer copy of a job whose inputs sit on the other device.
 bench-devices: gpu-programs

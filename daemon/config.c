@@ -54,7 +54,8 @@ void config_defaults(gpud_config *c)
 				  .kept_buffers = 1024,
 				  .requests_in_flight = 64,
 				  .message_size = 0,
-				  .kernel_timeout_ms = 10000};
+				  .kernel_timeout_ms = 10000,
+				  .run_timeout_ms = 3600000};
 	c->kernel_workers = 1;
 	c->socket_mode = -1;
 }
@@ -419,17 +420,21 @@ static int set_double(const config_option *o, double *field, const char *value, 
 /* A key of [quota] or [tenant NAME]. */
 static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
 {
-	if (!strcmp(key, "kernel_timeout")) {
-		static const config_option o = {.name = "kernel_timeout",
-						.lo = 0,
-						.hi = 86400,
-						.what = "seconds (0: no limit)"};
+	/* kernel_timeout (custom kernels) and run_timeout (built-in ones):
+	 * seconds, to the millisecond, 0 for no limit */
+	int custom = !strcmp(key, "kernel_timeout");
+	if (custom || !strcmp(key, "run_timeout")) {
+		const config_option o = {.name = key,
+					 .lo = 0,
+					 .hi = 86400,
+					 .what = "seconds (0: no limit)"};
+		uint64_t *ms = custom ? &q->kernel_timeout_ms : &q->run_timeout_ms;
 		double sec;
 		if (set_double(&o, &sec, value, err, errlen) != 0)
 			return -1;
-		q->kernel_timeout_ms = (uint64_t)(sec * 1000 + 0.5);
-		if (sec > 0 && q->kernel_timeout_ms == 0)
-			q->kernel_timeout_ms = 1;
+		*ms = (uint64_t)(sec * 1000 + 0.5);
+		if (sec > 0 && *ms == 0)
+			*ms = 1;
 		return 0;
 	}
 	if (!strncmp(key, "device_bytes.", 13)) {
@@ -458,7 +463,7 @@ static int quota_set(tenant_quota *q, const char *key, const char *value, char *
 	if (f == NULL) {
 		snprintf(err, errlen,
 			 "unknown quota key '%s' (device_bytes, device_bytes.N, kept_buffers, "
-			 "requests_in_flight, message_size, kernel_timeout)",
+			 "requests_in_flight, message_size, kernel_timeout, run_timeout)",
 			 key);
 		return -1;
 	}

@@ -23,6 +23,7 @@ typedef struct tenant_quota {
 	uint64_t requests_in_flight;
 	uint64_t message_size;      /* payload bytes of one request (also max_message_size) */
 	uint64_t kernel_timeout_ms; /* a custom kernel's run (config: kernel_timeout, seconds) */
+	uint64_t run_timeout_ms;    /* a built-in kernel's run (config: run_timeout, seconds) */
 	/* device_bytes.N: bytes of buffers on device N alone (0: only the total) */
 	uint64_t device_bytes_on[GPUD_DEVICES_MAX];
 } tenant_quota;
@@ -85,8 +86,8 @@ typedef struct gpud_config {
 	/* custom kernels run in a process per tenant (cuda), 1; or in gpud's
 	 * own context, 0 */
 	int kernel_workers;
-	/* kernel runs in the backend at once (0: streams on cuda, 1 on cpu);
-	 * more wait, tenants served round-robin */
+	/* kernel runs in the backend at once (0: streams on cuda, twice
+	 * cpu_threads on cpu); more wait, tenants served round-robin */
 	int run_slots;
 	/* tenants: [quota] defaults, [tenant NAME] overrides, tcp:// tokens */
 	tenant_quota quota;

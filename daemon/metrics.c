@@ -18,6 +18,7 @@ static const char *const quota_names[QUOTA_KINDS] = {
 	[QUOTA_REQUESTS_IN_FLIGHT] = "requests_in_flight",
 	[QUOTA_MESSAGE_SIZE] = "message_size",
 	[QUOTA_KERNELS] = "kernels",
+	[QUOTA_RUN_TIMEOUT] = "run_timeout",
 };
 
 const char *quota_kind_name(quota_kind q)

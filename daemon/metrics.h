@@ -34,7 +34,8 @@ typedef enum quota_kind {
 	QUOTA_KEPT_BUFFERS,
 	QUOTA_REQUESTS_IN_FLIGHT,
 	QUOTA_MESSAGE_SIZE,
-	QUOTA_KERNELS, /* registered kernels */
+	QUOTA_KERNELS,     /* registered kernels */
+	QUOTA_RUN_TIMEOUT, /* a built-in run stopped over run_timeout */
 	QUOTA_KINDS
 } quota_kind;
 

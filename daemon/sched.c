@@ -7,6 +7,7 @@
 void sched_init(sched *s, int slots)
 {
 	s->slots = slots > 0 ? slots : 1;
+	s->per_queue = s->slots > 1 ? s->slots - 1 : 1;
 	s->busy = 0;
 	s->ring_head = s->ring_tail = NULL;
 }
@@ -25,6 +26,8 @@ static void grant(sched *s, sched_item *it)
 {
 	it->queued = NULL;
 	s->busy++;
+	if (it->owner)
+		it->owner->running++;
 	it->has_slot = 1;
 	it->start(it);
 }
@@ -35,7 +38,10 @@ void sched_submit(sched *s, sched_queue *q, sched_item *it)
 	it->has_slot = 0;
 	it->next = NULL;
 	it->queued = NULL;
-	if (q == NULL || s->busy < s->slots) {
+	it->owner = q;
+	/* q's earlier items, if any wait, go first (they wait for q's share). */
+	if (q == NULL ||
+	    (s->busy < s->slots && q->running < (uint32_t)s->per_queue && q->head == NULL)) {
 		grant(s, it);
 		return;
 	}
@@ -52,19 +58,37 @@ void sched_submit(sched *s, sched_queue *q, sched_item *it)
 	}
 }
 
+/* The first queue of the ring that may take another slot, taken off the
+ * ring (and put back at its end if more of it waits); NULL if none may.
+ * Queues at their share keep their place: they go first once under it. */
+static sched_queue *ring_next_eligible(sched *s)
+{
+	sched_queue *prev = NULL, *q;
+	for (q = s->ring_head; q && q->running >= (uint32_t)s->per_queue; q = q->ring_next)
+		prev = q;
+	if (q == NULL)
+		return NULL;
+	if (prev)
+		prev->ring_next = q->ring_next;
+	else
+		s->ring_head = q->ring_next;
+	if (s->ring_tail == q)
+		s->ring_tail = prev;
+	return q;
+}
+
 void sched_release(sched *s, sched_item *it)
 {
 	ON_LOOP("sched_release");
 	it->has_slot = 0;
 	s->busy--;
+	if (it->owner)
+		it->owner->running--;
 	/* A start may fail at once and release its slot again (re-entering
 	 * here): every field is consistent before each start. */
-	while (s->busy < s->slots && s->ring_head) {
-		sched_queue *q = s->ring_head;
+	sched_queue *q;
+	while (s->busy < s->slots && (q = ring_next_eligible(s)) != NULL) {
 		sched_item *next = q->head;
-		s->ring_head = q->ring_next;
-		if (s->ring_head == NULL)
-			s->ring_tail = NULL;
 		q->head = next->next;
 		if (q->head == NULL)
 			q->tail = NULL;

@@ -64,9 +64,11 @@ const backend_ops *backend_pick(const gpud_config *cfg, int *count, char *err, s
 		if (n > 0) {
 			/* libuv sizes its pool from the environment when the first
 			 * work is queued: copies and runs wait for the GPU there
-			 * (cuda: at least 4), or run kernels (cpu). */
+			 * (cuda: at least 4), or run kernels (cpu: cpu_threads of
+			 * them, and one spare for copies and a tenant's first
+			 * chunk). */
 			char threads[16];
-			int t = cfg->cpu_threads;
+			int t = cfg->cpu_threads + e->ops->pool_spare;
 			if (e->ops->queue_ordered && t < 4)
 				t = 4;
 			snprintf(threads, sizeof(threads), "%d", t);

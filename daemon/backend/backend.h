@@ -48,10 +48,15 @@ typedef struct backend_pool_stats {
 	uint64_t clears; /* blocks zeroed before an owner got them (backend.h: alloc) */
 } backend_pool_stats;
 
-/* Who a run is for: custom kernels run in that tenant's worker (cuda). */
+/* Who a run is for: custom kernels run in that tenant's worker (cuda); the
+ * cpu backend shares its threads between tenants by name. */
 typedef struct backend_tenant {
 	const char *name;
 	uint64_t kernel_timeout_ms; /* a custom kernel's run at most; 0: no limit */
+	/* a built-in kernel's run at most; 0: no limit. A run over it is
+	 * stopped where the backend can (cpu: between chunks; cuda: kernels
+	 * that read cuda_launch_ctx.stop) and fails ST_QUOTA, saying so */
+	uint64_t run_timeout_ms;
 } backend_tenant;
 
 typedef struct backend_staging_stats {
@@ -74,6 +79,8 @@ enum {
 typedef struct backend_ops {
 	const char *name;
 	int queue_ordered; /* see upload below */
+	/* libuv's pool threads beyond cpu_threads (cpu: 1, see cpu.c's kernels) */
+	int pool_spare;
 	/* How many devices this machine offers the backend (ids 0..n-1), or
 	 * -1 with err saying why none. Any thread, before any open. */
 	int (*count)(const gpud_config *cfg, char *err, size_t errlen);
@@ -140,8 +147,10 @@ typedef struct backend_ops {
 	 * backend that can stop part-way does (cpu: between chunks) and reports
 	 * ST_CANCELLED; one that cannot (cuda) runs to the end. done's
 	 * ST_INVALID is the kernel's verdict on its argument values: msg is
-	 * k->verdict_message's, which names the kernel as check's errors do.
-	 * t: the tenant it runs for (custom kernels run in its worker). */
+	 * k->verdict_message's, which names the kernel as check's errors do;
+	 * done's ST_QUOTA is a built-in run over t->run_timeout_ms: msg is the
+	 * whole message ("run of K stopped after ..."). t: the tenant it runs
+	 * for (custom kernels run in its worker). */
 	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		       const backend_tenant *t, const int *cancel, double *kernel_us,
 		       backend_done_fn done, void *arg, char *err, size_t errlen);

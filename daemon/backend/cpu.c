@@ -2,13 +2,16 @@
  * daemon/backend/cpu.c — the cpu backend: buffers in host memory, copies and
  * kernels on libuv's work queue so the loop never waits on them. A kernel's
  * work items are split into chunks that run on the pool's threads in
- * parallel. This backend is the correctness reference and what CI exercises.
+ * parallel, the threads shared between tenants chunk by chunk, and a run
+ * over its tenant's run_timeout stops between two chunks. This backend is
+ * the correctness reference and what CI exercises.
  *
  * One instance per simulated device (cpu_devices: the placement and peer
  * copies of several devices, tested without a GPU; GPUD_CPU_LOSE_DEVICE
- * loses one). Threads: jobs are made and completed on the loop; the workers
- * touch only their own job's chunk (run_work, copy_work). The pool size is
- * cpu_threads, shared by every device.
+ * loses one). Threads: jobs are made and completed on the loop, and the
+ * runs of every device with their tenants' shares of the pool (`pool`) are
+ * the loop's; the workers touch only their own job's chunk (run_work,
+ * copy_work). The pool size is cpu_threads, shared by every device.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,10 @@
 
 #include "daemon/backend/backend.h"
 #include "daemon/log.h"
+
+/* The pool's threads beyond cpu_threads: copies, and a tenant's first chunk
+ * (the kernels' section below). */
+#define POOL_SPARE 1
 
 typedef struct cpu_backend {
 	int threads;
@@ -54,7 +61,9 @@ static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t e
 	}
 	if (b->device > 0)
 		return 0; /* the rest is said once */
-	log_info("cpu backend: %d worker threads, %d device%s", cb->threads, cfg->cpu_devices,
+	log_info("cpu backend: %d worker threads (and %d for copies and tenants' first chunks), "
+		 "%d device%s",
+		 cb->threads, POOL_SPARE, cfg->cpu_devices,
 		 cfg->cpu_devices == 1 ? "" : "s (simulated)");
 	/* Kernels that load a library (kernels/core/libs.h) load it now, not on a run. */
 	size_t nk;
@@ -74,9 +83,16 @@ static void cpu_close(gpud_backend *b)
 	b->impl = NULL;
 }
 
+/*
+ * Twice the threads: one tenant may hold all slots but one (daemon/sched.h),
+ * which fills every thread even with runs of one chunk each, and another
+ * tenant's run always finds a slot; the threads are then shared chunk by
+ * chunk (below), so a run holding a slot takes no more than its share.
+ */
 static int cpu_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 {
-	return 1;
+	cpu_backend *cb = b->impl;
+	return 2 * cb->threads;
 }
 
 /* Zeroed for every owner: the heap hands back other tenants' freed blocks,
@@ -156,40 +172,73 @@ static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *
 /*
  * A run is cut into chunks of about CHUNK_COST units of work
  * (kernel_def.cpu_item_cost: a sine and cosine, a multiply-add), a few
- * milliseconds each, and at most one chunk per worker thread is queued at a
- * time: the next is queued from the loop as one ends. So a cancelled run
- * (an explicit cancel, or its connection closed) stops within one chunk per
- * thread, whatever its size and however loaded the machine, and other
- * clients' copies and runs queued on the same pool never wait behind a whole
- * run's chunks.
+ * milliseconds each, and the chunks of every run (of every device: the pool
+ * is one) are handed to the pool's threads from the loop, cpu_threads at a
+ * time, the next as one ends. So a cancelled run stops within a chunk.
+ *
+ * Which run's chunk goes next: the tenant with the fewest chunks on the
+ * threads (ties: the one served longest ago), and of its runs the oldest
+ * with a chunk left. A long run thus yields its thread at every chunk's end
+ * when another tenant has work, and with two tenants busy each has half of
+ * the threads. The pool has one thread more than cpu_threads
+ * (backend_ops.pool_spare): copies, and the first chunk of a tenant that has
+ * none on the threads, take it at once, so alice's short run (its upload,
+ * its one chunk, its download) waits neither for bob's run nor for one of
+ * his chunks; the cores are shared by the OS meanwhile. The chunks
+ * themselves, and what they compute, are the same whatever the order (the
+ * NUFFT's sub-grids follow the chunks' ranges), so results do not depend on
+ * who else runs.
  */
 #define CHUNK_COST ((size_t)1 << 20)
 
 typedef struct run_job run_job;
+typedef struct cpu_share cpu_share;
+
 typedef struct run_chunk {
 	uv_work_t work;
 	run_job *job;
 	size_t lo, hi;
 	int skipped; /* the run was cancelled before this chunk began */
+	int busy;    /* queued and not yet after'ed (loop only) */
 } run_chunk;
 
+/* A tenant with runs in the cpu backend ("" for work of no tenant). */
+struct cpu_share {
+	char name[GPUD_TENANT_NAME];
+	run_job *runs, *runs_tail; /* oldest first */
+	unsigned inflight;         /* its chunks queued on the pool */
+	cpu_share *prev, *next;    /* the ring: served longest ago first */
+};
+
 struct run_job {
-	uv_loop_t *loop;
 	const kernel_def *k;
 	const kernel_args *a;
 	backend_done_fn done;
 	void *arg;
+	cpu_share *share;
+	run_job *next_run;       /* its tenant's runs */
 	size_t items, per_chunk; /* work items, and items per chunk */
-	size_t next;             /* the first item not yet queued (loop only) */
-	size_t busy;             /* chunks queued and not yet after'ed (loop only) */
+	size_t next;             /* the first item not yet queued */
+	int once;                /* an empty run: its one chunk of no items is still to queue */
+	unsigned busy;           /* chunks queued and not yet after'ed */
 	int failed;
-	const int *cancel; /* the request's flag, read by the workers */
-	int skipped;       /* a chunk found it set (run_after, on the loop) */
+	const int *cancel;                /* the request's flag, read by the workers */
+	int skipped;                      /* a chunk found it set (run_after) */
+	uint64_t deadline_ns, timeout_ms; /* run_timeout: 0, none */
+	int timed_out;
 	double *kernel_us;
 	uint64_t t0_ns;
-	unsigned verdict;   /* kernel_def.cpu_verdict's code: the first chunk's worker writes it */
-	run_chunk chunks[]; /* one slot per worker thread, reused */
+	unsigned verdict; /* kernel_def.cpu_verdict's code: the first chunk's worker writes it */
+	unsigned nchunks; /* chunk slots: at most one chunk per pool thread */
+	run_chunk chunks[];
 };
+
+/* The runs of every device and the pool's threads they share. The loop's. */
+static struct {
+	unsigned threads;  /* cpu_threads: chunks on the pool at once, but for the spare */
+	unsigned inflight; /* chunks queued on the pool */
+	cpu_share *head, *tail;
+} pool;
 
 static void run_work(uv_work_t *w)
 {
@@ -210,57 +259,194 @@ static void run_work(uv_work_t *w)
 
 static void run_after(uv_work_t *w, int status);
 
-/* Queues the next chunk into slot c (on the loop). */
-static void queue_chunk(run_job *j, run_chunk *c)
+/* The run queues no further chunk: cancelled, failed, judged, or over its
+ * run_timeout (noted here, at a chunk's end or before its next). */
+static int run_stopping(run_job *j, uint64_t now)
 {
+	if (j->deadline_ns && !j->timed_out && now >= j->deadline_ns &&
+	    (j->next < j->items || j->once))
+		j->timed_out = 1;
+	return j->failed || j->skipped || j->timed_out ||
+	       __atomic_load_n(&j->verdict, __ATOMIC_ACQUIRE) != 0 ||
+	       __atomic_load_n(j->cancel, __ATOMIC_ACQUIRE);
+}
+
+static int run_has_chunk(const run_job *j)
+{
+	return (j->next < j->items || j->once) && j->busy < j->nchunks;
+}
+
+/* The ring of shares: the one served last goes to its end. */
+static void ring_unlink(cpu_share *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		pool.head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		pool.tail = s->prev;
+	s->prev = s->next = NULL;
+}
+
+static void ring_append(cpu_share *s)
+{
+	s->prev = pool.tail;
+	s->next = NULL;
+	if (pool.tail)
+		pool.tail->next = s;
+	else
+		pool.head = s;
+	pool.tail = s;
+}
+
+/* The share of tenant name, made (at the ring's end) if it has no run yet. */
+static cpu_share *share_of(const char *name)
+{
+	for (cpu_share *s = pool.head; s; s = s->next)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	cpu_share *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	ring_append(s);
+	return s;
+}
+
+/* Queues j's next chunk into a free slot of its own. */
+static void queue_chunk(uv_loop_t *loop, run_job *j)
+{
+	run_chunk *c = j->chunks;
+	while (c->busy)
+		c++;
 	c->lo = j->next;
 	c->hi = j->items - j->next > j->per_chunk ? j->next + j->per_chunk : j->items;
 	j->next = c->hi;
+	j->once = 0;
 	c->skipped = 0;
+	c->busy = 1;
 	c->work.data = c;
 	j->busy++;
+	j->share->inflight++;
+	pool.inflight++;
 	/* uv_queue_work only fails on a NULL callback, which cannot happen here. */
-	uv_queue_work(j->loop, &c->work, run_work, run_after);
+	uv_queue_work(loop, &c->work, run_work, run_after);
 }
 
+/* Gives free threads chunks: the tenant with the fewest on the threads
+ * (the first in the ring of those), its oldest run with a chunk left; the
+ * spare thread only to a tenant with none there. */
+static void pump(uv_loop_t *loop)
+{
+	uint64_t now = uv_hrtime();
+	while (pool.inflight < pool.threads + POOL_SPARE) {
+		cpu_share *best = NULL;
+		run_job *pick = NULL;
+		for (cpu_share *s = pool.head; s; s = s->next) {
+			if (best && s->inflight >= best->inflight)
+				continue;
+			for (run_job *j = s->runs; j; j = j->next_run) {
+				if (run_has_chunk(j) && !run_stopping(j, now)) {
+					best = s;
+					pick = j;
+					break;
+				}
+			}
+		}
+		if (pick == NULL || (pool.inflight >= pool.threads && best->inflight > 0))
+			return;
+		queue_chunk(loop, pick);
+		ring_unlink(best);
+		ring_append(best);
+	}
+}
+
+/* j has left its share (no chunk of it is queued): its outcome to done. */
+static void run_end(run_job *j)
+{
+	uint64_t now = uv_hrtime();
+	*j->kernel_us = (double)(now - j->t0_ns) / 1e3;
+	backend_done_fn done = j->done;
+	void *arg = j->arg;
+	unsigned verdict = __atomic_load_n(&j->verdict, __ATOMIC_ACQUIRE);
+	int left = j->next < j->items || j->once; /* items never queued */
+	char msg[768];
+	dstatus st = ST_OK;
+	const char *m = NULL;
+	if (verdict != 0 && !j->failed) {
+		j->k->verdict_message(j->a, verdict, msg, sizeof(msg));
+		st = ST_INVALID;
+		m = msg;
+	} else if (j->skipped || (left && __atomic_load_n(j->cancel, __ATOMIC_ACQUIRE))) {
+		st = ST_CANCELLED;
+		m = "cancelled: the cpu backend stopped between chunks";
+	} else if (j->failed) {
+		st = ST_INTERNAL;
+		m = "cpu backend: kernel cancelled";
+	} else if (j->timed_out && left) {
+		snprintf(msg, sizeof(msg),
+			 "run of %s stopped after %.1f s: over run_timeout (%g s); split the "
+			 "work or ask the admin",
+			 j->k->name, (double)(now - j->t0_ns) / 1e9, (double)j->timeout_ms / 1e3);
+		st = ST_QUOTA;
+		m = msg;
+	}
+	free(j);
+	done(arg, st, m);
+}
+
+/*
+ * After a chunk: runs that are over (every item done, or stopping) and have
+ * nothing queued leave their share, free threads get chunks, then the runs
+ * that left report. A run that stopped while it had no chunk queued (its
+ * tenant's turn had not come) leaves here too, at the next chunk's end.
+ */
 static void run_after(uv_work_t *w, int status)
 {
 	run_chunk *c = w->data;
-	run_job *j = c->job;
+	run_job *j = c->job, *ended = NULL, **ended_tail = &ended;
+	uv_loop_t *loop = w->loop;
 
+	c->busy = 0;
 	j->busy--;
+	j->share->inflight--;
+	pool.inflight--;
 	if (status != 0)
 		j->failed = 1;
 	if (c->skipped)
 		j->skipped = 1;
-	unsigned verdict = __atomic_load_n(&j->verdict, __ATOMIC_ACQUIRE);
-	int stop = j->failed || j->skipped || verdict != 0 ||
-		   __atomic_load_n(j->cancel, __ATOMIC_ACQUIRE);
-	if (!stop && j->next < j->items) {
-		queue_chunk(j, c); /* this slot is free again */
-		return;
+	uint64_t now = uv_hrtime();
+	for (cpu_share *s = pool.head, *snext; s; s = snext) {
+		snext = s->next;
+		run_job **link = &s->runs, *last = NULL;
+		while (*link) {
+			run_job *r = *link;
+			int over = run_stopping(r, now) || (r->next >= r->items && !r->once);
+			if (r->busy > 0 || !over) {
+				last = r;
+				link = &r->next_run;
+				continue;
+			}
+			*link = r->next_run;
+			r->next_run = NULL;
+			*ended_tail = r;
+			ended_tail = &r->next_run;
+		}
+		s->runs_tail = last;
+		if (s->runs == NULL) { /* nothing of it is queued either */
+			ring_unlink(s);
+			free(s);
+		}
 	}
-	if (j->busy > 0)
-		return;
-	if (stop && j->next < j->items && !j->failed && verdict == 0)
-		j->skipped = 1; /* cancelled with items never queued */
-	*j->kernel_us = (double)(uv_hrtime() - j->t0_ns) / 1e3;
-	backend_done_fn done = j->done;
-	void *arg = j->arg;
-	int failed = j->failed, skipped = j->skipped;
-	char msg[768];
-	if (verdict != 0 && !failed) {
-		j->k->verdict_message(j->a, j->verdict, msg, sizeof(msg));
-		free(j);
-		done(arg, ST_INVALID, msg);
-		return;
+	pump(loop);
+	/* done may start other runs (cpu_run): the lists are consistent by now */
+	while (ended) {
+		run_job *r = ended;
+		ended = r->next_run;
+		run_end(r);
 	}
-	free(j);
-	if (skipped)
-		done(arg, ST_CANCELLED, "cancelled: the cpu backend stopped between chunks");
-	else
-		done(arg, failed ? ST_INTERNAL : ST_OK,
-		     failed ? "cpu backend: kernel cancelled" : NULL);
 }
 
 /* --- a simulated lost device ---------------------------------------------- */
@@ -319,30 +505,36 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, con
 	if (slots == 0)
 		slots = 1;
 	run_job *j = calloc(1, sizeof(*j) + slots * sizeof(run_chunk));
-	if (j == NULL) {
+	cpu_share *sh = j ? share_of(t && t->name ? t->name : "") : NULL;
+	if (sh == NULL) {
+		free(j);
 		snprintf(err, errlen, "cpu backend: out of memory");
 		return ST_OUT_OF_MEMORY;
 	}
-	*j = (run_job){.loop = b->loop,
-		       .k = k,
+	uint64_t t0 = uv_hrtime(), timeout_ms = t ? t->run_timeout_ms : 0;
+	*j = (run_job){.k = k,
 		       .a = a,
 		       .done = done,
 		       .arg = arg,
+		       .share = sh,
 		       .items = items,
 		       .per_chunk = per,
+		       .once = items == 0, /* an empty run still runs once (its verdict) */
 		       .cancel = cancel,
+		       .timeout_ms = timeout_ms,
+		       .deadline_ns = timeout_ms ? t0 + timeout_ms * 1000000u : 0,
 		       .kernel_us = kernel_us,
-		       .t0_ns = uv_hrtime()};
+		       .t0_ns = t0,
+		       .nchunks = (unsigned)slots};
 	for (size_t i = 0; i < slots; i++)
 		j->chunks[i].job = j;
-	if (items == 0) { /* an empty run still runs once (its verdict) */
-		j->chunks[0].work.data = &j->chunks[0];
-		j->busy = 1;
-		uv_queue_work(b->loop, &j->chunks[0].work, run_work, run_after);
-		return ST_OK;
-	}
-	for (size_t i = 0; i < slots; i++)
-		queue_chunk(j, &j->chunks[i]);
+	if (sh->runs_tail)
+		sh->runs_tail->next_run = j;
+	else
+		sh->runs = j;
+	sh->runs_tail = j;
+	pool.threads = (unsigned)threads; /* every device's: cpu_threads */
+	pump(b->loop);
 	return ST_OK;
 }
 
@@ -398,6 +590,7 @@ static int cpu_devices(gpud_backend *b, backend_device *out, int max)
 
 const backend_ops backend_cpu_ops = {
 	.name = "cpu",
+	.pool_spare = POOL_SPARE,
 	.count = cpu_count,
 	.open = cpu_open,
 	.close = cpu_close,

@@ -158,7 +158,10 @@ static void run_finish(gpud_request *r, dstatus status, const char *msg)
 			     r->cancel_why);
 		return;
 	}
-	if (status == ST_INVALID && msg) { /* the kernel's verdict: worded as check's errors */
+	/* the kernel's verdict, worded as check's errors; or over run_timeout */
+	if ((status == ST_INVALID || status == ST_QUOTA) && msg) {
+		if (status == ST_QUOTA && r->tenant)
+			r->tenant->metrics.quota_refused[QUOTA_RUN_TIMEOUT]++;
 		request_fail(r, status, "%s", msg);
 		return;
 	}
@@ -254,7 +257,8 @@ static void run_start(sched_item *it)
 	char err[768];
 	gpud_tenant *tn = r->tenant;
 	backend_tenant t = {.name = tn ? tn->name : "",
-			    .kernel_timeout_ms = tn ? tn->quota.kernel_timeout_ms : 0};
+			    .kernel_timeout_ms = tn ? tn->quota.kernel_timeout_ms : 0,
+			    .run_timeout_ms = tn ? tn->quota.run_timeout_ms : 0};
 	if (r->core->metrics)
 		metrics_queued(r->core->metrics, r->kernel->id,
 			       (double)(now_ns() - r->queued_ns) / 1e9);

@@ -42,6 +42,15 @@ typedef struct cuda_launch_ctx {
 	 */
 	unsigned *verdict;
 	/*
+	 * A device-visible word the host sets to nonzero when the run is to stop
+	 * (over its tenant's run_timeout): a kernel that can stop part-way reads
+	 * it now and then, the same value in every thread of a block, and
+	 * returns (its outputs then hold no result; the run fails). NULL where
+	 * nothing can ask it to stop; kernels that never read it run to their
+	 * end.
+	 */
+	const unsigned *stop;
+	/*
 	 * Scratch device memory for the work this launch enqueues: scratch(ctx,
 	 * bytes, ...) returns a block (256-byte aligned) of at least bytes, or
 	 * NULL with why in err. It stays the launch's until that work is done:

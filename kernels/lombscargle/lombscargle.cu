@@ -93,6 +93,9 @@ __host__ __device__ constexpr int kfreqs(bool f32, bool grid, bool fm)
 	return !grid ? KA : f32 ? (fm ? 8 : 16) : 8;
 }
 constexpr double INV_2PI = 0.15915494309189533577;
+/* frequency-samples a thread works through between two reads of
+ * cuda_launch_ctx.stop (under a millisecond in float32, a few in float64) */
+constexpr long long STOP_WORK = 1LL << 17;
 
 struct ls_params {
 	const void *x, *y, *w, *freqs;
@@ -102,6 +105,7 @@ struct ls_params {
 	double f0, df; /* grid */
 	int precenter, mode, legacy;
 	unsigned *verdict;
+	const unsigned *stop; /* cuda_launch_ctx.stop: read between chunks of frequencies */
 };
 
 /* What the samples give every block (ls_prep). */
@@ -467,8 +471,26 @@ __global__ void __launch_bounds__(B, GRID             ? 2
 		return;
 	}
 	const double step = GRID ? p.df * INV_2PI * B : 0.0; /* cycles per unit x, m to m + 1 */
+	/* Asked to stop (run_timeout): the whole block leaves before a chunk,
+	 * one thread reading the host's word for all of them (a return must be
+	 * the block's, as the tiles' syncs are). The word is host memory, a
+	 * PCIe round trip away: read after every STOP_WORK frequency-samples per
+	 * thread (a chunk at least), so it costs nothing that shows, and a short
+	 * run (a few chunks per block) never reads it. */
+	__shared__ unsigned stopping;
+	const long long every = max(1LL, STOP_WORK / max(1LL, (long long)K * p.n));
+	long long chunk = 0;
 	for (long long base = (long long)blockIdx.x * B * K; base < p.nf;
 	     base += (long long)gridDim.x * B * K) {
+		if (p.stop && ++chunk % every == 0) {
+			if (threadIdx.x == 0)
+				stopping = *(const volatile unsigned *)p.stop;
+			__syncthreads();
+			const bool leave = stopping != 0;
+			__syncthreads();
+			if (leave)
+				return;
+		}
 		const long long k0 = base + threadIdx.x;
 		freq_t<T> f[K];
 #pragma unroll
@@ -633,6 +655,7 @@ int ls_launch_direct(const kernel_args *a, const cuda_launch_ctx *ctx, char *err
 	p.mode = (int)v[LS_NORMALIZE].s.i64;
 	p.legacy = v[LS_LEGACY].s.b;
 	p.verdict = ctx->verdict;
+	p.stop = ctx->stop;
 	bool grid = !v[LS_FREQS].present, w = v[LS_WEIGHTS].present,
 	     fm = v[LS_FLOATING_MEAN].s.b != 0;
 	bool f32 = a->dtype == GPUD_F32;

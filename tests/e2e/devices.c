@@ -44,7 +44,7 @@ static void setup_three(void)
 	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
 	chmod(tokens, 0600);
 	snprintf(conf, sizeof(conf),
-		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\n"
+		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\ncpu_threads = 2\n"
 		 "[quota]\ndevice_bytes.1 = 1MiB\n",
 		 tokens);
 	extra[5] = tcp_url;
@@ -128,11 +128,11 @@ START_TEST(test_every_device_listed)
 	ck_assert_int_eq(s.server.ndevices, 3);
 	ck_assert_int_eq(s.degraded, 0);
 	for (int i = 0; i < 3; i++)
-		ck_assert_uint_eq(s.server.devices[i].slots, 1); /* cpu: one run at a time */
+		ck_assert_uint_eq(s.server.devices[i].slots, 4); /* cpu: twice cpu_threads */
 	ctl_result *r = CTL("status");
 	assert_ctl_ok(r);
 	ck_assert_msg(strstr(r->out, "device 2 ") != NULL, "gpuctl status:\n%s", r->out);
-	ck_assert_msg(strstr(r->out, "runs in flight of 1 slots") != NULL, "gpuctl status:\n%s",
+	ck_assert_msg(strstr(r->out, "runs in flight of 4 slots") != NULL, "gpuctl status:\n%s",
 		      r->out);
 	gpud_close(c);
 }

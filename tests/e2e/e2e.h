@@ -4,8 +4,8 @@
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
- * trace.c, logs.c, endpoints.c) makes its Check test cases; main.c puts them in one suite.
- * shell.c runs command lines.
+ * trace.c, logs.c, endpoints.c, fairness.c) makes its Check test cases;
+ * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
 #define GPUD_TESTS_E2E_H
@@ -265,6 +265,7 @@ TCase *e2e_alias(void);        /* alias.c: outputs overlapping arguments, in pla
 TCase *e2e_endpoints(void);    /* endpoints.c: lists of endpoints, failover */
 TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer copies */
 TCase *e2e_devices_lost(void); /* devices.c: a lost device */
+TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

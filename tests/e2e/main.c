@@ -51,6 +51,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_endpoints());
 	suite_add_tcase(s, e2e_devices());
 	suite_add_tcase(s, e2e_devices_lost());
+	suite_add_tcase(s, e2e_fairness());
 	return s;
 }
 

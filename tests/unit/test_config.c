@@ -621,15 +621,18 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(d.kept_buffers, 1024);
 	ck_assert_uint_eq(d.requests_in_flight, 64);
 	ck_assert_uint_eq(d.kernel_timeout_ms, 10000);
+	ck_assert_uint_eq(d.run_timeout_ms, 3600000);
 	ck_assert_int_eq(c.kernel_workers, 1);
 	ck_assert_int_eq(
 		config_load_string(&c,
 				   "[gpud]\ntokens_file = /etc/gpud/tokens\n"
 				   "socket_mode = 0660\nsocket_group = gpu\n"
 				   "[quota]\ndevice_bytes = 2GiB\nkept_buffers = 10\n"
-				   "kernel_timeout = 2.5\n"
+				   "kernel_timeout = 2.5\nrun_timeout = 600\n"
 				   "[tenant alice]\ndevice_bytes = 40GiB\nkernel_timeout = 0\n"
-				   "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n",
+				   "run_timeout = 0\n"
+				   "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n"
+				   "run_timeout = 0.0004\n",
 				   NAME, err, sizeof(err)),
 		0);
 	ck_assert_str_eq(c.tokens_file, "/etc/gpud/tokens");
@@ -647,6 +650,10 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(a.kernel_timeout_ms, 0); /* no limit for alice */
 	ck_assert_uint_eq(b.kernel_timeout_ms, 2500);
 	ck_assert_uint_eq(o.kernel_timeout_ms, 2500);
+	ck_assert_uint_eq(a.run_timeout_ms, 0); /* no limit for alice */
+	ck_assert_uint_eq(b.run_timeout_ms, 1); /* under a millisecond, not none */
+	ck_assert_uint_eq(o.run_timeout_ms, 600000);
+	ck_assert_uint_eq(o.kernel_timeout_ms, 2500); /* the two keys set their own fields */
 	config_free(&c);
 
 	ck_assert_int_eq(config_load_string(&c,
@@ -665,6 +672,8 @@ START_TEST(test_quota_sections)
 	assert_has(err, "unknown quota key 'device_byte'");
 	expect_load_error("[tenant x]\nkernel_timeout = -1\n", 2, err, sizeof(err));
 	assert_has(err, "kernel_timeout = '-1': expected seconds");
+	expect_load_error("[quota]\nrun_timeout = 1 minute\n", 2, err, sizeof(err));
+	assert_has(err, "run_timeout = '1 minute': expected seconds (0: no limit) from 0 to 86400");
 	expect_load_error("[tenant x]\nkept_buffers = many\n", 2, err, sizeof(err));
 	assert_has(err, "kept_buffers = 'many'");
 	expect_load_error("[gpud]\nsocket_mode = 999\n", 2, err, sizeof(err));

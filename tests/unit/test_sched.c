@@ -1,8 +1,8 @@
 /*
  * tests/unit/test_sched.c — the run scheduler (daemon/sched.h) on its own:
- * slots, the round-robin ring of tenant queues, work of no tenant, and a
- * start that fails at once (releases its slot inside sched_submit or
- * sched_release).
+ * slots, a tenant's share of them (all but one), the round-robin ring of
+ * tenant queues, work of no tenant, and a start that fails at once
+ * (releases its slot inside sched_submit or sched_release).
  */
 #include <check.h>
 #include <stdio.h>
@@ -47,40 +47,107 @@ static void setup(void)
 	started = 0;
 }
 
+/*
+ * Three slots: a tenant takes two at most, so the third is B's at once
+ * though A had asked first; then each release starts the next tenant's
+ * oldest run, A's flood behind B and C.
+ */
 START_TEST(test_slots_then_round_robin)
 {
 	sched_queue a = {0}, b = {0}, c = {0};
 	run ra[5], rb[2], rc[1];
-	sched_init(&s, 2);
+	sched_init(&s, 3);
+	ck_assert_int_eq(s.per_queue, 2);
 	submit(&ra[0], &a, "A1");
 	submit(&ra[1], &a, "A2");
+	submit(&ra[2], &a, "A3"); /* waits: A holds its two, the last slot is another's */
 	ck_assert_str_eq(order, "A1 A2 ");
-	submit(&ra[2], &a, "A3");
+	ck_assert_int_eq(s.busy, 2);
+	ck_assert_uint_eq(a.running, 2);
 	submit(&ra[3], &a, "A4");
 	submit(&ra[4], &a, "A5");
 	submit(&rb[0], &b, "B1");
+	ck_assert_str_eq(order, "A1 A2 B1 ");
 	submit(&rb[1], &b, "B2");
 	submit(&rc[0], &c, "C1");
-	ck_assert_int_eq(started, 2);
-	ck_assert_int_eq(s.busy, 2);
+	ck_assert_int_eq(started, 3);
+	ck_assert_int_eq(s.busy, 3);
 	ck_assert_uint_eq(a.queued, 3);
-	ck_assert_uint_eq(b.queued, 2);
+	ck_assert_uint_eq(b.queued, 1);
 	ck_assert_uint_eq(c.queued, 1);
-	/* Each release starts the next tenant's oldest run; A's flood waits behind B and C. */
-	sched_release(&s, &ra[0].it);
-	sched_release(&s, &ra[1].it);
-	sched_release(&s, &ra[2].it);
+	sched_release(&s, &ra[0].it); /* A is first in the ring */
 	sched_release(&s, &rb[0].it);
+	sched_release(&s, &ra[1].it); /* C's turn, though A freed the slot */
+	ck_assert_str_eq(order, "A1 A2 B1 A3 B2 C1 ");
+	ck_assert(!b.in_ring && !c.in_ring);
+	sched_release(&s, &ra[2].it);
 	sched_release(&s, &rc[0].it);
-	sched_release(&s, &ra[3].it);
-	ck_assert_str_eq(order, "A1 A2 A3 B1 C1 A4 B2 A5 ");
+	ck_assert_str_eq(order, "A1 A2 B1 A3 B2 C1 A4 A5 ");
 	ck_assert_uint_eq(a.queued + b.queued + c.queued, 0);
-	ck_assert(!a.in_ring && !b.in_ring && !c.in_ring);
+	ck_assert(!a.in_ring);
 	ck_assert_ptr_null(s.ring_head);
+	ck_assert_uint_eq(a.running, 2);
 	sched_release(&s, &rb[1].it);
+	sched_release(&s, &ra[3].it);
 	sched_release(&s, &ra[4].it);
 	ck_assert_int_eq(s.busy, 0);
+	ck_assert_uint_eq(a.running + b.running + c.running, 0);
 	ck_assert(!ra[4].it.has_slot);
+}
+END_TEST
+
+/*
+ * Two slots, bob's long runs: he holds one, his second waits though a slot
+ * is free, and alice's run takes that slot at once; bob's second starts
+ * only when his first ends, never in alice's place.
+ */
+START_TEST(test_one_tenant_leaves_a_slot)
+{
+	sched_queue bob = {0}, alice = {0};
+	run rb[3], ra[2];
+	sched_init(&s, 2);
+	ck_assert_int_eq(s.per_queue, 1);
+	submit(&rb[0], &bob, "B1");
+	submit(&rb[1], &bob, "B2");
+	submit(&rb[2], &bob, "B3");
+	ck_assert_str_eq(order, "B1 ");
+	ck_assert_int_eq(s.busy, 1);
+	ck_assert_uint_eq(bob.queued, 2);
+	submit(&ra[0], &alice, "A1");
+	ck_assert_str_eq(order, "B1 A1 ");
+	sched_release(&s, &ra[0].it); /* bob is at his share: the slot stays free */
+	ck_assert_str_eq(order, "B1 A1 ");
+	ck_assert_int_eq(s.busy, 1);
+	submit(&ra[1], &alice, "A2");
+	ck_assert_str_eq(order, "B1 A1 A2 ");
+	sched_release(&s, &rb[0].it);
+	ck_assert_str_eq(order, "B1 A1 A2 B2 ");
+	sched_release(&s, &ra[1].it);
+	sched_release(&s, &rb[1].it);
+	ck_assert_str_eq(order, "B1 A1 A2 B2 B3 ");
+	sched_release(&s, &rb[2].it);
+	ck_assert_int_eq(s.busy, 0);
+	ck_assert_ptr_null(s.ring_head);
+}
+END_TEST
+
+/* One slot: a tenant may hold it (there is no other to keep it for). */
+START_TEST(test_one_slot_is_anyones)
+{
+	sched_queue a = {0}, b = {0};
+	run r[3];
+	sched_init(&s, 1);
+	ck_assert_int_eq(s.per_queue, 1);
+	submit(&r[0], &a, "A1");
+	submit(&r[1], &a, "A2");
+	submit(&r[2], &b, "B1");
+	ck_assert_str_eq(order, "A1 ");
+	sched_release(&s, &r[0].it);
+	ck_assert_str_eq(order, "A1 A2 "); /* A asked first */
+	sched_release(&s, &r[1].it);
+	ck_assert_str_eq(order, "A1 A2 B1 ");
+	sched_release(&s, &r[2].it);
+	ck_assert_int_eq(s.busy, 0);
 }
 END_TEST
 
@@ -174,6 +241,8 @@ Suite *sched_suite(void)
 	TCase *tc = tcase_create("sched");
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_slots_then_round_robin);
+	tcase_add_test(tc, test_one_tenant_leaves_a_slot);
+	tcase_add_test(tc, test_one_slot_is_anyones);
 	tcase_add_test(tc, test_no_tenant_never_waits);
 	tcase_add_test(tc, test_failing_start_passes_the_slot_on);
 	tcase_add_test(tc, test_cancel_waiting);

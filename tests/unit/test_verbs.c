@@ -144,17 +144,24 @@ static Gpud__StatusResponse *status_of(uint32_t pipe, reply *rp)
 	return rp->r->status;
 }
 
-static void setup(void)
+/* run_slots 0: the backend's default */
+static void start_server(int run_slots)
 {
 	char err[512];
 	log_set_level(LOG_ERROR);
 	config_defaults(&cfg);
 	snprintf(cfg.backend, sizeof(cfg.backend), "cpu");
 	cfg.cpu_threads = 2;
+	cfg.run_slots = run_slots;
 	cfg.max_message_size = 1 << 20;
 	cfg.quota.device_bytes = 1 << 20;
 	uv_loop_init(&loop);
 	ck_assert_msg(server_start(&srv, &loop, &cfg, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void setup(void)
+{
+	start_server(0);
 }
 
 static void teardown(void)
@@ -163,6 +170,13 @@ static void teardown(void)
 	uv_run(&loop, UV_RUN_DEFAULT);
 	ck_assert_int_eq(srv.exit_code, 0);
 	uv_loop_close(&loop);
+}
+
+/* The server again with one run slot: a tenant's second run waits for its first. */
+static void restart_with_one_slot(void)
+{
+	teardown();
+	start_server(1);
 }
 
 START_TEST(test_hello_first)
@@ -650,13 +664,14 @@ static void long_run_make(long_run *lr, uint32_t pipe)
 }
 
 /*
- * One run slot (the cpu backend's default): a long run runs, a second waits.
- * Cancelling the waiting one fails it at once; the running one stops between
- * chunks and fails; the outputs they made go; an unknown id is not found.
+ * One run slot: a long run runs, a second waits. Cancelling the waiting one
+ * fails it at once; the running one stops between chunks and fails; the
+ * outputs they made go; an unknown id is not found.
  */
 START_TEST(test_cancel)
 {
 	long_run lr;
+	restart_with_one_slot();
 	hello(3);
 	long_run_make(&lr, 3);
 	Gpud__Argument *a = lr.a;
@@ -702,6 +717,7 @@ END_TEST
 START_TEST(test_close_cancels_runs)
 {
 	long_run lr;
+	restart_with_one_slot();
 	hello(4);
 	long_run_make(&lr, 4);
 	reply ra, rb;

@@ -326,7 +326,7 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	}
 	if (pool_create(&pc, &cb->pool, err, errlen) != 0 ||
 	    streams_open(cb, cfg, err, errlen) != 0 || staging_open(cb, cfg, err, errlen) != 0 ||
-	    verdict_open(cb, err, errlen) != 0)
+	    verdict_open(cb, err, errlen) != 0 || stop_open(cb, err, errlen) != 0)
 		goto fail;
 	libs_open(cb);
 	if (kernels_open(cb, err, errlen) != 0)
@@ -349,6 +349,7 @@ fail:
 	libs_close(cb);
 	staging_close(cb);
 	verdict_close(cb);
+	stop_close(cb, 0);
 	pool_destroy(cb->pool);
 	free(cb);
 	b->impl = NULL;
@@ -412,6 +413,7 @@ static void cuda_close(gpud_backend *b)
 		HASH_DEL(cb->clearing, c);
 		free(c);
 	}
+	stop_close(cb, atomic_load(&cb->lost));
 	b->impl = NULL;
 	if (b->started)
 		completion_close_handles(cb, free_backend); /* the last frees cb */
@@ -694,6 +696,12 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 	lc.scratch_arg = j;
 	if (j->verdict >= 0)
 		lc.verdict = cb->verdicts_dev + j->verdict;
+	/* A built-in run of a tenant with a run_timeout (custom kernels have
+	 * kernel_timeout, in their worker): from here every path ends in
+	 * job_complete, which gives the word back. */
+	if (ck && t && t->run_timeout_ms &&
+	    (j->stop = stop_take(cb, k->name, t->run_timeout_ms)) >= 0)
+		lc.stop = stop_word(cb, j->stop);
 	custom_plan plan;
 	int planned = uk ? custom_plan_make(cb, uk, a, &plan, err, errlen) : 0;
 	cudaError_t e = cudaEventRecord(j->ev[0], j->stream);

@@ -71,6 +71,7 @@ cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_f
 	j->work.data = j;
 	j->stage_idx = -1;
 	j->verdict = -1;
+	j->stop = -1;
 	j->tw_slot = -1;
 	return j;
 }
@@ -99,6 +100,15 @@ static void job_complete(cuda_job *j, dstatus status, const char *msg)
 			j->kdef->verdict_message(j->args, code, vmsg, sizeof(vmsg));
 			status = ST_INVALID;
 			msg = vmsg;
+		}
+	}
+	char smsg[400];
+	if (j->stop >= 0) { /* over run_timeout: no result, whether it stopped early or not */
+		int over = stop_put(cb, j->stop, smsg, sizeof(smsg));
+		j->stop = -1;
+		if (over && status == ST_OK) {
+			status = ST_QUOTA;
+			msg = smsg;
 		}
 	}
 	char twmsg[768];
@@ -312,7 +322,8 @@ int completion_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	cb->done_async.data = cb;
 	uv_idle_init(b->loop, &cb->poll_idle);
 	cb->poll_idle.data = cb;
-	cb->handles_open = 2;
+	stop_start(cb, b->loop);
+	cb->handles_open = 3;
 	pthread_mutex_init(&cb->wait_lock, NULL);
 	pthread_cond_init(&cb->wait_cond, NULL);
 	if (pthread_create(&cb->waiter, NULL, waiter_main, cb) == 0)
@@ -339,4 +350,5 @@ void completion_close_handles(cuda_backend *cb, uv_close_cb last)
 {
 	uv_close((uv_handle_t *)&cb->done_async, last);
 	uv_close((uv_handle_t *)&cb->poll_idle, last);
+	stop_close_handle(cb, last);
 }

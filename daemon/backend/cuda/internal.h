@@ -12,6 +12,7 @@
  *   pool.cu       the device memory pool over CUB (pool.h)
  *   nvrtc.c       NVRTC, loaded with dlopen (nvrtc.h)
  *   verdict.c     the mapped words in which kernels report bad argument values
+ *   run_timeout.c the mapped words that ask kernels to stop (run_timeout), the timer
  *
  * Four kinds of thread touch a cuda_backend: the loop (ops, completions),
  * libuv's workers (staged copies, pinning, frees that give memory back to
@@ -43,6 +44,7 @@
 #define MAX_EVENTS 4096
 #define MAX_STAGING 1024
 #define MAX_VERDICTS 4096 /* runs of verdict-reporting kernels in flight, at most */
+#define MAX_STOPS 4096    /* runs with a run_timeout in flight, at most */
 #define JOB_MAX_SCRATCH 4 /* scratch blocks one run's launch may take */
 
 /* A stream's handles of the libraries kernels call (kernels/core/libs.h). */
@@ -97,6 +99,8 @@ typedef struct cuda_backend {
 	unsigned *verdicts_dev;      /* the same words as the device sees them */
 	int verdict_free[MAX_VERDICTS];
 	int nverdict_free;
+	struct stop_state *stops; /* run_timeout.c: words and deadlines (made at open) */
+	uv_timer_t stop_timer;    /* run_timeout.c: the earliest deadline to come */
 	cuda_job *poll_head;
 	cuda_clearing *clearing; /* blocks being cleared, by address */
 	uv_async_t done_async;   /* the waiter's finished jobs, to the loop */
@@ -156,6 +160,8 @@ struct cuda_job {
 	double *kernel_us;
 	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
 	int verdict;
+	/* built-in runs with a run_timeout: its stop word (run_timeout.c), or -1 */
+	int stop;
 	int tw_slot; /* runs through a tenant worker: its slot (tworkers.c), or -1 */
 	/* runs: scratch blocks the launch took (cuda_launch_ctx.scratch), given
 	 * back to the pool when the job finishes */
@@ -220,6 +226,23 @@ void verdict_close(cuda_backend *cb);
 int verdict_take(cuda_backend *cb);
 /* Gives word idx back; returns the code the kernel left there. */
 unsigned verdict_put(cuda_backend *cb, int idx);
+
+/* --- run_timeout.c (the loop's, but open and close) --- */
+int stop_open(cuda_backend *cb, char *err, size_t errlen);
+/* device_gone: the context is lost (its mapped memory with it). */
+void stop_close(cuda_backend *cb, int device_gone);
+/* The timer, on the loop (completion_start), and its close (the backend's last handles). */
+void stop_start(cuda_backend *cb, uv_loop_t *loop);
+void stop_close_handle(cuda_backend *cb, uv_close_cb last);
+/* A run of kernel with a run_timeout of timeout_ms starts now: its word's
+ * index (zeroed; the timer writes it at the deadline), or -1 if every word
+ * is taken (the run then has no limit). */
+int stop_take(cuda_backend *cb, const char *kernel, uint64_t timeout_ms);
+/* Word idx as the device sees it: cuda_launch_ctx.stop. */
+const unsigned *stop_word(cuda_backend *cb, int idx);
+/* The run of word idx has completed: the word goes back; 1 with the
+ * failure's message in msg if it was over its run_timeout, else 0. */
+int stop_put(cuda_backend *cb, int idx, char *msg, size_t msglen);
 
 /* --- staging.c --- */
 int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen);
