@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gpud/client.h>
@@ -127,6 +128,7 @@ int main(int argc, char **argv)
 	FILE *f = fopen(tokens, "w");
 	fprintf(f, "flood %s\nquiet %s\n", TOKEN_FLOOD, TOKEN_QUIET);
 	fclose(f);
+	chmod(tokens, 0600); /* gpud refuses a tokens_file others may read */
 	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\n", tokens);
 	o.config = conf;
 	gpud_client *q = NULL;
