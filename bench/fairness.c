@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gpud/client.h>
@@ -384,6 +385,7 @@ int main(int argc, char **argv)
 	fprintf(f, "flood %s\nquiet %s\nbob %s\nalice %s\n", TOKEN_FLOOD, TOKEN_QUIET, TOKEN_BOB,
 		TOKEN_ALICE);
 	fclose(f);
+	chmod(tokens, 0600); /* gpud refuses a tokens_file others may read */
 	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\n", tokens);
 	o.config = conf;
 	gpud_client *q = NULL;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <time.h>
 
 #include <mbedtls/error.h>
+#include <mbedtls/pk.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
@@ -36,8 +38,10 @@
 #endif
 
 /*
- * tokens_file: one "TENANT TOKEN" per line; '#' starts a comment. A file
- * others can read gets a warning: anyone who reads it is every tenant.
+ * tokens_file: one "TENANT TOKEN" per line; '#' starts a comment. Refused
+ * at start: a file group or others may read (whoever reads it is every
+ * tenant), a malformed line, and a token given to two tenants (which one
+ * a hello gets would be up to the file's order).
  */
 int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 {
@@ -54,11 +58,16 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "tokens_file %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-		log_warn("tokens_file %s is readable by group or others (mode %03o); chmod 600",
-			 path, (unsigned)(st.st_mode & 0777));
+	if (fstat(fileno(f), &st) != 0 || (st.st_mode & 077)) {
+		snprintf(err, errlen,
+			 "tokens_file %s has mode %04o: group or others may read it, and whoever "
+			 "reads it can connect as every tenant in it; chmod 600 %s",
+			 path, (unsigned)(st.st_mode & 07777), path);
+		fclose(f);
+		return -1;
+	}
 	while (fgets(line, sizeof(line), f)) {
-		char tenant[sizeof(line)], token[sizeof(line)], extra[2], why[160] = "";
+		char tenant[sizeof(line)], token[sizeof(line)], extra[2], why[200] = "";
 		lineno++;
 		char *hash = strchr(line, '#');
 		if (hash)
@@ -84,6 +93,23 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 			auth_fini(a);
 			return -1;
 		}
+		int same = -1; /* the token named before, on the line of tokens[same] */
+		for (int i = 0; i < a->ntokens && same < 0; i++)
+			if (strcmp(a->tokens[i].token, token) == 0)
+				same = i;
+		if (same >= 0 && strcmp(a->tokens[same].tenant, tenant) != 0) {
+			/* the token itself is never written out, not even here */
+			snprintf(err, errlen,
+				 "tokens_file %s:%d: tenant '%s' has the token that line %d gives "
+				 "tenant '%s'; a token must name one tenant (give each its own)",
+				 path, lineno, tenant, a->tokens[same].line,
+				 a->tokens[same].tenant);
+			fclose(f);
+			auth_fini(a);
+			return -1;
+		}
+		if (same >= 0)
+			continue; /* the same line again: nothing new */
 		auth_token *nt = realloc(a->tokens, (size_t)(a->ntokens + 1) * sizeof(*nt));
 		if (nt == NULL) {
 			snprintf(err, errlen, "tokens_file: out of memory");
@@ -94,6 +120,7 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 		a->tokens = nt;
 		snprintf(nt[a->ntokens].tenant, sizeof(nt->tenant), "%s", tenant);
 		snprintf(nt[a->ntokens].token, sizeof(nt->token), "%s", token);
+		nt[a->ntokens].line = lineno;
 		a->ntokens++;
 	}
 	fclose(f);
@@ -171,6 +198,99 @@ static char *read_file(const char *what, const char *path, char *err, size_t err
 	}
 	buf[n] = '\0';
 	return buf;
+}
+
+#if MBEDTLS_VERSION_MAJOR >= 3
+/* mbed TLS 3 asks for random bytes to parse and check a key (blinding). */
+static int pk_random(void *arg, unsigned char *out, size_t n)
+{
+	(void)arg;
+	while (n > 0) {
+		ssize_t k = getrandom(out, n, 0);
+		if (k <= 0)
+			return MBEDTLS_ERR_PK_BAD_INPUT_DATA;
+		out += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+#define PK_RANDOM , pk_random, NULL
+#else
+#define PK_RANDOM
+#endif
+
+/* "an RSA key of 2048 bits", "an EC key of 256 bits": what a key is, for a message. */
+static void key_words(const mbedtls_pk_context *pk, char *out, size_t len)
+{
+	const char *name = mbedtls_pk_get_name(pk);
+	snprintf(out, len, "an %s key of %zu bits", name ? name : "unknown",
+		 mbedtls_pk_get_bitlen(pk));
+}
+
+static void tls_error(int rv, char *out, size_t len)
+{
+	out[0] = '\0';
+#ifdef MBEDTLS_ERROR_C
+	mbedtls_strerror(rv, out, len);
+#else
+	snprintf(out, len, "mbed TLS error -0x%04x", (unsigned)-rv);
+#endif
+}
+
+int auth_tls_check(const gpud_config *cfg, char *err, size_t errlen)
+{
+	mbedtls_x509_crt crt;
+	mbedtls_pk_context key;
+	char why[256];
+	int rv, ret = -1;
+
+	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
+		snprintf(
+			err, errlen,
+			"tls+tcp:// listeners need tls_cert and tls_key (PEM files) in the config");
+		return -1;
+	}
+	mbedtls_x509_crt_init(&crt);
+	mbedtls_pk_init(&key);
+	if ((rv = mbedtls_x509_crt_parse_file(&crt, cfg->tls_cert)) != 0) {
+		tls_error(rv, why, sizeof(why));
+		if (rv > 0)
+			snprintf(why, sizeof(why), "%d of its certificates cannot be parsed", rv);
+		snprintf(err, errlen, "tls_cert %s: not a certificate chain in PEM: %s",
+			 cfg->tls_cert, why);
+		goto out;
+	}
+	if ((rv = mbedtls_pk_parse_keyfile(&key, cfg->tls_key, NULL PK_RANDOM)) != 0) {
+		tls_error(rv, why, sizeof(why));
+		snprintf(err, errlen,
+			 "tls_key %s: not a private key in PEM without a password (as nng reads "
+			 "it): %s",
+			 cfg->tls_key, why);
+		goto out;
+	}
+	/* The chain's first certificate is gpud's own: its public key must be
+	 * the key's, or every handshake fails and clients blame their CA. */
+	if ((rv = mbedtls_pk_check_pair(&crt.pk, &key PK_RANDOM)) != 0) {
+		char subject[256] = "?", kw[96], cw[96];
+		mbedtls_x509_dn_gets(subject, sizeof(subject), &crt.subject);
+		key_words(&key, kw, sizeof(kw));
+		key_words(&crt.pk, cw, sizeof(cw));
+		if (strcmp(kw, cw) == 0)
+			snprintf(why, sizeof(why), "both are %s, but of different key pairs", kw);
+		else
+			snprintf(why, sizeof(why), "the key is %s, the certificate's is %s", kw,
+				 cw);
+		snprintf(err, errlen,
+			 "tls_key %s does not match tls_cert %s (its first certificate, %s): %s; "
+			 "every TLS handshake would fail",
+			 cfg->tls_key, cfg->tls_cert, subject, why);
+		goto out;
+	}
+	ret = 0;
+out:
+	mbedtls_pk_free(&key);
+	mbedtls_x509_crt_free(&crt);
+	return ret;
 }
 
 /* tls_cert, for the log lines of failed handshakes (every TLS listener has

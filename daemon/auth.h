@@ -26,6 +26,7 @@
 typedef struct auth_token {
 	char tenant[GPUD_TENANT_NAME];
 	char token[128];
+	int line; /* of tokens_file, for messages */
 } auth_token;
 
 typedef struct auth {
@@ -33,7 +34,11 @@ typedef struct auth {
 	int ntokens;
 } auth;
 
-/* Reads cfg->tokens_file (if set). 0, or -1 with err naming the file and line. */
+/*
+ * Reads cfg->tokens_file (if set). 0, or -1 with err naming the file and
+ * line: unreadable, readable by group or others, a malformed line, a token
+ * given to two tenants.
+ */
 int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen);
 void auth_fini(auth *a);
 
@@ -45,6 +50,13 @@ void auth_fini(auth *a);
 dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *name, size_t len,
 		    char *err, size_t errlen);
 
+/*
+ * tls_cert and tls_key as tls+tcp:// listeners will take them: both set and
+ * readable, a certificate chain and a private key in PEM, and the key the
+ * pair of the chain's first certificate (mbed TLS's check). 0, or -1 with
+ * err naming both files and what does not match.
+ */
+int auth_tls_check(const gpud_config *cfg, char *err, size_t errlen);
 /* Sets up TLS on a tls+tcp:// listener from cfg. 0, or -1 with err. */
 int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, char *err,
 		      size_t errlen);

@@ -97,6 +97,7 @@ struct gpud_session {
 	char peer[64];                /* for status and logs */
 	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
 	gpud_tenant *tenant;          /* set by a successful hello */
+	uint32_t failed_hellos;       /* closed at GUARD_CONN_FAILURES (daemon/hello_guard.h) */
 	struct host_region *regions;  /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
 	struct gpud_request *live; /* its requests in gpud now, for cancel (daemon/request.h) */

@@ -157,17 +157,54 @@ int config_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/*
+ * A tcp:// or tls+tcp:// listen URL's port: nng takes one left out for 0,
+ * a port chosen at random that no client knows. An explicit 0 stays
+ * allowed (tests; gpud logs the port it got). 0, or -1 with err.
+ */
+static int check_port(const char *url, size_t scheme_len, char *err, size_t errlen)
+{
+	const char *host = url + scheme_len, *colon;
+
+	if (host[0] == '[') { /* an IPv6 address: [::1]:7878 */
+		const char *rb = strchr(host, ']');
+		colon = rb && rb[1] == ':' ? rb + 1 : NULL;
+	} else {
+		colon = strrchr(host, ':');
+	}
+	if (colon == NULL || colon[1] == '\0') {
+		snprintf(err, errlen,
+			 "listen URL '%s' has no port (nng would listen on one chosen at random, "
+			 "which no client knows); expected %.*sHOST:PORT, e.g. %.*s127.0.0.1:7878",
+			 url, (int)scheme_len, url, (int)scheme_len, url);
+		return -1;
+	}
+	const char *p = colon + 1;
+	size_t digits = strspn(p, "0123456789");
+	if (digits == 0 || digits > 5 || p[digits] != '\0' || atol(p) > 65535) {
+		snprintf(err, errlen,
+			 "listen URL '%s': the port '%s' is not a number from 0 to 65535", url, p);
+		return -1;
+	}
+	return 0;
+}
+
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 {
-	if (strncmp(url, "ipc://", 6) != 0 && strncmp(url, "tcp://", 6) != 0 &&
-	    strncmp(url, "tcp4://", 7) != 0 && strncmp(url, "tcp6://", 7) != 0 &&
-	    strncmp(url, "tls+tcp://", 10) != 0) {
+	static const char *const tcp_schemes[] = {"tcp://", "tcp4://", "tcp6://", "tls+tcp://"};
+	size_t tcp = 0;
+	for (size_t i = 0; i < sizeof(tcp_schemes) / sizeof(tcp_schemes[0]); i++)
+		if (strncmp(url, tcp_schemes[i], strlen(tcp_schemes[i])) == 0)
+			tcp = strlen(tcp_schemes[i]);
+	if (strncmp(url, "ipc://", 6) != 0 && tcp == 0) {
 		snprintf(err, errlen,
 			 "listen URL '%s': expected ipc://PATH, tcp://HOST:PORT or "
 			 "tls+tcp://HOST:PORT",
 			 url);
 		return -1;
 	}
+	if (tcp && check_port(url, tcp, err, errlen) != 0)
+		return -1;
 	if (c->nlisten == GPUD_MAX_LISTEN) {
 		snprintf(err, errlen, "listen URL '%s': at most %d listen URLs", url,
 			 GPUD_MAX_LISTEN);

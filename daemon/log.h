@@ -5,11 +5,20 @@
  * (log_about: connection, tenant, verb, request), which text prefixes and
  * JSON carries as fields; request_log (daemon/request.h) fills it from a
  * request. Callable from any thread.
+ *
+ * Text records cannot be forged: a message may hold what a client sent
+ * (argument and kernel names, hello's client text, its peer's address), so
+ * the text formatter shows every control character of it escaped, as
+ * systemd does (\n, \t, \x1b, \x7f; a backslash as \\), keeps valid UTF-8
+ * (but C1 controls and U+2028/U+2029, escaped by their bytes) and shows
+ * invalid bytes as \xNN: one record is one line, whatever a client sent.
+ * JSON records are escaped by jansson.
  */
 #ifndef GPUD_LOG_H
 #define GPUD_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -21,6 +30,8 @@ enum log_level log_get_level(void);
 /* "error", "warn", "info", "debug" -> level; -1 if unknown. */
 int log_level_parse(const char *s);
 void log_set_format(enum log_format fmt);
+/* Where records go: stderr (2) unless a test (the fuzzer) points them elsewhere. */
+void log_set_fd(int fd);
 
 /*
  * Looks again whether stderr is journald's stream ($JOURNAL_STREAM names
@@ -46,6 +57,25 @@ void log_about_msg(enum log_level lvl, const log_about *about, const char *fmt, 
 	__attribute__((format(printf, 3, 4)));
 void log_about_vmsg(enum log_level lvl, const log_about *about, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
+
+/*
+ * s escaped for a text record, as the formatter does it, into out (cap > 0
+ * bytes, NUL-terminated; an escape is never cut). Returns the bytes of s
+ * taken: all n unless out filled up first.
+ */
+size_t log_escape(const char *s, size_t n, char *out, size_t cap);
+
+/*
+ * A client's string in a message or log line: itself when it has at most
+ * LOG_CLIP_BYTES bytes, else its first ones (cut on a UTF-8 boundary) in buf
+ * followed by "...(N bytes)", its whole length. LOG_CLIP(s) gives it a
+ * buffer that lives to the end of the enclosing block:
+ *   request_fail(r, ST_INVALID, "unknown kernel '%s'", LOG_CLIP(name));
+ */
+#define LOG_CLIP_BYTES 200
+#define LOG_CLIP_SIZE (LOG_CLIP_BYTES + 32)
+const char *log_clip(char *buf, const char *s);
+#define LOG_CLIP(s) log_clip((char[LOG_CLIP_SIZE]){0}, (s))
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)

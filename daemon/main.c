@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 	config_defaults(&cfg);
 	if (config_path && config_load_file(&cfg, config_path, err, sizeof(err)) != 0) {
 		fprintf(stderr, "gpud: error: config %s\n", err);
+		config_free(&cfg);
 		return 2;
 	}
 	if (nlisten_flags)
@@ -138,6 +139,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nflags; i++) {
 		if (config_set(&cfg, flags[i].key, flags[i].value, err, sizeof(err)) != 0) {
 			fprintf(stderr, "gpud: error: --%s: %s\n", flags[i].key, err);
+			config_free(&cfg);
 			return 2;
 		}
 	}
@@ -166,10 +168,13 @@ int main(int argc, char **argv)
 	log_info("gpud %s starting (protocol %u)", GPUD_VERSION, GPUD_PROTOCOL_VERSION);
 	notify_init(); /* systemd's Type=notify: daemon/notify.h */
 	trace_init();  /* an NVTX tool, if one is attached, loads now (daemon/trace.h) */
-	if (server_start(&srv, loop, &cfg, err, sizeof(err)) != 0) {
+	int started = server_start(&srv, loop, &cfg, err, sizeof(err));
+	if (started != 0) {
 		log_error("%s", err);
 		notify_status("failed to start: %s", err);
-		return 1;
+		config_free(&cfg);
+		/* a tokens_file or TLS files it refuses: a config error, as the file's own */
+		return started == SERVER_BAD_CONFIG ? 2 : 1;
 	}
 	char devs[256];
 	log_info("ready: backend %s, devices %s, %d contexts, max message %llu bytes",

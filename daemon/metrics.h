@@ -28,6 +28,8 @@
 /* Kernels: the built-in ids, then one series for every user's kernel. */
 #define METRICS_KERNELS (KERNEL_COUNT + 1)
 #define METRICS_KERNEL_CUSTOM KERNEL_COUNT
+/* Failed hellos: daemon/hello_guard.h's guard_failure kinds. */
+#define METRICS_AUTH_FAILURES 2
 
 typedef enum quota_kind {
 	QUOTA_DEVICE_BYTES,
@@ -72,6 +74,10 @@ typedef struct metrics {
 	histogram kernel_seconds[METRICS_KERNELS];
 	histogram queue_seconds[METRICS_KERNELS];
 	uint64_t connections_total; /* connections gpud accepted */
+	/* failed hellos by guard_failure (daemon/hello_guard.h), and the
+	 * connections closed for them */
+	uint64_t auth_failures[METRICS_AUTH_FAILURES];
+	uint64_t auth_closed;
 } metrics;
 
 void histogram_observe(histogram *h, double seconds);

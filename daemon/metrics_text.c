@@ -17,6 +17,7 @@
 #include <time.h>
 #include <uthash.h>
 
+#include "daemon/hello_guard.h"
 #include "daemon/metrics_text.h"
 #include "proto/wire.h"
 
@@ -407,6 +408,24 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 		p->backend_lost ? 0 : 1);
 	family(f, "gpud_connections_accepted_total", "counter", "Connections gpud has accepted.");
 	sample_u(f, "gpud_connections_accepted_total", p->m->connections_total);
+	family(f, "gpud_auth_failures_total", "counter",
+	       "Failed hellos: a wrong or missing token (token), or refused unread while their "
+	       "peer backs off after failed hellos (backoff).");
+	for (int k = 0; k < METRICS_AUTH_FAILURES; k++)
+		fprintf(f, "gpud_auth_failures_total{reason=\"%s\"} %llu\n",
+			guard_failure_name((guard_failure)k),
+			(unsigned long long)p->m->auth_failures[k]);
+	family(f, "gpud_auth_connections_closed_total", "counter",
+	       "Connections gpud closed after their failed hellos.");
+	sample_u(f, "gpud_auth_connections_closed_total", p->m->auth_closed);
+	if (core->guard) {
+		family(f, "gpud_auth_peers", "gauge",
+		       "Peers (a uid, an address) whose failed hellos gpud counts: all of them "
+		       "(at most 1024), and those backing off now.");
+		fprintf(f, "gpud_auth_peers{state=\"counted\"} %zu\n", core->guard->npeers);
+		fprintf(f, "gpud_auth_peers{state=\"backing_off\"} %zu\n",
+			guard_backing_off(core->guard, now_ns()));
+	}
 	family(f, "gpud_requests_in_flight", "gauge", "Requests taken and not yet answered.");
 	sample_u(f, "gpud_requests_in_flight", core->stats->in_flight);
 	family(f, "gpud_buffers", "gauge", "Buffers in gpud, all tenants.");

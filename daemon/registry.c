@@ -310,13 +310,13 @@ dstatus registry_remove(registry *g, gpud_tenant *tn, int shared, const char *na
 		snprintf(err, errlen,
 			 "unregister %s: shared kernels are for administrators; tenant %s is not "
 			 "in admin_tenants",
-			 name, tn->name);
+			 LOG_CLIP(name), tn->name);
 		return ST_UNAUTHENTICATED;
 	}
 	home h = home_of(g, tn, shared);
 	HASH_FIND_STR(*h.table, name, e);
 	if (e == NULL) {
-		snprintf(err, errlen, "unregister: no kernel '%s' among %s%s", name,
+		snprintf(err, errlen, "unregister: no kernel '%s' among %s%s", LOG_CLIP(name),
 			 shared ? "the shared kernels" : tn->name,
 			 kernel_find(name) ? " (built-in kernels stay)" : "");
 		return ST_UNKNOWN_KERNEL;

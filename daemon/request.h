@@ -57,6 +57,7 @@ typedef struct gpud_core {
 	region_server *regions;
 	registry *registry;
 	const auth *auth;
+	struct hello_guard *guard; /* failed hellos per peer (daemon/hello_guard.h) */
 	request_stats *stats;
 	metrics *metrics; /* counters for /metrics (daemon/metrics.h) */
 } gpud_core;

@@ -197,7 +197,9 @@ static void pipe_peer(nng_pipe p, int64_t *peer_uid, char *peer, size_t len)
 		snprintf(peer, len, "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
 			 (unsigned)ntohs(sa.s_in.sa_port));
 	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET6) {
-		snprintf(peer, len, "[ipv6]:%u", (unsigned)ntohs(sa.s_in6.sa_port));
+		char ip[INET6_ADDRSTRLEN] = "?";
+		inet_ntop(AF_INET6, sa.s_in6.sa_addr, ip, sizeof(ip));
+		snprintf(peer, len, "[%s]:%u", ip, (unsigned)ntohs(sa.s_in6.sa_port));
 	}
 }
 
@@ -508,6 +510,7 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->stop_timer);
+	guard_fini(&s->guard);
 	log_info("stopped after %llu requests", (unsigned long long)s->stats.requests);
 	free(s->fatal);
 	s->fatal = NULL;
@@ -618,6 +621,15 @@ static size_t request_cap(const gpud_config *cfg)
 
 static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
 
+/* The hello guard's close of a connection that kept failing hello. */
+static void close_conn(void *arg, uint32_t pipe_id)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+	(void)arg;
+	p.id = pipe_id;
+	nng_pipe_close(p); /* gone already: nothing to do */
+}
+
 /* /metrics (daemon/observe.c), on the loop. */
 static void render_metrics(void *arg, FILE *out)
 {
@@ -656,10 +668,20 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 
 	notify_status("starting: opening the %s backend, loading and self-testing its kernels",
 		      cfg->backend);
-	/* Tokens first: a bad tokens_file stops gpud before it binds anything
-	 * (and before the backend's warm-up). */
+	/* Tokens and TLS files first: a tokens_file or tls_key gpud refuses
+	 * stops it before it binds anything (and before the backend's
+	 * warm-up), as a config error. */
 	if (auth_load(&s->auth, cfg, err, errlen) != 0)
-		return -1;
+		return SERVER_BAD_CONFIG;
+	for (int i = 0; i < cfg->nlisten; i++)
+		if (strncmp(cfg->listen[i], "tls+", 4) == 0) {
+			if (auth_tls_check(cfg, err, errlen) != 0) {
+				auth_fini(&s->auth);
+				return SERVER_BAD_CONFIG;
+			}
+			break;
+		}
+	guard_init(&s->guard, loop, close_conn, s);
 	/* The health endpoint answers while the backend warms up. */
 	if (observe_start(&s->observe, loop, cfg->metrics_listen, render_metrics, s, err, errlen) !=
 	    0)
@@ -681,6 +703,7 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 			      .regions = &s->regions,
 			      .registry = &s->registry,
 			      .auth = &s->auth,
+			      .guard = &s->guard,
 			      .stats = &s->stats,
 			      .metrics = &s->metrics};
 
@@ -723,7 +746,14 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 			return -1;
 		}
 		s->nlisteners++;
-		log_info("listening on %s", cfg->listen[i]);
+		int port = -1;
+		if (strncmp(cfg->listen[i], "ipc://", 6) != 0 &&
+		    strcmp(strrchr(cfg->listen[i], ':'), ":0") == 0)
+			nng_listener_get_int(s->listeners[i], NNG_OPT_TCP_BOUND_PORT, &port);
+		if (port >= 0) /* port 0: the system's choice, which clients need to know */
+			log_info("listening on %s (port %d)", cfg->listen[i], port);
+		else
+			log_info("listening on %s", cfg->listen[i]);
 	}
 
 	for (int i = 0; i < cfg->nlisten; i++)

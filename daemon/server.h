@@ -22,6 +22,7 @@
 
 #include <nng/nng.h>
 
+#include "daemon/hello_guard.h"
 #include "daemon/observe.h"
 #include "daemon/request.h"
 #include "daemon/ring.h"
@@ -42,6 +43,7 @@ struct gpud_server {
 	sched sched;
 	registry registry;
 	auth auth;
+	hello_guard guard; /* failed hellos per peer */
 	request_stats stats;
 	metrics metrics; /* counters for /metrics */
 	observe observe; /* the metrics and health endpoint */
@@ -73,7 +75,13 @@ struct gpud_server {
 	char *fatal; /* the backend's last words, once it cannot work any more */
 };
 
-/* Opens the backend, binds every listen URL, starts the contexts. 0 or -1 + err. */
+/* server_start's refusal of the settings themselves (gpud exits 2 for it). */
+#define SERVER_BAD_CONFIG (-2)
+/*
+ * Opens the backend, binds every listen URL, starts the contexts. 0; or
+ * SERVER_BAD_CONFIG + err for a tokens_file or TLS files gpud refuses
+ * (checked first, before anything is bound or opened); or -1 + err.
+ */
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
 /* Stop accepting; finish in-flight requests; then the loop ends. */
 void server_shutdown(gpud_server *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <utlist.h>
 
+#include "daemon/hello_guard.h"
 #include "daemon/log.h"
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
@@ -84,19 +85,67 @@ static int fill_devices(device_set *ds, device_infos *di, int full, const gpud_t
 	return n;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+_Static_assert(METRICS_AUTH_FAILURES == GUARD_FAILURE_KINDS, "metrics.h's auth_failures");
+
+/*
+ * A failed hello of kind f (daemon/hello_guard.h): counted; the connection's
+ * GUARD_CONN_FAILURES-th is answered, and then the connection is closed.
+ */
+static void fail_hello(gpud_request *r, guard_failure f, const char *msg)
+{
+	gpud_core *core = r->core;
+	uint32_t pipe_id = r->pipe_id;
+	/* the one that reaches the limit closes it (any later, before the close, are answered) */
+	int close = ++r->session->failed_hellos == GUARD_CONN_FAILURES;
+
+	core->metrics->auth_failures[f]++;
+	if (close)
+		core->metrics->auth_closed++;
+	request_fail(r, ST_UNAUTHENTICATED, "%s%s", msg,
+		     close ? "; gpud closes this connection after its " STR(
+				     GUARD_CONN_FAILURES) " failed hellos"
+			   : "");
+	if (close)
+		guard_close_later(core->guard, pipe_id, now_ns());
+}
+
 /*
  * Who this connection is (daemon/auth.h): fixed by its first hello. 0, or
- * -1 after replying.
+ * -1 after replying. A peer that backs off after failed hellos is refused
+ * before its token is looked at.
  */
 static int assign_tenant_or_fail(gpud_request *r)
 {
 	gpud_session *sess = r->session;
-	char name[GPUD_TENANT_NAME], err[512];
+	char name[GPUD_TENANT_NAME], err[512], key[GUARD_KEY_LEN];
 
 	if (sess->tenant)
 		return 0;
+	guard_key(sess->peer, key, sizeof(key));
+	uint32_t wait = guard_check(r->core->guard, key, r->t0_ns);
+	if (wait) {
+		snprintf(err, sizeof(err),
+			 "hello: too many failed hellos from %s, try again in %u s (each wrong "
+			 "token doubles the wait; this hello's token was not looked at)",
+			 key, wait);
+		fail_hello(r, GUARD_BACKOFF, err);
+		return -1;
+	}
 	dstatus st = auth_tenant(r->core->auth, sess->peer_uid, r->req->hello->token, name,
 				 sizeof(name), err, sizeof(err));
+	if (st == ST_UNAUTHENTICATED) {
+		uint32_t backoff = guard_failed(r->core->guard, key, r->t0_ns);
+		size_t n = strlen(err);
+		if (backoff)
+			snprintf(
+				err + n, sizeof(err) - n,
+				"; too many failed hellos from %s: its hellos are refused for %u s",
+				key, backoff);
+		fail_hello(r, GUARD_TOKEN, err);
+		return -1;
+	}
 	if (st != ST_OK) {
 		request_fail(r, st, "%s", err);
 		return -1;
@@ -134,7 +183,7 @@ void verb_hello(gpud_request *r)
 	hello.n_devices = (size_t)fill_devices(r->core->devices, &di, 0, NULL);
 	hello.devices = di.ptrs;
 	if (r->req->hello->client && r->req->hello->client[0])
-		request_log(r, LOG_DEBUG, "hello from %s", r->req->hello->client);
+		request_log(r, LOG_DEBUG, "hello from %s", LOG_CLIP(r->req->hello->client));
 	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
 	resp.hello = &hello;
 	request_reply(r, &resp, NULL, 0);

@@ -476,7 +476,8 @@ static const kernel_def *find_kernel_or_fail(gpud_request *r)
 				      i ? ", " : "", ks[i]->name);
 	if (n < sizeof(names))
 		registry_names(r->session->tenant, names + n, sizeof(names) - n);
-	request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)", name, names);
+	request_fail(r, ST_UNKNOWN_KERNEL, "run: unknown kernel '%s' (known: %s)", LOG_CLIP(name),
+		     names);
 	return NULL;
 }
 
@@ -535,7 +536,7 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 		if (idx < 0) {
 			kernel_param_names(k, names, sizeof(names));
 			request_fail(r, ST_INVALID, "%s: unknown argument '%s' (arguments: %s)",
-				     k->name, arg->name, names);
+				     k->name, LOG_CLIP(arg->name), names);
 			return -1;
 		}
 		if (ka->v[idx].present) {

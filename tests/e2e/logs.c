@@ -3,7 +3,10 @@
  * its connection and tenant (daemon/request.h, request_log), in text
  * ("conn=N tenant=T verb=V request=K: ...") and with log_format = json
  * (fields of one JSON object per line, every line of the log an object).
- * The request is one that fails: a download of a freed buffer.
+ * The request is one that fails: a download of a freed buffer. And what a
+ * client sends cannot forge a line of the text log: argument and kernel
+ * names holding a newline and terminal escapes show escaped, a long one cut
+ * with its length (daemon/log.h).
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -100,6 +103,61 @@ START_TEST(test_json_line_names_conn_and_tenant)
 }
 END_TEST
 
+/* Every line of gpud's log holds no control character: one line per record. */
+static void assert_log_lines_clean(const char *log)
+{
+	for (const unsigned char *p = (const unsigned char *)log; *p; p++)
+		ck_assert_msg(*p == '\n' || (*p >= 0x20 && *p != 0x7f),
+			      "gpud's log has the control byte 0x%02x at %zu:\n%s", *p,
+			      (size_t)(p - (const unsigned char *)log), log);
+}
+
+START_TEST(test_client_strings_cannot_forge_lines)
+{
+	static char buf[1 << 20];
+	static char longname[5000];
+	uint64_t shape[1] = {4};
+	gpud_handle h;
+
+	start_gpud("[gpud]\nlog_level = debug\n", NULL, NULL);
+	gpud_client *c = lib_connect();
+	LIB_OK(c, gpud_alloc(c, GPUD_F32, 1, shape, NULL, &h));
+	gpud_arg forged[] = {gpud_arg_buffer("\nFORGED line", h)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", forged, 1, NULL, 0, NULL, NULL), GPUD_EINVAL,
+		 "unknown argument");
+	LIB_FAIL(c, gpud_run(c, "\x1b[2J\r\nFORGED kernel\x7f", NULL, 0, NULL, 0, NULL, NULL),
+		 GPUD_EUNKNOWN_KERNEL, "unknown kernel");
+	memset(longname, 'n', sizeof(longname) - 1);
+	gpud_arg longarg[] = {gpud_arg_buffer(longname, h)};
+	LIB_FAIL(c, gpud_run(c, "lombscargle", longarg, 1, NULL, 0, NULL, NULL), GPUD_EINVAL,
+		 "...(4999 bytes)");
+	/* the reply names the kernel's arguments after the cut name: the clip kept room */
+	ck_assert_msg(strstr(gpud_errmsg(c), "(arguments: "), "%s", gpud_errmsg(c));
+	gpud_close(c);
+
+	ck_assert(harness_read_text(e2e_gpud.log, buf, sizeof(buf)) > 0);
+	assert_log_lines_clean(buf);
+	int lines = 0;
+	for (const char *l = buf; *l; l = strchr(l, '\n') + 1) {
+		lines++;
+		const char *msg = strstr(l, ": ");
+		ck_assert_msg(strncmp(l, "FORGED", 6) != 0 &&
+				      (msg == NULL || strncmp(msg + 2, "FORGED", 6) != 0),
+			      "a client forged a line of gpud's log:\n%s", buf);
+		if (strchr(l, '\n') == NULL)
+			break;
+	}
+	ck_assert_int_gt(lines, 3);
+	/* the records are there, the client's bytes shown escaped */
+	ck_assert_msg(strstr(buf, "unknown argument '\\nFORGED line'"),
+		      "no escaped argument name in gpud's log:\n%s", buf);
+	ck_assert_msg(strstr(buf, "unknown kernel '\\x1b[2J\\r\\nFORGED kernel\\x7f'"),
+		      "no escaped kernel name in gpud's log:\n%s", buf);
+	ck_assert_msg(strstr(buf, "nnnn...(4999 bytes)' (arguments: "),
+		      "no cut argument name in gpud's log:\n%s", buf);
+}
+END_TEST
+
 TCase *e2e_logs(void)
 {
 	TCase *tc = tcase_create("logs");
@@ -107,5 +165,6 @@ TCase *e2e_logs(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_text_line_names_conn_and_tenant);
 	tcase_add_test(tc, test_json_line_names_conn_and_tenant);
+	tcase_add_test(tc, test_client_strings_cannot_forge_lines);
 	return tc;
 }

@@ -3,7 +3,9 @@
  * (metrics_listen). /metrics scraped after a known sequence of requests by
  * two tenants, its values asserted and the page checked by promtool (when
  * $PROMTOOL names it: make test-e2e does); /healthz and /readyz through
- * start, ready and shutdown.
+ * start, ready and shutdown. Failed hellos from one peer (wrong tokens over
+ * tcp://): counted, backing off, their connections closed, one log line a
+ * minute, and another peer served meanwhile (daemon/hello_guard.h).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +17,8 @@
 #include <sys/wait.h>
 
 #include "tests/e2e/e2e.h"
+
+#include <nng/protocol/reqrep0/req.h>
 
 #include <nng/supplemental/http/http.h>
 
@@ -379,6 +383,180 @@ START_TEST(test_bad_metrics_listen)
 }
 END_TEST
 
+/* --- failed hellos ------------------------------------------------------------------- */
+
+#define WIRE_UNAUTHENTICATED 12 /* proto/gpud.proto's STATUS_UNAUTHENTICATED */
+#define BACKOFF_FIRST_S 10      /* daemon/hello_guard.h's GUARD_BACKOFF_FIRST_S */
+
+static atomic_int conns_closed;
+
+static void on_pipe_removed(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	(void)p;
+	(void)ev;
+	atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* A REQ socket connected to url that counts its connection's end in conns_closed
+ * and does not dial again within the test. */
+static nng_socket raw_at(const char *url)
+{
+	nng_socket s;
+	int rv;
+	ck_assert_int_eq(nng_req0_open(&s), 0);
+	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 30000);
+	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 30000);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMINT, 3600000);
+	nng_socket_set_ms(s, NNG_OPT_RECONNMAXT, 3600000);
+	nng_pipe_notify(s, NNG_PIPE_EV_REM_POST, on_pipe_removed, &conns_closed);
+	rv = nng_dial(s, url, NULL, 0);
+	ck_assert_msg(rv == 0, "nng_dial %s: %s", url, nng_strerror(rv));
+	return s;
+}
+
+/* hello with token tok on s: the reply. */
+static raw_reply hello_with(nng_socket s, uint64_t id, const char *tok)
+{
+	pb h = {.n = 0};
+	size_t n = strlen(tok);
+	pb_key(&h, 2, 2); /* HelloRequest.token */
+	pb_varint(&h, n);
+	memcpy(h.b + h.n, tok, n);
+	h.n += n;
+	return raw_body_on(s, id, 10, &h, NULL, 0);
+}
+
+/* Waits until conns_closed reaches want (a safety timeout, not a timing). */
+static void wait_closed(int want)
+{
+	double deadline = harness_now_s() + E2E_SAFETY_S;
+	while (atomic_load(&conns_closed) < want && harness_now_s() < deadline)
+		harness_sleep_ms(5);
+	ck_assert_msg(atomic_load(&conns_closed) == want, "%d connections closed, expected %d",
+		      atomic_load(&conns_closed), want);
+}
+
+/* Lines of gpud's log that hold what. */
+static int log_lines_with(const char *what)
+{
+	static char log[1 << 20];
+	int n = 0;
+	ck_assert(harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0);
+	for (const char *p = log; (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+/*
+ * Five wrong tokens on one connection from 127.0.0.1: the first three
+ * answered as they are, the fourth starts the peer's back-off, the fifth is
+ * refused unread and ends the connection (gpud closes it). Asserted on
+ * counts and contents; where a check needs the back-off still running, it
+ * is made only if the clock says so (a stalled machine skips it, says so).
+ */
+START_TEST(test_failed_hellos_back_off)
+{
+	static char page[1 << 20];
+	char url2[128];
+	raw_reply r;
+	double t0 = harness_now_s(), t4 = 0;
+	int refused_unread = 0;
+
+	atomic_store(&conns_closed, 0);
+	nng_socket s = raw_at(tcp_url);
+	for (int i = 1; i <= 5; i++) {
+		r = hello_with(s, (uint64_t)i, "wrong-token-0123456789");
+		ck_assert_msg(r.code == WIRE_UNAUTHENTICATED, "hello %d: %llu %s", i,
+			      (unsigned long long)r.code, r.message);
+		ck_assert_msg(strstr(r.message, "wrong-token") == NULL,
+			      "gpud repeats the token it was sent: %s", r.message);
+		if (i <= 3)
+			ck_assert_msg(strstr(r.message, "unknown token") &&
+					      !strstr(r.message, "refused") &&
+					      !strstr(r.message, "closed"),
+				      "hello %d: %s", i, r.message);
+		if (i == 4) {
+			t4 = harness_now_s();
+			ck_assert_msg(strstr(r.message, "unknown token") &&
+					      strstr(r.message, "too many failed hellos from "
+								"127.0.0.1: its hellos are refused "
+								"for 10 s"),
+				      "hello 4: %s", r.message);
+		}
+		if (i == 5) {
+			ck_assert_msg(strstr(r.message, "gpud closes this connection after its "
+							"5 failed hellos"),
+				      "hello 5: %s", r.message);
+			if (harness_now_s() - t4 < BACKOFF_FIRST_S)
+				ck_assert_msg(strstr(r.message, "too many failed hellos from "
+								"127.0.0.1, try again in ") &&
+						      strstr(r.message, "was not looked at"),
+					      "hello 5, in the back-off: %s", r.message);
+			else
+				printf("metrics: the machine stalled past the back-off; hello 5 "
+				       "not checked as refused\n");
+			refused_unread += strstr(r.message, "try again in") != NULL;
+		}
+	}
+	wait_closed(1); /* gpud ended the connection: no reconnect here */
+	nng_close(s);
+
+	/* The same peer with a right token is refused while it backs off. */
+	gpud_options o = {.url = tcp_url, .token = TOKEN_ALICE, .timeout_ms = 30000};
+	gpud_client *c = NULL;
+	gpud_status st = gpud_connect_opts(&o, &c);
+	if (harness_now_s() - t4 < BACKOFF_FIRST_S)
+		ck_assert_msg(st == GPUD_EACCESS && strstr(gpud_errmsg(c), "try again in"),
+			      "alice from the backing-off peer: %s: %s", gpud_strerror(st),
+			      gpud_errmsg(c));
+	refused_unread += st != GPUD_OK && strstr(gpud_errmsg(c), "try again in") != NULL;
+	gpud_close(c);
+
+	/* Another peer (127.0.0.2 is loopback too) with a right token: served at once. */
+	snprintf(url2, sizeof(url2), "tcp://127.0.0.2;%s", tcp_url + 6);
+	nng_socket s2 = raw_at(url2);
+	r = hello_with(s2, 1, TOKEN_BOB);
+	ck_assert_msg(r.code == 0, "bob from 127.0.0.2: %llu %s", (unsigned long long)r.code,
+		      r.message);
+	nng_close(s2);
+
+	/* A second connection of the first peer: five more, closed again, no new line. */
+	s = raw_at(tcp_url);
+	for (int i = 1; i <= 5; i++) {
+		r = hello_with(s, (uint64_t)i, "wrong-token-0123456789");
+		ck_assert_msg(r.code == WIRE_UNAUTHENTICATED, "hello %d again: %s", i, r.message);
+		if (strstr(r.message, "try again in"))
+			refused_unread++;
+	}
+	wait_closed(3); /* s2's end counted too */
+	nng_close(s);
+
+	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	double tok = sample(page, "gpud_auth_failures_total{reason=\"token\"}");
+	double off = sample(page, "gpud_auth_failures_total{reason=\"backoff\"}");
+	/* every failed hello counted once: ten raw ones, and alice's if refused */
+	ck_assert_msg(tok + off == 10 + (st != GPUD_OK), "failed hellos: %g token + %g backoff",
+		      tok, off);
+	ck_assert_msg(off == refused_unread, "%g refused unread, the test saw %d", off,
+		      refused_unread);
+	ck_assert_msg(tok >= 4, "%g wrong tokens counted", tok);
+	ASSERT_SAMPLE(page, "gpud_auth_connections_closed_total", 2);
+	ASSERT_SAMPLE(page, "gpud_auth_peers{state=\"counted\"}", 1); /* 127.0.0.2 failed none */
+	promtool_check(page);
+
+	/* One line for the peer however many hellos failed (one more a minute at most). */
+	int lines = log_lines_with(" warn: failed hellos from 127.0.0.1: ");
+	int minutes = (int)((harness_now_s() - t0) / 60);
+	ck_assert_msg(lines >= 1 && lines <= 1 + minutes,
+		      "%d lines about 127.0.0.1's failed hellos in %d whole minutes", lines,
+		      minutes);
+	ck_assert_int_eq(log_lines_with("failed hellos from 127.0.0.2"), 0);
+	ck_assert_int_eq(log_lines_with("wrong-token-"), 0); /* tokens are never logged */
+	assert_daemon_alive("failed hellos");
+}
+END_TEST
+
 TCase *e2e_metrics(void)
 {
 	TCase *tc = tcase_create("metrics");
@@ -388,5 +566,6 @@ TCase *e2e_metrics(void)
 	tcase_add_test(tc, test_health_endpoints);
 	tcase_add_test(tc, test_readyz_while_shutting_down);
 	tcase_add_test(tc, test_bad_metrics_listen);
+	tcase_add_test(tc, test_failed_hellos_back_off);
 	return tc;
 }

@@ -18,7 +18,10 @@
  * it made must go; LSan reports what does not. Quotas bound what one input
  * may allocate. Every input is also read as the first bytes a peer sent to
  * a TLS listener (proto/peek.h, auth_handshake_cause: what gpud logs for a
- * failed handshake): the phrase must end within its buffer.
+ * failed handshake): the phrase must end within its buffer. gpud's text log
+ * (at level debug, into a memfd: log_set_fd) must hold, after every input,
+ * whole lines only, none with a control character or a byte that is not
+ * UTF-8 (daemon/log.h): whatever the input sent, no log line is forged.
  *
  *   make fuzz                     # builds with clang, runs FUZZ_SECONDS (60)
  *   build/fuzz/tests/fuzz_request CORPUS_DIR -max_total_time=60
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "daemon/auth.h"
@@ -42,6 +46,7 @@ static gpud_server srv;
 static gpud_config cfg;
 static int outstanding; /* injected, not yet answered */
 static uint64_t requests, nonzero_replies;
+static int log_fd = -1; /* gpud's log records, checked and emptied after each input */
 
 static void on_reply(void *arg, nng_msg *reply)
 {
@@ -95,7 +100,12 @@ static void init(void)
 	cfg.max_message_size = 1 << 20;
 	cfg.quota.device_bytes = 64u << 20;
 	cfg.quota.kept_buffers = 64;
-	log_set_level(LOG_ERROR);
+	/* Every record, into a file of its own (stderr stays libFuzzer's). */
+	if ((log_fd = memfd_create("gpud-fuzz-log", MFD_CLOEXEC)) < 0)
+		abort();
+	log_set_fd(log_fd);
+	log_set_format(LOG_FORMAT_TEXT);
+	log_set_level(LOG_DEBUG);
 	uv_loop_init(&loop);
 	if (server_start(&srv, &loop, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "fuzz_request: %s\n", err);
@@ -173,6 +183,58 @@ static void ring_write(uint32_t pipe, const uint8_t *d, size_t n)
 	}
 }
 
+/*
+ * The log since the last look: whole lines, each byte printable ASCII or part
+ * of a UTF-8 sequence (RFC 3629) that is no C1 control: a second reading of
+ * daemon/log.c's rule, written apart from it. Then the file is emptied.
+ */
+static void check_log(void)
+{
+	static uint8_t buf[1 << 16];
+	off_t end = lseek(log_fd, 0, SEEK_CUR), at = 0;
+	uint8_t last = '\n';
+	size_t carry = 0; /* bytes of a sequence that straddles two reads */
+
+	while (at < end) {
+		ssize_t n = pread(log_fd, buf + carry, sizeof(buf) - carry, at);
+		if (n <= 0)
+			abort();
+		at += n;
+		size_t len = carry + (size_t)n, i = 0;
+		while (i < len) {
+			uint8_t c = buf[i];
+			size_t k = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+			if (i + k > len && at < end)
+				break; /* finish it with the next read */
+			if (c < 0x80) {
+				if ((c < 0x20 && c != '\n') || c == 0x7f)
+					abort(); /* a raw control character in a log line */
+			} else {
+				if (c < 0xc2 || c > 0xf4 || i + k > len)
+					abort(); /* not UTF-8 */
+				for (size_t j = 1; j < k; j++)
+					if ((buf[i + j] & 0xc0) != 0x80)
+						abort();
+				if ((c == 0xe0 && buf[i + 1] < 0xa0) ||
+				    (c == 0xed && buf[i + 1] > 0x9f) ||
+				    (c == 0xf0 && buf[i + 1] < 0x90) ||
+				    (c == 0xf4 && buf[i + 1] > 0x8f))
+					abort(); /* overlong, a surrogate, past U+10FFFF */
+				if (c == 0xc2 && buf[i + 1] < 0xa0)
+					abort(); /* a C1 control */
+			}
+			last = buf[i + k - 1];
+			i += k;
+		}
+		carry = len - i;
+		memmove(buf, buf + i, carry);
+	}
+	if (carry != 0 || last != '\n')
+		abort(); /* a record that is not a whole line */
+	if (ftruncate(log_fd, 0) != 0 || lseek(log_fd, 0, SEEK_SET) != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -234,5 +296,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Work handed to threads (a free, a copy) finishes before the next input. */
 	while (uv_run(&loop, UV_RUN_NOWAIT) != 0 && srv.stats.in_flight > 0)
 		;
+	check_log();
 	return 0;
 }

@@ -5,8 +5,10 @@
  * $JOURNAL_STREAM names stderr's device:inode, and not when it names
  * another), and JSON lines parsed with jansson (fields, escaping of quotes,
  * backslashes, control characters and non-ASCII text, a record longer than
- * the line buffer once escaped); and request_log's prefix and fields
- * (daemon/request.h).
+ * the line buffer once escaped); text's escaping of what a client may put
+ * in a message (control characters, DEL, C1 controls, invalid UTF-8; valid
+ * UTF-8 kept), the cut of a long message, log_escape and log_clip; and
+ * request_log's prefix and fields (daemon/request.h).
  */
 #include <check.h>
 #include <jansson.h>
@@ -122,9 +124,118 @@ START_TEST(test_journald)
 	log_debug("d");
 	log_about_msg(LOG_INFO, &req_about, "failed: %s", "why");
 	log_warn("two\nlines");
+	/* one record, one line: journald never sees a second record in it */
 	ck_assert_str_eq(captured(), "<3>e\n<4>w\n<6>i\n<7>d\n"
 				     "<6>conn=7 tenant=alice verb=run request=12: failed: why\n"
-				     "<4>two\n<4>lines\n");
+				     "<4>two\\nlines\n");
+}
+END_TEST
+
+/* What a client may put in a message, each case as the text record shows it. */
+static const struct {
+	const char *in, *shown;
+} escapes[] = {
+	{"arg\nFORGED line", "arg\\nFORGED line"},
+	{"tab\there, cr\r, bell\a, bs\b, vt\v, ff\f",
+	 "tab\\there, cr\\r, bell\\a, bs\\b, vt\\v, ff\\f"},
+	{"\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"},
+	{"del\x7f, unit sep\x1f, soh\x01", "del\\x7f, unit sep\\x1f, soh\\x01"},
+	{"C:\\new\\dir", "C:\\\\new\\\\dir"}, /* a backslash itself: no fake escapes */
+	/* valid UTF-8 passes: 2, 3 and 4 bytes */
+	{"caf\xc3\xa9 \xe2\x9c\x93 \xe6\x97\xa5 \xf0\x9f\x98\x80",
+	 "caf\xc3\xa9 \xe2\x9c\x93 \xe6\x97\xa5 \xf0\x9f\x98\x80"},
+	/* bytes that are not UTF-8: each as \xNN */
+	{"bad \xff\xfe.", "bad \\xff\\xfe."},
+	{"overlong \xc0\xaf \xe0\x80\xaf", "overlong \\xc0\\xaf \\xe0\\x80\\xaf"},
+	{"surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80"},
+	{"past U+10FFFF \xf4\x90\x80\x80", "past U+10FFFF \\xf4\\x90\\x80\\x80"},
+	{"lone continuation \x80 and cut \xe2\x9c", "lone continuation \\x80 and cut \\xe2\\x9c"},
+	{"lead then ASCII \xc3(", "lead then ASCII \\xc3("},
+	/* valid UTF-8 that is still a control: C1 (CSI), line and paragraph separators */
+	{"csi \xc2\x9b"
+	 "31m, nel \xc2\x85",
+	 "csi \\xc2\\x9b"
+	 "31m, nel \\xc2\\x85"},
+	{"ls \xe2\x80\xa8 ps \xe2\x80\xa9", "ls \\xe2\\x80\\xa8 ps \\xe2\\x80\\xa9"},
+	{"nbsp \xc2\xa0 stays", "nbsp \xc2\xa0 stays"},
+};
+
+START_TEST(test_text_escapes)
+{
+	capture(0);
+	for (size_t i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++)
+		log_info("%s", escapes[i].in);
+	/* the record's tenant too (a name from a tokens_file or a user database) */
+	log_about_msg(LOG_WARN, &(log_about){.conn = 2, .tenant = "ev\nil"}, "x");
+	const char *o = captured(), *l = o;
+	for (size_t i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++) {
+		assert_text(l, "info", escapes[i].shown);
+		l = strchr(l, '\n') + 1;
+	}
+	assert_text(l, "warn", "conn=2 tenant=ev\\nil: x");
+	ck_assert_int_eq(strchr(l, '\n')[1], '\0');
+	/* no byte of the whole output is a control character but the line ends */
+	for (const unsigned char *p = (const unsigned char *)o; *p; p++)
+		ck_assert_msg(*p == '\n' || (*p >= 0x20 && *p != 0x7f),
+			      "byte 0x%02x at %zu of the output", *p,
+			      (size_t)(p - (const unsigned char *)o));
+}
+END_TEST
+
+/* A message longer than a record's 2 KiB: cut on a UTF-8 boundary, its length said. */
+START_TEST(test_text_long_message)
+{
+	static char big[2202 + 1];
+	big[0] = big[1] = 'x'; /* then 1100 2-byte characters: 2047 falls inside one */
+	for (int i = 0; i < 1100; i++)
+		memcpy(big + 2 + 2 * i, "\xc3\xa9", 2);
+	big[2202] = '\0';
+	capture(0);
+	log_info("%s", big);
+	log_info("%s\n", big); /* escaping at the end of a cut message does not double it */
+	const char *o = captured();
+	char want[4096];
+	memcpy(want, big, 2046); /* xx and 1022 whole characters */
+	snprintf(want + 2046, sizeof(want) - 2046, "...(2202 bytes)");
+	assert_text(o, "info", want);
+	snprintf(want + 2046, sizeof(want) - 2046, "...(2203 bytes)");
+	assert_text(strchr(o, '\n') + 1, "info", want);
+}
+END_TEST
+
+START_TEST(test_escape_and_clip)
+{
+	char e[64];
+	/* an escape is never cut: the third newline does not fit in 6 bytes */
+	ck_assert_uint_eq(log_escape("\n\n\n", 3, e, 6), 2);
+	ck_assert_str_eq(e, "\\n\\n");
+	ck_assert_uint_eq(log_escape("a\x1b", 2, e, 5), 1); /* \x1b needs 4 + NUL */
+	ck_assert_str_eq(e, "a");
+	ck_assert_uint_eq(log_escape("\xe2\x9c\x93!", 4, e, sizeof(out)), 4);
+	ck_assert_str_eq(e, "\xe2\x9c\x93!");
+	ck_assert_uint_eq(log_escape("\xe2\x9c\x93", 2, e, sizeof(out)), 2); /* n cuts it */
+	ck_assert_str_eq(e, "\\xe2\\x9c");
+
+	char buf[LOG_CLIP_SIZE], s[400], want[400];
+	const char *shortname = "short";
+	ck_assert_ptr_eq(log_clip(buf, shortname), shortname);
+	ck_assert_str_eq(log_clip(buf, NULL), "(null)");
+	memset(s, 'a', 200);
+	s[200] = '\0';
+	ck_assert_ptr_eq(log_clip(buf, s), s); /* 200 bytes: kept whole */
+	memset(s, 'a', 300);
+	s[300] = '\0';
+	memset(want, 'a', 200);
+	snprintf(want + 200, sizeof(want) - 200, "...(300 bytes)");
+	ck_assert_str_eq(log_clip(buf, s), want);
+	/* a + 150 2-byte characters: byte 200 is inside one, cut before it */
+	s[0] = 'a';
+	for (int i = 0; i < 150; i++)
+		memcpy(s + 1 + 2 * i, "\xc3\xa9", 2);
+	s[301] = '\0';
+	memcpy(want, s, 199);
+	snprintf(want + 199, sizeof(want) - 199, "...(301 bytes)");
+	ck_assert_str_eq(LOG_CLIP(s), want);
 }
 END_TEST
 
@@ -289,6 +400,9 @@ Suite *log_suite(void)
 	tcase_add_test(tc, test_text);
 	tcase_add_test(tc, test_journald);
 	tcase_add_test(tc, test_journald_other_stream);
+	tcase_add_test(tc, test_text_escapes);
+	tcase_add_test(tc, test_text_long_message);
+	tcase_add_test(tc, test_escape_and_clip);
 	tcase_add_test(tc, test_json);
 	tcase_add_test(tc, test_json_journald_and_long);
 	tcase_add_test(tc, test_request_log);
