@@ -94,6 +94,7 @@ static void init(void)
 	cfg.contexts = 1;
 	cfg.max_message_size = 1 << 20;
 	cfg.quota.device_bytes = 64u << 20;
+	cfg.host_memory_limit = 512u << 20; /* not the machine's: the same budget everywhere */
 	cfg.quota.kept_buffers = 64;
 	log_set_level(LOG_ERROR);
 	uv_loop_init(&loop);
