@@ -35,7 +35,8 @@ static int failing_slot(const char *step)
 	const char *v = getenv("GPUD_FAIL_DEVICE");
 	size_t n = strlen(step);
 	int slot;
-	if (v == NULL || strncmp(v, step, n) != 0 || v[n] != ':' || sscanf(v + n + 1, "%d", &slot) != 1)
+	if (v == NULL || strncmp(v, step, n) != 0 || v[n] != ':' ||
+	    sscanf(v + n + 1, "%d", &slot) != 1)
 		return -1;
 	return slot;
 }
@@ -56,7 +57,8 @@ static void *open_main(void *p)
 	open_arg *a = p;
 	if (a->d->slot == failing_slot("open")) {
 		snprintf(a->err, sizeof(a->err),
-			 "its open failed (simulated: GPUD_FAIL_DEVICE=open:%d, a test)", a->d->slot);
+			 "its open failed (simulated: GPUD_FAIL_DEVICE=open:%d, a test)",
+			 a->d->slot);
 		a->rv = -1;
 		return NULL;
 	}
@@ -157,10 +159,11 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, hostme
 		d->be.owner = d;
 		int rv;
 		if (i == failing_slot("start")) {
-			snprintf(err, errlen,
-				 "device %d: its start failed (simulated: GPUD_FAIL_DEVICE=start:%d, "
-				 "a test)",
-				 d->id, i);
+			snprintf(
+				err, errlen,
+				"device %d: its start failed (simulated: GPUD_FAIL_DEVICE=start:%d, "
+				"a test)",
+				d->id, i);
 			rv = -1;
 		} else {
 			rv = backend_start(&d->be, cfg, err, errlen);

@@ -439,10 +439,12 @@ int harness_gpud_device_faults(const harness_gpud_opts *opts, int ndev, char *ms
 				return -1; /* msg says why */
 			}
 			harness_describe_wait(g.wstatus, how, sizeof(how));
-			snprintf(want, sizeof(want), "its %s failed (simulated: GPUD_FAIL_DEVICE=%s:%d",
-				 steps[st], steps[st], slot);
+			snprintf(want, sizeof(want),
+				 "its %s failed (simulated: GPUD_FAIL_DEVICE=%s:%d", steps[st],
+				 steps[st], slot);
 			int ok = WIFEXITED(g.wstatus) && WEXITSTATUS(g.wstatus) == 1 &&
-				 harness_read_text(g.log, log, sizeof(log)) >= 0 && strstr(log, want);
+				 harness_read_text(g.log, log, sizeof(log)) >= 0 &&
+				 strstr(log, want);
 			if (!ok)
 				harness_dump_file("gpud log", g.log);
 			harness_gpud_remove(&g);
