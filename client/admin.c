@@ -299,6 +299,20 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 		out->lend_from_spare = sr->lending->from_spare;
 		out->lend_made = sr->lending->made;
 	}
+	if (sr->host_memory) {
+		const Gpud__HostMemory *h = sr->host_memory;
+		out->has_host_memory = 1;
+		out->host_used = h->used;
+		out->host_limit = h->limit;
+		out->host_high_water = h->high_water;
+		out->host_refused = h->refused;
+		out->host_buffers = h->buffers;
+		out->host_lent = h->lent;
+		out->host_pinned = h->pinned;
+		out->host_staging = h->staging;
+		out->host_messages = h->messages;
+		out->host_rings = h->rings;
+	}
 	out->nsessions_total = (unsigned)sr->n_sessions;
 	for (size_t i = 0; i < sr->n_sessions && i < GPUD_MAX_SESSIONS; i++) {
 		Gpud__Session *g = sr->sessions[i];

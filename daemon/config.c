@@ -235,6 +235,7 @@ enum {
 	STR_ABSOLUTE = 1u << 0, /* an absolute path */
 	STR_OFF = 1u << 1,      /* ... or "off" */
 	STR_EMPTY = 1u << 2,    /* ... or nothing */
+	SIZE_AUTO = 1u << 3,    /* OPT_SIZE: or "auto", stored as 0 */
 };
 
 typedef struct config_option {
@@ -370,6 +371,13 @@ static const config_option options[] = {
 	SIZE("lend_unit", lend_unit, 1u << 20, 1ull << 30, "32MiB", NULL),
 	SIZE("lend_keep", lend_keep, 0, 0, "1GiB", " (0 for none)"),
 	INT("lend_keep_s", lend_keep_s, 0, 86400),
+	{.name = "host_memory_limit",
+	 .type = OPT_SIZE,
+	 FIELD(host_memory_limit),
+	 .lo = 1u << 20,
+	 .what = "4GiB",
+	 .note = ", or auto",
+	 .flags = SIZE_AUTO},
 	STRING("admin_tenants", admin_tenants, "list of tenant names", 0),
 	STRING("metrics_listen", metrics_listen, "HOST:PORT", 0),
 	INT("metrics_tenants", metrics_tenants, 1, 100000),
@@ -423,6 +431,10 @@ static int set_size(const config_option *o, uint64_t *field, const char *value, 
 		    size_t errlen)
 {
 	uint64_t v;
+	if ((o->flags & SIZE_AUTO) && strcmp(value, "auto") == 0) {
+		*field = 0;
+		return 0;
+	}
 	if (config_parse_size(value, &v) == 0 && v >= o->lo && (o->hi == 0 || v <= o->hi)) {
 		*field = v;
 		return 0;
@@ -433,6 +445,11 @@ static int set_size(const config_option *o, uint64_t *field, const char *value, 
 		size_text(o->hi, hi, sizeof(hi));
 		snprintf(err, errlen, "%s = '%s': expected a size from %s to %s, e.g. %s", o->name,
 			 value, lo, hi, o->what);
+	} else if (o->lo) {
+		char lo[32];
+		size_text(o->lo, lo, sizeof(lo));
+		snprintf(err, errlen, "%s = '%s': expected a size of at least %s, e.g. %s%s",
+			 o->name, value, lo, o->what, o->note ? o->note : "");
 	} else {
 		snprintf(err, errlen, "%s = '%s': expected a size, e.g. %s%s", o->name, value,
 			 o->what, o->note ? o->note : "");

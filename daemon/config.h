@@ -64,6 +64,8 @@ typedef struct gpud_config {
 	 * the size of each spare, bytes kept per tenant and for how long unused */
 	uint64_t lend_spare, lend_unit, lend_keep;
 	int lend_keep_s;
+	/* host memory gpud may commit for clients (daemon/hostmem.h); 0: auto */
+	uint64_t host_memory_limit;
 	/* cuda backend: pinned staging buffers for copies through messages */
 	int staging_buffers;
 	uint64_t staging_chunk;

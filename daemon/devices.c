@@ -46,6 +46,7 @@ typedef struct open_arg {
 	uv_loop_t *loop;
 	const backend_ops *ops;
 	const gpud_config *cfg;
+	hostmem *host;
 	pthread_t thread;
 	int started, rv;
 	char err[1024];
@@ -61,7 +62,7 @@ static void *open_main(void *p)
 		a->rv = -1;
 		return NULL;
 	}
-	a->rv = backend_open(&a->d->be, a->loop, a->ops, a->cfg, a->d->ordinal, a->err,
+	a->rv = backend_open(&a->d->be, a->loop, a->ops, a->cfg, a->host, a->d->ordinal, a->err,
 			     sizeof(a->err));
 	return NULL;
 }
@@ -95,7 +96,8 @@ static int device_ids(const gpud_config *cfg, const backend_ops *ops, int count,
 	return n;
 }
 
-int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen)
+int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, hostmem *host, char *err,
+		 size_t errlen)
 {
 	int count = 0, ids[GPUD_DEVICES_MAX];
 	open_arg args[GPUD_DEVICES_MAX];
@@ -123,7 +125,7 @@ int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *
 		d->id = repeats ? i : ids[i];
 		d->slot = i;
 		d->set = ds;
-		args[i] = (open_arg){.d = d, .loop = loop, .ops = ops, .cfg = cfg};
+		args[i] = (open_arg){.d = d, .loop = loop, .ops = ops, .cfg = cfg, .host = host};
 	}
 	/* Each device warms up (context, pool, kernels' self-test) on a thread
 	 * of its own; one device opens here. */

@@ -23,6 +23,7 @@
 
 #include "daemon/backend/backend.h"
 #include "daemon/config.h"
+#include "daemon/hostmem.h"
 #include "daemon/sched.h"
 
 typedef struct device_set device_set;
@@ -62,9 +63,11 @@ struct device_set {
 
 /*
  * Opens every device cfg names (devices / cpu_devices), in parallel, then
- * starts each on this thread. 0, or -1 + err (nothing left open).
+ * starts each on this thread; their host memory comes out of host (NULL:
+ * no budget). 0, or -1 + err (nothing left open).
  */
-int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, char *err, size_t errlen);
+int devices_open(device_set *ds, uv_loop_t *loop, const gpud_config *cfg, hostmem *host, char *err,
+		 size_t errlen);
 /* After the last request: closes every backend. */
 void devices_close(device_set *ds);
 /* The device of id, lost or not; NULL if gpud has none of that id. */

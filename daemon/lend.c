@@ -1,7 +1,9 @@
 /*
  * daemon/lend.c — host memory gpud lends (daemon/lend.h): spares made ahead
  * on workers, pieces bound to a tenant once lent, zeroed on return and kept
- * for that tenant, swept when unused.
+ * for that tenant, swept when unused. Every piece's bytes are reserved in
+ * the host memory budget (daemon/hostmem.h, atomic) before it is made and
+ * given back when it is freed (free_work, on a worker or at shutdown).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "daemon/hostmem.h"
 #include "daemon/lend.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
@@ -85,6 +88,8 @@ static void free_work(uv_work_t *w)
 	}
 	if (lm->fd >= 0)
 		close(lm->fd);
+	/* A client may still map the memfd, but gpud no longer commits to it. */
+	hostmem_release(b->host, HOSTMEM_LENT, lm->size);
 }
 
 /* --- on the loop ---------------------------------------------------------------------- */
@@ -114,6 +119,7 @@ static void made_after(uv_work_t *w, int status)
 	void *arg = lm->cb_arg;
 	lm->cb = NULL;
 	if (lm->fd < 0) {
+		hostmem_release(lp->backend->host, HOSTMEM_LENT, lm->size);
 		if (cb) {
 			char err[300];
 			snprintf(err, sizeof(err), "cannot make %zu bytes to lend: %s", lm->size,
@@ -164,11 +170,20 @@ static void make(lend_pool *lp, lend_mem *lm)
 
 static void refill(lend_pool *lp)
 {
+	char why[256];
 	while (!lp->stopping && lp->unit > 0 &&
 	       lp->st.spare_bytes + lp->making + lp->unit <= lp->spare_target) {
-		lend_mem *lm = new_piece(lp, lp->unit);
-		if (lm == NULL)
+		/* Spares are a convenience: none while clients' memory fills the budget. */
+		if (hostmem_reserve(lp->backend->host, HOSTMEM_LENT, lp->unit, why, sizeof(why)) !=
+		    0) {
+			log_debug("lent memory: no spare made: %s", why);
 			return;
+		}
+		lend_mem *lm = new_piece(lp, lp->unit);
+		if (lm == NULL) {
+			hostmem_release(lp->backend->host, HOSTMEM_LENT, lp->unit);
+			return;
+		}
 		lp->making += lm->size;
 		make(lp, lm);
 	}
@@ -254,7 +269,18 @@ void lend_take(lend_pool *lp, gpud_tenant *t, size_t size, lend_cb cb, void *arg
 	}
 	size_t want = size <= lp->unit ? lp->unit
 				       : (size + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
-	if (want < size || (lm = new_piece(lp, want)) == NULL) {
+	char why[256], msg[320];
+	if (want < size) {
+		cb(arg, NULL, ST_OUT_OF_MEMORY, "gpud is out of memory");
+		return;
+	}
+	if (hostmem_reserve(lp->backend->host, HOSTMEM_LENT, want, why, sizeof(why)) != 0) {
+		snprintf(msg, sizeof(msg), "cannot lend %zu bytes: %s", size, why);
+		cb(arg, NULL, ST_OUT_OF_MEMORY, msg);
+		return;
+	}
+	if ((lm = new_piece(lp, want)) == NULL) {
+		hostmem_release(lp->backend->host, HOSTMEM_LENT, want);
 		cb(arg, NULL, ST_OUT_OF_MEMORY, "gpud is out of memory");
 		return;
 	}

@@ -4,7 +4,8 @@
  *
  * Runs on the loop thread, which owns everything it reads: the counters of
  * daemon/metrics.h and, as gauges, the sessions, tenants and buffers, the
- * scheduler, the backend's pool, staging and devices, and lent memory.
+ * scheduler, the backend's pool, staging and devices, lent memory, and the
+ * host memory budget (daemon/hostmem.h: atomics, read as they are).
  * Names follow Prometheus' conventions: base units (seconds, bytes),
  * counters end in _total, one family per quantity with labels for its parts.
  * Tenants past metrics_tenants (in the order gpud first saw them) are summed
@@ -446,6 +447,24 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 			(unsigned long long)ls->kept_bytes);
 		fprintf(f, "gpud_lent_host_bytes{state=\"lent\"} %llu\n",
 			(unsigned long long)ls->lent_bytes);
+	}
+	if (core->host) {
+		hostmem_stats hs = hostmem_get(core->host);
+		family(f, "gpud_host_memory_bytes", "gauge",
+		       "Host memory gpud has committed for its clients, by use; their sum is held "
+		       "under gpud_host_memory_limit_bytes.");
+		for (int i = 0; i < HOSTMEM_USES; i++)
+			fprintf(f, "gpud_host_memory_bytes{use=\"%s\"} %llu\n",
+				hostmem_use_name((hostmem_use)i), (unsigned long long)hs.by_use[i]);
+		family(f, "gpud_host_memory_limit_bytes", "gauge",
+		       "host_memory_limit: what gpud commits at most; more is refused.");
+		sample_u(f, "gpud_host_memory_limit_bytes", hs.limit);
+		family(f, "gpud_host_memory_high_water_bytes", "gauge",
+		       "The most host memory gpud has committed at once.");
+		sample_u(f, "gpud_host_memory_high_water_bytes", hs.high_water);
+		family(f, "gpud_host_memory_refusals_total", "counter",
+		       "Requests for host memory refused because the limit was reached.");
+		sample_u(f, "gpud_host_memory_refusals_total", hs.refused);
 	}
 }
 

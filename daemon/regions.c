@@ -6,7 +6,11 @@
  * comes over a small Unix SOCK_SEQPACKET socket of our own: one message in
  * (with the fd), one reply out, then the connection closes. Everything runs
  * on the loop except pinning and unmapping, which take milliseconds per GiB
- * and go to libuv's workers.
+ * and go to libuv's workers. A region gpud pins is reserved in the host
+ * memory budget (daemon/hostmem.h, atomic) first: pinning faults in and
+ * locks every page, charged to gpud where the client never touched them.
+ * Where the budget refuses, the region is kept unpinned (copies from it
+ * are staged), as where pinning fails.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +29,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/regions.h"
@@ -58,9 +63,12 @@ void region_ref(host_region *r)
 static void unmap_work(uv_work_t *w)
 {
 	host_region *r = w->data;
-	if (r->pinned && r->rs->backend->ops->host_unregister)
-		r->rs->backend->ops->host_unregister(r->rs->backend, r->base);
+	gpud_backend *b = r->rs->backend;
+	if (r->pinned && b->ops->host_unregister)
+		b->ops->host_unregister(b, r->base);
 	munmap(r->base, r->size);
+	if (r->pinned)
+		hostmem_release(b->host, HOSTMEM_PINNED, r->size);
 }
 
 static void unmap_after(uv_work_t *w, int status)
@@ -286,6 +294,8 @@ static void pin_after(uv_work_t *w, int status)
 {
 	shm_conn *c = w->data;
 	c->rs->pending--;
+	if (!c->pinned) /* reserved for the pinning that failed */
+		hostmem_release(c->rs->backend->host, HOSTMEM_PINNED, c->size);
 	register_finish(c);
 }
 
@@ -494,7 +504,9 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 		goto out;
 	}
 	c->pin = (msg.flags & GPUD_SHM_PIN) != 0;
-	if (c->pin && rs->backend->ops->host_register) {
+	if (c->pin && rs->backend->ops->host_register &&
+	    hostmem_reserve(rs->backend->host, HOSTMEM_PINNED, c->size, c->pin_err,
+			    sizeof(c->pin_err)) == 0) {
 		rs->pending++;
 		c->work.data = c;
 		uv_queue_work(rs->loop, &c->work, pin_work, pin_after);

@@ -48,6 +48,7 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->moving = 0;
 	r->nheld = r->ncreated = r->ntemps = r->nregions = 0;
 	r->reply = NULL;
+	r->host_bytes = 0;
 	r->custom = NULL;
 	r->spares.n = 0;
 	r->spares.want = 0;
@@ -215,7 +216,23 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 		nng_msg_free(r->msg);
 		r->msg = NULL;
 	}
+	/* The reply goes to nng now and is freed once sent. */
+	hostmem_release(core->host, HOSTMEM_MESSAGES, r->host_bytes);
+	r->host_bytes = 0;
 	r->kernel = NULL;
+}
+
+int request_hold_host_or_fail(gpud_request *r, const char *what, uint64_t bytes)
+{
+	char err[256];
+	if (bytes < HOSTMEM_MESSAGE_MIN)
+		return 0;
+	if (hostmem_reserve(r->core->host, HOSTMEM_MESSAGES, bytes, err, sizeof(err)) != 0) {
+		request_fail(r, ST_OUT_OF_MEMORY, "%s: %s", what, err);
+		return -1;
+	}
+	r->host_bytes += bytes;
+	return 0;
 }
 
 /* --- devices ---------------------------------------------------------------------- */

@@ -30,6 +30,7 @@
 #include "daemon/buffers.h"
 #include "daemon/config.h"
 #include "daemon/devices.h"
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/placement.h"
 #include "daemon/regions.h"
@@ -60,6 +61,7 @@ typedef struct gpud_core {
 	struct hello_guard *guard; /* failed hellos per peer (daemon/hello_guard.h) */
 	request_stats *stats;
 	metrics *metrics; /* counters for /metrics (daemon/metrics.h) */
+	hostmem *host;    /* the host memory budget (daemon/hostmem.h), or NULL */
 } gpud_core;
 
 typedef struct gpud_request gpud_request;
@@ -100,7 +102,8 @@ struct gpud_request {
 	int ntemps;
 	host_region *regions[KERNEL_MAX_PARAMS + 1]; /* host regions copied from or to */
 	int nregions;
-	nng_msg *reply; /* a reply being filled by the backend (download) */
+	nng_msg *reply;      /* a reply being filled by the backend (download) */
+	uint64_t host_bytes; /* its messages' bytes in the host memory budget */
 	/* device blocks made off the loop for this request's allocations, and
 	 * the verb to run again once the one it waits for is made */
 	buffer_spares spares;
@@ -148,6 +151,17 @@ struct gpud_request {
 	int traced;
 	uint64_t trace_id;
 };
+
+/*
+ * Message bytes of HOSTMEM_MESSAGE_MIN or more that r holds until its reply
+ * (its payload, a reply it builds) count in the host memory budget; smaller
+ * ones are left to the budget's headroom, so a full budget still lets every
+ * tenant's small requests and downloads through.
+ */
+#define HOSTMEM_MESSAGE_MIN ((uint64_t)1 << 20)
+/* Counts bytes of a message r holds (see above): 0, or -1 after replying
+ * OUT_OF_MEMORY with "what: host memory: ... asked, ... in use". */
+int request_hold_host_or_fail(gpud_request *r, const char *what, uint64_t bytes);
 
 /* Readies r for a new message (the server, before it checks anything). */
 void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,

@@ -7,7 +7,9 @@
  *
  * Threads: the loop only. A ring's memory is shared with its client, which
  * may write anything at any time: nothing read from it is trusted or read
- * twice.
+ * twice. Its reply area's bytes are reserved in the host memory budget
+ * (daemon/hostmem.h, atomic) while the ring lives; a ring the budget cannot
+ * hold is refused and its client uses the socket.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/request.h"
@@ -110,6 +113,7 @@ static void ring_unref(gpud_ring *r)
 		nng_msg_free(r->pending);
 	if (r->unmap)
 		munmap(r->base, r->size);
+	hostmem_release(r->rs->host, HOSTMEM_RINGS, r->cap);
 	free(r);
 }
 
@@ -341,8 +345,12 @@ int ring_attach(ring_server *rs, gpud_session *s, void *base, size_t size, int u
 			 GPUD_RING_HDR, GPUD_RING_MIN_CAP, GPUD_RING_MAX_CAP, size);
 		return -1;
 	}
+	/* gpud writes the reply area: its pages are charged to gpud. */
+	if (hostmem_reserve(rs->host, HOSTMEM_RINGS, cap, err, errlen) != 0)
+		return -1;
 	gpud_ring *r = calloc(1, sizeof(*r));
 	if (r == NULL) {
+		hostmem_release(rs->host, HOSTMEM_RINGS, cap);
 		snprintf(err, errlen, "gpud is out of memory");
 		return -1;
 	}
@@ -366,6 +374,7 @@ int ring_attach(ring_server *rs, gpud_session *s, void *base, size_t size, int u
 		if (rv != 0) {
 			snprintf(err, errlen, "the ring's eventfd cannot be watched: %s",
 				 uv_strerror(rv));
+			hostmem_release(rs->host, HOSTMEM_RINGS, cap);
 			free(r);
 			return -1;
 		}

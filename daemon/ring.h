@@ -49,6 +49,8 @@ typedef struct ring_server {
 	gpud_ring *hot;    /* the rings polled on every turn of the loop */
 	uint64_t count;    /* rings attached now */
 	uint64_t requests; /* requests that came through a ring */
+	/* the host memory budget its rings' reply areas are reserved in (NULL: none) */
+	struct hostmem *host;
 } ring_server;
 
 /* What a client asked for in its ring's header, each field read once. */

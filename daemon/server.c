@@ -415,6 +415,8 @@ static void handle_request(server_ctx *c)
 		r->tenant = tn;
 		tn->in_flight++;
 	}
+	if (request_hold_host_or_fail(r, "request payload", r->payload_len) != 0)
+		return;
 	verbs_dispatch(r);
 }
 
@@ -640,6 +642,33 @@ static void render_metrics(void *arg, FILE *out)
 	metrics_text(out, &s->core, &p);
 }
 
+/*
+ * The host memory budget: host_memory_limit, or (auto) a share of the
+ * cgroup's limit or of the machine's memory. A limit set above the cgroup's
+ * is kept, with a warning: the kernel would end gpud before it refuses.
+ */
+static int host_budget(gpud_server *s, const gpud_config *cfg, char *err, size_t errlen)
+{
+	uint64_t limit = cfg->host_memory_limit, cg;
+	const char *file;
+	char why[256] = "host_memory_limit", a[32], b[32];
+	if (limit == 0 && hostmem_default_limit("", &limit, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "host_memory_limit = auto: %s; set host_memory_limit", why);
+		return -1;
+	}
+	hostmem_init(&s->hostmem, limit);
+	hostmem_format(limit, a, sizeof(a));
+	log_info("host memory limit: %s (%s)", a, why);
+	if (cfg->host_memory_limit && hostmem_cgroup_limit("", &cg, &file) == 0 && limit > cg) {
+		hostmem_format(cg, b, sizeof(b));
+		log_warn(
+			"host_memory_limit %s is above the cgroup's %s %s: the kernel may end gpud "
+			"before gpud refuses what clients ask",
+			a, file, b);
+	}
+	return 0;
+}
+
 /* Starts gpud; on failure leaves no socket file behind (nng unlinks its ipc://
  * paths on close; the region socket's is ours). */
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
@@ -686,7 +715,8 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	if (observe_start(&s->observe, loop, cfg->metrics_listen, render_metrics, s, err, errlen) !=
 	    0)
 		return -1;
-	if (devices_open(&s->devices, loop, cfg, err, errlen) != 0)
+	if (host_budget(s, cfg, err, errlen) != 0 ||
+	    devices_open(&s->devices, loop, cfg, &s->hostmem, err, errlen) != 0)
 		return -1;
 	s->devices.on_lost = on_device_lost;
 	s->devices.owner = s;
@@ -705,7 +735,8 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 			      .auth = &s->auth,
 			      .guard = &s->guard,
 			      .stats = &s->stats,
-			      .metrics = &s->metrics};
+			      .metrics = &s->metrics,
+			      .host = &s->hostmem};
 
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
 		snprintf(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
@@ -779,6 +810,7 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		return -1;
 	ring_server_init(&s->rings, loop, (uint64_t)cfg->ring_spin_us, request_cap(cfg),
 			 ring_deliver, s);
+	s->rings.host = &s->hostmem;
 	if (cfg->ring) {
 		s->regions.on_ring = ring_register;
 		s->regions.ring_arg = s;

@@ -36,6 +36,7 @@ struct gpud_server {
 	gpud_config *cfg;
 
 	/* The parts requests reach (core points at them). */
+	hostmem hostmem;    /* host memory gpud may commit (daemon/hostmem.h) */
 	device_set devices; /* daemon/devices.h: a backend per device */
 	buffer_table buffers;
 	region_server regions;

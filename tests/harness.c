@@ -262,6 +262,31 @@ static char **env_with(const char *const *add)
 	return env;
 }
 
+/* The calling process into the cgroup at dir (v1 and v2 both take a pid in
+ * cgroup.procs). Between fork and exec: only async-signal-safe calls. */
+static int join_cgroup(const char *dir)
+{
+	char path[512], pid[24];
+	int n = snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	/* the pid in decimal, by hand: snprintf is not async-signal-safe */
+	char *p = pid + sizeof(pid);
+	*--p = '\0';
+	for (long v = (long)getpid(); v > 0 || *p == '\0'; v /= 10)
+		*--p = (char)('0' + v % 10);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t w = write(fd, p, strlen(p));
+	int e = errno;
+	close(fd);
+	errno = e;
+	return w == (ssize_t)strlen(p) ? 0 : -1;
+}
+
 int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg, size_t len)
 {
 	static const harness_gpud_opts none;
@@ -340,6 +365,11 @@ int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg
 		}
 		if (dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
 			_exit(127);
+		if (opts->cgroup && join_cgroup(opts->cgroup) != 0) {
+			dprintf(2, "harness: cannot join the cgroup %s: %s\n", opts->cgroup,
+				strerror(errno));
+			_exit(126);
+		}
 		execve(bin, (char *const *)argv, env);
 		dprintf(2, "harness: cannot exec %s: %s\n", bin, strerror(errno));
 		_exit(127);

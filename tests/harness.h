@@ -39,6 +39,8 @@ typedef struct harness_gpud_opts {
 					started it does (a forked test that _exits takes it along) */
 	int no_wait;            /* return once gpud is started, without waiting for an answer:
 				   the caller waits its own way (tests/e2e/notify.c: READY=1) */
+	const char *cgroup;     /* a cgroup's directory gpud joins (its cgroup.procs) before
+				   exec; a start that cannot join it fails, naming why */
 } harness_gpud_opts;
 
 /* A gpud and its directory. Zero-initialise before first use. */

@@ -27,8 +27,8 @@ static const char *scope_name(int scope)
 }
 
 /* Schema gpuctl.status, version 1: every field of gpud_daemon_status, sizes
- * in bytes, times in seconds; pool, staging and lending null where the
- * backend has none (or gpud showed none: scope before_hello). */
+ * in bytes, times in seconds; pool, staging, lending and host_memory null
+ * where the backend has none (or gpud showed none: scope before_hello). */
 static void status_json(gpud_client *c, const gpud_daemon_status *st)
 {
 	json_t *doc = json_doc("gpuctl.status", 1), *devs = json_array(), *sess = json_array(),
@@ -103,6 +103,18 @@ static void status_json(gpud_client *c, const gpud_daemon_status *st)
 						json_u64(st->lend_from_spare), "made",
 						json_u64(st->lend_made))
 				    : json_null());
+	json_object_set_new(
+		doc, "host_memory",
+		st->has_host_memory
+			? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "used",
+				    json_u64(st->host_used), "limit", json_u64(st->host_limit),
+				    "high_water", json_u64(st->host_high_water), "refused",
+				    json_u64(st->host_refused), "buffers",
+				    json_u64(st->host_buffers), "lent", json_u64(st->host_lent),
+				    "pinned", json_u64(st->host_pinned), "staging",
+				    json_u64(st->host_staging), "messages",
+				    json_u64(st->host_messages), "rings", json_u64(st->host_rings))
+			: json_null());
 	for (int i = 0; i < st->nsessions; i++) {
 		const gpud_session_info *g = &st->sessions[i];
 		json_array_append_new(
@@ -248,6 +260,20 @@ int cmd_status(int argc, char **argv)
 		printf("lent memory  %s spare, %s kept for tenants, %s lent now; lends: %" PRIu64
 		       " from kept, %" PRIu64 " from spares, %" PRIu64 " made\n",
 		       sp, kp, ln, st.lend_from_kept, st.lend_from_spare, st.lend_made);
+	}
+	if (st.has_host_memory) {
+		char h[32], l[32], p[6][32];
+		const uint64_t parts[6] = {st.host_buffers, st.host_lent,     st.host_pinned,
+					   st.host_staging, st.host_messages, st.host_rings};
+		human_bytes(st.host_used, a, sizeof(a));
+		human_bytes(st.host_limit, l, sizeof(l));
+		human_bytes(st.host_high_water, h, sizeof(h));
+		for (int i = 0; i < 6; i++)
+			human_bytes(parts[i], p[i], sizeof(p[i]));
+		printf("host memory  %s of %s (host_memory_limit), high-water %s, %" PRIu64
+		       " refused; buffers %s, lent %s, pinned %s, staging %s, messages %s, "
+		       "rings %s\n",
+		       a, l, h, st.host_refused, p[0], p[1], p[2], p[3], p[4], p[5]);
 	}
 	if (st.nsessions > 0)
 		printf("sessions     %-10s %-22s %-16s %8s %10s %9s %7s %10s\n", "id", "peer",

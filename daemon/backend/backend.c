@@ -89,12 +89,13 @@ const backend_ops *backend_pick(const gpud_config *cfg, int *count, char *err, s
 }
 
 int backend_open(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops, const gpud_config *cfg,
-		 int device, char *err, size_t errlen)
+		 struct hostmem *host, int device, char *err, size_t errlen)
 {
 	memset(b, 0, sizeof(*b));
 	b->loop = loop;
 	b->ops = ops;
 	b->device = device;
+	b->host = host;
 	if (ops->open(b, cfg, err, errlen) == 0)
 		return 0;
 	b->ops = NULL;

@@ -27,6 +27,7 @@
 
 typedef struct gpud_backend gpud_backend;
 struct custom_kernel;
+struct hostmem;
 typedef void (*backend_done_fn)(void *arg, dstatus status, const char *msg);
 
 typedef struct backend_device {
@@ -110,11 +111,12 @@ typedef struct backend_ops {
 	 */
 	dstatus (*alloc)(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
 			 size_t errlen);
-	/* On the loop: alloc where it needs no waiting (a pool hit), else
-	 * ST_WOULD_BLOCK with nothing done. The block is handed out as it is:
-	 * *foreign is 1 when it may hold another owner's bytes, and then the
-	 * caller clears it (clear) before anything reads it. NULL: alloc never
-	 * waits (cpu). */
+	/* On the loop: alloc where it needs no waiting (cuda: a pool hit; cpu:
+	 * a small block), else ST_WOULD_BLOCK with nothing done (cpu: a large
+	 * block, whose pages are made on a worker). The block is handed out as
+	 * it is: *foreign is 1 when it may hold another owner's bytes, and then
+	 * the caller clears it (clear) before anything reads it (cpu: never).
+	 * NULL: alloc never waits. */
 	dstatus (*alloc_cached)(gpud_backend *b, size_t bytes, uint64_t owner, void **mem,
 				int *foreign, char *err, size_t errlen);
 	/* Zeroes the block holding mem from byte `keep` to its end, queued on
@@ -206,7 +208,10 @@ struct gpud_backend {
 	const backend_ops *ops;
 	uv_loop_t *loop;
 	void *impl;
-	int device;  /* the device it drives (its id), set before open */
+	int device; /* the device it drives (its id), set before open */
+	/* The host memory budget (daemon/hostmem.h) the backend's host memory
+	 * comes out of (cpu: buffers; cuda: staging); NULL: none. */
+	struct hostmem *host;
 	int started; /* start returned 0 (backend_start): close undoes it too */
 	/*
 	 * Set by the owner: called on the loop when the backend can no longer
@@ -223,9 +228,10 @@ struct gpud_backend {
  * (*count). Sets libuv's pool size for it. NULL with err if none.
  */
 const backend_ops *backend_pick(const gpud_config *cfg, int *count, char *err, size_t errlen);
-/* Opens device `device` with ops (thread-safe across devices). 0 or -1 + err. */
+/* Opens device `device` with ops (thread-safe across devices), its host
+ * memory out of host (NULL: no budget). 0 or -1 + err. */
 int backend_open(gpud_backend *b, uv_loop_t *loop, const backend_ops *ops, const gpud_config *cfg,
-		 int device, char *err, size_t errlen);
+		 struct hostmem *host, int device, char *err, size_t errlen);
 /* ops->start, on the loop thread. 0 or -1 + err. */
 int backend_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen);
 void backend_close(gpud_backend *b);

@@ -8,17 +8,21 @@
  *
  * One instance per simulated device (cpu_devices: the placement and peer
  * copies of several devices, tested without a GPU; GPUD_CPU_LOSE_DEVICE
- * loses one). Threads: jobs are made and completed on the loop, and the
- * runs of every device with their tenants' shares of the pool (`pool`) are
- * the loop's; the workers touch only their own job's chunk (run_work,
- * copy_work). The pool size is cpu_threads, shared by every device.
+ * loses one). Threads: jobs are made and completed on the loop; the workers
+ * touch only their own job's chunk (run_work, copy_work) or make a large
+ * buffer (alloc, for request_alloc_off_loop); buffers' bytes come out of
+ * the host memory budget, which is atomic (daemon/hostmem.h). The pool size
+ * is cpu_threads, shared by every device.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "daemon/backend/backend.h"
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 
 /* The pool's threads beyond cpu_threads: copies, and a tenant's first chunk
@@ -95,24 +99,100 @@ static int cpu_default_run_slots(gpud_backend *b, const gpud_config *cfg)
 	return 2 * cb->threads;
 }
 
-/* Zeroed for every owner: the heap hands back other tenants' freed blocks,
- * and writing every page commits it now, not on a later first touch. */
+/*
+ * Buffers are committed when granted: their bytes come out of the host
+ * memory budget (daemon/hostmem.h) and every page is made now, zeroed (for
+ * every owner: the heap hands back other tenants' freed blocks), so a
+ * buffer gpud granted never turns into an OOM kill when it is first
+ * written and never shows another tenant's bytes. A header before each block remembers what it took. Blocks below
+ * CPU_MAP_BYTES come from the heap, on the loop; larger ones are mapped and
+ * populated on a worker (alloc_cached says ST_WOULD_BLOCK: faulting in
+ * 256 MiB takes tens of milliseconds) and unmapped when freed, so their
+ * memory leaves the process at once instead of staying in glibc's heap
+ * outside the budget.
+ */
+#define BLOCK_HEADER 64
+#define CPU_MAP_BYTES ((size_t)1 << 20)
+
+typedef struct block_header {
+	size_t total; /* bytes taken from the budget: header and data (mapped: whole pages) */
+	int mapped;
+} block_header;
+
 static dstatus cpu_alloc(gpud_backend *b, size_t bytes, uint64_t owner, void **mem, char *err,
 			 size_t errlen)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t sz = (bytes + 63) & ~(size_t)63;
-	if (sz < bytes || (*mem = aligned_alloc(64, sz ? sz : 64)) == NULL) {
+	if (sz < bytes || sz > SIZE_MAX - BLOCK_HEADER - page) {
+		snprintf(err, errlen, "cpu backend: %zu bytes of host memory cannot be addressed",
+			 bytes);
+		return ST_OUT_OF_MEMORY;
+	}
+	int mapped = sz >= CPU_MAP_BYTES;
+	size_t total = BLOCK_HEADER + sz;
+	if (mapped)
+		total = (total + page - 1) / page * page;
+	if (hostmem_reserve(b->host, HOSTMEM_BUFFERS, total, err, errlen) != 0)
+		return ST_OUT_OF_MEMORY;
+	void *base = NULL;
+	if (mapped) {
+		base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			    0);
+		if (base == MAP_FAILED) {
+			base = NULL;
+		} else if (madvise(base, total, MADV_POPULATE_WRITE) != 0) {
+			if (errno == EINVAL) { /* a kernel before 5.14: touch every page */
+				memset(base, 0, total);
+			} else {
+				int e = errno;
+				munmap(base, total);
+				hostmem_release(b->host, HOSTMEM_BUFFERS, total);
+				snprintf(err, errlen,
+					 "cpu backend: the kernel could not commit %zu bytes of "
+					 "host memory: %s",
+					 total, strerror(e));
+				return ST_OUT_OF_MEMORY;
+			}
+		}
+	} else if ((base = aligned_alloc(64, total)) != NULL) {
+		memset(base, 0, total);
+	}
+	if (base == NULL) {
+		hostmem_release(b->host, HOSTMEM_BUFFERS, total);
 		snprintf(err, errlen, "cpu backend: cannot allocate %zu bytes of host memory",
 			 bytes);
 		return ST_OUT_OF_MEMORY;
 	}
-	memset(*mem, 0, sz ? sz : 64);
+	*(block_header *)base = (block_header){.total = total, .mapped = mapped};
+	*mem = (char *)base + BLOCK_HEADER;
 	return ST_OK;
+}
+
+/* On the loop: small blocks now; a large one on a worker, unless the
+ * budget refuses it already. */
+static dstatus cpu_alloc_cached(gpud_backend *b, size_t bytes, uint64_t owner, void **mem,
+				int *foreign, char *err, size_t errlen)
+{
+	*foreign = 0; /* zeroed for everyone */
+	if (bytes < CPU_MAP_BYTES)
+		return cpu_alloc(b, bytes, owner, mem, err, errlen);
+	if (hostmem_fits(b->host, bytes, err, errlen) != 0)
+		return ST_OUT_OF_MEMORY;
+	return ST_WOULD_BLOCK;
 }
 
 static void cpu_free(gpud_backend *b, void *mem)
 {
-	free(mem);
+	if (mem == NULL)
+		return;
+	block_header *h = (block_header *)((char *)mem - BLOCK_HEADER);
+	size_t total = h->total;
+	if (h->mapped)
+		munmap(h, total);
+	else
+		free(h);
+	hostmem_release(b->host, HOSTMEM_BUFFERS, total);
 }
 
 /* --- copies ------------------------------------------------------------- */
@@ -596,6 +676,7 @@ const backend_ops backend_cpu_ops = {
 	.close = cpu_close,
 	.default_run_slots = cpu_default_run_slots,
 	.alloc = cpu_alloc,
+	.alloc_cached = cpu_alloc_cached,
 	.free = cpu_free,
 	.upload = cpu_copy,
 	.download = cpu_copy,

@@ -287,6 +287,8 @@ void verb_download(gpud_request *r)
 			     len, max_message);
 		return;
 	}
+	if (request_hold_host_or_fail(r, "download: the reply", len) != 0)
+		return;
 	verb_buffer_info(b, &info);
 	dr.buffer = &info;
 	dr.offset = d->offset;

@@ -388,6 +388,21 @@ void verb_status(gpud_request *r)
 		lending.made = ls->made;
 		st.lending = &lending;
 	}
+	Gpud__HostMemory host = GPUD__HOST_MEMORY__INIT;
+	if (core->host) {
+		hostmem_stats hs = hostmem_get(core->host);
+		host.used = hs.used;
+		host.limit = hs.limit;
+		host.high_water = hs.high_water;
+		host.refused = hs.refused;
+		host.buffers = hs.by_use[HOSTMEM_BUFFERS];
+		host.lent = hs.by_use[HOSTMEM_LENT];
+		host.pinned = hs.by_use[HOSTMEM_PINNED];
+		host.staging = hs.by_use[HOSTMEM_STAGING];
+		host.messages = hs.by_use[HOSTMEM_MESSAGES];
+		host.rings = hs.by_use[HOSTMEM_RINGS];
+		st.host_memory = &host;
+	}
 	st.n_sessions = status_sessions(core, own, sess, sptr);
 	st.sessions = sptr;
 reply:

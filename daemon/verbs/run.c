@@ -85,6 +85,10 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 	rr->outputs_in_region = r->out_host != NULL;
 	resp->version = GPUD_PROTOCOL_VERSION;
 	resp->id = r->req->id;
+	char what[128];
+	snprintf(what, sizeof(what), "run %s: a %zu-byte reply of its outputs", k->name, total);
+	if (request_hold_host_or_fail(r, what, total) != 0)
+		return;
 	int rv = wire_pack(&r->reply, &resp->base, NULL, total, (void **)&dst);
 	if (rv != 0) {
 		request_fail(r, ST_OUT_OF_MEMORY, "run %s: cannot make a %zu-byte reply: %s",

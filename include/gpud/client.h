@@ -216,6 +216,14 @@ typedef struct gpud_daemon_status {
 	int has_lending;
 	uint64_t lend_spare_bytes, lend_kept_bytes, lend_lent_bytes;
 	uint64_t lend_from_kept, lend_from_spare, lend_made;
+	/* host memory gpud commits for its clients (has_host_memory 0 from a gpud
+	 * without the budget): used of limit (host_memory_limit), its high-water,
+	 * requests refused for it, and used by part: the cpu backend's buffers,
+	 * lent memory, client regions gpud pinned, cuda staging buffers, messages
+	 * requests hold, request rings' reply areas */
+	int has_host_memory;
+	uint64_t host_used, host_limit, host_high_water, host_refused;
+	uint64_t host_buffers, host_lent, host_pinned, host_staging, host_messages, host_rings;
 	/* a device is lost and the others serve (gpud exits when none is left) */
 	int degraded;
 	/* per connection: the first GPUD_MAX_SESSIONS of nsessions_total */

@@ -703,6 +703,10 @@ class Client:
             out["lending"] = {f[5:]: getattr(s, f) for f in (
                 "lend_spare_bytes", "lend_kept_bytes", "lend_lent_bytes", "lend_from_kept",
                 "lend_from_spare", "lend_made")}
+        if s.has_host_memory:
+            out["host_memory"] = {f[5:]: getattr(s, f) for f in (
+                "host_used", "host_limit", "host_high_water", "host_refused", "host_buffers",
+                "host_lent", "host_pinned", "host_staging", "host_messages", "host_rings")}
         out["server"] = ServerInfo(s.server)
         out["scope"] = _SCOPES.get(s.scope, "unknown")
         out["tenant"] = s.tenant.decode()

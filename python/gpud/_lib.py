@@ -156,7 +156,12 @@ class DaemonStatus(ctypes.Structure):
                 ("staging_chunk", c_u64), ("bytes_staged", c_u64), ("has_lending", c_int),
                 ("lend_spare_bytes", c_u64), ("lend_kept_bytes", c_u64),
                 ("lend_lent_bytes", c_u64), ("lend_from_kept", c_u64),
-                ("lend_from_spare", c_u64), ("lend_made", c_u64), ("degraded", c_int),
+                ("lend_from_spare", c_u64), ("lend_made", c_u64),
+                ("has_host_memory", c_int), ("host_used", c_u64), ("host_limit", c_u64),
+                ("host_high_water", c_u64), ("host_refused", c_u64),
+                ("host_buffers", c_u64), ("host_lent", c_u64), ("host_pinned", c_u64),
+                ("host_staging", c_u64), ("host_messages", c_u64), ("host_rings", c_u64),
+                ("degraded", c_int),
                 ("nsessions", c_int),
                 ("nsessions_total", c_uint), ("sessions", SessionInfo * MAX_SESSIONS),
                 ("scope", c_int), ("tenant", ctypes.c_char * 64)]

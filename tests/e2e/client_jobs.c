@@ -192,19 +192,22 @@ static gpud_client *one_slot(gpud_handle *h, gpud_arg *a)
 	return c;
 }
 
-/* Until gpud has n of the client's requests besides the status that asks
- * (jobs sent one after the other may arrive in either order). */
-static unsigned want_in_flight;
-static int enough_in_flight(const gpud_daemon_status *s)
+/* Until n of the client's runs have reached the device's scheduler (holding
+ * its slot or queued for it): being in gpud is not enough, a run's outputs
+ * may still be made off the loop (a large cpu buffer, a cuda pool miss), and
+ * jobs sent one after the other may arrive in either order. */
+static unsigned want_runs;
+static int enough_runs(const gpud_daemon_status *s)
 {
-	return s->in_flight >= want_in_flight;
+	return s->server.ndevices > 0 && s->server.devices[0].runs >= want_runs;
 }
 static void wait_in_gpud(gpud_client *c, unsigned n)
 {
-	want_in_flight = n + 1;
-	gpud_daemon_status s = wait_status(c, enough_in_flight, 60);
-	ck_assert_msg(s.in_flight >= n + 1, "gpud has %u requests in flight, expected %u",
-		      s.in_flight, n + 1);
+	want_runs = n;
+	gpud_daemon_status s = wait_status(c, enough_runs, 60);
+	ck_assert_msg(s.server.ndevices > 0 && s.server.devices[0].runs >= n,
+		      "gpud's device has %u runs placed, expected %u",
+		      s.server.ndevices > 0 ? s.server.devices[0].runs : 0, n);
 }
 
 /* One slot: the first run runs, the second waits; both are cancelled. */

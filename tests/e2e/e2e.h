@@ -4,7 +4,8 @@
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
- * trace.c, logs.c, endpoints.c, fairness.c) makes its Check test cases;
+ * trace.c, logs.c, endpoints.c, fairness.c,
+ * host_memory.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -50,6 +51,9 @@ const char *expected_backend(void);
 /* Starts the test's gpud (--log-level debug) in a fresh directory of base_dir: with
  * config text (or NULL), extra arguments and environment (NULL-terminated, or NULL). */
 void start_gpud(const char *config, const char *const *extra, const char *const *env);
+/* The same, gpud joining the cgroup at directory cgroup (NULL: none) before exec. */
+void start_gpud_in_cgroup(const char *config, const char *const *extra, const char *const *env,
+			  const char *cgroup);
 void setup_default(void);
 /* Stops it with SIGTERM; it must exit 0 within 10 s. */
 void gpud_teardown(void);
@@ -266,6 +270,7 @@ TCase *e2e_endpoints(void);    /* endpoints.c: lists of endpoints, failover */
 TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer copies */
 TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
+TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

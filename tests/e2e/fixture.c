@@ -45,6 +45,12 @@ static harness_gpud_opts last_opts;
 
 void start_gpud(const char *config, const char *const *extra, const char *const *env)
 {
+	start_gpud_in_cgroup(config, extra, env, NULL);
+}
+
+void start_gpud_in_cgroup(const char *config, const char *const *extra, const char *const *env,
+			  const char *cgroup)
+{
 	const char **args = last_args;
 	int n = 2;
 	char msg[2048];
@@ -66,6 +72,7 @@ void start_gpud(const char *config, const char *const *extra, const char *const 
 		.timeout_s = E2E_SAFETY_S, /* until it answers hello: a loaded machine is slow */
 		/* A test that fails in fork mode _exits without teardown: take gpud along. */
 		.die_with_parent = 1,
+		.cgroup = cgroup,
 	};
 	memset(&e2e_gpud, 0, sizeof(e2e_gpud)); /* a fresh directory, whatever came before */
 	last_opts = o;

@@ -188,7 +188,18 @@ START_TEST(test_metrics_count_known_requests)
 	gpud_handle nothing = h[0]; /* alice's: for bob, no such handle */
 	LIB_FAIL(bob, gpud_free(bob, &nothing, 1), GPUD_ENOTFOUND, "");
 
+	gpud_daemon_status hs = lib_status(alice);
 	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	/* the host memory budget, as status says it (cpu: alice's buffers are host memory) */
+	ck_assert(hs.has_host_memory && hs.host_limit > 0);
+	ASSERT_SAMPLE(page, "gpud_host_memory_limit_bytes", hs.host_limit);
+	ASSERT_SAMPLE(page, "gpud_host_memory_bytes{use=\"buffers\"}", hs.host_buffers);
+	ASSERT_SAMPLE(page, "gpud_host_memory_bytes{use=\"messages\"}", 0);
+	ASSERT_SAMPLE(page, "gpud_host_memory_refusals_total", 0);
+	if (strcmp(expected_backend(), "cpu") == 0)
+		ck_assert_uint_ge(hs.host_buffers, (2 * NX + NF) * 8);
+	ck_assert_msg(sample(page, "gpud_host_memory_high_water_bytes") >= hs.host_buffers,
+		      "the high-water mark is below what is in use");
 	/* requests, by tenant, verb and status */
 	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"alloc\",status=\"ok\"}",
 		      3);
@@ -249,6 +260,7 @@ START_TEST(test_metrics_count_known_requests)
 	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
 	ASSERT_SAMPLE(page, "gpud_tenant_buffers{tenant=\"alice\"}", 0);
 	ASSERT_SAMPLE(page, "gpud_connections{tenant=\"alice\"}", 0);
+	ASSERT_SAMPLE(page, "gpud_host_memory_bytes{use=\"buffers\"}", 0);
 	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"alloc\",status=\"ok\"}",
 		      3);
 	gpud_close(bob);

@@ -52,8 +52,8 @@ START_TEST(test_freed_data_never_reaches_another_tenant)
 	for (size_t i = 0; i < sizeof(between) / sizeof(between[0]); i++, rounds++) {
 		gpud_handle a, b;
 		/* and back: bob's marker words never reach alice */
-		ck_assert_msg(harness_stale_round(bob, alice, between[i], &a, &b, msg, sizeof(msg)) ==
-				      0,
+		ck_assert_msg(harness_stale_round(bob, alice, between[i], &a, &b, msg,
+						  sizeof(msg)) == 0,
 			      "%s", msg);
 		LIB_OK(alice, gpud_free(alice, &b, 1));
 	}

@@ -28,7 +28,7 @@ static char cache[64];
 static void open_all(void)
 {
 	char err[256];
-	ck_assert_msg(devices_open(&ds, &loop, &cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(devices_open(&ds, &loop, &cfg, NULL, err, sizeof(err)) == 0, "%s", err);
 	buffers_init(&bt, &ds);
 	registry_init(&g, &cfg, &ds.dev[0].be, &bt);
 }

@@ -296,6 +296,7 @@ static int cuda_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 		return -1;
 	}
 	cb->device = b->device;
+	cb->host = b->host;
 	pthread_mutex_init(&cb->lost_lock, NULL);
 	b->impl = cb;
 	libs_preload_start(cb);

@@ -79,6 +79,8 @@ typedef struct cuda_backend {
 	int nvariants;
 	const cuda_kernel *kernels[KERNEL_COUNT]; /* by kernel_def.id, bound at open */
 	gpud_pool *pool;          /* thread-safe: CUB's allocator takes its own mutex */
+	struct hostmem *host;     /* the host memory budget (daemon/hostmem.h), or NULL */
+	uint64_t stage_reserved;  /* the staging buffers' bytes in it */
 	void *stage[MAX_STAGING]; /* pinned staging buffers, and their events */
 	cudaEvent_t stage_ev[MAX_STAGING];
 	int nstage;

@@ -19,13 +19,16 @@
  *
  * Threads: submission on the loop, staged copies on workers; the staging
  * buffers' free list and in-flight marks are shared under stage_lock. Host
- * regions are pinned and unpinned on workers.
+ * regions are pinned and unpinned on workers. The staging buffers' bytes
+ * are reserved in the host memory budget (daemon/hostmem.h, atomic) at
+ * open and given back at close.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/backend/cuda/internal.h"
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "kernels/core/cuda_check.h"
@@ -35,10 +38,22 @@
 int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen)
 {
 	cudaError_t e;
+	char why[256];
 	pthread_mutex_init(&cb->stage_lock, NULL);
 	pthread_cond_init(&cb->stage_cond, NULL);
 	cb->stage_chunk = (size_t)cfg->staging_chunk;
-	for (int i = 0; i < cfg->staging_buffers && i < MAX_STAGING; i++) {
+	int n = cfg->staging_buffers < MAX_STAGING ? cfg->staging_buffers : MAX_STAGING;
+	/* Pinned for gpud's life: out of the host memory budget, all at once. */
+	uint64_t want = (uint64_t)n * cb->stage_chunk;
+	if (hostmem_reserve(cb->host, HOSTMEM_STAGING, want, why, sizeof(why)) != 0) {
+		snprintf(err, errlen,
+			 "cuda backend: device %d: %d staging buffers of %zu bytes "
+			 "(staging_buffers, staging_chunk): %s",
+			 cb->device, n, cb->stage_chunk, why);
+		return -1;
+	}
+	cb->stage_reserved = want;
+	for (int i = 0; i < n; i++) {
 		if ((e = cudaHostAlloc(&cb->stage[i], cb->stage_chunk, cudaHostAllocDefault)) !=
 		    cudaSuccess)
 			return cuda_fail(e, "cudaHostAlloc (staging)", err, errlen);
@@ -59,6 +74,8 @@ void staging_close(cuda_backend *cb)
 			cudaEventDestroy(cb->stage_ev[i]);
 	}
 	cb->nstage = 0;
+	hostmem_release(cb->host, HOSTMEM_STAGING, cb->stage_reserved);
+	cb->stage_reserved = 0;
 }
 
 /* Under stage_lock: buffers whose DMA has finished become free again. */
