@@ -572,7 +572,8 @@ static void on_device_lost(void *owner, gpud_device *d)
 	if (s->fatal)
 		return;
 	snprintf(msg, sizeof(msg), "device %d: %s", d->id, d->lost_msg);
-	if (s->devices.nlive > 0 && !s->cfg->device_lost_exit) {
+	int ends = d->be.ops && d->be.ops->loss_ends_process;
+	if (s->devices.nlive > 0 && !s->cfg->device_lost_exit && !ends) {
 		log_error("%s; serving on the %d other device%s (degraded; device_lost = serve)",
 			  msg, s->devices.nlive, s->devices.nlive == 1 ? "" : "s");
 		notify_status("degraded: lost device %d (%s); serving on %d device%s", d->id,
@@ -583,7 +584,10 @@ static void on_device_lost(void *owner, gpud_device *d)
 	s->exit_code = 1;
 	observe_set_state(&s->observe, OBSERVE_LOST);
 	log_error("backend failed: %s; failing all requests and exiting for a restart%s", msg,
-		  s->devices.nlive > 0 ? " (device_lost = exit)" : "");
+		  s->devices.nlive == 0 ? ""
+		  : ends ? " (on the cuda backend a sticky error stops every device's work in "
+			   "the process, whatever device_lost says)"
+			 : " (device_lost = exit)");
 	notify_status("lost the GPU context: %s", msg); /* also when stopping already */
 	server_shutdown(s);
 }

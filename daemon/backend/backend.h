@@ -80,6 +80,12 @@ enum {
 typedef struct backend_ops {
 	const char *name;
 	int queue_ordered; /* see upload below */
+	/* A lost device (on_fatal) leaves the others unable to work too: gpud
+	 * exits for a restart whatever device_lost says. cuda: CUDA documents
+	 * that after a sticky error further CUDA work in the process returns
+	 * that error (on two H200s a cudaMalloc on device 0 failed with device
+	 * 1's illegal address). */
+	int loss_ends_process;
 	/* libuv's pool threads beyond cpu_threads (cpu: 1, see cpu.c's kernels) */
 	int pool_spare;
 	/* How many devices this machine offers the backend (ids 0..n-1), or

@@ -995,6 +995,82 @@ START_TEST(devices_place_and_copy)
 }
 END_TEST
 
+/*
+ * A device lost for real: with kernel_workers = 0, a custom kernel that
+ * faults on device 1 ends that device's context. CUDA then refuses further
+ * work in the whole process (device 0's cudaMalloc failed with device 1's
+ * error when gpud served on), so gpud exits 1 for its supervisor even with
+ * device_lost = serve, saying why, and never serves a device it cannot use.
+ * On two GPUs, or twice the one GPU (GPUD_DEVICES_REPEAT).
+ */
+START_TEST(device_lost_ends_gpud)
+{
+	static const char *all[] = {"--device", "all", NULL}, *two[] = {"--device", "0,1", NULL},
+			  *twice[] = {"--device", "0,0", NULL};
+	static const char *repeat_env[] = {"GPUD_DEVICES_REPEAT=1", NULL};
+	harness_gpud_opts o = {.backend = "cuda", .args = all, .timeout_s = 60};
+	char msg[512];
+	memset(&gpud, 0, sizeof(gpud));
+	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
+		harness_dump_file("gpud log", gpud.log);
+		ck_abort_msg("%s", msg);
+	}
+	gpud_client *c;
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	int ngpu = gpud_server(c)->ndevices;
+	gpud_close(c);
+	stop_gpud();
+	o.args = ngpu >= 2 ? two : twice;
+	o.env = ngpu >= 2 ? NULL : repeat_env;
+	o.config = "[gpud]\nkernel_workers = 0\ndevice_lost = serve\n";
+	memset(&gpud, 0, sizeof(gpud));
+	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
+		harness_dump_file("gpud log", gpud.log);
+		ck_abort_msg("%s", msg);
+	}
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	ck_assert_int_eq(gpud_server(c)->ndevices, 2);
+	int d1 = gpud_server(c)->devices[1].index;
+	gpud_kernel_spec bad = {
+		.name = "crash",
+		.source =
+			"extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
+			"\tp[threadIdx.x] = y[0];\n}\n",
+		.entry = "crash",
+		.signature = "y:out f32[]",
+		.blocks_per_sm = 1};
+	ck_assert_msg(gpud_register(c, &bad) == GPUD_OK, "%s", gpud_errmsg(c));
+	uint64_t ny = 32;
+	gpud_handle y1;
+	gpud_set_device(c, d1);
+	ck_assert(gpud_alloc(c, GPUD_F32, 1, &ny, NULL, &y1) == GPUD_OK);
+	gpud_arg ca[] = {gpud_arg_buffer("y", y1)};
+	gpud_output o1;
+	size_t no;
+	gpud_status st = gpud_run(c, "crash", ca, 1, &o1, 1, &no, NULL);
+	gpud_set_device(c, -1);
+	printf("devices: a faulting kernel on device %d: %s: %s\n", d1, gpud_strerror(st),
+	       gpud_errmsg(c));
+	ck_assert_int_eq(st, GPUD_EBACKEND);
+	ck_assert_msg(harness_gpud_wait(&gpud, 30) == 0, "gpud still runs after losing device %d",
+		      d1);
+	int wst = gpud.wstatus;
+	char log[1 << 16];
+	ck_assert(harness_read_text(gpud.log, log, sizeof(log)) > 0);
+	int said = strstr(log, "stops every device's work in the process") != NULL;
+	if (!(WIFEXITED(wst) && WEXITSTATUS(wst) == 1 && said))
+		harness_dump_file("gpud log", gpud.log);
+	ck_assert_msg(WIFEXITED(wst) && WEXITSTATUS(wst) == 1,
+		      "gpud should exit 1 after losing a device (status %d)", wst);
+	ck_assert_msg(said, "gpud's log does not say why it exits with device_lost = serve");
+	printf("devices: %s: device %d lost: gpud exited 1 for a restart (device_lost = serve "
+	       "holds on the cpu backend only)\n",
+	       ngpu >= 2 ? "--device 0,1" : "--device 0,0", d1);
+	gpud_close(c);
+	ck_assert_int_eq(harness_gpud_remove(&gpud), 0);
+}
+END_TEST
+
 int main(void)
 {
 	if (getrandom(&rng_state, sizeof(rng_state), 0) != sizeof(rng_state))
@@ -1029,6 +1105,7 @@ int main(void)
 	tc = tcase_create("devices");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, devices_place_and_copy);
+	tcase_add_test(tc, device_lost_ends_gpud);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -881,7 +881,8 @@ static int cuda_pool_stats(gpud_backend *b, backend_pool_stats *out)
 
 const backend_ops backend_cuda_ops = {
 	.name = "cuda",
-	.queue_ordered = 1, /* a stream per queue */
+	.queue_ordered = 1,     /* a stream per queue */
+	.loss_ends_process = 1, /* backend.h: CUDA's sticky errors are the process's */
 	.count = cuda_count,
 	.open = cuda_open,
 	.start = cuda_start,
