@@ -59,6 +59,36 @@ static void start_gpud(void)
 	start_gpud_with(NULL);
 }
 
+/* gpud with opts o on a fresh socket (the suite's `gpud`). */
+static void start_gpud_opts(const harness_gpud_opts *o)
+{
+	char msg[512];
+	memset(&gpud, 0, sizeof(gpud));
+	if (harness_gpud_start(&gpud, o, msg, sizeof(msg)) != 0) {
+		harness_dump_file("gpud log", gpud.log);
+		ck_abort_msg("%s", msg);
+	}
+}
+
+/* Two of gpud's devices: two GPUs where there are (ngpu), else the one GPU
+ * twice (GPUD_DEVICES_REPEAT). */
+static void two_devices(harness_gpud_opts *o, int ngpu)
+{
+	static const char *two[] = {"--device", "0,1", NULL}, *twice[] = {"--device", "0,0", NULL};
+	static const char *repeat_env[] = {"GPUD_DEVICES_REPEAT=1", NULL};
+	o->args = ngpu >= 2 ? two : twice;
+	o->env = ngpu >= 2 ? NULL : repeat_env;
+}
+
+/* A custom kernel that writes to address 0x10: an illegal address. */
+static const gpud_kernel_spec crash_spec = {
+	.name = "crash",
+	.source = "extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
+		  "\tp[threadIdx.x] = y[0];\n}\n",
+	.entry = "crash",
+	.signature = "y:out f32[]",
+	.blocks_per_sm = 1};
+
 static void stop_gpud(void)
 {
 	char msg[512];
@@ -809,15 +839,7 @@ START_TEST(custom_kernel_fault_ends_the_context)
 	gpud_client *c, *other;
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	ck_assert(connect_timeout(&other) == GPUD_OK);
-	gpud_kernel_spec bad = {
-		.name = "crash",
-		.source =
-			"extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
-			"\tp[threadIdx.x] = y[0];\n}\n",
-		.entry = "crash",
-		.signature = "y:out f32[]",
-		.blocks_per_sm = 1};
-	ck_assert_msg(gpud_register(c, &bad) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_register(c, &crash_spec) == GPUD_OK, "%s", gpud_errmsg(c));
 	gpud_handle y = poisoned(c, GPUD_F32, 32);
 	gpud_arg args[] = {gpud_arg_buffer("y", y)};
 	gpud_output o;
@@ -885,12 +907,7 @@ START_TEST(devices_place_and_copy)
 {
 	static const char *all[] = {"--device", "all", NULL};
 	harness_gpud_opts o = {.backend = "cuda", .args = all, .timeout_s = 60};
-	char msg[512];
-	memset(&gpud, 0, sizeof(gpud));
-	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
-		harness_dump_file("gpud log", gpud.log);
-		ck_abort_msg("%s", msg);
-	}
+	start_gpud_opts(&o);
 	gpud_client *c;
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	int ngpu = gpud_server(c)->ndevices;
@@ -919,15 +936,8 @@ START_TEST(devices_place_and_copy)
 	gpud_close(c);
 	stop_gpud();
 
-	static const char *two[] = {"--device", "0,1", NULL}, *twice[] = {"--device", "0,0", NULL};
-	static const char *repeat_env[] = {"GPUD_DEVICES_REPEAT=1", NULL};
-	o.args = ngpu >= 2 ? two : twice;
-	o.env = ngpu >= 2 ? NULL : repeat_env;
-	memset(&gpud, 0, sizeof(gpud));
-	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
-		harness_dump_file("gpud log", gpud.log);
-		ck_abort_msg("%s", msg);
-	}
+	two_devices(&o, ngpu);
+	start_gpud_opts(&o);
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	ck_assert_int_eq(gpud_server(c)->ndevices, 2);
 	int d0 = gpud_server(c)->devices[0].index, d1 = gpud_server(c)->devices[1].index, got;
@@ -1005,41 +1015,21 @@ END_TEST
  */
 START_TEST(device_lost_ends_gpud)
 {
-	static const char *all[] = {"--device", "all", NULL}, *two[] = {"--device", "0,1", NULL},
-			  *twice[] = {"--device", "0,0", NULL};
-	static const char *repeat_env[] = {"GPUD_DEVICES_REPEAT=1", NULL};
+	static const char *all[] = {"--device", "all", NULL};
 	harness_gpud_opts o = {.backend = "cuda", .args = all, .timeout_s = 60};
-	char msg[512];
-	memset(&gpud, 0, sizeof(gpud));
-	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
-		harness_dump_file("gpud log", gpud.log);
-		ck_abort_msg("%s", msg);
-	}
+	start_gpud_opts(&o);
 	gpud_client *c;
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	int ngpu = gpud_server(c)->ndevices;
 	gpud_close(c);
 	stop_gpud();
-	o.args = ngpu >= 2 ? two : twice;
-	o.env = ngpu >= 2 ? NULL : repeat_env;
+	two_devices(&o, ngpu);
 	o.config = "[gpud]\nkernel_workers = 0\ndevice_lost = serve\n";
-	memset(&gpud, 0, sizeof(gpud));
-	if (harness_gpud_start(&gpud, &o, msg, sizeof(msg)) != 0) {
-		harness_dump_file("gpud log", gpud.log);
-		ck_abort_msg("%s", msg);
-	}
+	start_gpud_opts(&o);
 	ck_assert(connect_timeout(&c) == GPUD_OK);
 	ck_assert_int_eq(gpud_server(c)->ndevices, 2);
 	int d1 = gpud_server(c)->devices[1].index;
-	gpud_kernel_spec bad = {
-		.name = "crash",
-		.source =
-			"extern \"C\" __global__ void crash(float *y)\n{\n\tfloat *p = (float *)0x10;\n"
-			"\tp[threadIdx.x] = y[0];\n}\n",
-		.entry = "crash",
-		.signature = "y:out f32[]",
-		.blocks_per_sm = 1};
-	ck_assert_msg(gpud_register(c, &bad) == GPUD_OK, "%s", gpud_errmsg(c));
+	ck_assert_msg(gpud_register(c, &crash_spec) == GPUD_OK, "%s", gpud_errmsg(c));
 	uint64_t ny = 32;
 	gpud_handle y1;
 	gpud_set_device(c, d1);
