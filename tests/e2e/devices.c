@@ -20,10 +20,6 @@
 
 #include "tests/e2e/e2e.h"
 
-#define TOKEN_ALICE "alice-0123456789abcdef"
-#define TOKEN_BOB "bob-fedcba9876543210xx"
-static char tcp_url[64];
-
 static void start_devices(int n, const char *config, const char *const *env)
 {
 	static char count[16];
@@ -36,28 +32,9 @@ static void setup_three(void)
 {
 	/* alice and bob over tcp:// (tenants of their own); 1 MiB per tenant on
 	 * device 1 */
-	static char conf[2048], tokens[700];
-	static const char *extra[] = {"--backend", "cpu", "--cpu-devices", "3", "--listen",
-				      NULL,        NULL};
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
-	snprintf(tokens, sizeof(tokens), "%s/tokens-dev-%d", base_dir, (int)getpid());
-	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
-	chmod(tokens, 0600);
-	snprintf(conf, sizeof(conf),
-		 "[gpud]\nsocket_mode = 0666\ntokens_file = %s\ncpu_threads = 2\n"
-		 "[quota]\ndevice_bytes.1 = 1MiB\n",
-		 tokens);
-	extra[5] = tcp_url;
-	start_gpud(conf, extra, NULL);
-}
-
-static gpud_client *connect_token(const char *token)
-{
-	gpud_client *c = NULL;
-	gpud_options o = {.url = tcp_url, .token = token};
-	gpud_status st = gpud_connect_opts(&o, &c);
-	ck_assert_msg(st == GPUD_OK, "connect %s: %s", tcp_url, gpud_errmsg(c));
-	return c;
+	static const char *extra[] = {"--backend", "cpu", "--cpu-devices", "3", NULL};
+	start_tenants("socket_mode = 0666\ncpu_threads = 2\n[quota]\ndevice_bytes.1 = 1MiB\n",
+		      extra, NULL, NULL);
 }
 
 /* n doubles of a known pattern, uploaded (kept: gpud_list tells the device). */

@@ -62,6 +62,19 @@ void gpud_teardown(void);
 void stop_gpud_now(int hard);
 void start_gpud_again(void);
 
+/* --- two tenants over tcp:// (two_tenants.c) ---------------------------------------------- */
+
+#define TOKEN_ALICE "alice-0123456789abcdef"
+#define TOKEN_BOB "bob-fedcba9876543210xx"
+extern char tenants_url[64]; /* start_tenants' tcp:// URL */
+/* start_gpud_in_cgroup with a tokens file for alice and bob (TOKEN_*), "--listen
+ * tenants_url" (a free port) before extra, and conf_tail after the tokens_file line of
+ * [gpud] (more [gpud] keys, then any sections). */
+void start_tenants(const char *conf_tail, const char *const *extra, const char *const *env,
+		   const char *cgroup);
+/* A connection to tenants_url with token (120 s timeout); the test fails if none. */
+gpud_client *connect_token(const char *token);
+
 void path_in_dir(char *buf, size_t len, const char *name); /* a file in the test's directory */
 /* A loopback TCP port nothing listens on now (bound with port 0, released). */
 int e2e_free_port(void);

@@ -17,37 +17,16 @@
 
 #include "tests/e2e/e2e.h"
 
-#define TOKEN_ALICE "alice-0123456789abcdef"
-#define TOKEN_BOB "bob-fedcba9876543210xx"
 /* bob's runs at once: more than the slots a tenant may hold (3 of 4 with
  * cpu_threads = 2), so one of them waits in his queue */
 #define BOB_RUNS 4
 
-static char tcp_url[64];
-
 /* gpud on tcp:// with alice's and bob's tokens, two cpu threads, and conf_extra. */
-static void start_tenants(const char *conf_extra)
+static void start_fair(const char *conf_extra)
 {
-	static char conf[2048], tokens[700];
-	static const char *extra[] = {"--listen", NULL, NULL};
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
-	snprintf(tokens, sizeof(tokens), "%s/tokens-fair-%d", base_dir, (int)getpid());
-	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
-	chmod(tokens, 0600);
-	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\ncpu_threads = 2\n%s", tokens,
-		 conf_extra);
-	extra[1] = tcp_url;
-	start_gpud(conf, extra, NULL);
-}
-
-static gpud_client *connect_token(const char *token)
-{
-	gpud_client *c = NULL;
-	gpud_options o = {.url = tcp_url, .token = token};
-	gpud_status st = gpud_connect_opts(&o, &c);
-	ck_assert_msg(st == GPUD_OK, "connect %s: %s", tcp_url, gpud_errmsg(c));
-	gpud_set_timeout(c, 120000);
-	return c;
+	static char tail[1024];
+	snprintf(tail, sizeof(tail), "cpu_threads = 2\n%s", conf_extra);
+	start_tenants(tail, NULL, NULL, NULL);
 }
 
 /* A lombscargle of nx samples x nf frequencies (float64) on c's new buffers. */
@@ -106,7 +85,7 @@ START_TEST(test_short_run_answered_beside_long_ones)
 				"backend only\n");
 		return;
 	}
-	start_tenants("");
+	start_fair("");
 	gpud_client *bob = connect_token(TOKEN_BOB), *alice = connect_token(TOKEN_ALICE);
 	gpud_handle h[3];
 	gpud_arg a[3];
@@ -149,7 +128,7 @@ END_TEST
  */
 START_TEST(test_run_over_run_timeout_fails_quota)
 {
-	start_tenants("[tenant bob]\nrun_timeout = 1\n");
+	start_fair("[tenant bob]\nrun_timeout = 1\n");
 	gpud_client *bob = connect_token(TOKEN_BOB), *alice = connect_token(TOKEN_ALICE);
 	/* 10^6 samples x 10^7 frequencies: hours on the cpu backend, tens of
 	 * seconds on a GPU */

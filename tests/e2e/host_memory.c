@@ -20,23 +20,12 @@
 
 #include "tests/e2e/e2e.h"
 
-#define TOKEN_ALICE "alice-0123456789abcdef"
-#define TOKEN_BOB "bob-fedcba9876543210xx"
 #define MiB (1ull << 20)
 #define ALICE_N 32768 /* float64: 256 KiB, under the 1 MiB messages begin to count from */
 
-static char tcp_url[64];
-
 /* gpud on tcp:// with tokens for alice and bob, and the [gpud] lines given. */
-static void start_tenants(const char *gpud_lines, const char *cgroup)
+static void start_hostmem(const char *gpud_lines, const char *cgroup)
 {
-	static char conf[2048], tokens[700];
-	static const char *extra[] = {"--listen", tcp_url, NULL};
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
-	snprintf(tokens, sizeof(tokens), "%s/hostmem-tokens-%d", base_dir, (int)getpid());
-	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
-	chmod(tokens, 0600);
-	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\n%s", tokens, gpud_lines);
 	/* A gpud built with AddressSanitizer (make test-asan) keeps up to 256 MiB
 	 * of freed memory in its quarantine, outside any budget: off for this one
 	 * (other builds ignore the variable). */
@@ -45,17 +34,7 @@ static void start_tenants(const char *gpud_lines, const char *cgroup)
 	snprintf(asan, sizeof(asan), "ASAN_OPTIONS=%s%squarantine_size_mb=0", had ? had : "",
 		 had && had[0] ? ":" : "");
 	const char *env[] = {asan, NULL};
-	start_gpud_in_cgroup(conf, extra, env, cgroup);
-}
-
-static gpud_client *connect_token(const char *token)
-{
-	gpud_options o = {.url = tcp_url, .token = token, .timeout_ms = 60000};
-	gpud_client *c = NULL;
-	gpud_status st = gpud_connect_opts(&o, &c);
-	ck_assert_msg(st == GPUD_OK, "connect %s: %s: %s", tcp_url, gpud_strerror(st),
-		      gpud_errmsg(c));
-	return c;
+	start_tenants(gpud_lines, NULL, env, cgroup);
 }
 
 /* alice's x (x[i] = i / 2) and z, her buffers before bob comes. */
@@ -196,7 +175,7 @@ static void cuda_limit_case(alice_state *a, const gpud_daemon_status *s0)
 /* A limit in gpud.conf: bob's 16 MiB arrays fill 96 MiB (cpu). */
 START_TEST(test_host_memory_limit)
 {
-	start_tenants("host_memory_limit = 96MiB\nlend_spare = 0\n", NULL);
+	start_hostmem("host_memory_limit = 96MiB\nlend_spare = 0\n", NULL);
 	char log[1 << 16];
 	ck_assert(harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0);
 	ck_assert_msg(strstr(log, "host memory limit: 96.0 MiB (host_memory_limit)") != NULL,
@@ -479,7 +458,7 @@ START_TEST(test_host_memory_cgroup)
 	}
 	printf("host_memory: gpud runs in %s (cgroup v%d), its memory limited to 512 MiB\n",
 	       cgroup_dir, cgroup_v2 ? 2 : 1);
-	start_tenants("", cgroup_dir);
+	start_hostmem("", cgroup_dir);
 	/* gpud is in it, and took its limit from it */
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)e2e_gpud.pid);
 	ck_assert(harness_read_text(path, procs, sizeof(procs)) > 0);

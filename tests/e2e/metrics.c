@@ -22,10 +22,7 @@
 
 #include <nng/supplemental/http/http.h>
 
-#define TOKEN_ALICE "alice-0123456789abcdef"
-#define TOKEN_BOB "bob-fedcba9876543210xx"
-
-static char tcp_url[64], metrics_addr[128];
+static char metrics_addr[128];
 
 /* The address gpud's log says the endpoint is bound to (port 0 was asked for). */
 static void find_metrics_addr(void)
@@ -52,20 +49,11 @@ static void find_metrics_addr(void)
 
 static void setup_metrics(void)
 {
-	static char conf[2048], tokens[700];
-	static const char *extra[] = {"--listen", tcp_url, NULL};
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
-	snprintf(tokens, sizeof(tokens), "%s/metrics-tokens-%d", base_dir, (int)getpid());
-	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
-	chmod(tokens, 0600);
-	snprintf(conf, sizeof(conf),
-		 /* the draining case's run takes seconds, more on a loaded machine
-		  * than the default 30 s limit: this one is a safety net */
-		 "[gpud]\ntokens_file = %s\nmetrics_listen = 127.0.0.1:0\n"
-		 "shutdown_timeout = 600\n"
-		 "[tenant bob]\ndevice_bytes = 64KiB\n",
-		 tokens);
-	start_gpud(conf, extra, NULL);
+	/* the draining case's run takes seconds, more on a loaded machine than
+	 * the default 30 s limit: this one is a safety net */
+	start_tenants("metrics_listen = 127.0.0.1:0\nshutdown_timeout = 600\n"
+		      "[tenant bob]\ndevice_bytes = 64KiB\n",
+		      NULL, NULL, NULL);
 	find_metrics_addr();
 }
 
@@ -129,16 +117,6 @@ static double sample(const char *page, const char *series)
 		ck_assert_msg(got_ == (double)(want), "%s: %g, expected %g", (series), got_,       \
 			      (double)(want));                                                     \
 	} while (0)
-
-static gpud_client *connect_token(const char *token)
-{
-	gpud_options o = {.url = tcp_url, .token = token, .timeout_ms = 30000};
-	gpud_client *c = NULL;
-	gpud_status st = gpud_connect_opts(&o, &c);
-	ck_assert_msg(st == GPUD_OK, "connect %s: %s: %s", tcp_url, gpud_strerror(st),
-		      gpud_errmsg(c));
-	return c;
-}
 
 /* promtool check metrics on the page, where $PROMTOOL names promtool. */
 static void promtool_check(const char *page)
@@ -476,7 +454,7 @@ START_TEST(test_failed_hellos_back_off)
 	int refused_unread = 0;
 
 	atomic_store(&conns_closed, 0);
-	nng_socket s = raw_at(tcp_url);
+	nng_socket s = raw_at(tenants_url);
 	for (int i = 1; i <= 5; i++) {
 		r = hello_with(s, (uint64_t)i, "wrong-token-0123456789");
 		ck_assert_msg(r.code == WIRE_UNAUTHENTICATED, "hello %d: %llu %s", i,
@@ -515,7 +493,7 @@ START_TEST(test_failed_hellos_back_off)
 	nng_close(s);
 
 	/* The same peer with a right token is refused while it backs off. */
-	gpud_options o = {.url = tcp_url, .token = TOKEN_ALICE, .timeout_ms = 30000};
+	gpud_options o = {.url = tenants_url, .token = TOKEN_ALICE, .timeout_ms = 30000};
 	gpud_client *c = NULL;
 	gpud_status st = gpud_connect_opts(&o, &c);
 	if (harness_now_s() - t4 < BACKOFF_FIRST_S)
@@ -526,7 +504,7 @@ START_TEST(test_failed_hellos_back_off)
 	gpud_close(c);
 
 	/* Another peer (127.0.0.2 is loopback too) with a right token: served at once. */
-	snprintf(url2, sizeof(url2), "tcp://127.0.0.2;%s", tcp_url + 6);
+	snprintf(url2, sizeof(url2), "tcp://127.0.0.2;%s", tenants_url + 6);
 	nng_socket s2 = raw_at(url2);
 	r = hello_with(s2, 1, TOKEN_BOB);
 	ck_assert_msg(r.code == 0, "bob from 127.0.0.2: %llu %s", (unsigned long long)r.code,
@@ -534,7 +512,7 @@ START_TEST(test_failed_hellos_back_off)
 	nng_close(s2);
 
 	/* A second connection of the first peer: five more, closed again, no new line. */
-	s = raw_at(tcp_url);
+	s = raw_at(tenants_url);
 	for (int i = 1; i <= 5; i++) {
 		r = hello_with(s, (uint64_t)i, "wrong-token-0123456789");
 		ck_assert_msg(r.code == WIRE_UNAUTHENTICATED, "hello %d again: %s", i, r.message);

@@ -7,39 +7,17 @@
  * runs the same rounds against the pool's reused blocks (tests/gpu/stale.c).
  */
 #include <stdio.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "tests/e2e/e2e.h"
 
-#define TOKEN_ALICE "alice-5a1e0123456789ab"
-#define TOKEN_BOB "bob-5a1e0123456789abcd"
-static char tcp_url[64];
-
 static void setup_stale(void)
 {
-	static char conf[1024], tokens[700];
-	static const char *extra[] = {"--listen", tcp_url, NULL};
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", e2e_free_port());
-	snprintf(tokens, sizeof(tokens), "%s/tokens-stale-%d", base_dir, (int)getpid());
-	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
-	chmod(tokens, 0600);
-	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\n", tokens);
-	start_gpud(conf, extra, NULL);
-}
-
-static gpud_client *as(const char *token)
-{
-	gpud_client *c = NULL;
-	gpud_options o = {.url = tcp_url, .token = token, .timeout_ms = 60000};
-	gpud_status st = gpud_connect_opts(&o, &c);
-	ck_assert_msg(st == GPUD_OK, "connect %s: %s", tcp_url, gpud_errmsg(c));
-	return c;
+	start_tenants(NULL, NULL, NULL, NULL);
 }
 
 START_TEST(test_freed_data_never_reaches_another_tenant)
 {
-	gpud_client *alice = as(TOKEN_ALICE), *bob = as(TOKEN_BOB);
+	gpud_client *alice = connect_token(TOKEN_ALICE), *bob = connect_token(TOKEN_BOB);
 	static const size_t between[] = {24, 1000, 4104, (3u << 20) + 8};
 	char msg[512];
 	int rounds = 0;

@@ -22,8 +22,6 @@
 #include "tests/tls_fixture.h"
 
 static char tcp_url[64], tls_url[64], tokens_path[700], cert_path[700], other_path[700];
-#define TOKEN_ALICE "alice-0123456789abcdef"
-#define TOKEN_BOB "bob-fedcba9876543210xx"
 
 static void setup_tenants(void)
 {
