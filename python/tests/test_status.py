@@ -38,7 +38,10 @@ def test_status_of_a_tenant(start_gpud, tmp_path):
 
         everyone = alice.status()
         assert everyone["scope"] == "all" and everyone["tenant"] == "alice"
-        assert sorted(s["tenant"] for s in everyone["sessions"]) == ["alice", "bob"]
+        # alice's and bob's; the fixture's readiness probe (gpuctl status over
+        # ipc://) may not have been seen to close yet
+        tenants = [s["tenant"] for s in everyone["sessions"]]
+        assert sorted(t for t in tenants if t in ("alice", "bob")) == ["alice", "bob"]
         assert everyone["buffers"] == 3
         her = [s for s in everyone["sessions"] if s["id"] == alice.server.connection][0]
         assert her["peer"].startswith("127.0.0.1:")
