@@ -85,15 +85,50 @@ SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover
 endif
 
 GEN      := $(BUILD)/gen
-CPPFLAGS += -D_GNU_SOURCE -DGPUD_VERSION=\"$(VERSION)\" -Iinclude -I. -I$(GEN)
+CPPFLAGS += -D_GNU_SOURCE -DGPUD_VERSION=\"$(VERSION)\" -Iinclude -I. -I$(GEN) $(NNG_CPPFLAGS)
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -pthread -MMD -MP
 LDFLAGS  += $(SANFLAGS) -pthread
 
 # Static archives of the C dependencies (Debian ships them), so gpud and
 # gpuctl run on a machine that has none of these packages installed.
 static    = $(shell $(CC) -print-file-name=$(1))
-NNG_A     := $(call static,libnng.a) $(call static,libmbedtls.a) \
-             $(call static,libmbedx509.a) $(call static,libmbedcrypto.a)
+MBEDTLS_A := $(call static,libmbedtls.a) $(call static,libmbedx509.a) $(call static,libmbedcrypto.a)
+
+# nng is the one C dependency not taken from Debian. Debian 12's nng 1.5.2
+# has nng #1518: a peer that connects and closes during the SP handshake (a
+# port scanner, `python3 -c 'socket.connect(...); close()'`, a second gpud
+# finding the socket in use) leaves the listener accepting nothing, for
+# good, while one of nng's threads spins on a core. Fixed upstream in 1.6.0
+# (nng PR #1519); tests/e2e/wedge.c fails on 1.5.2. So the newest 1.x
+# release is built here from third_party/nng (unmodified upstream v1.12.0,
+# MIT, third_party/README.md) with Debian's cmake, against Debian's mbed
+# TLS, and linked statically into every program and both libraries.
+#
+# Two builds of it, whose thread pools are sized with nng's build options:
+#   server: gpud. Callbacks of the request contexts run on task threads
+#     (at most 8: each only posts to the loop or hands a reply over), one
+#     expire thread (timeouts of gpud's own aios), one resolver thread
+#     (gpud resolves its listen addresses and its self-probe's).
+#   client: libgpud-client and the programs made with it (gpuctl, tests).
+#     A client has a few connections and short callbacks: 2 task threads,
+#     1 expire, 1 resolver. nng's defaults (2 task threads per core up to
+#     16, 1 expire thread per core up to 8, 4 resolvers) start about 30
+#     threads in every gpuctl on a 16-core host.
+NNG_SRC      := third_party/nng
+NNG_VERSION  := 1.12.0
+NNG_CPPFLAGS := -isystem $(NNG_SRC)/include
+NNG_CMAKE    := -DCMAKE_BUILD_TYPE=Release -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+                -DBUILD_SHARED_LIBS=OFF -DNNG_TESTS=OFF -DNNG_TOOLS=OFF -DNNG_ENABLE_NNGCAT=OFF \
+                -DNNG_ENABLE_TLS=ON -DNNG_TLS_ENGINE=mbed -DNNG_ENABLE_COMPAT=OFF \
+                -DNNG_RESOLV_CONCURRENCY=1 -DNNG_NUM_POLLER_THREADS=1
+NNG_CMAKE_server := -DNNG_MAX_TASKQ_THREADS=8 -DNNG_NUM_EXPIRE_THREADS=1
+NNG_CMAKE_client := -DNNG_NUM_TASKQ_THREADS=2 -DNNG_NUM_EXPIRE_THREADS=1
+NNG_SERVER_A := $(BUILD)/nng/server/libnng.a
+NNG_CLIENT_A := $(BUILD)/nng/client/libnng.a
+# What gpud links, and what programs made of libgpud-client.a link for their
+# own nng calls (the archive holds its own copy, its symbols made local).
+NNG_A        := $(NNG_SERVER_A) $(MBEDTLS_A)
+NNG_CL_A     := $(NNG_CLIENT_A) $(MBEDTLS_A)
 UV_A      := $(call static,libuv_a.a)
 PBC_A     := $(call static,libprotobuf-c.a)
 JANSSON_A := $(call static,libjansson.a)
@@ -195,6 +230,22 @@ GPU_TEST := $(BUILD)/test-gpu
         bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
+# --- nng, from third_party/nng (see NNG_SRC) --------------------------------
+# $(BUILD)/nng/KIND/options holds the cmake options it was built with: a
+# change of them (or of CC) builds it again.
+$(BUILD)/nng/%/options: FORCE
+	@mkdir -p $(@D)
+	@echo '$(NNG_VERSION) $(CC) $(NNG_CMAKE) $(NNG_CMAKE_$*)' | cmp -s - $@ || \
+	  echo '$(NNG_VERSION) $(CC) $(NNG_CMAKE) $(NNG_CMAKE_$*)' > $@
+$(BUILD)/nng/%/libnng.a: $(BUILD)/nng/%/options $(NNG_SRC)/CMakeLists.txt $(NNG_SRC)/include/nng/nng.h
+	@command -v cmake >/dev/null || { echo "make: cmake not found: nng is built with it" \
+	  "(apt-get install cmake, or make deps)" >&2; exit 1; }
+	cmake -S $(NNG_SRC) -B $(@D) -DCMAKE_C_COMPILER=$(CC) $(NNG_CMAKE) $(NNG_CMAKE_$*) >$(@D)/cmake.log 2>&1 \
+	  || { cat $(@D)/cmake.log >&2; exit 1; }
+	+$(MAKE) -s -C $(@D) nng >$(@D)/build.log 2>&1 || { cat $(@D)/build.log >&2; exit 1; }
+	@touch $@
+.PRECIOUS: $(BUILD)/nng/%/options $(BUILD)/nng/%/libnng.a
+
 # --- generated protobuf-c code ---------------------------------------------
 $(GEN)/gpud.pb-c.c $(GEN)/gpud.pb-c.h: proto/gpud.proto
 	@mkdir -p $(GEN)
@@ -229,16 +280,21 @@ $(BUILD)/%.cu.o: %.cu
 # into one object whose hidden symbols are then made local, so the archive
 # defines nothing global but the API: no wire_* or protobuf-c gpud__* to
 # clash with a program's own (programs that use those link $(PROTO_OBJ)).
-$(LIB_OBJ): $(CLIENT_PIC)
-	$(LD) -r -o $@.tmp $^
-	$(OBJCOPY) --localize-hidden $@.tmp $@
+# nng (the client build) goes into the same object, its symbols local too:
+# a program linking the archive needs no nng of its own, and one that has
+# another nng (Debian's) gets no clash.
+$(LIB_OBJ): $(CLIENT_PIC) $(NNG_CLIENT_A)
+	$(LD) -r -o $@.tmp $(CLIENT_PIC) $(NNG_CLIENT_A)
+	$(OBJCOPY) --localize-hidden --wildcard --keep-global-symbol='gpud_*' $@.tmp $@
 	@rm -f $@.tmp
 $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
-$(LIB_SO): $(CLIENT_PIC)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined $(LDFLAGS) -o $@ $^ \
-	  -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c
+# nng inside, not exported (--exclude-libs); mbed TLS and protobuf-c are
+# Debian's shared libraries.
+$(LIB_SO): $(CLIENT_PIC) $(NNG_CLIENT_A)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,--exclude-libs,libnng.a \
+	  $(LDFLAGS) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c
 	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libgpud-client.so
 # The .pc and the unit name the install's paths: $(BUILD)/install-paths
@@ -258,10 +314,10 @@ $(SERVICE): systemd/gpud.service.in $(BUILD)/install-paths
 
 # gpud's failed inbound TLS handshakes are logged by a wrap of nng's calls
 # of mbedtls_ssl_handshake (daemon/auth.c).
-$(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
+$(GPUD): $(BUILD)/daemon/main.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ) $(NNG_SERVER_A)
 	$(LINK) $(LDFLAGS) -Wl,--wrap=mbedtls_ssl_handshake -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
 $(GPUCTL): $(call obj,$(GPUCTL_SRC)) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
 
 # --- man pages -------------------------------------------------------------
 # docs/man/NAME.N.scd -> $(BUILD)/man/NAME.N with scdoc (Debian's scdoc),
@@ -281,10 +337,10 @@ $(BUILD)/man/%: docs/man/%.scd
 	$(SCDOC) < $< > $@.tmp && mv $@.tmp $@
 
 # --- tests ------------------------------------------------------------------
-$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(LIB_A)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(LIB_A) $(NNG_SERVER_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
 $(E2E): $(call obj,$(E2E_SRC)) $(LIB_A) | $(NVTX_RECORD)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_CL_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
 # The NVTX recorder the e2e case "trace" starts gpud with (NVTX_INJECTION64_PATH):
 # it writes every range gpud starts and ends to $GPUD_NVTX_RECORD.
 ifneq ($(NVTX_H),)
@@ -430,35 +486,35 @@ DEV_BENCH    := $(BUILD)/bench/devices
 HARNESS_OBJ  := $(call obj,$(HARNESS_SRC))
 
 $(GPU_TEST): $(call obj,$(GPU_TEST_SRC)) $(KERNEL_REF_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(STANDALONE): $(BUILD)/bench/standalone_lombscargle.o $(KERNEL_REF_OBJ) $(KERNEL_CUDA_OBJ) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(TRANSFER): $(BUILD)/bench/transfer.o $(HARNESS_OBJ) $(KERNEL_REF_OBJ) $(KERNEL_CUDA_OBJ) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(CUSTOM_BENCH): $(BUILD)/bench/custom_kernels.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(FAIRNESS): $(BUILD)/bench/fairness.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(HARNESS_OBJ) $(call obj,daemon/backend/cuda/pool.cu) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(TINY_CALL): $(BUILD)/bench/tiny_call.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS) -lm
 $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
-	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
+	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS) -lm
 $(LS_NUFFT_BENCH): $(BUILD)/bench/lombscargle_nufft.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS) -lm
 $(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(TW_BENCH): $(BUILD)/bench/tenant_workers.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(DEV_BENCH): $(BUILD)/bench/devices.o $(HARNESS_OBJ) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(WORKER_PROBE): $(call obj,bench/worker_probe.cu)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(SYSLIBS)
 $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
 	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
@@ -550,9 +606,9 @@ CORPUS_BIN   := $(BUILD)/tests/fuzz_corpus
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang CUDA=0 \
 	  SANITIZE=address,undefined,fuzzer-no-link fuzz-run
-$(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ)
+$(FUZZ_BIN): $(BUILD)/tests/fuzz/fuzz_request.o $(CORE_OBJ) $(PROTO_OBJ) $(TYPES_OBJ) $(NNG_SERVER_A)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(SYSLIBS)
-$(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ) \
+$(CORPUS_BIN): $(BUILD)/tests/fuzz/fuzz_corpus.o $(PROTO_OBJ) $(NNG_SERVER_A) \
 	       $(call obj,daemon/backend/tenant_worker/msg.c)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_A) $(PBC_A) $(SYSLIBS)
 fuzz-run: $(FUZZ_BIN) $(CORPUS_BIN)
@@ -623,7 +679,7 @@ uninstall:
 	  $(DESTDIR)$(PYTHONDIR)/gpud 2>/dev/null || true
 
 # clang-format (Debian's clang-format-14) with the project's .clang-format.
-FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu')
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu' ':!third_party')
 format:
 	clang-format -i $(FORMAT_FILES)
 format-check:

@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(
 	build-essential pkg-config
-	libnng-dev libmbedtls-dev          # nng (static archive needs mbedtls)
+	cmake libmbedtls-dev               # nng from third_party/nng (built with cmake, TLS by mbed TLS)
 	libuv1-dev                         # the daemon's event loop
 	libprotobuf-c-dev protobuf-c-compiler
 	libinih-dev                        # config file

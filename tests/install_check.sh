@@ -141,7 +141,7 @@ expect_eq "pkg-config --modversion" "$(pc --modversion)" "$version"
 expect_eq "pkg-config --cflags" "$(pc --cflags)" "-I$P/include"
 expect_eq "pkg-config --libs" "$(pc --libs)" "-L$P/lib -lgpud-client"
 expect_eq "pkg-config --static --libs" "$(pc --static --libs)" \
-	"-L$P/lib -lgpud-client -lnng -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lpthread"
+	"-L$P/lib -lgpud-client -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c -lpthread"
 
 # --- 3. a program built against the install -------------------------------------
 flags=(-std=c11 -Wall -Wextra -Werror)

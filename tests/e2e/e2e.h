@@ -284,6 +284,7 @@ TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer co
 TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
 TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
+TCase *e2e_wedge(void); /* wedge.c: stray connects and a second gpud leave listeners serving */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads
