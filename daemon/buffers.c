@@ -343,6 +343,8 @@ void sessions_close(buffer_table *t, uint32_t pipe_id)
 		t->on_session_close(t->hook_arg, s);
 	while (s->buffers)
 		buffers_release(t, s->buffers);
+	if (s->probe)
+		t->probes--;
 	HASH_DELETE(hh, t->sessions, s);
 	free(s);
 }
@@ -350,6 +352,19 @@ void sessions_close(buffer_table *t, uint32_t pipe_id)
 size_t sessions_count(const buffer_table *t)
 {
 	return HASH_COUNT(t->sessions);
+}
+
+size_t sessions_count_clients(const buffer_table *t)
+{
+	return HASH_COUNT(t->sessions) - t->probes;
+}
+
+void sessions_mark_probe(buffer_table *t, gpud_session *s)
+{
+	if (!s->probe) {
+		s->probe = 1;
+		t->probes++;
+	}
 }
 
 void buffers_fini(buffer_table *t)

@@ -97,8 +97,9 @@ struct gpud_session {
 	char peer[64];                /* for status and logs */
 	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
 	gpud_tenant *tenant;          /* set by a successful hello */
-	uint32_t failed_hellos;       /* closed at GUARD_CONN_FAILURES (daemon/hello_guard.h) */
-	struct host_region *regions;  /* daemon/regions.h */
+	int probe;              /* gpud's own health probe (daemon/health.h): left out of status */
+	uint32_t failed_hellos; /* closed at GUARD_CONN_FAILURES (daemon/hello_guard.h) */
+	struct host_region *regions; /* daemon/regions.h */
 	uint64_t nregions, region_bytes;
 	struct gpud_request *live; /* its requests in gpud now, for cancel (daemon/request.h) */
 	/* Cancels that named a request not in gpud (yet: a cancel and its
@@ -138,6 +139,7 @@ typedef struct buffer_table {
 	void *hook_arg;
 	gpud_buffer *by_handle;
 	gpud_session *sessions;
+	size_t probes; /* sessions that are gpud's own health probe */
 	gpud_tenant *tenants;
 	size_t count;
 	uint64_t bytes, high_water;
@@ -197,5 +199,9 @@ gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create);
 /* The connection went away: release its buffers and forget it. */
 void sessions_close(buffer_table *t, uint32_t pipe_id);
 size_t sessions_count(const buffer_table *t);
+/* The same less gpud's own health probes: the clients' connections. */
+size_t sessions_count_clients(const buffer_table *t);
+/* s is gpud's own health probe (once). */
+void sessions_mark_probe(buffer_table *t, gpud_session *s);
 
 #endif

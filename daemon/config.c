@@ -32,6 +32,7 @@ void config_defaults(gpud_config *c)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	c->cpu_threads = n > 0 ? (int)n : 4;
 	c->shutdown_timeout = 30.0;
+	c->health_probe_interval = 5.0;
 	c->metrics_tenants = 64;
 	c->streams = 16;
 	c->pool_bin_growth = 2;
@@ -393,6 +394,12 @@ static const config_option options[] = {
 	STRING("tls_ca", tls_ca, "path", 0),
 	{.name = "socket_mode", .type = OPT_OCTAL, FIELD(socket_mode), .lo = 0, .hi = 0777},
 	STRING("socket_group", socket_group, "name", 0),
+	{.name = "health_probe_interval",
+	 .type = OPT_DOUBLE,
+	 FIELD(health_probe_interval),
+	 .lo = 0,
+	 .hi = 3600,
+	 .what = "seconds"},
 	{.name = "shutdown_timeout",
 	 .type = OPT_DOUBLE,
 	 FIELD(shutdown_timeout),

@@ -46,13 +46,14 @@ typedef struct gpud_config {
 	/* a device lost (a sticky error in its context): 0 "serve" with the
 	 * others, exit when none is left; 1 "exit" at once */
 	int device_lost_exit;
-	int log_level;             /* enum log_level */
-	int log_format;            /* enum log_format: text or json lines */
-	uint64_t max_message_size; /* largest request gpud reads, bytes */
-	int contexts;              /* nng contexts: requests handled at once */
-	int cpu_threads;           /* libuv work-queue threads (cpu: kernels; cuda: >= 4) */
-	int streams;               /* cuda backend: streams sessions are spread over */
-	double shutdown_timeout;   /* seconds to finish in-flight work on SIGTERM */
+	int log_level;                /* enum log_level */
+	int log_format;               /* enum log_format: text or json lines */
+	uint64_t max_message_size;    /* largest request gpud reads, bytes */
+	int contexts;                 /* nng contexts: requests handled at once */
+	int cpu_threads;              /* libuv work-queue threads (cpu: kernels; cuda: >= 4) */
+	int streams;                  /* cuda backend: streams sessions are spread over */
+	double shutdown_timeout;      /* seconds to finish in-flight work on SIGTERM */
+	double health_probe_interval; /* seconds between self-probes of the listeners; 0: none */
 	/* cuda backend memory pool (daemon/backend/cuda/pool.h) */
 	unsigned pool_bin_growth, pool_min_bin, pool_max_bin;
 	uint64_t pool_max_cached, pool_max_total, pool_reserve;

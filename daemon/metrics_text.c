@@ -407,6 +407,16 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 	       "(each device: gpud_device_up).");
 	fprintf(f, "gpud_backend_up{backend=\"%s\"} %d\n", core->devices->backend,
 		p->backend_lost ? 0 : 1);
+	family(f, "gpud_listener_up", "gauge",
+	       "1 while the listener answers gpud's own hello (health_probe_interval), 0 once two "
+	       "in a row failed; absent while not probed.");
+	for (int i = 0; i < p->nlisteners; i++) {
+		if (p->listener_up[i] < 0)
+			continue;
+		fputs("gpud_listener_up{listener=\"", f);
+		put_label(f, p->listen[i]);
+		fprintf(f, "\"} %d\n", p->listener_up[i]);
+	}
 	family(f, "gpud_connections_accepted_total", "counter", "Connections gpud has accepted.");
 	sample_u(f, "gpud_connections_accepted_total", p->m->connections_total);
 	family(f, "gpud_auth_failures_total", "counter",

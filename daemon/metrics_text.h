@@ -15,6 +15,9 @@ typedef struct metrics_page {
 	const metrics *m;
 	int ready;        /* serving (as /readyz) */
 	int backend_lost; /* the backend's context is lost */
+	int nlisteners;   /* listen[0..nlisteners): the listen URLs */
+	const char *const *listen;
+	int listener_up[GPUD_MAX_LISTEN]; /* 1 up, 0 down, -1 not probed (yet, or at all) */
 } metrics_page;
 
 /* Writes the page to f (on the loop thread). */

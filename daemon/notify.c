@@ -119,11 +119,34 @@ void notify_stopping(const char *fmt, ...)
 	va_end(ap);
 }
 
+static const char *(*gate)(void *arg, char *buf, size_t len);
+static void *gate_arg;
+static int gate_closed;
+
+void notify_watchdog_gate(const char *(*why_not)(void *arg, char *buf, size_t len), void *arg)
+{
+	gate = why_not;
+	gate_arg = arg;
+}
+
 static void on_watchdog(uv_timer_t *t)
 {
+	char why[512];
 	(void)t;
-	if (n.notify)
-		n.notify(0, "WATCHDOG=1");
+	if (n.notify == NULL)
+		return;
+	if (gate && gate(gate_arg, why, sizeof(why))) {
+		if (!gate_closed)
+			log_error("watchdog: not pinging systemd (it restarts gpud after "
+				  "WatchdogSec): %s",
+				  why);
+		gate_closed = 1;
+		return;
+	}
+	if (gate_closed)
+		log_info("watchdog: pinging systemd again");
+	gate_closed = 0;
+	n.notify(0, "WATCHDOG=1");
 }
 
 uint64_t notify_watchdog_start(uv_loop_t *loop)

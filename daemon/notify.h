@@ -49,5 +49,8 @@ void notify_stopping(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 uint64_t notify_watchdog_start(uv_loop_t *loop);
 /* Stops the pings and closes the timer (idempotent). */
 void notify_watchdog_stop(void);
+/* The watchdog pings only while why_not(arg) returns NULL (else its text is
+ * logged once, and systemd restarts gpud after WatchdogSec). On the loop. */
+void notify_watchdog_gate(const char *(*why_not)(void *arg, char *buf, size_t len), void *arg);
 
 #endif

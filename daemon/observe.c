@@ -3,6 +3,7 @@
  * nng's HTTP server (see observe.h for which thread does what).
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,12 @@ static void on_readyz(nng_aio *aio)
 {
 	observe *o = handler_observe(aio);
 	int st = atomic_load(&o->state);
+	char why[512], text[600];
+	if (st == OBSERVE_READY && o->why_not && o->why_not(o->why_arg, why, sizeof(why))) {
+		snprintf(text, sizeof(text), "not ready: %s\n", why);
+		reply_text(aio, 503, text);
+		return;
+	}
 	reply_text(aio, st == OBSERVE_READY ? 200 : 503, state_text[st]);
 }
 

@@ -39,6 +39,9 @@ typedef struct observe {
 	nng_http_server *http; /* NULL: no endpoint (metrics_listen unset) */
 	char addr[128];        /* where it listens, as bound ("127.0.0.1:9400") */
 	atomic_int state;      /* observe_state */
+	/* NULL while ready, else why not (in buf); any thread. NULL: none. */
+	const char *(*why_not)(void *arg, char *buf, size_t len);
+	void *why_arg;
 	/* Renders /metrics (on the loop). */
 	void (*render)(void *arg, FILE *out);
 	void *arg;

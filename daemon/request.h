@@ -60,8 +60,9 @@ typedef struct gpud_core {
 	const auth *auth;
 	struct hello_guard *guard; /* failed hellos per peer (daemon/hello_guard.h) */
 	request_stats *stats;
-	metrics *metrics; /* counters for /metrics (daemon/metrics.h) */
-	hostmem *host;    /* the host memory budget (daemon/hostmem.h), or NULL */
+	metrics *metrics;      /* counters for /metrics (daemon/metrics.h) */
+	hostmem *host;         /* the host memory budget (daemon/hostmem.h), or NULL */
+	struct health *health; /* the self-probe's key (daemon/health.h), or NULL */
 } gpud_core;
 
 typedef struct gpud_request gpud_request;

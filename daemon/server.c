@@ -40,6 +40,7 @@ typedef struct server_event {
 	server_ctx *ctx;
 	uint32_t pipe_id;
 	int64_t peer_uid; /* pipe add over ipc:// */
+	int probe;        /* pipe add over ipc:// from gpud itself: its health probe */
 	char peer[64];
 	int heap; /* malloc'd (pipe events) rather than embedded in a context */
 	struct server_event *next;
@@ -164,6 +165,8 @@ static void on_wake(uv_async_t *h)
 				sess->peer_uid = ev->peer_uid;
 				snprintf(sess->peer, sizeof(sess->peer), "%s", ev->peer);
 			}
+			if (sess && ev->probe)
+				sessions_mark_probe(&s->buffers, sess);
 			s->metrics.connections_total++;
 			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)", ev->peer);
 			break;
@@ -222,8 +225,14 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 	ev->pipe_id = (uint32_t)nng_pipe_id(p);
 	ev->heap = 1;
 	ev->peer_uid = -1;
-	if (what == NNG_PIPE_EV_ADD_POST)
+	if (what == NNG_PIPE_EV_ADD_POST) {
+		uint64_t pid;
 		pipe_peer(p, &ev->peer_uid, ev->peer, sizeof(ev->peer));
+		/* gpud's own health probe over ipc:// is known by its pid from the
+		 * start (over tcp:// by its hello's probe key) */
+		ev->probe = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
+			    pid == (uint64_t)getpid();
+	}
 	post_event(s, ev);
 }
 
@@ -484,6 +493,7 @@ static void close_handle(uv_handle_t *h)
 
 static void teardown(gpud_server *s)
 {
+	health_stop(&s->health);
 	observe_stop(&s->observe);
 	nng_close(s->sock);
 	for (int i = 0; i < s->nctx; i++) {
@@ -525,6 +535,7 @@ void server_shutdown(gpud_server *s)
 		return;
 	s->stopping = 1;
 	s->stop_started_ns = now_ns();
+	health_stop(&s->health); /* no more probes: they would be refused */
 	observe_set_state(&s->observe, s->fatal ? OBSERVE_LOST : OBSERVE_STOPPING);
 	atomic_store(&s->refusing, 1);
 	if (s->fatal)
@@ -637,12 +648,36 @@ static void close_conn(void *arg, uint32_t pipe_id)
 }
 
 /* /metrics (daemon/observe.c), on the loop. */
+static const char *why_not_ready(void *arg, char *buf, size_t len)
+{
+	gpud_server *s = arg;
+	return health_why_not(&s->health, 0, buf, len);
+}
+
+static const char *why_no_ping(void *arg, char *buf, size_t len)
+{
+	gpud_server *s = arg;
+	return health_why_not(&s->health, 1, buf, len);
+}
+
+static int count_lost(void *arg)
+{
+	gpud_server *s = arg;
+	return s->devices.n - s->devices.nlive;
+}
+
 static void render_metrics(void *arg, FILE *out)
 {
 	gpud_server *s = arg;
+	char why[512];
 	metrics_page p = {.m = &s->metrics,
-			  .ready = atomic_load(&s->observe.state) == OBSERVE_READY,
-			  .backend_lost = s->fatal != NULL};
+			  .ready = atomic_load(&s->observe.state) == OBSERVE_READY &&
+				   why_not_ready(s, why, sizeof(why)) == NULL,
+			  .backend_lost = s->fatal != NULL,
+			  .nlisteners = s->nlisteners,
+			  .listen = (const char *const *)s->cfg->listen};
+	for (int i = 0; i < s->nlisteners && i < GPUD_MAX_LISTEN; i++)
+		p.listener_up[i] = health_listener_up(&s->health, i);
 	metrics_text(out, &s->core, &p);
 }
 
@@ -679,6 +714,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 {
 	int rv = start_steps(s, loop, cfg, err, errlen);
 	if (rv != 0) {
+		health_stop(&s->health);
 		observe_stop(&s->observe);
 		if (nng_socket_id(s->sock) > 0)
 			nng_close(s->sock);
@@ -844,6 +880,15 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
 	}
+	/* Ready, as long as every listener answers gpud's own hello, the loop
+	 * runs and no device is lost (daemon/health.h). */
+	s->core.health = &s->health;
+	if (health_start(&s->health, loop, cfg, s->listeners, s->nlisteners, count_lost, s, err,
+			 errlen) != 0)
+		return -1;
+	s->observe.why_not = why_not_ready;
+	s->observe.why_arg = s;
+	notify_watchdog_gate(why_no_ping, s);
 	observe_set_state(&s->observe, OBSERVE_READY);
 	return 0;
 }

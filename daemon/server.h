@@ -23,6 +23,7 @@
 #include <nng/nng.h>
 
 #include "daemon/hello_guard.h"
+#include "daemon/health.h"
 #include "daemon/observe.h"
 #include "daemon/request.h"
 #include "daemon/ring.h"
@@ -48,6 +49,7 @@ struct gpud_server {
 	request_stats stats;
 	metrics metrics; /* counters for /metrics */
 	observe observe; /* the metrics and health endpoint */
+	health health;   /* the self-probe and heartbeat behind readiness (daemon/health.h) */
 	gpud_core core;
 
 	/* nng: the socket, its listeners and contexts (server_ctx: server.c) */

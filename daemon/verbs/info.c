@@ -8,6 +8,7 @@
 #include <string.h>
 #include <utlist.h>
 
+#include "daemon/health.h"
 #include "daemon/hello_guard.h"
 #include "daemon/log.h"
 #include "daemon/verbs/verbs.h"
@@ -159,12 +160,44 @@ static int assign_tenant_or_fail(gpud_request *r)
 	return 0;
 }
 
+/*
+ * gpud's own hello through one of its listeners (daemon/health.h): with
+ * this run's probe key it is answered with what gpud is, no tenant, and the
+ * connection is left out of status; a wrong key is a failed hello.
+ */
+static void hello_probe(gpud_request *r)
+{
+	Gpud__Response resp = GPUD__RESPONSE__INIT;
+	Gpud__HelloResponse hello = GPUD__HELLO_RESPONSE__INIT;
+	const ProtobufCBinaryData *k = &r->req->hello->probe;
+
+	if (r->core->health == NULL || !health_probe_key_ok(r->core->health, k->data, k->len)) {
+		fail_hello(r, GUARD_TOKEN, "hello: a probe key that is not gpud's own");
+		return;
+	}
+	if (r->session->tenant == NULL)
+		sessions_mark_probe(r->core->buffers, r->session);
+	hello.server_version = GPUD_VERSION;
+	hello.protocol_version = GPUD_PROTOCOL_VERSION;
+	hello.backend = (char *)r->core->devices->backend;
+	hello.max_message_size = r->core->cfg->max_message_size;
+	hello.connection = r->pipe_id;
+	hello.instance = r->core->buffers->instance;
+	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
+	resp.hello = &hello;
+	request_reply(r, &resp, NULL, 0);
+}
+
 void verb_hello(gpud_request *r)
 {
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__HelloResponse hello = GPUD__HELLO_RESPONSE__INIT;
 	device_infos di;
 
+	if (r->req->hello->probe.len) {
+		hello_probe(r);
+		return;
+	}
 	if (assign_tenant_or_fail(r) != 0)
 		return;
 	hello.server_version = GPUD_VERSION;
@@ -215,7 +248,7 @@ static void status_counts_all(const gpud_core *core, Gpud__StatusResponse *st)
 	st->errors = core->stats->errors;
 	st->cancelled = core->stats->cancelled;
 	st->cancelled_closed = core->stats->cancelled_closed;
-	st->connections = (uint32_t)sessions_count(core->buffers);
+	st->connections = (uint32_t)sessions_count_clients(core->buffers);
 	st->in_flight = core->stats->in_flight;
 	st->buffers = core->buffers->count;
 	st->bytes_in_use = core->buffers->bytes;
@@ -293,7 +326,7 @@ static size_t status_sessions(const gpud_core *core, const gpud_tenant *own, Gpu
 	size_t i = 0;
 	HASH_ITER(hh, core->buffers->sessions, g, tmp)
 	{
-		if (own && g->tenant != own)
+		if ((own && g->tenant != own) || g->probe)
 			continue;
 		gpud__session__init(&sess[i]);
 		sess[i].id = g->pipe_id;

@@ -187,6 +187,16 @@ void ls_lib_run(gpud_client *c, gpud_dtype dt, const double *x, const double *y,
 		const double *f, size_t nf, int precenter, int normalize, gpud_handle pgram_buf,
 		void *result, ls_result *res);
 
+/* --- gpud's HTTP endpoint (metrics.c) ----------------------------------------------------- */
+
+extern char e2e_metrics_addr[128]; /* HOST:PORT, set by e2e_find_metrics_addr */
+/* Reads where the test's gpud serves metrics_listen (asked for port 0) from its log. */
+void e2e_find_metrics_addr(void);
+/* GET http://e2e_metrics_addr/path: the status (0 if no answer) and the body. */
+int e2e_http_get(const char *path, char *body, size_t cap);
+/* The value of the sample named exactly `series` (name{labels}) on a /metrics page, or -1. */
+double e2e_sample(const char *page, const char *series);
+
 /* --- raw wire messages (a plain nng REQ socket and hand-made protobuf) --------------------- */
 
 typedef struct pb {
@@ -284,7 +294,8 @@ TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer co
 TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
 TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
-TCase *e2e_wedge(void); /* wedge.c: stray connects and a second gpud leave listeners serving */
+TCase *e2e_wedge(void);  /* wedge.c: stray connects and a second gpud leave listeners serving */
+TCase *e2e_health(void); /* health.c: the self-probe, the loop's heartbeat, readiness */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

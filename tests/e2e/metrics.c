@@ -22,28 +22,29 @@
 
 #include <nng/supplemental/http/http.h>
 
-static char metrics_addr[128];
+char e2e_metrics_addr[128];
 
 /* The address gpud's log says the endpoint is bound to (port 0 was asked for). */
-static void find_metrics_addr(void)
+void e2e_find_metrics_addr(void)
 {
 	static char log[1 << 16];
 	const char *key = "metrics on http://";
 	double deadline = harness_now_s() + E2E_SAFETY_S;
-	metrics_addr[0] = '\0';
-	while (metrics_addr[0] == '\0' && harness_now_s() < deadline) {
+	e2e_metrics_addr[0] = '\0';
+	while (e2e_metrics_addr[0] == '\0' && harness_now_s() < deadline) {
 		if (harness_read_text(e2e_gpud.log, log, sizeof(log)) > 0) {
 			const char *p = strstr(log, key);
 			if (p) {
 				p += strlen(key);
 				size_t n = strcspn(p, "/ \n");
-				snprintf(metrics_addr, sizeof(metrics_addr), "%.*s", (int)n, p);
+				snprintf(e2e_metrics_addr, sizeof(e2e_metrics_addr), "%.*s", (int)n,
+					 p);
 				break;
 			}
 		}
 		harness_sleep_ms(10);
 	}
-	ck_assert_msg(metrics_addr[0], "gpud's log (%s) never said where metrics are",
+	ck_assert_msg(e2e_metrics_addr[0], "gpud's log (%s) never said where metrics are",
 		      e2e_gpud.log);
 }
 
@@ -54,11 +55,11 @@ static void setup_metrics(void)
 	start_tenants("metrics_listen = 127.0.0.1:0\nshutdown_timeout = 600\n"
 		      "[tenant bob]\ndevice_bytes = 64KiB\n",
 		      NULL, NULL, NULL);
-	find_metrics_addr();
+	e2e_find_metrics_addr();
 }
 
-/* GET http://metrics_addr/path: the status (0 if no answer) and the body. */
-static int http_get(const char *path, char *body, size_t cap)
+/* GET http://e2e_metrics_addr/path: the status (0 if no answer) and the body. */
+int e2e_http_get(const char *path, char *body, size_t cap)
 {
 	char url[256];
 	nng_url *u = NULL;
@@ -69,7 +70,7 @@ static int http_get(const char *path, char *body, size_t cap)
 	int code = 0;
 
 	body[0] = '\0';
-	snprintf(url, sizeof(url), "http://%s%s", metrics_addr, path);
+	snprintf(url, sizeof(url), "http://%s%s", e2e_metrics_addr, path);
 	if (nng_url_parse(&u, url) == 0 && nng_http_client_alloc(&cli, u) == 0 &&
 	    nng_http_req_alloc(&req, u) == 0 && nng_http_res_alloc(&res) == 0 &&
 	    nng_aio_alloc(&aio, NULL, NULL) == 0) {
@@ -101,7 +102,7 @@ static int http_get(const char *path, char *body, size_t cap)
 }
 
 /* The value of the sample named exactly `series` (name{labels}), or -1. */
-static double sample(const char *page, const char *series)
+double e2e_sample(const char *page, const char *series)
 {
 	size_t n = strlen(series);
 	for (const char *p = page; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
@@ -113,7 +114,7 @@ static double sample(const char *page, const char *series)
 
 #define ASSERT_SAMPLE(page, series, want)                                                          \
 	do {                                                                                       \
-		double got_ = sample((page), (series));                                            \
+		double got_ = e2e_sample((page), (series));                                        \
 		ck_assert_msg(got_ == (double)(want), "%s: %g, expected %g", (series), got_,       \
 			      (double)(want));                                                     \
 	} while (0)
@@ -167,7 +168,7 @@ START_TEST(test_metrics_count_known_requests)
 	LIB_FAIL(bob, gpud_free(bob, &nothing, 1), GPUD_ENOTFOUND, "");
 
 	gpud_daemon_status hs = lib_status(alice);
-	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	ck_assert_int_eq(e2e_http_get("/metrics", page, sizeof(page)), 200);
 	/* the host memory budget, as status says it (cpu: alice's buffers are host memory) */
 	ck_assert(hs.has_host_memory && hs.host_limit > 0);
 	ASSERT_SAMPLE(page, "gpud_host_memory_limit_bytes", hs.host_limit);
@@ -176,7 +177,7 @@ START_TEST(test_metrics_count_known_requests)
 	ASSERT_SAMPLE(page, "gpud_host_memory_refusals_total", 0);
 	if (strcmp(expected_backend(), "cpu") == 0)
 		ck_assert_uint_ge(hs.host_buffers, (2 * NX + NF) * 8);
-	ck_assert_msg(sample(page, "gpud_host_memory_high_water_bytes") >= hs.host_buffers,
+	ck_assert_msg(e2e_sample(page, "gpud_host_memory_high_water_bytes") >= hs.host_buffers,
 		      "the high-water mark is below what is in use");
 	/* requests, by tenant, verb and status */
 	ASSERT_SAMPLE(page, "gpud_requests_total{tenant=\"alice\",verb=\"alloc\",status=\"ok\"}",
@@ -189,10 +190,10 @@ START_TEST(test_metrics_count_known_requests)
 		      1);
 	ASSERT_SAMPLE(page,
 		      "gpud_requests_total{tenant=\"bob\",verb=\"free\",status=\"not_found\"}", 1);
-	ck_assert_msg(sample(page,
-			     "gpud_requests_total{tenant=\"bob\",verb=\"alloc\",status=\"ok\"}") <
-			      0,
-		      "bob made no buffer, yet a successful alloc is counted");
+	ck_assert_msg(
+		e2e_sample(page,
+			   "gpud_requests_total{tenant=\"bob\",verb=\"alloc\",status=\"ok\"}") < 0,
+		"bob made no buffer, yet a successful alloc is counted");
 	/* bytes: alice's three arrays up, the periodogram down; bob's refused alloc moved none */
 	ASSERT_SAMPLE(page, "gpud_upload_bytes_total{tenant=\"alice\"}", (2 * NX + NF) * 8);
 	ASSERT_SAMPLE(page, "gpud_download_bytes_total{tenant=\"alice\"}", NF * 8);
@@ -215,7 +216,7 @@ START_TEST(test_metrics_count_known_requests)
 		      1);
 	ASSERT_SAMPLE(page, "gpud_kernel_queue_seconds_count{kernel=\"lombscargle\"}", 1);
 	ASSERT_SAMPLE(page, "gpud_kernel_runs_total{tenant=\"alice\"}", 1);
-	ck_assert_msg(sample(page, "gpud_kernel_seconds_total{tenant=\"alice\"}") > 0,
+	ck_assert_msg(e2e_sample(page, "gpud_kernel_seconds_total{tenant=\"alice\"}") > 0,
 		      "alice's kernel time is not counted");
 	ASSERT_SAMPLE(page, "gpud_request_duration_seconds_count{verb=\"run\"}", 1);
 	/* the daemon */
@@ -227,7 +228,7 @@ START_TEST(test_metrics_count_known_requests)
 		 "gpud_build_info{version=\"%s\",protocol=\"%u\",backend=\"%s\"}",
 		 gpud_server(alice)->version, 1u, expected_backend());
 	ASSERT_SAMPLE(page, series, 1);
-	ck_assert_msg(sample(page, "gpud_connections_accepted_total") >= 2,
+	ck_assert_msg(e2e_sample(page, "gpud_connections_accepted_total") >= 2,
 		      "two connections were accepted");
 	promtool_check(page);
 
@@ -235,7 +236,7 @@ START_TEST(test_metrics_count_known_requests)
 	gpud_close(alice);
 	gpud_daemon_status s = wait_no_buffers(bob, E2E_SAFETY_S);
 	ck_assert_uint_eq(s.buffers, 0);
-	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	ck_assert_int_eq(e2e_http_get("/metrics", page, sizeof(page)), 200);
 	ASSERT_SAMPLE(page, "gpud_tenant_buffers{tenant=\"alice\"}", 0);
 	ASSERT_SAMPLE(page, "gpud_connections{tenant=\"alice\"}", 0);
 	ASSERT_SAMPLE(page, "gpud_host_memory_bytes{use=\"buffers\"}", 0);
@@ -249,11 +250,11 @@ END_TEST
 START_TEST(test_health_endpoints)
 {
 	char body[4096];
-	ck_assert_int_eq(http_get("/healthz", body, sizeof(body)), 200);
+	ck_assert_int_eq(e2e_http_get("/healthz", body, sizeof(body)), 200);
 	ck_assert_str_eq(body, "ok\n");
-	ck_assert_int_eq(http_get("/readyz", body, sizeof(body)), 200);
+	ck_assert_int_eq(e2e_http_get("/readyz", body, sizeof(body)), 200);
 	ck_assert_str_eq(body, "ready\n");
-	ck_assert_int_eq(http_get("/nothing", body, sizeof(body)), 404);
+	ck_assert_int_eq(e2e_http_get("/nothing", body, sizeof(body)), 404);
 	assert_daemon_alive("a request for an unknown path");
 }
 END_TEST
@@ -327,13 +328,13 @@ START_TEST(test_readyz_while_shutting_down)
 	int code = 200;
 	double deadline = harness_now_s() + E2E_SAFETY_S;
 	while (code == 200 && atomic_load(&j.state) != 2 && harness_now_s() < deadline)
-		code = http_get("/readyz", body, sizeof(body));
+		code = e2e_http_get("/readyz", body, sizeof(body));
 	int run_over = atomic_load(&j.state) == 2 && code == 200;
 	ck_assert_msg(!run_over, "the run ended before /readyz was asked: make it longer");
 	ck_assert_msg(code == 503 && strstr(body, "shutting down"),
 		      "/readyz while draining: %d '%s', expected 503 'shutting down'", code, body);
-	ck_assert_int_eq(http_get("/healthz", body, sizeof(body)), 200);
-	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
+	ck_assert_int_eq(e2e_http_get("/healthz", body, sizeof(body)), 200);
+	ck_assert_int_eq(e2e_http_get("/metrics", page, sizeof(page)), 200);
 	ASSERT_SAMPLE(page, "gpud_ready", 0);
 	pthread_join(t, NULL);
 	ck_assert_msg(j.st == GPUD_OK, "the run in flight at SIGTERM failed: %s",
@@ -343,7 +344,7 @@ START_TEST(test_readyz_while_shutting_down)
 	ck_assert_msg(WIFEXITED(e2e_gpud.wstatus) && WEXITSTATUS(e2e_gpud.wstatus) == 0,
 		      "gpud exited with wait status %d", e2e_gpud.wstatus);
 	/* and once it has exited, nothing answers */
-	ck_assert_int_eq(http_get("/healthz", body, sizeof(body)), 0);
+	ck_assert_int_eq(e2e_http_get("/healthz", body, sizeof(body)), 0);
 }
 END_TEST
 
@@ -522,9 +523,9 @@ START_TEST(test_failed_hellos_back_off)
 	wait_closed(3); /* s2's end counted too */
 	nng_close(s);
 
-	ck_assert_int_eq(http_get("/metrics", page, sizeof(page)), 200);
-	double tok = sample(page, "gpud_auth_failures_total{reason=\"token\"}");
-	double off = sample(page, "gpud_auth_failures_total{reason=\"backoff\"}");
+	ck_assert_int_eq(e2e_http_get("/metrics", page, sizeof(page)), 200);
+	double tok = e2e_sample(page, "gpud_auth_failures_total{reason=\"token\"}");
+	double off = e2e_sample(page, "gpud_auth_failures_total{reason=\"backoff\"}");
 	/* every failed hello counted once: ten raw ones, and alice's if refused */
 	ck_assert_msg(tok + off == 10 + (st != GPUD_OK), "failed hellos: %g token + %g backoff",
 		      tok, off);

@@ -211,8 +211,8 @@ START_TEST(test_second_gpud)
 	ck_assert(stat(e2e_gpud.url + 6, &st0) == 0);
 	o.backend = expected_backend();
 	ck_assert_msg(harness_gpud_start(&second, &o, msg, sizeof(msg)) == 0, "%s", msg);
-	ck_assert_msg(harness_gpud_wait(&second, E2E_SAFETY_S) == 0,
-		      "a second gpud on %s runs on", e2e_gpud.url);
+	ck_assert_msg(harness_gpud_wait(&second, E2E_SAFETY_S) == 0, "a second gpud on %s runs on",
+		      e2e_gpud.url);
 	harness_describe_wait(second.wstatus, msg, sizeof(msg));
 	ck_assert_msg(WIFEXITED(second.wstatus) && WEXITSTATUS(second.wstatus) != 0,
 		      "the second gpud %s", msg);
