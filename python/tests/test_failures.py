@@ -118,6 +118,17 @@ def test_quota(start_gpud):
         still_serves(c)
 
 
+def test_uploads_fit_the_message_size_quota(start_gpud):
+    # hello says the tenant's quota; the library sends 4x as much in pieces
+    g = start_gpud(config="[quota]\nmessage_size = 64KiB\n")
+    with gpud.connect(g.url) as c:
+        assert c.server.max_message_size == 65536
+        x = np.arange(4 * 8192, dtype=np.float64) * 0.5 - 7.0  # 256 KiB
+        b = c.upload(x)
+        assert np.array_equal(b.get(), x)
+        still_serves(c)
+
+
 def test_timeout_is_an_error_not_a_hang(url):
     with gpud.connect(url, timeout=30) as c:
         still_serves(c)
