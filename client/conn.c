@@ -91,6 +91,8 @@ const char *gpud_strerror(gpud_status s)
 		return "no session (gpud restarted or the connection was re-made)";
 	case GPUD_EUNAVAILABLE:
 		return "gpud unavailable";
+	case GPUD_EPERM:
+		return "permission denied on gpud's socket";
 	case GPUD_ECONNECT:
 		return "cannot connect to gpud";
 	case GPUD_ETRANSPORT:
@@ -382,6 +384,10 @@ gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms)
 				  "handshake did not complete (gpud is wedged, the host drops the "
 				  "connection, or what listens there is not gpud)",
 			url, wait_ms);
+	/* nng's ipc:// dialer reports connect()'s EACCES as NNG_EPERM: gpud is
+	 * there, the socket's mode and group keep this user out */
+	if (rv == NNG_EPERM && strncmp(url, "ipc://", 6) == 0)
+		return client_access_denied(c, "", url + 6);
 	if (explain_dial(c, url, rv))
 		return GPUD_ECONNECT;
 	if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)

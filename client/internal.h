@@ -14,6 +14,7 @@
  *
  *   conn.c      connecting (options, dial within a time limit, TLS), close,
  *               errors, accessors
+ *   access.c    why a Unix socket refused this user (mode, owner, group)
  *   session.c   hello, and saying it again after gpud restarted or the
  *               connection dropped (the pipe events that tell)
  *   call.c      the RPC core: contexts, one round trip, replies, cancels
@@ -365,6 +366,15 @@ gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms);
 int64_t client_now_ms(void);
 int client_left_ms(int64_t deadline);
 
+/* --- access.c ------------------------------------------------------------- */
+
+/*
+ * connect() to the Unix socket at path failed with EACCES: GPUD_EPERM with
+ * the message "permission denied on WHATPATH (mode 0660 owner gpud group
+ * gpud): ask to be added to group gpud ..." (or the directory that keeps
+ * this user out, or "log in again" for a group joined since).
+ */
+gpud_status client_access_denied(gpud_client *c, const char *what, const char *path);
 /* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
 size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
 

@@ -77,7 +77,8 @@ static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *su
 	char buf[2600];
 
 	/* no answer at the URL: nothing to retry later there. A timeout stays one
-	 * (exit 75): something took the connection and did not answer in time. */
+	 * (exit 75): something took the connection and did not answer in time;
+	 * a permission refused stays one too (exit 77): gpud is there. */
 	if (st == GPUD_ECONNECT || st == GPUD_ETRANSPORT)
 		st = GPUD_EUNAVAILABLE;
 	/* Something answered and the library said why it was refused (TLS: the

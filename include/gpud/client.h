@@ -110,6 +110,9 @@ typedef enum gpud_status {
 	GPUD_ETIMEDOUT = 102,    /* no reply within the client's timeout */
 	GPUD_EARG = 103,         /* bad argument to a client call */
 	GPUD_EUNAVAILABLE = 104, /* gpud went away and did not come back within the timeout */
+	/* ipc://: the socket's mode and group do not let this user connect (the
+	 * message names the socket, its mode, owner and group, and what to ask for) */
+	GPUD_EPERM = 105,
 } gpud_status;
 
 typedef struct gpud_client gpud_client;
@@ -266,7 +269,8 @@ typedef struct gpud_options {
  * of endpoints shares that time, each getting at least an equal part of
  * what is left. Failures: GPUD_ECONNECT
  * (nothing listens there), GPUD_ETIMEDOUT (something accepted the connection
- * but did not answer in time: a wedged gpud), GPUD_EACCESS (a token refused).
+ * but did not answer in time: a wedged gpud), GPUD_EPERM (ipc://: the
+ * socket's mode and group refuse this user), GPUD_EACCESS (a token refused).
  */
 GPUD_API gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out);
 /*
