@@ -99,17 +99,36 @@ size_t client_chunk_limit(gpud_client *c)
 	return m ? (size_t)m : SIZE_MAX;
 }
 
+size_t client_reply_limit(gpud_client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	uint64_t m = c->max_message;
+	pthread_mutex_unlock(&c->mu);
+	return m ? (size_t)m : SIZE_MAX;
+}
+
+const char *client_limit_name(gpud_client *c, char *buf, size_t len)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->quota_message && c->quota_message == c->info.max_message_size)
+		snprintf(buf, len, "the message_size quota of tenant %s", c->info.tenant);
+	else
+		snprintf(buf, len,
+			 "the daemon's message size limit (max_message_size in gpud.conf)");
+	pthread_mutex_unlock(&c->mu);
+	return buf;
+}
+
 gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, size_t plen,
 			nng_msg **m, void **payload)
 {
 	size_t limit = client_chunk_limit(c);
+	char what[160];
 	int rv;
 	if (limit != SIZE_MAX && plen > limit)
-		return client_seterr(
-			c, GPUD_E2BIG,
-			"a payload of %zu bytes exceeds the daemon's message size limit of %zu "
-			"bytes (max_message_size in gpud.conf)",
-			plen, limit);
+		return client_seterr(c, GPUD_E2BIG,
+				     "a payload of %zu bytes exceeds %s of %zu bytes", plen,
+				     client_limit_name(c, what, sizeof(what)), limit);
 	req->version = GPUD_PROTOCOL_VERSION;
 	req->id = __atomic_add_fetch(&c->next_id, 1, __ATOMIC_RELAXED);
 	if ((rv = wire_pack(m, &req->base, data, plen, payload)) != 0)

@@ -4,11 +4,14 @@
  * of gpud/client.h. The session on top of the connection (hello, and hello
  * again after a restart) is session.c's; the round trips are call.c's.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -88,6 +91,8 @@ const char *gpud_strerror(gpud_status s)
 		return "no session (gpud restarted or the connection was re-made)";
 	case GPUD_EUNAVAILABLE:
 		return "gpud unavailable";
+	case GPUD_EPERM:
+		return "permission denied on gpud's socket";
 	case GPUD_ECONNECT:
 		return "cannot connect to gpud";
 	case GPUD_ETRANSPORT:
@@ -153,16 +158,15 @@ static const char *tls_name(const gpud_client *c, const char *url, char *host, s
 /*
  * tls+tcp://: the server's certificate is checked against the CA file
  * (gpud_options.tls_ca, else $GPUD_TLS_CA) and the URL's host name
- * (tls_server_name, $GPUD_TLS_SERVER_NAME override it). The dialer keeps the
- * configuration, so redials after a drop use the same. Returns an nng error,
- * or -1 with the message set.
+ * (tls_server_name, $GPUD_TLS_SERVER_NAME override it). Dialer d keeps the
+ * configuration, so redials after a drop use the same. Returns 0, an nng
+ * error, or -1 with the message set.
  */
-static int dial_tls(gpud_client *c, const char *url, int flags)
+static int tls_setup(gpud_client *c, nng_dialer d, const char *url)
 {
 	const char *ca = c->tls_ca, *name;
 	char host[256] = "";
 	nng_tls_config *tc = NULL;
-	nng_dialer d;
 	int rv;
 
 	if (ca == NULL) {
@@ -173,8 +177,6 @@ static int dial_tls(gpud_client *c, const char *url, int flags)
 		return -1;
 	}
 	name = tls_name(c, url, host, sizeof(host));
-	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0)
-		return rv;
 	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_CLIENT)) == 0 &&
 	    (rv = nng_tls_config_auth_mode(tc, NNG_TLS_AUTH_MODE_REQUIRED)) == 0 &&
 	    (rv = nng_tls_config_server_name(tc, name)) == 0 &&
@@ -188,13 +190,78 @@ static int dial_tls(gpud_client *c, const char *url, int flags)
 		rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, tc);
 	if (tc)
 		nng_tls_config_free(tc);
-	if (rv == 0)
-		rv = nng_dialer_start(d, flags);
-	if (rv == 0)
-		c->dialer = d;
-	else
-		nng_dialer_close(d);
 	return rv;
+}
+
+/*
+ * A blocking dial that keeps the caller's time limit. nng_dialer_start
+ * without NNG_FLAG_NONBLOCK returns once the connection is made and nng's
+ * handshake (8 bytes each way) is done, and nng gives that handshake 10 s
+ * (a TCP connect the system's own timeout, minutes): against a peer that
+ * accepts and never speaks, a call with a 3 s timeout would take 10. A
+ * watcher thread closes the dialer at the deadline, which ends the dial at
+ * once (NNG_ECLOSED) and is then reported as DIAL_TIMEDOUT. The watcher
+ * lives for one dial and touches only its dial_watch.
+ */
+#define DIAL_TIMEDOUT (-2)
+
+typedef struct dial_watch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* on CLOCK_MONOTONIC */
+	struct timespec deadline;
+	nng_dialer d;
+	int done;  /* the dial returned */
+	int fired; /* the deadline came first: the watcher closed d */
+} dial_watch;
+
+static void *watch_dial(void *arg)
+{
+	dial_watch *w = arg;
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && !w->fired)
+		if (pthread_cond_timedwait(&w->cv, &w->mu, &w->deadline) == ETIMEDOUT && !w->done)
+			w->fired = 1;
+	pthread_mutex_unlock(&w->mu);
+	if (w->fired)
+		nng_dialer_close(w->d);
+	return NULL;
+}
+
+/* Starts dialer d: in the background (NNG_FLAG_NONBLOCK), or waiting for the
+ * connection at most wait_ms (<= 0: as long as nng takes). 0, nng's error
+ * (d is then the caller's to close) or DIAL_TIMEDOUT (d is closed). */
+static int dialer_start(nng_dialer d, int flags, int wait_ms)
+{
+	if ((flags & NNG_FLAG_NONBLOCK) || wait_ms <= 0)
+		return nng_dialer_start(d, flags);
+	dial_watch w = {.d = d};
+	pthread_condattr_t ca;
+	pthread_t th;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&w.mu, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &w.deadline);
+	w.deadline.tv_sec += wait_ms / 1000;
+	w.deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (w.deadline.tv_nsec >= 1000000000L) {
+		w.deadline.tv_sec++;
+		w.deadline.tv_nsec -= 1000000000L;
+	}
+	/* Without a thread the dial is only as bounded as nng makes it. */
+	int watching = pthread_create(&th, NULL, watch_dial, &w) == 0;
+	int rv = nng_dialer_start(d, flags);
+	if (watching) {
+		pthread_mutex_lock(&w.mu);
+		w.done = 1;
+		pthread_cond_signal(&w.cv);
+		pthread_mutex_unlock(&w.mu);
+		pthread_join(th, NULL);
+	}
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.mu);
+	return w.fired ? DIAL_TIMEDOUT : rv;
 }
 
 /*
@@ -288,32 +355,64 @@ size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *
 	return used;
 }
 
-gpud_status client_dial(gpud_client *c, int i, int flags)
+gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms)
 {
 	const char *url = c->urls[i];
+	nng_dialer d;
 	int rv;
 	__atomic_store_n(&c->url, url, __ATOMIC_RELEASE);
-	if (strncmp(url, "tls+", 4) == 0)
-		rv = dial_tls(c, url, flags);
-	else
-		rv = nng_dial(c->sock, url, &c->dialer, flags);
-	if (rv == -1)
-		return GPUD_ECONNECT; /* dial_tls said why */
-	if (rv != 0 && explain_dial(c, url, rv))
-		return GPUD_ECONNECT;
-	if (rv != 0) {
-		if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
-			return client_seterr(c, GPUD_ECONNECT,
-					     "cannot connect to '%s': %s (expected ipc://PATH, "
-					     "tcp://HOST:PORT or tls+tcp://HOST:PORT)",
-					     url, nng_strerror(rv));
-		return client_seterr(c, GPUD_ECONNECT,
-				     "cannot connect to gpud at %s: %s (is gpud running? start it "
-				     "with `gpud` or `systemctl start gpud`, or point GPUD_URL at "
-				     "the one you mean)",
-				     url, nng_strerror(rv));
+	if ((rv = nng_dialer_create(&d, c->sock, url)) == 0) {
+		if (strncmp(url, "tls+", 4) == 0 && (rv = tls_setup(c, d, url)) != 0) {
+			nng_dialer_close(d);
+			if (rv == -1)
+				return GPUD_ECONNECT; /* tls_setup said why */
+		} else if ((rv = dialer_start(d, flags, wait_ms)) == 0) {
+			c->dialer = d;
+			return GPUD_OK;
+		} else if (rv != DIAL_TIMEDOUT) {
+			nng_dialer_close(d);
+		}
 	}
-	return GPUD_OK;
+	if (rv == DIAL_TIMEDOUT)
+		return client_seterr(
+			c, GPUD_ETIMEDOUT,
+			strncmp(url, "ipc://", 6) == 0
+				? "gpud at %s did not answer within %d ms: its socket took the "
+				  "connection but nothing answered nng's handshake (gpud is wedged, "
+				  "or what listens there is not gpud)"
+				: "gpud at %s did not answer within %d ms: the connection or nng's "
+				  "handshake did not complete (gpud is wedged, the host drops the "
+				  "connection, or what listens there is not gpud)",
+			url, wait_ms);
+	/* nng's ipc:// dialer reports connect()'s EACCES as NNG_EPERM: gpud is
+	 * there, the socket's mode and group keep this user out */
+	if (rv == NNG_EPERM && strncmp(url, "ipc://", 6) == 0)
+		return client_access_denied(c, "", url + 6);
+	if (explain_dial(c, url, rv))
+		return GPUD_ECONNECT;
+	if (rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP)
+		return client_seterr(c, GPUD_ECONNECT,
+				     "cannot connect to '%s': %s (expected ipc://PATH, "
+				     "tcp://HOST:PORT or tls+tcp://HOST:PORT)",
+				     url, nng_strerror(rv));
+	return client_seterr(c, GPUD_ECONNECT,
+			     "cannot connect to gpud at %s: %s (is gpud running? start it "
+			     "with `gpud` or `systemctl start gpud`, or point GPUD_URL at "
+			     "the one you mean)",
+			     url, nng_strerror(rv));
+}
+
+int64_t client_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int client_left_ms(int64_t deadline)
+{
+	int64_t left = deadline - client_now_ms();
+	return left < 1 ? 1 : left > INT32_MAX ? INT32_MAX : (int)left;
 }
 
 gpud_status gpud_connect(const char *url, gpud_client **out)
@@ -326,7 +425,6 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 {
 	static const gpud_options none;
 	gpud_client *c = calloc(1, sizeof(*c));
-	uint64_t gen;
 	int rv;
 
 	*out = c;
@@ -372,28 +470,38 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 20);
 	nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 1000);
 	client_session_watch(c);
+	/* Connecting keeps every limit the caller set: the connect timeout, and
+	 * the call timeout where that is shorter (or the call timeout alone
+	 * when no connect timeout was given). */
+	int t = client_timeout(c), budget = c->connect_timeout_ms;
+	if (t > 0 && (opts->connect_timeout_ms <= 0 || t < budget))
+		budget = t;
+	const int64_t deadline = client_now_ms() + budget;
 	if (c->nurls == 1) { /* one endpoint: its own messages, unchanged */
-		gpud_status st = client_dial(c, 0, 0);
+		gpud_status st = client_dial(c, 0, 0, budget);
 		if (st != GPUD_OK)
 			return st;
 		if (!hello) {
 			c->no_hello = 1;
 			return GPUD_OK;
 		}
-		return client_session(c, &gen);
+		return client_session_first(c, client_left_ms(deadline), budget);
 	}
 	/* A list: the first endpoint, in order, that is reachable (status only)
-	 * or answers hello; each one's failure kept for the message. */
+	 * or answers hello; each one's failure kept for the message. Each gets
+	 * an equal part of the time left, at least. */
 	char why[4096] = "";
 	size_t used = 0;
 	gpud_status st = GPUD_ECONNECT;
 	for (int i = 0; i < c->nurls; i++) {
-		if ((st = client_dial(c, i, 0)) == GPUD_OK) {
+		const int share = client_left_ms(deadline) / (c->nurls - i) + 1;
+		const int64_t mine = client_now_ms() + share;
+		if ((st = client_dial(c, i, 0, share)) == GPUD_OK) {
 			if (!hello) {
 				c->no_hello = 1;
 				return GPUD_OK;
 			}
-			if ((st = client_session(c, &gen)) == GPUD_OK)
+			if ((st = client_session_first(c, client_left_ms(mine), share)) == GPUD_OK)
 				return GPUD_OK;
 			nng_dialer_close(c->dialer);
 		}

@@ -12,7 +12,9 @@
  * the caller's memory: one copy each way in user space, none through
  * protobuf.
  *
- *   conn.c      connecting (options, dial, TLS), close, errors, accessors
+ *   conn.c      connecting (options, dial within a time limit, TLS), close,
+ *               errors, accessors
+ *   access.c    why a Unix socket refused this user (mode, owner, group)
  *   session.c   hello, and saying it again after gpud restarted or the
  *               connection dropped (the pipe events that tell)
  *   call.c      the RPC core: contexts, one round trip, replies, cancels
@@ -28,8 +30,8 @@
  *   - fixed at connect, read by all: sock, url, token, TLS settings,
  *     connect_timeout_ms;
  *   - atomics (__atomic builtins): timeout_ms, keep, device1, next_id, reconnects;
- *   - under mu: the session (gen, lost, helloing, session_pipe, info, shm
- *     path and key), the host regions, the list of jobs and the kernel
+ *   - under mu: the session (gen, lost, helloing, session_pipe, info and
+ *     the message limits, shm path and key), the host regions, the list of jobs and the kernel
  *     variants status last gave;
  *   - under scratch_mu: the scratch region and its two contexts (one
  *     bounced transfer at a time);
@@ -129,6 +131,9 @@ struct gpud_client {
 	int helloing;          /* a thread is saying hello */
 	int no_hello;          /* gpud_connect_for_status: never says hello (set at connect) */
 	uint32_t session_pipe; /* the pipe hello answered on */
+	/* info.max_message_size is the smaller of these two (where set) */
+	uint64_t max_message;   /* gpud's max_message_size */
+	uint64_t quota_message; /* the tenant's message_size quota (0: none) */
 	gpud_server_info info;
 	char shm_path[108]; /* "" when gpud offers no regions on this connection */
 	uint8_t key[GPUD_SHM_KEY_LEN];
@@ -207,6 +212,9 @@ int client_tls_diagnose(const char *url, int tls, const char *ca, const char *na
 
 /* Says hello if the session is lost (or none yet); *gen is the session's. */
 gpud_status client_session(gpud_client *c, uint64_t *gen);
+/* The first hello, at connect (no other thread has c yet), within wait_ms,
+ * what is left of limit_ms (named in messages). */
+gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms);
 /* A request of session gen found no session: the next call says hello. */
 void client_session_lost(gpud_client *c, uint64_t gen);
 /* Watches c's pipes (once, at connect). */
@@ -255,8 +263,14 @@ gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response
 void client_cancel_async(gpud_client *c, uint64_t id);
 /* The status for an nng error of a round trip's send or receive. */
 gpud_status client_nng_status(int rv);
-/* The most payload one request may carry: what the daemon said in hello. */
+/* The most payload one request may carry: what hello said (gpud's
+ * max_message_size, or the tenant's message_size quota where smaller). */
 size_t client_chunk_limit(gpud_client *c);
+/* The most payload one reply may carry (gpud's max_message_size): downloads. */
+size_t client_reply_limit(gpud_client *c);
+/* What sets client_chunk_limit, for messages: "the message_size quota of
+ * tenant T" or "the daemon's message size limit (max_message_size ...)". */
+const char *client_limit_name(gpud_client *c, char *buf, size_t len);
 /* The devices of a hello or status reply, up to GPUD_MAX_DEVICES. */
 void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
 
@@ -343,10 +357,24 @@ static inline const char *client_url(const gpud_client *c)
 }
 
 /* Dials endpoint i (c->url becomes it, c->dialer its dialer); flags 0 waits
- * for the connection, NNG_FLAG_NONBLOCK dials in the background (nng keeps
- * trying); on failure the message says why (conn.c; the connecting thread,
- * or the one saying hello). */
-gpud_status client_dial(gpud_client *c, int i, int flags);
+ * for the connection (nng's handshake included) at most wait_ms (<= 0: as
+ * long as nng takes; GPUD_ETIMEDOUT past it), NNG_FLAG_NONBLOCK dials in the
+ * background (nng keeps trying); on failure the message says why (conn.c;
+ * the connecting thread, or the one saying hello). */
+gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms);
+/* CLOCK_MONOTONIC in milliseconds; the milliseconds until deadline, at least 1. */
+int64_t client_now_ms(void);
+int client_left_ms(int64_t deadline);
+
+/* --- access.c ------------------------------------------------------------- */
+
+/*
+ * connect() to the Unix socket at path failed with EACCES: GPUD_EPERM with
+ * the message "permission denied on WHATPATH (mode 0660 owner gpud group
+ * gpud): ask to be added to group gpud ..." (or the directory that keeps
+ * this user out, or "log in again" for a group joined since).
+ */
+gpud_status client_access_denied(gpud_client *c, const char *what, const char *path);
 /* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
 size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
 

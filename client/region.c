@@ -62,8 +62,11 @@ static gpud_status shm_exchange(gpud_client *c, int fd, int efd, size_t size, ui
 	memcpy(sa.sun_path, shm_path, strlen(shm_path) + 1);
 	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		st = client_seterr(c, GPUD_ECONNECT, "region socket %s: %s", shm_path,
-				   strerror(errno));
+		if (sock >= 0 && errno == EACCES) /* its mode and group, as the socket's */
+			st = client_access_denied(c, "the region socket ", shm_path);
+		else
+			st = client_seterr(c, GPUD_ECONNECT, "region socket %s: %s", shm_path,
+					   strerror(errno));
 		goto out;
 	}
 	int t = client_timeout(c);
@@ -200,7 +203,8 @@ gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd
 	/* gpud's own pinned memory first; a region over the connection's limit
 	 * is refused either way. */
 	st = region_lend(c, size, path, key, gen, keep_fd, out);
-	if (st == GPUD_OK || st == GPUD_E2BIG || st == GPUD_ETIMEDOUT || st == GPUD_ECONNECT)
+	if (st == GPUD_OK || st == GPUD_E2BIG || st == GPUD_ETIMEDOUT || st == GPUD_ECONNECT ||
+	    st == GPUD_EPERM)
 		return st;
 	client_clear(c);
 	st = GPUD_OK;

@@ -255,7 +255,7 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 						     memory_order_relaxed);
 		if (rm == NULL) {
 			total = (size_t)rtot;
-			if (rtot == 0 || rtot > (uint64_t)client_chunk_limit(c) + (2u << 20) ||
+			if (rtot == 0 || rtot > (uint64_t)client_reply_limit(c) + (2u << 20) ||
 			    nng_msg_alloc(&rm, total) != 0) {
 				w = GPUD_EPROTO;
 				break;

@@ -147,11 +147,13 @@ gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 	if ((st = run_args_build(c, verb, args, nargs, return_outputs, &ra)) != GPUD_OK)
 		goto out;
 	if (ra.payload > client_chunk_limit(c)) {
+		char what[160];
 		st = client_seterr(c, GPUD_E2BIG,
-				   "%s: %zu bytes of inline arrays exceed one message (%zu bytes); "
-				   "gpud_alloc them and use gpud_run, or put them in "
+				   "%s: %zu bytes of inline arrays exceed one message (%zu bytes, "
+				   "%s); gpud_alloc them and use gpud_run, or put them in "
 				   "gpud_host_alloc memory",
-				   verb, ra.payload, client_chunk_limit(c));
+				   verb, ra.payload, client_chunk_limit(c),
+				   client_limit_name(c, what, sizeof(what)));
 		goto out;
 	}
 	run.kernel = (char *)kernel;

@@ -14,6 +14,11 @@
  * writes c->url (atomically: other threads read it for messages) and
  * c->dialer.
  * The pipe callback runs on an nng thread and only takes c->mu.
+ *
+ * Every hello keeps a time limit, sending and answer together: the call's
+ * timeout (else the connect timeout); at connect, what is left of the
+ * connect's. A peer that takes the hello and never answers fails it with
+ * GPUD_ETIMEDOUT; failover shares the call's timeout among the endpoints.
  */
 #include <inttypes.h>
 #include <stddef.h>
@@ -73,10 +78,12 @@ int gpud_has_shm(const gpud_client *c)
 }
 
 /*
- * One hello round trip, waiting up to wait_ms for a connection (gpud may be
- * restarting). On GPUD_OK the session's state is in c (under mu).
+ * One hello round trip within wait_ms, sending and answer together (gpud
+ * may be restarting: the send waits for a connection); messages name
+ * limit_ms, the limit the caller set (wait_ms is what is left of it). On
+ * GPUD_OK the session's state is in c (under mu).
  */
-static gpud_status hello(gpud_client *c, int wait_ms)
+static gpud_status hello(gpud_client *c, int wait_ms, int limit_ms)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
@@ -84,6 +91,7 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 	nng_msg *m, *rm;
 	gpud_status st;
 	int rv;
+	const int64_t deadline = client_now_ms() + wait_ms;
 
 	req.body_case = GPUD__REQUEST__BODY_HELLO;
 	req.hello = &h;
@@ -110,20 +118,25 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 				"gpud at %s is not reachable: no connection within %d ms (it is "
 				"down or restarting; start it with `gpud` or `systemctl start "
 				"gpud`, or point GPUD_URL at the one you mean)",
-				client_url(c), wait_ms);
+				client_url(c), limit_ms);
 		return client_seterr(c, client_nng_status(rv), "hello to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
+	/* the answer gets what is left of wait_ms */
+	nng_aio_set_timeout(x->aio, client_left_ms(deadline));
 	nng_ctx_recv(x->ctx, x->aio);
 	nng_aio_wait(x->aio);
 	rv = nng_aio_result(x->aio);
 	rm = rv == 0 ? nng_aio_get_msg(x->aio) : NULL;
 	client_ctx_put(c, x);
+	if (rv == NNG_ETIMEDOUT)
+		return client_seterr(c, GPUD_ETIMEDOUT,
+				     "gpud at %s took the hello but did not answer it within %d ms "
+				     "(gpud is wedged, or what listens there is not gpud)",
+				     client_url(c), limit_ms);
 	if (rv != 0)
-		return client_seterr(c,
-				     rv == NNG_ETIMEDOUT ? GPUD_EUNAVAILABLE
-							 : client_nng_status(rv),
-				     "hello to %s: no answer: %s", client_url(c), nng_strerror(rv));
+		return client_seterr(c, client_nng_status(rv), "hello to %s: no answer: %s",
+				     client_url(c), nng_strerror(rv));
 	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
 	char err[1024];
 	st = client_parse_reply(rm, req.id, &r, NULL, NULL, NULL, err, sizeof(err));
@@ -137,7 +150,14 @@ static gpud_status hello(gpud_client *c, int wait_ms)
 	snprintf(c->info.version, sizeof(c->info.version), "%s", hr->server_version);
 	snprintf(c->info.backend, sizeof(c->info.backend), "%s", hr->backend);
 	c->info.protocol_version = hr->protocol_version;
-	c->info.max_message_size = hr->max_message_size;
+	/* what one request may carry: gpud's limit, or the tenant's quota
+	 * where smaller (uploads are split to fit it) */
+	c->max_message = hr->max_message_size;
+	c->quota_message = hr->message_size;
+	c->info.max_message_size = hr->message_size && (hr->max_message_size == 0 ||
+							hr->message_size < hr->max_message_size)
+					   ? hr->message_size
+					   : hr->max_message_size;
 	c->info.connection = hr->connection;
 	c->info.instance = hr->instance;
 	snprintf(c->info.tenant, sizeof(c->info.tenant), "%s", hr->tenant ? hr->tenant : "");
@@ -160,9 +180,11 @@ static gpud_status hello(gpud_client *c, int wait_ms)
  * hello. A job never spans two gpuds: the new session is a new gpud's, and
  * handles from before get GPUD_ESTALE there as after a restart. When none
  * answers, the first endpoint is dialed again in the background (nng
- * retries it) and the message lists each one's failure.
+ * retries it) and the message lists each one's failure. With deadline > 0
+ * the endpoints share the time until it (each at least an equal part of
+ * what is left); else each gets wait_ms to connect and answer.
  */
-static gpud_status failover(gpud_client *c, int wait_ms)
+static gpud_status failover(gpud_client *c, int wait_ms, int64_t deadline)
 {
 	char why[4096] = "";
 	const int cur = (int)((c->url - c->urls[0]) / (ptrdiff_t)sizeof(c->urls[0]));
@@ -171,8 +193,11 @@ static gpud_status failover(gpud_client *c, int wait_ms)
 	nng_dialer_close(c->dialer);
 	for (int k = 1; k <= c->nurls; k++) {
 		const int i = (cur + k) % c->nurls;
-		if ((st = client_dial(c, i, 0)) == GPUD_OK) {
-			if ((st = hello(c, wait_ms)) == GPUD_OK)
+		const int share = deadline > 0 ? client_left_ms(deadline) / (c->nurls - k + 1) + 1
+					       : wait_ms;
+		const int64_t mine = client_now_ms() + share;
+		if ((st = client_dial(c, i, 0, share)) == GPUD_OK) {
+			if ((st = hello(c, client_left_ms(mine), share)) == GPUD_OK)
 				return GPUD_OK;
 			nng_dialer_close(c->dialer);
 		}
@@ -181,12 +206,31 @@ static gpud_status failover(gpud_client *c, int wait_ms)
 	}
 	/* the first endpoint again, in the background (TLS settings included):
 	 * the next call's hello gets it as soon as it is back */
-	if (client_dial(c, 0, NNG_FLAG_NONBLOCK) != GPUD_OK)
+	if (client_dial(c, 0, NNG_FLAG_NONBLOCK, 0) != GPUD_OK)
 		__atomic_store_n(&c->url, c->urls[0], __ATOMIC_RELEASE);
 	return client_seterr(c, st == GPUD_ECONNECT ? GPUD_EUNAVAILABLE : st,
 			     "none of the %d gpud endpoints answered after the session was lost: "
 			     "%s",
 			     c->nurls, why);
+}
+
+/* The session is c's now (gen 1, or the next after a reconnect). */
+static void session_made(gpud_client *c)
+{
+	if (c->gen > 0)
+		__atomic_add_fetch(&c->reconnects, 1, __ATOMIC_RELAXED);
+	c->gen++;
+	c->lost = 0;
+}
+
+gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms)
+{
+	gpud_status st = hello(c, wait_ms, limit_ms);
+	pthread_mutex_lock(&c->mu);
+	if (st == GPUD_OK)
+		session_made(c);
+	pthread_mutex_unlock(&c->mu);
+	return st;
 }
 
 gpud_status client_session(gpud_client *c, uint64_t *gen)
@@ -212,26 +256,27 @@ gpud_status client_session(gpud_client *c, uint64_t *gen)
 	int wait = t > 0 ? t : c->connect_timeout_ms;
 	if (c->gen > 0 && c->nurls > 1) {
 		/* a list: the lost endpoint up to the connect timeout (it may be
-		 * restarting), then the others; one that accepts the connection
-		 * gets the longer of that, the call's timeout and 10 s to answer */
-		int answer = wait > CONNECT_TIMEOUT_MS ? wait : CONNECT_TIMEOUT_MS;
-		if (c->connect_timeout_ms > answer)
-			answer = c->connect_timeout_ms;
-		st = hello(c, wait < c->connect_timeout_ms ? wait : c->connect_timeout_ms);
+		 * restarting), then the others. With a call timeout, all of it
+		 * within that: the lost endpoint half, the others the rest.
+		 * Without, one that accepts the connection gets the longer of
+		 * the connect timeout and 10 s to answer. */
+		int lost = wait < c->connect_timeout_ms ? wait : c->connect_timeout_ms;
+		int64_t deadline = t > 0 ? client_now_ms() + t : 0;
+		if (t > 0 && lost > t / 2)
+			lost = t / 2 > 0 ? t / 2 : 1;
+		int answer = c->connect_timeout_ms > CONNECT_TIMEOUT_MS ? c->connect_timeout_ms
+									: CONNECT_TIMEOUT_MS;
+		st = hello(c, lost, lost);
 		if (st != GPUD_OK)
-			st = failover(c, answer);
+			st = failover(c, answer, deadline);
 	} else {
-		st = hello(c, wait);
+		st = hello(c, wait, wait);
 	}
 
 	pthread_mutex_lock(&c->mu);
 	c->helloing = 0;
-	if (st == GPUD_OK) {
-		if (c->gen > 0)
-			__atomic_add_fetch(&c->reconnects, 1, __ATOMIC_RELAXED);
-		c->gen++;
-		c->lost = 0;
-	}
+	if (st == GPUD_OK)
+		session_made(c);
 	*gen = c->gen;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);

@@ -414,7 +414,10 @@ static gpud_status msg_stream(gpud_client *c, int upload, gpud_handle h, uint64_
 	piece ps[MSG_DEPTH];
 	uint64_t gen;
 	gpud_status st, st2;
-	size_t chunk = client_chunk_limit(c) < MSG_CHUNK ? client_chunk_limit(c) : MSG_CHUNK;
+	/* uploads fit what one request may carry (the tenant's message_size
+	 * quota too), downloads what one reply may */
+	size_t limit = upload ? client_chunk_limit(c) : client_reply_limit(c);
+	size_t chunk = limit < MSG_CHUNK ? limit : MSG_CHUNK;
 	size_t n = (len + chunk - 1) / chunk;
 
 	if ((st = client_session(c, &gen)) != GPUD_OK)
@@ -785,7 +788,7 @@ static gpud_status download_range_once(gpud_client *c, gpud_handle h, uint64_t o
 		return st;
 	if (len > MSG_CHUNK)
 		return msg_stream(c, 0, h, offset, dst, len);
-	size_t limit = client_chunk_limit(c);
+	size_t limit = client_reply_limit(c);
 	for (size_t done = 0; done < len;) {
 		size_t n = len - done < limit ? len - done : limit;
 		if ((st = download(c, h, offset + done, n, &r, &m, &pl, &pll)) != GPUD_OK)

@@ -2,8 +2,8 @@
  * daemon/auth.c — tokens, tenant names, TLS listeners, socket file access,
  * and the log line for a failed inbound TLS handshake.
  *
- * Threads: auth_load, auth_tls_listener and auth_socket_access run on the
- * loop at start; auth_tenant on the loop; the handshake hook on nng's
+ * Threads: auth_load, auth_tls_listener, auth_socket_group_check and
+ * auth_socket_access run on the loop at start; auth_tenant on the loop; the handshake hook on nng's
  * threads (its only state: the log's rate limit, atomics).
  */
 #include <errno.h>
@@ -348,6 +348,66 @@ fail:
 	return -1;
 }
 
+/* The name of the user gpud runs as (its effective uid), else "uid N". */
+static void my_user(char *out, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	uid_t uid = geteuid();
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(out, len, "%s", pw.pw_name);
+	else
+		snprintf(out, len, "uid %u", (unsigned)uid);
+}
+
+/* socket_group's "no such group" and "gpud's user is not in it", with the fix. */
+static void no_group(const char *group, char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "socket_group '%s': no such group; create it: systemd-sysusers (the installed "
+		 "sysusers.d/gpud.conf makes group gpud), or groupadd --system %s",
+		 group, group);
+}
+
+static void not_member(const char *group, const char *path, char *err, size_t errlen)
+{
+	char user[64];
+	my_user(user, sizeof(user));
+	snprintf(err, errlen,
+		 "socket_group '%s': gpud runs as user %s, who is not in group %s, so it cannot "
+		 "give %s that group; add gpud's user to it: usermod -aG %s %s (then start gpud "
+		 "again)",
+		 group, user, group, path ? path : "its sockets", group, user);
+}
+
+int auth_socket_group_check(const gpud_config *cfg, char *err, size_t errlen)
+{
+	char shm[sizeof(cfg->shm_socket)];
+	int ipc = 0;
+	for (int i = 0; i < cfg->nlisten; i++)
+		ipc |= strncmp(cfg->listen[i], "ipc://", 6) == 0;
+	config_shm_path(cfg, shm, sizeof(shm));
+	if (cfg->socket_group[0] == '\0' || (!ipc && shm[0] == '\0'))
+		return 0; /* no socket file to give it */
+	struct group gr, *res = NULL;
+	char buf[16384];
+	if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 || res == NULL) {
+		no_group(cfg->socket_group, err, errlen);
+		return -1;
+	}
+	/* chown(2) to a group: its owner must be in it (root, with CAP_CHOWN,
+	 * may give any; bind-time's EPERM says so if it cannot). */
+	if (geteuid() == 0 || getegid() == gr.gr_gid)
+		return 0;
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gr.gr_gid)
+			return 0;
+	not_member(cfg->socket_group, NULL, err, errlen);
+	return -1;
+}
+
 int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen)
 {
 	if (cfg->socket_mode >= 0 && chmod(path, (mode_t)cfg->socket_mode) != 0) {
@@ -357,16 +417,18 @@ int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size
 	}
 	if (cfg->socket_group[0]) {
 		struct group gr, *res = NULL;
-		char buf[4096];
+		char buf[16384];
 		if (getgrnam_r(cfg->socket_group, &gr, buf, sizeof(buf), &res) != 0 ||
 		    res == NULL) {
-			snprintf(err, errlen, "socket_group '%s': no such group",
-				 cfg->socket_group);
+			no_group(cfg->socket_group, err, errlen);
 			return -1;
 		}
 		if (chown(path, (uid_t)-1, gr.gr_gid) != 0) {
-			snprintf(err, errlen, "socket_group %s on %s: %s", cfg->socket_group, path,
-				 strerror(errno));
+			if (errno == EPERM)
+				not_member(cfg->socket_group, path, err, errlen);
+			else
+				snprintf(err, errlen, "socket_group %s on %s: %s",
+					 cfg->socket_group, path, strerror(errno));
 			return -1;
 		}
 	}

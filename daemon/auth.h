@@ -68,7 +68,14 @@ int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, c
  */
 void auth_handshake_cause(int rv, const uint8_t *first, size_t nfirst, int alert, uint32_t flags,
 			  char *out, size_t len);
-/* socket_mode and socket_group on a socket file gpud made. 0, or -1 with err. */
+/*
+ * socket_group, checked before anything is bound: the group exists and
+ * gpud's user may give files to it (root, or a member). 0, or -1 with err
+ * saying how to fix it (create the group; add gpud's user to it).
+ */
+int auth_socket_group_check(const gpud_config *cfg, char *err, size_t errlen);
+/* socket_mode and socket_group on a socket file gpud made. 0, or -1 with err
+ * (a chown refused: gpud's user is not in the group, and the fix). */
 int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen);
 
 #endif

@@ -742,6 +742,10 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	 * warm-up), as a config error. */
 	if (auth_load(&s->auth, cfg, err, errlen) != 0)
 		return SERVER_BAD_CONFIG;
+	if (auth_socket_group_check(cfg, err, errlen) != 0) {
+		auth_fini(&s->auth);
+		return SERVER_BAD_CONFIG;
+	}
 	for (int i = 0; i < cfg->nlisten; i++)
 		if (strncmp(cfg->listen[i], "tls+", 4) == 0) {
 			if (auth_tls_check(cfg, err, errlen) != 0) {
@@ -837,7 +841,7 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	for (int i = 0; i < s->nlisteners; i++)
 		if (strncmp(cfg->listen[i], "ipc://", 6) == 0 &&
 		    auth_socket_access(cfg, cfg->listen[i] + 6, err, errlen) != 0)
-			return -1;
+			return SERVER_BAD_CONFIG;
 	char shm[sizeof(cfg->shm_socket)];
 	config_shm_path(cfg, shm, sizeof(shm));
 	/* Host memory is pinned through the first device, for every device
@@ -847,7 +851,7 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		return -1;
 
 	if (s->regions.fd >= 0 && auth_socket_access(cfg, shm, err, errlen) != 0)
-		return -1;
+		return SERVER_BAD_CONFIG;
 	ring_server_init(&s->rings, loop, (uint64_t)cfg->ring_spin_us, request_cap(cfg),
 			 ring_deliver, s);
 	s->rings.host = &s->hostmem;

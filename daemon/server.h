@@ -82,8 +82,10 @@ struct gpud_server {
 #define SERVER_BAD_CONFIG (-2)
 /*
  * Opens the backend, binds every listen URL, starts the contexts. 0; or
- * SERVER_BAD_CONFIG + err for a tokens_file or TLS files gpud refuses
- * (checked first, before anything is bound or opened); or -1 + err.
+ * SERVER_BAD_CONFIG + err for a tokens_file, TLS files or a socket_group
+ * gpud refuses (checked first, before anything is bound or opened; also a
+ * socket_mode or socket_group that fails on a socket file after bind); or
+ * -1 + err.
  */
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
 /* Stop accepting; finish in-flight requests; then the loop ends. */

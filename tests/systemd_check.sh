@@ -9,11 +9,13 @@
 #      no ExecStartPost or hard-coded socket, its RuntimeDirectory= and
 #      CacheDirectory= the directories config/gpud.conf, gpud.sysusers and
 #      gpud.tmpfiles name, MemoryDenyWriteExecute= and PrivateDevices= off;
+#      gpud.conf's sockets 0660 and of group gpud, which gpud.sysusers makes;
 #   2. systemd-analyze verify: exit 0 and not a word (it only warns about an
 #      unknown key or a bad value);
 #   3. systemd-analyze security --offline=yes: the exposure score, failing
 #      above THRESHOLD (tenths: 17 is 1.7);
-#   4. systemd-sysusers --root=T gpud.sysusers: the passwd and group lines;
+#   4. systemd-sysusers --root=T gpud.sysusers: the passwd and group lines
+#      (gpud's own group gpud, which lab users join);
 #      systemd-tmpfiles --create --root=T gpud.tmpfiles: the cache directory
 #      0700, owned by that gpud;
 #   5. scripts/hardening-check.sh ci: the e2e suite's cpu-backend gpuds under
@@ -64,12 +66,16 @@ case $listen in
 esac
 [ "$(val kernel_cache config/gpud.conf)" = "$cachedir" ] ||
 	fail "config/gpud.conf's kernel_cache is not the unit's CacheDirectory $cachedir"
+[ "$(val socket_mode config/gpud.conf)" = 0660 ] && [ "$(val socket_group config/gpud.conf)" = gpud ] ||
+	fail "config/gpud.conf does not give its sockets socket_mode = 0660 and socket_group = gpud"
+grep -qE "^g[[:space:]]+gpud[[:space:]]" systemd/gpud.sysusers ||
+	fail "gpud.sysusers does not make the system group gpud (gpud.conf's socket_group)"
 grep -qE "^u[[:space:]]+gpud[[:space:]].*[[:space:]]$cachedir\$" systemd/gpud.sysusers ||
 	fail "gpud.sysusers does not give gpud the home $cachedir"
 grep -qE "^d[[:space:]]+${cachedir}[[:space:]]+0700[[:space:]]+gpud[[:space:]]+gpud" \
 	systemd/gpud.tmpfiles || fail "gpud.tmpfiles does not make $cachedir 0700 gpud gpud"
 echo "systemd_check: unit: Type=notify, $rundir and $cachedir agree with gpud.conf," \
-	"gpud.sysusers and gpud.tmpfiles"
+	"gpud.sysusers and gpud.tmpfiles; sockets 0660 group gpud, a group gpud.sysusers makes"
 
 # --- 2. systemd-analyze verify -------------------------------------------------------
 if ! out=$(systemd-analyze verify "$unit" 2>&1); then

@@ -1,6 +1,7 @@
 /*
  * client/gpuctl/connect.c — connecting to gpud: which URL (--url, then
- * $GPUD_URL, then the default) and where it came from, --timeout, retrying
+ * $GPUD_URL, then the default) and where it came from, --timeout (which
+ * bounds connecting too), retrying
  * for `status --wait`, and, when gpud is not reachable, an error that names
  * the URL tried and says how to start gpud or point gpuctl at one.
  */
@@ -55,11 +56,13 @@ void hint_unreachable(const char *url)
 		url);
 }
 
+/* --timeout bounds connecting too: the dial, nng's handshake and hello. */
 static gpud_client *try_connect(gpud_status *st)
 {
 	const char *from;
 	gpud_client *c;
-	*st = gpud_connect(ctl_url(&from), &c);
+	gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
+	*st = gpud_connect_opts(&o, &c);
 	if (c == NULL)
 		die(EX_TEMPFAIL, "out of memory");
 	return c;
@@ -73,8 +76,11 @@ static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *su
 	const char *msg = gpud_errmsg(c);
 	char buf[2600];
 
-	if (st == GPUD_ECONNECT || st == GPUD_ETRANSPORT || st == GPUD_ETIMEDOUT)
-		st = GPUD_EUNAVAILABLE; /* no answer at the URL: nothing to retry later there */
+	/* no answer at the URL: nothing to retry later there. A timeout stays one
+	 * (exit 75): something took the connection and did not answer in time;
+	 * a permission refused stays one too (exit 77): gpud is there. */
+	if (st == GPUD_ECONNECT || st == GPUD_ETRANSPORT)
+		st = GPUD_EUNAVAILABLE;
 	/* Something answered and the library said why it was refused (TLS: the
 	 * certificate, the CA file, plain TCP against TLS): no hints on starting
 	 * gpud then. */
@@ -119,7 +125,7 @@ gpud_client *ctl_connect_status(double wait_s, int status_only)
 		 * before hello, so a monitor connects without saying it. */
 		if (st == GPUD_EACCESS && status_only) {
 			const char *from;
-			gpud_options o = {.url = ctl_url(&from)};
+			gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
 			gpud_client *s;
 			fprintf(stderr, "gpuctl: %s; showing the status gpud gives before hello\n",
 				gpud_errmsg(c));

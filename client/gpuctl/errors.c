@@ -27,7 +27,8 @@ static const struct {
 	{EX_IOERR, "writing an output failed"},
 	{EX_TEMPFAIL, "try again later: over a quota, out of memory, timed out, cancelled"},
 	{EX_PROTOCOL, "protocol error: not gpud at the URL, or a version it does not speak"},
-	{EX_NOPERM, "not permitted: a missing or wrong token, or not an administrator"},
+	{EX_NOPERM, "not permitted: a missing or wrong token, not an administrator, or not in "
+		    "the ipc:// socket's group"},
 };
 
 int exit_for_status(gpud_status st)
@@ -61,6 +62,7 @@ int exit_for_status(gpud_status st)
 	case GPUD_ENOSESSION:
 		return EX_PROTOCOL;
 	case GPUD_EACCESS:
+	case GPUD_EPERM:
 		return EX_NOPERM;
 	}
 	return EX_SOFTWARE; /* a value outside the enum */

@@ -205,6 +205,7 @@ void verb_hello(gpud_request *r)
 	hello.tenant = r->session->tenant->name;
 	hello.backend = (char *)r->core->devices->backend;
 	hello.max_message_size = r->core->cfg->max_message_size;
+	hello.message_size = r->session->tenant->quota.message_size;
 	hello.connection = r->pipe_id;
 	hello.instance = r->core->buffers->instance;
 	/* Host regions need the peer's uid, so only over ipc://. */

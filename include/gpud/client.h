@@ -110,6 +110,9 @@ typedef enum gpud_status {
 	GPUD_ETIMEDOUT = 102,    /* no reply within the client's timeout */
 	GPUD_EARG = 103,         /* bad argument to a client call */
 	GPUD_EUNAVAILABLE = 104, /* gpud went away and did not come back within the timeout */
+	/* ipc://: the socket's mode and group do not let this user connect (the
+	 * message names the socket, its mode, owner and group, and what to ask for) */
+	GPUD_EPERM = 105,
 } gpud_status;
 
 typedef struct gpud_client gpud_client;
@@ -141,10 +144,13 @@ typedef struct gpud_server_info {
 	char version[32];
 	unsigned protocol_version;
 	char backend[16];
-	uint64_t max_message_size; /* largest payload of one request, bytes */
-	unsigned connection;       /* this connection's id in gpud (status sessions) */
-	char tenant[64];           /* who gpud takes this client for (quotas, handles) */
-	uint64_t instance;         /* this run of gpud: changes when gpud restarts */
+	/* largest payload of one request this connection may send, bytes: gpud's
+	 * max_message_size, or the tenant's message_size quota where that is
+	 * smaller (the library splits uploads to fit it) */
+	uint64_t max_message_size;
+	unsigned connection; /* this connection's id in gpud (status sessions) */
+	char tenant[64];     /* who gpud takes this client for (quotas, handles) */
+	uint64_t instance;   /* this run of gpud: changes when gpud restarts */
 	int ndevices;
 	gpud_device_info devices[GPUD_MAX_DEVICES];
 } gpud_server_info;
@@ -251,12 +257,21 @@ typedef struct gpud_options {
 	const char *token;           /* tcp://: the tenant's bearer token; NULL: $GPUD_TOKEN */
 	const char *tls_ca;          /* tls+tcp://: the CA's PEM file; NULL: $GPUD_TLS_CA */
 	const char *tls_server_name; /* NULL: $GPUD_TLS_SERVER_NAME, else the URL's host */
-	int timeout_ms;              /* per call, as gpud_set_timeout; 0: none */
+	int timeout_ms;              /* per call, as gpud_set_timeout, and connecting; 0: none */
 	int connect_timeout_ms;      /* connect + hello, and waiting for a restarted gpud
 					when no timeout is set; 0: 10000 */
 } gpud_options;
 
-/* As gpud_connect, with options (NULL: all defaults). */
+/*
+ * As gpud_connect, with options (NULL: all defaults). Connecting (the dial,
+ * nng's handshake and hello) ends within connect_timeout_ms and timeout_ms,
+ * whichever is shorter (connect_timeout_ms 0: timeout_ms, else 10 s); a list
+ * of endpoints shares that time, each getting at least an equal part of
+ * what is left. Failures: GPUD_ECONNECT
+ * (nothing listens there), GPUD_ETIMEDOUT (something accepted the connection
+ * but did not answer in time: a wedged gpud), GPUD_EPERM (ipc://: the
+ * socket's mode and group refuse this user), GPUD_EACCESS (a token refused).
+ */
 GPUD_API gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out);
 /*
  * Connects without saying hello, so without a token: gpud answers status

@@ -34,6 +34,7 @@ class Status(enum.IntEnum):
     ETIMEDOUT = 102
     EARG = 103
     EUNAVAILABLE = 104
+    EPERM = 105
 
 
 class Error(Exception):
@@ -94,6 +95,11 @@ class AccessDenied(Error, PermissionError):
     """A missing or wrong token, or not an administrator (EACCESS)."""
 
 
+class PermissionDenied(Error, PermissionError):
+    """gpud's ipc:// socket refuses this user (EPERM): the message names the socket, its
+    mode, owner and group, and the group to ask to be added to. gpud is running."""
+
+
 class Unsupported(Error, NotImplementedError):
     """The backend cannot do it, e.g. custom kernels on the cpu backend (EUNSUPPORTED)."""
 
@@ -136,6 +142,7 @@ _BY_STATUS = {
     Status.ETIMEDOUT: Timeout,
     Status.ECANCELED: Cancelled,
     Status.EACCESS: AccessDenied,
+    Status.EPERM: PermissionDenied,
     Status.EUNSUPPORTED: Unsupported,
     Status.EBACKEND: BackendError,
     Status.EINTERNAL: BackendError,

@@ -1,6 +1,12 @@
 """Every kind of bad input raises the right gpud.Error subclass, names what was wrong,
 and leaves the client (and gpud) serving: after each error the same client runs a sum.
 """
+import grp
+import os
+import pwd
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -116,6 +122,58 @@ def test_quota(start_gpud):
         small = c.upload(np.arange(100.0))
         assert small.get().sum() == 4950.0
         still_serves(c)
+
+
+def test_uploads_fit_the_message_size_quota(start_gpud):
+    # hello says the tenant's quota; the library sends 4x as much in pieces
+    g = start_gpud(config="[quota]\nmessage_size = 64KiB\n")
+    with gpud.connect(g.url) as c:
+        assert c.server.max_message_size == 65536
+        x = np.arange(4 * 8192, dtype=np.float64) * 0.5 - 7.0  # 256 KiB
+        b = c.upload(x)
+        assert np.array_equal(b.get(), x)
+        still_serves(c)
+
+
+# uid 65534 (nobody) without groups: connects to a socket of mode 0660 and a group it is not in
+OUTSIDER = r"""
+import os, sys
+os.setgroups([])
+os.setgid(65534)
+os.setuid(65534)
+import gpud
+try:
+    gpud.connect(sys.argv[1], connect_timeout=60)
+except PermissionError as e:
+    print(type(e).__name__, isinstance(e, gpud.Error), int(e.status))
+    print(e)
+else:
+    print("connected")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+def test_outside_the_sockets_group(start_gpud):
+    group = grp.getgrgid(0).gr_name
+    for name in ("daemon",):  # a group uid 65534 is not in, where there is one
+        try:
+            group = grp.getgrnam(name).gr_name
+        except KeyError:
+            pass
+    g = start_gpud(config="[gpud]\nsocket_mode = 0660\nsocket_group = %s\n" % group)
+    os.chmod(g.dir, 0o755)  # the socket's own mode and group decide, not its directory
+    here = os.path.dirname(os.path.dirname(os.path.abspath(gpud.__file__)))
+    env = dict(os.environ, PYTHONPATH=here, PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([sys.executable, "-c", OUTSIDER, g.url], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    kind, msg = r.stdout.splitlines()[:2]
+    assert kind == "PermissionDenied True %d" % gpud.Status.EPERM, r.stdout
+    sock = g.url[len("ipc://"):]
+    want = ("permission denied on %s (mode 0660 owner %s group %s): ask to be added to group %s"
+            % (sock, pwd.getpwuid(os.geteuid()).pw_name, group, group))
+    assert msg.startswith(want), (msg, want)
+    assert "is gpud running" not in msg
 
 
 def test_timeout_is_an_error_not_a_hang(url):

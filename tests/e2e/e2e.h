@@ -5,7 +5,7 @@
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
- * host_memory.c) makes its Check test cases;
+ * host_memory.c, access.c, wedged.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -296,6 +296,11 @@ TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_ti
 TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
 TCase *e2e_wedge(void);  /* wedge.c: stray connects and a second gpud leave listeners serving */
 TCase *e2e_health(void); /* health.c: the self-probe, the loop's heartbeat, readiness */
+TCase *e2e_access(void);       /* access.c: socket_mode and socket_group, who may connect */
+TCase *e2e_wedged(void);       /* wedged.c: timeouts bound connect and hello */
+TCase *e2e_msg_quota(void);    /* limits.c: uploads split to fit the message_size quota */
+/* access.c's helper mode: as uid 65534 with group gid (-1: none), connect and say how. */
+int access_as_main(long gid, const char *url);
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -1,7 +1,9 @@
 /*
  * tests/e2e/limits.c — test case "limits": a gpud with --max-message-size
  * 64KiB; the library and gpuctl move bigger arrays in pieces, and oversized
- * or junk messages are refused or dropped without harm.
+ * or junk messages are refused or dropped without harm. Test case
+ * "message_quota": a tenant's message_size quota of 64 KiB (gpud's limit
+ * 256 MiB), which hello sends: uploads are split to fit it as well.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -183,6 +185,148 @@ START_TEST(test_gpuctl_over_message_limit)
 	free(ref);
 }
 END_TEST
+
+/* --- the tenant's message_size quota --------------------------------------------------- */
+
+#define QUOTA_BYTES 65536
+
+/* Every tenant may send 64 KiB of payload in one request; gpud's own limit
+ * stays 256 MiB. */
+static void setup_message_quota(void)
+{
+	char conf[128];
+	snprintf(conf, sizeof(conf), "[quota]\nmessage_size = %d\n", QUOTA_BYTES);
+	start_gpud(conf, NULL, NULL);
+}
+
+/* n float64 of a known pattern (the index and the seed in every value). */
+static double *pattern(size_t n, double seed)
+{
+	double *v = malloc(n * sizeof(double));
+	ck_assert_ptr_nonnull(v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = seed + (double)i * 0.25 - (double)(i % 7);
+	return v;
+}
+
+/* Uploads n float64 (with the alloc, then again with gpud_upload at an
+ * offset) and downloads them whole and in a range: the values checked. */
+static void round_trip(gpud_client *c, size_t n, const char *how)
+{
+	double *v = pattern(n, 3.5), *w = pattern(n, -11.0);
+	uint64_t sn = n;
+	gpud_handle h;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &sn, v, &h));
+	gpud_array a;
+	LIB_OK(c, gpud_download(c, h, &a));
+	ck_assert_uint_eq(a.nbytes, n * sizeof(double));
+	ck_assert_msg(memcmp(a.data, v, a.nbytes) == 0, "%s: %zu float64 came back changed", how,
+		      n);
+	gpud_array_free(&a);
+	/* the second half overwritten from offset n/2 */
+	size_t half = n / 2, rest = n - half;
+	LIB_OK(c, gpud_upload(c, h, half * sizeof(double), w + half, rest * sizeof(double)));
+	double *got = calloc(rest, sizeof(double));
+	ck_assert_ptr_nonnull(got);
+	LIB_OK(c, gpud_download_range(c, h, half * sizeof(double), got, rest * sizeof(double)));
+	ck_assert_msg(memcmp(got, w + half, rest * sizeof(double)) == 0,
+		      "%s: the upload at offset %zu came back changed", how, half * sizeof(double));
+	LIB_OK(c, gpud_download_range(c, h, 0, got, half * sizeof(double)));
+	ck_assert_msg(memcmp(got, v, half * sizeof(double)) == 0,
+		      "%s: the first half changed under an upload at offset %zu", how,
+		      half * sizeof(double));
+	LIB_OK(c, gpud_free(c, &h, 1));
+	free(got);
+	free(v);
+	free(w);
+}
+
+/*
+ * The quota comes in hello: the library sends arrays several times larger
+ * in pieces that fit it, through messages (under 1 MiB over ipc://, and
+ * 5 MiB with shared memory off, as over tcp://); a payload it cannot split
+ * (a call's inline array) is refused before sending, naming the quota; a
+ * client that does not split still meets gpud's refusal.
+ */
+START_TEST(test_uploads_fit_the_quota)
+{
+	gpud_client *c = lib_connect();
+	ck_assert_uint_eq(gpud_server(c)->max_message_size, QUOTA_BYTES);
+	round_trip(c, 5 * QUOTA_BYTES / sizeof(double), "320 KiB through messages");
+
+	double *v = pattern(3 * QUOTA_BYTES / sizeof(double), 1.0);
+	gpud_array in = {.dtype = GPUD_F64,
+			 .ndim = 1,
+			 .shape = {3 * QUOTA_BYTES / sizeof(double)},
+			 .data = v,
+			 .nbytes = 3 * QUOTA_BYTES};
+	gpud_arg arg = gpud_arg_array("x", &in);
+	gpud_result out;
+	size_t nout;
+	LIB_FAIL(c, gpud_call(c, "sum", &arg, 1, &out, 1, &nout, NULL), GPUD_E2BIG,
+		 "message_size quota of tenant root");
+	free(v);
+	gpud_close(c);
+
+	setenv("GPUD_NO_SHM", "1", 1); /* this test's process only (fork mode) */
+	c = lib_connect();
+	ck_assert_msg(!gpud_has_shm(c), "GPUD_NO_SHM=1 left shared memory on");
+	round_trip(c, (5u << 20) / sizeof(double), "5 MiB through messages");
+	gpud_close(c);
+	unsetenv("GPUD_NO_SHM");
+
+	/* gpud still refuses a payload over the quota from a client that sends it whole */
+	nng_socket s = raw_open(10000);
+	raw_say_hello(s);
+	double *big = pattern(QUOTA_BYTES / sizeof(double) + 1, 0.0);
+	pb alloc = {.n = 0}, shape = {.n = 0};
+	pb_uint(&alloc, 1, 2); /* DTYPE_F64 */
+	pb_varint(&shape, QUOTA_BYTES / sizeof(double) + 1);
+	pb_sub(&alloc, 2, &shape);
+	pb_uint(&alloc, 3, 1); /* with_data */
+	raw_reply r = raw_body_on(s, 7, 11, &alloc, big, QUOTA_BYTES + sizeof(double));
+	ck_assert_msg(r.code == 11 && strstr(r.message, "over the message_size quota of tenant "
+							"root: a 65544-byte payload"),
+		      "an alloc 8 bytes over the quota: code %" PRIu64 " '%s'", r.code, r.message);
+	free(big);
+	nng_close(s);
+	assert_daemon_alive("uploads over the message_size quota");
+}
+END_TEST
+
+/* gpuctl upload and download of a file four times the quota: the values back. */
+START_TEST(test_gpuctl_fits_the_quota)
+{
+	const size_t n = 4 * QUOTA_BYTES / sizeof(double);
+	double *v = pattern(n, 42.0);
+	char pin[700], pout[700], err[512], handle[64];
+	path_in_dir(pin, sizeof(pin), "q.npy");
+	path_in_dir(pout, sizeof(pout), "q-back.npy");
+	save_npy(pin, GPUD_F64, 1, (uint64_t[]){n}, v);
+	ctl_result *r = CTL("upload", "--keep", pin);
+	assert_ctl_ok(r);
+	snprintf(handle, sizeof(handle), "%.*s", (int)strcspn(r->out, "\n"), r->out);
+	assert_ctl_ok(CTL("download", handle, "-o", pout));
+	gpud_array a;
+	ck_assert_msg(gpud_npy_load(pout, &a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(a.shape[0], n);
+	ck_assert_msg(memcmp(a.data, v, n * sizeof(double)) == 0,
+		      "gpuctl's 256 KiB round trip under a 64 KiB quota came back changed");
+	gpud_array_free(&a);
+	assert_ctl_ok(CTL("free", handle));
+	free(v);
+}
+END_TEST
+
+TCase *e2e_msg_quota(void)
+{
+	TCase *tc = tcase_create("message_quota");
+	tcase_add_checked_fixture(tc, setup_message_quota, gpud_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_uploads_fit_the_quota);
+	tcase_add_test(tc, test_gpuctl_fits_the_quota);
+	return tc;
+}
 
 TCase *e2e_limits(void)
 {

@@ -55,6 +55,9 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_host_memory());
 	suite_add_tcase(s, e2e_wedge());
 	suite_add_tcase(s, e2e_health());
+	suite_add_tcase(s, e2e_access());
+	suite_add_tcase(s, e2e_wedged());
+	suite_add_tcase(s, e2e_msg_quota());
 	return s;
 }
 
@@ -77,6 +80,8 @@ int main(int argc, char **argv)
 		return doomed_main(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--as-uid"))
 		return as_uid_main(atol(argv[2]), argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--access-as"))
+		return access_as_main(atol(argv[2]), argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--lend-uid"))
 		return lend_uid_main(atol(argv[2]), argv[3]);
 	ssize_t sl = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);

@@ -100,6 +100,7 @@ static void hello(uint32_t pipe)
 	ck_assert_str_eq(rp.r->hello->backend, "cpu");
 	ck_assert_uint_eq(rp.r->hello->connection, pipe);
 	ck_assert_uint_eq(rp.r->hello->max_message_size, cfg.max_message_size);
+	ck_assert_uint_eq(rp.r->hello->message_size, 300000);
 	reply_free(&rp);
 }
 
@@ -155,6 +156,7 @@ static void start_server(int run_slots)
 	cfg.run_slots = run_slots;
 	cfg.max_message_size = 1 << 20;
 	cfg.quota.device_bytes = 1 << 20;
+	cfg.quota.message_size = 300000; /* hello tells the tenant */
 	uv_loop_init(&loop);
 	ck_assert_msg(server_start(&srv, &loop, &cfg, err, sizeof(err)) == 0, "%s", err);
 }
