@@ -113,6 +113,22 @@ int main(int argc, char **argv)
 	uint64_t four = 4, huge[2] = {1ull << 40, 1ull << 40},
 		 nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
 
+	/* a second hello, and hellos with a probe key (daemon/health.h): a
+	 * forged one, and one of the wrong length */
+	Gpud__HelloRequest hr = GPUD__HELLO_REQUEST__INIT;
+	uint8_t probe[17] = {0x5a};
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_HELLO;
+	r.hello = &hr;
+	hr.client = "fuzz";
+	add(&r, NULL, 0);
+	hr.probe.data = probe;
+	hr.probe.len = 16;
+	add(&r, NULL, 0);
+	hr.probe.len = 17;
+	add(&r, NULL, 0);
+	save("hello-probe");
+
 	/* simple verbs */
 	Gpud__StatusRequest st = GPUD__STATUS_REQUEST__INIT;
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
