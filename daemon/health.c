@@ -180,9 +180,10 @@ static void *probe_main(void *arg)
 			atomic_store(&t->no_pipe, no_pipe);
 			atomic_store(&t->fails, was + 1);
 			if (was + 1 == HEALTH_DOWN_AFTER)
-				log_error("health: %s is down: gpud's own hello failed %d times in a "
-					  "row: %s",
-					  t->url, HEALTH_DOWN_AFTER, why);
+				log_error(
+					"health: %s is down: gpud's own hello failed %d times in a "
+					"row: %s",
+					t->url, HEALTH_DOWN_AFTER, why);
 			else
 				log_warn("health: gpud's own hello through %s failed: %s", t->url,
 					 why);
@@ -225,8 +226,8 @@ static void on_beat(uv_timer_t *timer)
 		atomic_store(&h->lost, h->count_lost(h->arg));
 }
 
-int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_listener *ls,
-		 int n, int (*count_lost)(void *), void *arg, char *err, size_t errlen)
+int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_listener *ls, int n,
+		 int (*count_lost)(void *), void *arg, char *err, size_t errlen)
 {
 	int rv;
 	memset(h, 0, sizeof(*h));
@@ -333,8 +334,7 @@ const char *health_why_not(health *h, int watchdog, char *buf, size_t len)
 {
 	uint64_t beat = atomic_load(&h->beat_ns), now = mono_ns();
 	if (beat && now > beat && now - beat > h->stall_ns) {
-		snprintf(buf, len, "the loop has not run for %.1f s",
-			 (double)(now - beat) / 1e9);
+		snprintf(buf, len, "the loop has not run for %.1f s", (double)(now - beat) / 1e9);
 		return buf;
 	}
 	for (int i = 0; i < h->n; i++) {

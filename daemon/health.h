@@ -42,9 +42,9 @@
 #define HEALTH_DOWN_AFTER 2 /* failed probes in a row that make a listener down */
 
 typedef struct health_target {
-	char url[256];     /* as gpud listens on it */
-	char dial[256];    /* where the probe dials (a wildcard host made loopback) */
-	atomic_int fails;  /* failed probes in a row (0: the last one answered) */
+	char url[256];      /* as gpud listens on it */
+	char dial[256];     /* where the probe dials (a wildcard host made loopback) */
+	atomic_int fails;   /* failed probes in a row (0: the last one answered) */
 	atomic_int no_pipe; /* the last failure: the handshake never completed */
 	atomic_uint_fast64_t probes, failures;
 	char why[256]; /* the last failure, under health.mu */
@@ -78,8 +78,8 @@ typedef struct health {
 /* Starts the heartbeat and (interval > 0) the probe thread, for the listeners
  * urls[0..n) as bound (ls: their nng listeners, for a port the system chose).
  * On the loop. 0, or -1 with err. */
-int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_listener *ls,
-		 int n, int (*count_lost)(void *), void *arg, char *err, size_t errlen);
+int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_listener *ls, int n,
+		 int (*count_lost)(void *), void *arg, char *err, size_t errlen);
 /* Stops the probe (cutting a probe in flight short) and the timer. On the loop. */
 void health_stop(health *h);
 /* Whether key is this run's probe key (constant time). */

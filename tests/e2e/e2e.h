@@ -294,11 +294,11 @@ TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer co
 TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
 TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
-TCase *e2e_wedge(void);  /* wedge.c: stray connects and a second gpud leave listeners serving */
-TCase *e2e_health(void); /* health.c: the self-probe, the loop's heartbeat, readiness */
-TCase *e2e_access(void);       /* access.c: socket_mode and socket_group, who may connect */
-TCase *e2e_wedged(void);       /* wedged.c: timeouts bound connect and hello */
-TCase *e2e_msg_quota(void);    /* limits.c: uploads split to fit the message_size quota */
+TCase *e2e_wedge(void);     /* wedge.c: stray connects and a second gpud leave listeners serving */
+TCase *e2e_health(void);    /* health.c: the self-probe, the loop's heartbeat, readiness */
+TCase *e2e_access(void);    /* access.c: socket_mode and socket_group, who may connect */
+TCase *e2e_wedged(void);    /* wedged.c: timeouts bound connect and hello */
+TCase *e2e_msg_quota(void); /* limits.c: uploads split to fit the message_size quota */
 /* access.c's helper mode: as uid 65534 with group gid (-1: none), connect and say how. */
 int access_as_main(long gid, const char *url);
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
