@@ -5,7 +5,7 @@
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
- * host_memory.c) makes its Check test cases;
+ * host_memory.c, reload.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -66,7 +66,8 @@ void start_gpud_again(void);
 
 #define TOKEN_ALICE "alice-0123456789abcdef"
 #define TOKEN_BOB "bob-fedcba9876543210xx"
-extern char tenants_url[64]; /* start_tenants' tcp:// URL */
+extern char tenants_url[64];     /* start_tenants' tcp:// URL */
+extern char tenants_tokens[700]; /* and its tokens file */
 /* start_gpud_in_cgroup with a tokens file for alice and bob (TOKEN_*), "--listen
  * tenants_url" (a free port) before extra, and conf_tail after the tokens_file line of
  * [gpud] (more [gpud] keys, then any sections). */
@@ -284,6 +285,7 @@ TCase *e2e_devices(void);      /* devices.c: several devices, placement, peer co
 TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
 TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
+TCase *e2e_reload(void);       /* reload.c: SIGHUP reloads the config */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads
