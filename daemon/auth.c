@@ -3,11 +3,14 @@
  * and the log line for a failed inbound TLS handshake.
  *
  * Threads: auth_load, auth_tls_listener, auth_socket_group_check and
- * auth_socket_access run on the loop at start; auth_tenant on the loop; the handshake hook on nng's
- * threads (its only state: the log's rate limit, atomics).
+ * auth_socket_access run on the loop at start, auth_load, auth_tls_check and
+ * auth_tls_config again at a reload (daemon/reload.c, on the loop);
+ * auth_tenant on the loop; the handshake hook on nng's threads (its only
+ * state: the log's rate limit and tls_cert's name, atomics).
  */
 #include <errno.h>
 #include <grp.h>
+#include <stdatomic.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +136,16 @@ void auth_fini(auth *a)
 	free(a->tokens);
 	a->tokens = NULL;
 	a->ntokens = 0;
+}
+
+int auth_names_tenant(const auth *a, const char *name)
+{
+	if (a->ntokens == 0)
+		return strcmp(name, "anonymous") == 0;
+	for (int i = 0; i < a->ntokens; i++)
+		if (strcmp(a->tokens[i].tenant, name) == 0)
+			return 1;
+	return 0;
 }
 
 /* Constant-time comparison of two NUL-terminated secrets. */
@@ -293,23 +306,37 @@ out:
 	return ret;
 }
 
-/* tls_cert, for the log lines of failed handshakes (every TLS listener has
- * the same; set by the first auth_tls_listener on the loop, before any TLS
- * listener starts; read-only afterwards). */
-static char hs_cert[256];
-
 /*
- * nng's TLS (mbedtls) with the certificate and key from tls_cert / tls_key;
- * with tls_ca, client certificates are asked for and, when given, checked
- * against it. Tenants come from tokens, as on tcp://.
+ * tls_cert, for the log lines of failed handshakes (every TLS listener has
+ * the same), read by nng's threads. Written on the loop only: by the first
+ * auth_tls_listener before any TLS listener starts, and by a reload
+ * (auth_tls_cert_name) into the slot readers are not pointed at, then
+ * published; each slot keeps its last byte NUL, so even a reader that lost
+ * the race of two reloads in a row reads a string (of a path gpud had).
  */
-int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, char *err,
-		      size_t errlen)
+static char hs_cert[2][256];
+static _Atomic int hs_cert_slot;
+
+static const char *hs_cert_name(void)
+{
+	return hs_cert[atomic_load_explicit(&hs_cert_slot, memory_order_acquire)];
+}
+
+void auth_tls_cert_name(const char *path)
+{
+	int next = 1 - atomic_load_explicit(&hs_cert_slot, memory_order_relaxed);
+	snprintf(hs_cert[next], sizeof(hs_cert[next]) - 1, "%.254s", path);
+	atomic_store_explicit(&hs_cert_slot, next, memory_order_release);
+}
+
+int auth_tls_config(const gpud_config *cfg, const char *url, nng_tls_config **out, char *err,
+		    size_t errlen)
 {
 	nng_tls_config *tc = NULL;
 	char *cert = NULL, *key = NULL;
 	int rv;
 
+	*out = NULL;
 	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
 		snprintf(err, errlen, "%s: set tls_cert and tls_key (PEM files) in the config",
 			 url);
@@ -330,15 +357,9 @@ int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, c
 		snprintf(err, errlen, "%s: tls_ca %s: %s", url, cfg->tls_ca, nng_strerror(rv));
 		goto fail;
 	}
-	if ((rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, tc)) != 0) {
-		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
-		goto fail;
-	}
-	nng_tls_config_free(tc); /* the listener holds its own reference */
-	if (hs_cert[0] == '\0')  /* the first TLS listener's: before any of them starts */
-		snprintf(hs_cert, sizeof(hs_cert), "%s", cfg->tls_cert);
 	free(cert);
 	free(key);
+	*out = tc;
 	return 0;
 fail:
 	if (tc)
@@ -406,6 +427,28 @@ int auth_socket_group_check(const gpud_config *cfg, char *err, size_t errlen)
 			return 0;
 	not_member(cfg->socket_group, NULL, err, errlen);
 	return -1;
+/*
+ * nng's TLS (mbedtls) with the certificate and key from tls_cert / tls_key;
+ * with tls_ca, client certificates are asked for and, when given, checked
+ * against it. Tenants come from tokens, as on tcp://.
+ */
+int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, char *err,
+		      size_t errlen)
+{
+	nng_tls_config *tc;
+	int rv;
+
+	if (auth_tls_config(cfg, url, &tc, err, errlen) != 0)
+		return -1;
+	if ((rv = nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, tc)) != 0) {
+		snprintf(err, errlen, "%s: %s", url, nng_strerror(rv));
+		nng_tls_config_free(tc);
+		return -1;
+	}
+	nng_tls_config_free(tc);       /* the listener holds its own reference */
+	if (hs_cert_name()[0] == '\0') /* the first TLS listener's: before any of them starts */
+		auth_tls_cert_name(cfg->tls_cert);
+	return 0;
 }
 
 int auth_socket_access(const gpud_config *cfg, const char *path, char *err, size_t errlen)
@@ -593,7 +636,7 @@ int __wrap_mbedtls_ssl_handshake(mbedtls_ssl_context *ssl)
 		log_warn("tls+tcp://%s: client %s: %s", local, peer, cause);
 	else if (alert >= 0)
 		log_warn("tls+tcp://%s: TLS handshake with %s failed: %s (gpud's tls_cert: %s)",
-			 local, peer, cause, hs_cert[0] ? hs_cert : "?");
+			 local, peer, cause, hs_cert_name()[0] ? hs_cert_name() : "?");
 	else
 		log_warn("tls+tcp://%s: TLS handshake with %s failed: %s", local, peer, cause);
 	return rv;

@@ -8,7 +8,8 @@
  * tls_key (and, with tls_ca, ask clients for certificates); ipc:// socket
  * files get socket_mode / socket_group.
  *
- * Loaded at start on the loop thread, read-only afterwards. A failed inbound
+ * Loaded at start on the loop thread; a reload (SIGHUP, daemon/reload.c)
+ * loads a new one on the loop and puts it in the old one's place. A failed inbound
  * TLS handshake is logged from nng's threads (auth.c's mbedtls_ssl_handshake
  * wrap), with its cause and the peer's address.
  */
@@ -19,6 +20,7 @@
 #include <stdint.h>
 
 #include <nng/nng.h>
+#include <nng/supplemental/tls/tls.h>
 
 #include "daemon/config.h"
 #include "daemon/status.h"
@@ -51,12 +53,27 @@ dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *na
 		    char *err, size_t errlen);
 
 /*
+ * 1 if a tcp:// or tls+tcp:// hello may still be tenant name: a token of a
+ * names it, or name is "anonymous" and a has no tokens.
+ */
+int auth_names_tenant(const auth *a, const char *name);
+
+/*
  * tls_cert and tls_key as tls+tcp:// listeners will take them: both set and
  * readable, a certificate chain and a private key in PEM, and the key the
  * pair of the chain's first certificate (mbed TLS's check). 0, or -1 with
  * err naming both files and what does not match.
  */
 int auth_tls_check(const gpud_config *cfg, char *err, size_t errlen);
+/*
+ * A server TLS configuration from cfg's tls_cert, tls_key and tls_ca, for
+ * the listener of url (named in err): *out, the caller's reference
+ * (nng_tls_config_free). 0, or -1 with err.
+ */
+int auth_tls_config(const gpud_config *cfg, const char *url, nng_tls_config **out, char *err,
+		    size_t errlen);
+/* The tls_cert the log lines of failed handshakes name (on the loop; a reload). */
+void auth_tls_cert_name(const char *path);
 /* Sets up TLS on a tls+tcp:// listener from cfg. 0, or -1 with err. */
 int auth_tls_listener(const gpud_config *cfg, nng_listener l, const char *url, char *err,
 		      size_t errlen);

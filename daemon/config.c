@@ -1,8 +1,14 @@
 /*
  * daemon/config.c — the config file is INI, parsed by libinih (Debian's
  * libinih-dev); this file maps keys to fields through one table of options
- * and checks values. Read at start, before any thread exists; read-only
- * afterwards.
+ * and checks values. Each option of the table says whether a reload
+ * (SIGHUP) applies it live or it needs a restart (OPT_LIVE).
+ *
+ * Threads: read at start, before any thread exists; a reload builds a new
+ * gpud_config on the loop thread and copies its live options into the
+ * running one there (daemon/reload.c). The running settings are the
+ * loop's: no other thread reads a live option (the log's level and format
+ * are copied into daemon/log.c's atomics).
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -237,6 +243,10 @@ enum {
 	STR_OFF = 1u << 1,      /* ... or "off" */
 	STR_EMPTY = 1u << 2,    /* ... or nothing */
 	SIZE_AUTO = 1u << 3,    /* OPT_SIZE: or "auto", stored as 0 */
+	/* A reload (SIGHUP) applies a new value at once; without it the option
+	 * needs a restart and a reload leaves its running value as it is. */
+	OPT_LIVE = 1u << 4,
+	OPT_ALIAS = 1u << 5, /* another name of the row before: compared there */
 };
 
 typedef struct config_option {
@@ -246,7 +256,7 @@ typedef struct config_option {
 	uint64_t lo, hi;
 	const char *what; /* OPT_SIZE: an example; OPT_DOUBLE: the unit; OPT_STRING: a noun */
 	const char *note; /* appended to OPT_SIZE's message */
-	unsigned flags;   /* OPT_STRING: STR_* */
+	unsigned flags;   /* OPT_LIVE, OPT_ALIAS; OPT_STRING: STR_*; OPT_SIZE: SIZE_AUTO */
 	const char *const *choices;
 	void (*after)(gpud_config *c); /* derived fields, once the value is in */
 } config_option;
@@ -333,22 +343,32 @@ static void derive_kernel_cache_dir(gpud_config *c)
 		 c->kernel_cache[0] ? "/cubin" : "");
 }
 
+/*
+ * OPT_LIVE: what a reload applies — who may connect and what each tenant
+ * may hold (tokens_file, the sections, admin_tenants), the TLS files of
+ * tls+tcp:// listeners, the log, and what the loop reads at the moment it
+ * acts (device_lost, shutdown_timeout, metrics_tenants). The rest shapes
+ * what start made once (sockets, the backend and its devices, threads,
+ * pools, rings, the region socket, budgets) and needs a restart.
+ */
 static const config_option options[] = {
 	{.name = "listen", .type = OPT_LISTEN},
 	{.name = "backend", .type = OPT_CHOICE, FIELD(backend), .choices = backends},
-	{.name = "log_level", .type = OPT_LOG, FIELD(log_level)},
+	{.name = "log_level", .type = OPT_LOG, FIELD(log_level), .flags = OPT_LIVE},
 	/* size 0: the choice's index into the int */
 	{.name = "log_format",
 	 .type = OPT_CHOICE,
 	 .offset = offsetof(gpud_config, log_format),
-	 .choices = log_formats},
+	 .choices = log_formats,
+	 .flags = OPT_LIVE},
 	{.name = "devices", .type = OPT_DEVICES},
-	{.name = "device", .type = OPT_DEVICES},
+	{.name = "device", .type = OPT_DEVICES, .flags = OPT_ALIAS},
 	INT("cpu_devices", cpu_devices, 1, GPUD_DEVICES_MAX),
 	{.name = "device_lost",
 	 .type = OPT_CHOICE,
 	 .offset = offsetof(gpud_config, device_lost_exit),
-	 .choices = device_lost_choices},
+	 .choices = device_lost_choices,
+	 .flags = OPT_LIVE},
 	SIZE("max_message_size", max_message_size, 4096, 4ull << 30, "256MiB", NULL),
 	INT("contexts", contexts, 1, 4096),
 	INT("cpu_threads", cpu_threads, 1, 1024),
@@ -379,19 +399,24 @@ static const config_option options[] = {
 	 .what = "4GiB",
 	 .note = ", or auto",
 	 .flags = SIZE_AUTO},
-	STRING("admin_tenants", admin_tenants, "list of tenant names", 0),
+	STRING("admin_tenants", admin_tenants, "list of tenant names", OPT_LIVE),
 	STRING("metrics_listen", metrics_listen, "HOST:PORT", 0),
-	INT("metrics_tenants", metrics_tenants, 1, 100000),
+	{.name = "metrics_tenants",
+	 .type = OPT_INT,
+	 FIELD(metrics_tenants),
+	 .lo = 1,
+	 .hi = 100000,
+	 .flags = OPT_LIVE},
 	{.name = "kernel_cache",
 	 .type = OPT_STRING,
 	 FIELD(kernel_cache),
 	 .what = "directory",
 	 .flags = STR_ABSOLUTE | STR_EMPTY,
 	 .after = derive_kernel_cache_dir},
-	STRING("tokens_file", tokens_file, "path", 0),
-	STRING("tls_cert", tls_cert, "path", 0),
-	STRING("tls_key", tls_key, "path", 0),
-	STRING("tls_ca", tls_ca, "path", 0),
+	STRING("tokens_file", tokens_file, "path", OPT_LIVE),
+	STRING("tls_cert", tls_cert, "path", OPT_LIVE),
+	STRING("tls_key", tls_key, "path", OPT_LIVE),
+	STRING("tls_ca", tls_ca, "path", OPT_LIVE),
 	{.name = "socket_mode", .type = OPT_OCTAL, FIELD(socket_mode), .lo = 0, .hi = 0777},
 	STRING("socket_group", socket_group, "name", 0),
 	{.name = "health_probe_interval",
@@ -405,7 +430,8 @@ static const config_option options[] = {
 	 FIELD(shutdown_timeout),
 	 .lo = 0,
 	 .hi = 86400,
-	 .what = "seconds"},
+	 .what = "seconds",
+	 .flags = OPT_LIVE},
 };
 
 /* 4096 -> "4KiB", 1 << 30 -> "1GiB": a bound in a message. */
@@ -739,4 +765,103 @@ int config_load_string(gpud_config *c, const char *text, const char *name, char 
 	ini_stop_on_first_error = true;
 	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
 	return ini_result(ini_parse_string(text, on_ini_pair, &ctx), &ctx, name, err, errlen);
+}
+
+int config_build(gpud_config *c, const config_source *src, char *err, size_t errlen)
+{
+	char why[1024];
+
+	config_defaults(c);
+	if (src->path && config_load_file(c, src->path, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "config %s", why);
+		goto fail;
+	}
+	if (src->listen_flags)
+		config_clear_listen(c);
+	for (int i = 0; i < src->nflags; i++)
+		if (config_set(c, src->flags[i].key, src->flags[i].value, why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "--%s: %s", src->flags[i].key, why);
+			goto fail;
+		}
+	if (c->nlisten == 0) {
+		const char *env = getenv("GPUD_URL");
+		int from_env = env && *env;
+		if (config_add_listen(c, from_env ? env : GPUD_DEFAULT_URL, why, sizeof(why)) !=
+		    0) {
+			snprintf(err, errlen, "%s%s", from_env ? "GPUD_URL: " : "", why);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	config_free(c);
+	return -1;
+}
+
+/* 1 if option o has the same value in a and b. */
+static int option_same(const config_option *o, const gpud_config *a, const gpud_config *b)
+{
+	const char *fa = (const char *)a + o->offset, *fb = (const char *)b + o->offset;
+
+	switch (o->type) {
+	case OPT_LISTEN:
+		if (a->nlisten != b->nlisten)
+			return 0;
+		for (int i = 0; i < a->nlisten; i++)
+			if (strcmp(a->listen[i], b->listen[i]) != 0)
+				return 0;
+		return 1;
+	case OPT_DEVICES:
+		return a->devices_all == b->devices_all && a->ndevice_ids == b->ndevice_ids &&
+		       memcmp(a->device_ids, b->device_ids,
+			      (size_t)a->ndevice_ids * sizeof(a->device_ids[0])) == 0;
+	case OPT_STRING:
+		return strcmp(fa, fb) == 0;
+	case OPT_CHOICE:
+		/* size 0: the choice's index in an int */
+		return o->size ? strcmp(fa, fb) == 0 : memcmp(fa, fb, sizeof(int)) == 0;
+	default:
+		return memcmp(fa, fb, o->size) == 0;
+	}
+}
+
+static int tenants_same(const gpud_config *a, const gpud_config *b)
+{
+	if (a->ntenants != b->ntenants)
+		return 0;
+	for (int i = 0; i < a->ntenants; i++)
+		if (strcmp(a->tenants[i].name, b->tenants[i].name) != 0 ||
+		    memcmp(&a->tenants[i].quota, &b->tenants[i].quota, sizeof(tenant_quota)) != 0)
+			return 0;
+	return 1;
+}
+
+void config_changes(const gpud_config *cur, const gpud_config *next,
+		    void (*fn)(void *arg, const char *name, int live), void *arg)
+{
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		const config_option *o = &options[i];
+		if (!(o->flags & OPT_ALIAS) && !option_same(o, cur, next))
+			fn(arg, o->name, (o->flags & OPT_LIVE) != 0);
+	}
+	if (memcmp(&cur->quota, &next->quota, sizeof(tenant_quota)) != 0)
+		fn(arg, "[quota]", 1);
+	if (!tenants_same(cur, next))
+		fn(arg, "[tenant]", 1);
+}
+
+void config_apply_live(gpud_config *cur, const gpud_config *next)
+{
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		const config_option *o = &options[i];
+		if (!(o->flags & OPT_LIVE))
+			continue;
+		size_t size = o->size ? o->size : sizeof(int); /* an OPT_CHOICE index */
+		memcpy((char *)cur + o->offset, (const char *)next + o->offset, size);
+		if (o->after)
+			o->after(cur);
+	}
+	cur->quota = next->quota;
+	memcpy(cur->tenants, next->tenants, sizeof(cur->tenants));
+	cur->ntenants = next->ntenants;
 }

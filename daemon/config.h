@@ -1,6 +1,8 @@
 /*
  * daemon/config.h — gpud's settings: defaults, the config file (INI, read
- * with libinih) and the command line, in that order of precedence.
+ * with libinih) and the command line, in that order of precedence; and what
+ * a reload (SIGHUP, daemon/reload.c) may change of them while gpud runs:
+ * each option of the table is live (applied at once) or needs a restart.
  */
 #ifndef GPUD_CONFIG_H
 #define GPUD_CONFIG_H
@@ -127,6 +129,41 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 
 /* "256MiB", "1G", "4096", "64k" -> bytes. 0 or -1 on a malformed size. */
 int config_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Where the settings come from, kept for a reload: the config file (-c) and
+ * the command line's options in their order, applied over the file's (a
+ * --listen replaces the file's whole list). The strings are argv's.
+ */
+#define CONFIG_MAX_FLAGS 64
+typedef struct config_source {
+	const char *path; /* NULL: no config file */
+	struct {
+		const char *key, *value;
+	} flags[CONFIG_MAX_FLAGS];
+	int nflags;
+	int listen_flags; /* how many of them are listen */
+} config_source;
+
+/*
+ * c from the defaults, src's file and flags, then $GPUD_URL (or
+ * GPUD_DEFAULT_URL) where no listen URL was given. 0, or -1 with c freed and
+ * err saying what and where: "config FILE:LINE: what", "--KEY: what" or
+ * "GPUD_URL: what".
+ */
+int config_build(gpud_config *c, const config_source *src, char *err, size_t errlen);
+
+/*
+ * What a reload does with the options that differ between the running
+ * settings cur and the file's next: fn gets each, in the table's order,
+ * with live 1 (config_apply_live applies it) or 0 (it needs a restart: the
+ * running value stays). The [quota] and [tenant NAME] sections come as
+ * "[quota]" and "[tenant]" (live).
+ */
+void config_changes(const gpud_config *cur, const gpud_config *next,
+		    void (*fn)(void *arg, const char *name, int live), void *arg);
+/* Copies next's live options and its [quota] and [tenant NAME] sections into cur. */
+void config_apply_live(gpud_config *cur, const gpud_config *next);
 
 /* Appends a listen URL (after checking its scheme). 0 or -1 + err. */
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen);

@@ -11,13 +11,16 @@
  * (log_escape: control characters, invalid UTF-8), once for every record,
  * so that no call site can let a client's newline or terminal escape into
  * the log; a message longer than LOG_MSG_MAX is cut and says its length.
- * Callable from any thread: the settings are words set before threads
- * start (the journald check may run again, harmlessly, on a race), and each
- * record is formatted first and written with one write(2).
+ * Callable from any thread: the level and format are atomics (set at start
+ * and by a reload on the loop, daemon/reload.c), the other settings words
+ * set before threads start (the journald check may run again, harmlessly,
+ * on a race), and each record is formatted first and written with one
+ * write(2).
  */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +31,9 @@
 
 #include "daemon/log.h"
 
-static volatile enum log_level current_level = LOG_INFO;
-static volatile enum log_format current_format = LOG_FORMAT_TEXT;
+/* Set at start and by a reload (SIGHUP, on the loop) while every thread logs. */
+static _Atomic int current_level = LOG_INFO;
+static _Atomic int current_format = LOG_FORMAT_TEXT;
 static volatile int journal = -1; /* -1: not looked yet; 1: stderr is journald's stream */
 static volatile int log_fd = STDERR_FILENO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -46,17 +50,17 @@ static const char *const level_prio[] = {"<3>", "<4>", "<6>", "<7>"};
 
 void log_set_level(enum log_level lvl)
 {
-	current_level = lvl;
+	atomic_store_explicit(&current_level, (int)lvl, memory_order_relaxed);
 }
 
 enum log_level log_get_level(void)
 {
-	return current_level;
+	return (enum log_level)atomic_load_explicit(&current_level, memory_order_relaxed);
 }
 
 void log_set_format(enum log_format fmt)
 {
-	current_format = fmt;
+	atomic_store_explicit(&current_format, (int)fmt, memory_order_relaxed);
 }
 
 void log_set_fd(int fd)
@@ -393,11 +397,11 @@ void log_about_vmsg(enum log_level lvl, const log_about *about, const char *fmt,
 {
 	char msg[LOG_MSG_MAX];
 
-	if (lvl > current_level)
+	if (lvl > log_get_level())
 		return;
 	int full = vsnprintf(msg, sizeof(msg), fmt, ap);
 	int journald = under_journal();
-	if (current_format == LOG_FORMAT_JSON)
+	if (atomic_load_explicit(&current_format, memory_order_relaxed) == LOG_FORMAT_JSON)
 		write_json(lvl, about, msg, journald);
 	else
 		write_text(lvl, about, msg, full > 0 ? (size_t)full : 0, journald);

@@ -25,6 +25,7 @@ enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* The config's log_format choices, in their order (daemon/config.c). */
 enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 
+/* Level and format may change while other threads log (a reload: SIGHUP). */
 void log_set_level(enum log_level lvl);
 enum log_level log_get_level(void);
 /* "error", "warn", "info", "debug" -> level; -1 if unknown. */

@@ -1,7 +1,8 @@
 /*
  * daemon/main.c — gpud's command line: settings from defaults, the config
- * file, GPUD_URL and flags (later wins), then the loop runs until SIGINT or
- * SIGTERM has drained the in-flight requests.
+ * file, GPUD_URL and flags (later wins; the same again at each SIGHUP,
+ * daemon/reload.c), then the loop runs until SIGINT or SIGTERM has drained
+ * the in-flight requests.
  */
 #include <getopt.h>
 #include <malloc.h>
@@ -61,12 +62,10 @@ int main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	/* Flags are applied after the config file, so remember them in order. */
-	struct {
-		const char *key, *value;
-	} flags[64];
-	int nflags = 0, nlisten_flags = 0, opt;
-	const char *config_path = NULL;
+	/* Flags are applied after the config file, so remember them in order;
+	 * a reload (SIGHUP) applies them again over the file it reads. */
+	static config_source src;
+	int opt;
 	gpud_config cfg;
 	char err[1024];
 
@@ -80,13 +79,13 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'l':
 			key = "listen";
-			nlisten_flags++;
+			src.listen_flags++;
 			break;
 		case 'b':
 			key = "backend";
 			break;
 		case 'c':
-			config_path = optarg;
+			src.path = optarg;
 			break;
 		case 'd':
 			key = "devices";
@@ -114,12 +113,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (key) {
-			if (nflags == (int)(sizeof(flags) / sizeof(flags[0]))) {
+			if (src.nflags == CONFIG_MAX_FLAGS) {
 				fprintf(stderr, "gpud: error: too many options\n");
 				return 2;
 			}
-			flags[nflags].key = key;
-			flags[nflags++].value = optarg;
+			src.flags[src.nflags].key = key;
+			src.flags[src.nflags++].value = optarg;
 		}
 	}
 	if (optind < argc) {
@@ -128,29 +127,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	config_defaults(&cfg);
-	if (config_path && config_load_file(&cfg, config_path, err, sizeof(err)) != 0) {
-		fprintf(stderr, "gpud: error: config %s\n", err);
-		config_free(&cfg);
+	if (config_build(&cfg, &src, err, sizeof(err)) != 0) {
+		fprintf(stderr, "gpud: error: %s\n", err);
 		return 2;
-	}
-	if (nlisten_flags)
-		config_clear_listen(&cfg);
-	for (int i = 0; i < nflags; i++) {
-		if (config_set(&cfg, flags[i].key, flags[i].value, err, sizeof(err)) != 0) {
-			fprintf(stderr, "gpud: error: --%s: %s\n", flags[i].key, err);
-			config_free(&cfg);
-			return 2;
-		}
-	}
-	if (cfg.nlisten == 0) {
-		const char *env = getenv("GPUD_URL");
-		const char *url = env && *env ? env : GPUD_DEFAULT_URL;
-		if (config_add_listen(&cfg, url, err, sizeof(err)) != 0) {
-			fprintf(stderr, "gpud: error: %s%s\n", env && *env ? "GPUD_URL: " : "",
-				err);
-			return 2;
-		}
 	}
 	log_set_level((enum log_level)cfg.log_level);
 	log_set_format((enum log_format)cfg.log_format);
@@ -176,6 +155,7 @@ int main(int argc, char **argv)
 		/* a tokens_file or TLS files it refuses: a config error, as the file's own */
 		return started == SERVER_BAD_CONFIG ? 2 : 1;
 	}
+	srv.source = &src; /* what SIGHUP reads again (daemon/reload.h) */
 	char devs[256];
 	log_info("ready: backend %s, devices %s, %d contexts, max message %llu bytes",
 		 srv.devices.backend, devices_list(&srv.devices, devs, sizeof(devs)), cfg.contexts,

@@ -78,6 +78,11 @@ typedef struct metrics {
 	 * connections closed for them */
 	uint64_t auth_failures[METRICS_AUTH_FAILURES];
 	uint64_t auth_closed;
+	/* config reloads (SIGHUP, daemon/reload.c): applied (ok) or refused
+	 * whole; the last one's end (Unix time, 0: none yet) and result */
+	uint64_t reloads_ok, reloads_refused;
+	double reload_last_s;
+	int reload_last_ok;
 } metrics;
 
 void histogram_observe(histogram *h, double seconds);

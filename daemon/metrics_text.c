@@ -437,6 +437,21 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 		fprintf(f, "gpud_auth_peers{state=\"backing_off\"} %zu\n",
 			guard_backing_off(core->guard, now_ns()));
 	}
+	family(f, "gpud_config_reloads_total", "counter",
+	       "Config reloads (SIGHUP): applied (ok), or refused whole for an error in the "
+	       "config, the tokens_file or the TLS files (refused: the running config stays).");
+	fprintf(f, "gpud_config_reloads_total{result=\"ok\"} %llu\n",
+		(unsigned long long)p->m->reloads_ok);
+	fprintf(f, "gpud_config_reloads_total{result=\"refused\"} %llu\n",
+		(unsigned long long)p->m->reloads_refused);
+	family(f, "gpud_config_last_reload_time_seconds", "gauge",
+	       "When the last config reload ended, in Unix time (0: none since gpud started).");
+	fprintf(f, "gpud_config_last_reload_time_seconds %.3f\n", p->m->reload_last_s);
+	family(f, "gpud_config_last_reload_successful", "gauge",
+	       "1 if the last config reload was applied (or none was tried), 0 if it was "
+	       "refused.");
+	fprintf(f, "gpud_config_last_reload_successful %d\n",
+		p->m->reload_last_s > 0 ? p->m->reload_last_ok : 1);
 	family(f, "gpud_requests_in_flight", "gauge", "Requests taken and not yet answered.");
 	sample_u(f, "gpud_requests_in_flight", core->stats->in_flight);
 	family(f, "gpud_buffers", "gauge", "Buffers in gpud, all tenants.");

@@ -1,5 +1,5 @@
 /*
- * daemon/notify.c — READY=1, STATUS=, STOPPING=1 and WATCHDOG=1 to systemd
+ * daemon/notify.c — READY=1, STATUS=, RELOADING=1, STOPPING=1 and WATCHDOG=1 to systemd
  * through libsystemd's sd_notify, loaded with dlopen; see notify.h. The
  * loop thread's only.
  */
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <systemd/sd-daemon.h> /* the prototypes only: nothing of libsystemd is linked */
 
@@ -108,6 +109,28 @@ void notify_ready(const char *fmt, ...)
 	send_state(n.ready_sent ? "" : "READY=1\n", fmt, ap);
 	va_end(ap);
 	n.ready_sent = 1;
+}
+
+void notify_reloading(const char *fmt, ...)
+{
+	struct timespec ts;
+	char head[96];
+	va_list ap;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(head, sizeof(head), "RELOADING=1\nMONOTONIC_USEC=%llu\n",
+		 (unsigned long long)ts.tv_sec * 1000000ull +
+			 (unsigned long long)ts.tv_nsec / 1000);
+	va_start(ap, fmt);
+	send_state(head, fmt, ap);
+	va_end(ap);
+}
+
+void notify_reloaded(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	send_state("READY=1\n", fmt, ap);
+	va_end(ap);
 }
 
 void notify_stopping(const char *fmt, ...)

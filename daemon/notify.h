@@ -3,7 +3,8 @@
  * systemd's notify socket (sd_notify(3)): READY=1 once gpud serves (the
  * backend open and warm, its kernels self-tested, every listener bound),
  * STATUS= lines at the moments an admin would ask about ("systemctl status
- * gpud"), STOPPING=1 when shutdown starts, and WATCHDOG=1 pings from a timer
+ * gpud"), RELOADING=1 and READY=1 around a reload (SIGHUP: "systemctl
+ * reload gpud", daemon/reload.c), STOPPING=1 when shutdown starts, and WATCHDOG=1 pings from a timer
  * on the loop when the unit sets WatchdogSec= (a ping then proves that the
  * loop, which owns all of gpud's state, still turns).
  *
@@ -14,7 +15,7 @@
  *
  * Owns: the library handle, its two functions, the watchdog timer.
  * Threads: the loop thread only — main.c before and after uv_run (the same
- * thread) and the server's start, shutdown and failure paths. The verbs and
+ * thread), the server's start, shutdown and failure paths, and a reload. The verbs and
  * the backends never call it.
  *
  * The environment is left as it is: tenant workers (gpud's children) inherit
@@ -36,6 +37,11 @@ int notify_enabled(void);
 void notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* READY=1 with STATUS=<text>; only the first call sends READY=1. */
 void notify_ready(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* RELOADING=1 with MONOTONIC_USEC= (which systemd 253 and later need to
+ * tell this reload from an earlier one) and STATUS=<text>. */
+void notify_reloading(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* READY=1 with STATUS=<text>: the reload is over, whatever its result. */
+void notify_reloaded(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* STOPPING=1 with STATUS=<text>; ends the watchdog pings (systemd stops
  * watching a service that says it stops). */
 void notify_stopping(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

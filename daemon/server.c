@@ -522,6 +522,7 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->stop_timer);
+	reload_close(s);
 	guard_fini(&s->guard);
 	log_info("stopped after %llu requests", (unsigned long long)s->stats.requests);
 	free(s->fatal);
@@ -734,6 +735,9 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	s->cfg = cfg;
 	s->stats.started_ns = now_ns();
 	pthread_mutex_init(&s->qlock, NULL);
+	/* SIGHUP from now on: one during the backend's warm-up is handled
+	 * once the loop runs, never the default action (the end of gpud). */
+	reload_init(s);
 
 	notify_status("starting: opening the %s backend, loading and self-testing its kernels",
 		      cfg->backend);

@@ -1,9 +1,9 @@
 /*
  * daemon/server.h — gpud's core: the libuv loop that owns all state, the nng
  * REP socket with its contexts, the event queue into the loop, start and
- * orderly shutdown. Only main.c, server.c and the tests' injection hook
- * (the fuzzer, the verb tests) include this; verbs reach the daemon through
- * daemon/request.h.
+ * orderly shutdown. Only main.c, server.c, reload.c (SIGHUP) and the tests'
+ * injection hook (the fuzzer, the verb tests) include this; verbs reach the
+ * daemon through daemon/request.h.
  *
  * Threads: nng's threads receive and send; they only hand events to the loop
  * (a locked queue plus uv_async) and flip their context's state under its
@@ -25,6 +25,7 @@
 #include "daemon/hello_guard.h"
 #include "daemon/health.h"
 #include "daemon/observe.h"
+#include "daemon/reload.h"
 #include "daemon/request.h"
 #include "daemon/ring.h"
 
@@ -63,6 +64,11 @@ struct gpud_server {
 	uv_async_t wake;
 	pthread_mutex_t qlock;
 	struct server_event *qhead, *qtail;
+
+	/* SIGHUP (daemon/reload.h): where the settings came from (main.c's;
+	 * set once server_start returns), and the reload's state */
+	const config_source *source;
+	reload reload;
 
 	/* shutdown */
 	uv_signal_t sigint, sigterm;

@@ -318,8 +318,10 @@ int harness_gpud_start(harness_gpud *g, const harness_gpud_opts *opts, char *msg
 	}
 
 	argv[n++] = bin;
-	argv[n++] = "--listen";
-	argv[n++] = g->url;
+	if (!opts->listen_in_config) {
+		argv[n++] = "--listen";
+		argv[n++] = g->url;
+	}
 	if (backend != NULL) {
 		argv[n++] = "--backend";
 		argv[n++] = backend;

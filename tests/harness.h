@@ -29,7 +29,8 @@ typedef struct harness_gpud_opts {
 	const char *default_backend; /* ... this; NULL: no --backend (gpud's own default) */
 	const char *config;          /* INI text for DIR/gpud.conf, passed with --config */
 	const char *const *args;     /* more arguments, NULL-terminated */
-	const char *listen; /* --listen URL, where the harness waits; NULL: ipc://DIR/gpud.sock */
+	const char *listen;   /* --listen URL, where the harness waits; NULL: ipc://DIR/gpud.sock */
+	int listen_in_config; /* no --listen: config's listen names that URL (a reload's tests) */
 	const char *const *env; /* "NAME=VALUE" added to gpud's environment, NULL-terminated */
 	const char *parent;     /* where DIR is made; NULL: harness_tmp_parent() */
 	const char *prefix;     /* DIR is PARENT/PREFIX-XXXXXX; NULL: "gpud" */
@@ -66,7 +67,7 @@ int harness_gpud_dir(harness_gpud *g, const harness_gpud_opts *opts, char *msg, 
 /*
  * Starts gpud in g->dir (made first unless set: a g whose gpud was stopped
  * starts again in the same directory): `BIN --listen URL [--backend B]
- * [--config DIR/gpud.conf] ARGS...`, stdin from /dev/null, stdout and stderr
+ * [--config DIR/gpud.conf] ARGS...` (no --listen URL with listen_in_config), stdin from /dev/null, stdout and stderr
  * appended to g->log. Then (unless opts->no_wait) waits, polling every 20 ms,
  * until a gpud_connect to g->url succeeds. Fails when gpud exits meanwhile (the message says how:
  * exit status or signal) or when opts->timeout_s pass (gpud is then killed);

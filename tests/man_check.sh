@@ -7,7 +7,8 @@
 #   2. every page says what the code has:
 #        gpud(8)           every long option of daemon/main.c's option table;
 #        gpud.conf(5)      every key of daemon/config.c's option table and
-#                          every [quota] key, each as a "*key* = ..." entry;
+#                          every [quota] key, each as a "*key* = ..." entry,
+#                          and in RELOADING every key the table marks live;
 #        gpuctl(1)         every command of client/gpuctl/commands.c as a
 #                          "## command" section, and every switch that GPUCTL's
 #                          'gpuctl help' and 'gpuctl help COMMAND' name;
@@ -84,6 +85,19 @@ for key in $(table 'static const config_option options\[\]' daemon/config.c |
 	n=$((n + 1))
 done
 [ $n -ge 40 ] || problem "found only $n keys in daemon/config.c: is the pattern stale?"
+
+# The keys a reload applies (OPT_LIVE in the table) are named under RELOADING.
+reloading=$(sed -n '/^# RELOADING/,/^# [A-Z]/p' docs/man/gpud.conf.5.scd)
+n=0
+for key in $(table 'static const config_option options\[\]' daemon/config.c | awk '
+	/^[[:space:]]*(INT|SIZE|STRING)\("/ { s = $0; sub(/^[^"]*"/, "", s); sub(/".*/, "", s); name = s }
+	/\.name = "/ { s = $0; sub(/.*\.name = "/, "", s); sub(/".*/, "", s); name = s }
+	/OPT_LIVE/ { print name }'); do
+	grep -qF "*$key*" <<<"$reloading" ||
+		problem "gpud.conf.5.scd's RELOADING does not name $key, which a reload applies (OPT_LIVE)"
+	n=$((n + 1))
+done
+[ $n -ge 5 ] || problem "found only $n live keys in daemon/config.c: is the pattern stale?"
 
 # gpuctl's switches as its help names them: in the usage lines, and at the start of
 # an option line ("  --wait SECONDS", "  -q, --quiet").

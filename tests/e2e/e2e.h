@@ -6,6 +6,7 @@
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
  * host_memory.c, access.c, wedged.c) makes its Check test cases;
+ * host_memory.c, reload.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -66,7 +67,8 @@ void start_gpud_again(void);
 
 #define TOKEN_ALICE "alice-0123456789abcdef"
 #define TOKEN_BOB "bob-fedcba9876543210xx"
-extern char tenants_url[64]; /* start_tenants' tcp:// URL */
+extern char tenants_url[64];     /* start_tenants' tcp:// URL */
+extern char tenants_tokens[700]; /* and its tokens file */
 /* start_gpud_in_cgroup with a tokens file for alice and bob (TOKEN_*), "--listen
  * tenants_url" (a free port) before extra, and conf_tail after the tokens_file line of
  * [gpud] (more [gpud] keys, then any sections). */
@@ -301,6 +303,7 @@ TCase *e2e_wedged(void);    /* wedged.c: timeouts bound connect and hello */
 TCase *e2e_msg_quota(void); /* limits.c: uploads split to fit the message_size quota */
 /* access.c's helper mode: as uid 65534 with group gid (-1: none), connect and say how. */
 int access_as_main(long gid, const char *url);
+TCase *e2e_reload(void);       /* reload.c: SIGHUP reloads the config */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -58,6 +58,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_access());
 	suite_add_tcase(s, e2e_wedged());
 	suite_add_tcase(s, e2e_msg_quota());
+	suite_add_tcase(s, e2e_reload());
 	return s;
 }
 

@@ -5,8 +5,9 @@
  * reads what arrives, each datagram's sender checked (SCM_CREDENTIALS) to be
  * gpud's own pid. READY=1 must mean serving: the moment it arrives a client
  * connects and says hello at the first try. STATUS= names the backend;
- * SIGTERM brings STOPPING=1 while connections are still being drained, and
- * no watchdog ping after it. Every wait is for a datagram or for gpud's exit
+ * SIGHUP brings RELOADING=1 (with the monotonic time) and then READY=1,
+ * whether the reload applies or is refused; SIGTERM brings STOPPING=1
+ * while connections are still being drained, and no watchdog ping after it. Every wait is for a datagram or for gpud's exit
  * (poll, with a generous limit), never a sleep.
  *
  * gpud loads libsystemd.so.0 at run time: where it is missing these tests
@@ -23,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/e2e/e2e.h"
@@ -157,8 +159,9 @@ static void rx_wait_for(const char *want, double timeout_s, char *buf, size_t le
 	}
 }
 
-/* Starts the test's gpud with $NOTIFY_SOCKET (and more environment), not waiting for it. */
-static void start_notified(const char *const *more_env)
+/* Starts the test's gpud with $NOTIFY_SOCKET (and more environment, and the
+ * config text, if any), not waiting for it. */
+static void start_notified(const char *config, const char *const *more_env)
 {
 	char msg[2048], sockenv[256];
 	const char *env[8];
@@ -168,6 +171,7 @@ static void start_notified(const char *const *more_env)
 	memset(&e2e_gpud, 0, sizeof(e2e_gpud));
 	harness_gpud_opts o = {.bin = gpud_bin,
 			       .backend = backend_env,
+			       .config = config,
 			       .args = args,
 			       .env = env,
 			       .parent = base_dir,
@@ -210,7 +214,7 @@ START_TEST(test_ready_means_serving)
 {
 	char buf[1024], want[512];
 
-	start_notified(NULL);
+	start_notified(NULL, NULL);
 	rx_wait_for("READY=1", 60, buf, sizeof(buf));
 	/* Ready means serving: hello at the first try, no retrying. */
 	gpud_client *c;
@@ -270,7 +274,7 @@ START_TEST(test_watchdog_pings_from_the_loop)
 	char buf[1024], log[65536];
 	static const char *const env[] = {"WATCHDOG_USEC=300000", NULL}; /* no WATCHDOG_PID: any */
 
-	start_notified(env);
+	start_notified(NULL, env);
 	rx_wait_for("READY=1", 60, buf, sizeof(buf));
 	for (int i = 0; i < 3; i++)
 		rx_wait_for("WATCHDOG=1", 30, buf, sizeof(buf));
@@ -289,6 +293,55 @@ START_TEST(test_watchdog_pings_from_the_loop)
 	/* The ping timer stops on the loop thread before STOPPING=1 is sent. */
 	ck_assert_msg(rx.pings_after_stopping == 0, "%d watchdog pings after STOPPING=1",
 		      rx.pings_after_stopping);
+}
+END_TEST
+
+static unsigned long long monotonic_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+/* SIGHUP, then RELOADING=1 with MONOTONIC_USEC= between the signal and its
+ * arrival; then the READY=1 (and its STATUS=) that ends the reload. */
+static void reload_notified(char *buf, size_t len)
+{
+	unsigned long long t0 = monotonic_us(), us = 0;
+	ck_assert_int_eq(kill(e2e_gpud.pid, SIGHUP), 0);
+	rx_wait_for("RELOADING=1", 30, buf, len);
+	unsigned long long t1 = monotonic_us();
+	const char *m = strstr(buf, "MONOTONIC_USEC=");
+	ck_assert_msg(m && sscanf(m, "MONOTONIC_USEC=%llu", &us) == 1 && us >= t0 && us <= t1,
+		      "RELOADING datagram '%s': expected MONOTONIC_USEC= from %llu to %llu", buf,
+		      t0, t1);
+	ck_assert_msg(strstr(buf, "STATUS=reloading the config from ") != NULL,
+		      "RELOADING datagram '%s' has no STATUS= saying so", buf);
+	rx_wait_for("READY=1", 30, buf, len);
+}
+
+START_TEST(test_reload_notifies)
+{
+	char buf[1024], want[512];
+
+	start_notified("[gpud]\nshutdown_timeout = 30\n", NULL);
+	rx_wait_for("READY=1", 60, buf, sizeof(buf));
+	reload_notified(buf, sizeof(buf));
+	snprintf(want, sizeof(want),
+		 "READY=1\nSTATUS=serving; config reloaded from %s: ", e2e_gpud.conf);
+	ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "datagram '%s', expected '%s...'", buf,
+		      want);
+	/* refused: READY=1 all the same, STATUS= says why */
+	write_text(e2e_gpud.conf, "[gpud]\nshutdown_timeout = never\n");
+	reload_notified(buf, sizeof(buf));
+	snprintf(want, sizeof(want),
+		 "READY=1\nSTATUS=serving; reload refused: config %s:2: shutdown_timeout = "
+		 "'never'",
+		 e2e_gpud.conf);
+	ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "datagram '%s', expected '%s...'", buf,
+		      want);
+	ck_assert_msg(rx.readies == 3, "READY=1 sent %d times, expected 3:\n%s", rx.readies,
+		      rx.all);
 }
 END_TEST
 
@@ -340,6 +393,7 @@ TCase *e2e_notify(void)
 	tcase_set_timeout(tc, 150);
 	tcase_add_test(tc, test_ready_means_serving);
 	tcase_add_test(tc, test_watchdog_pings_from_the_loop);
+	tcase_add_test(tc, test_reload_notifies);
 	tcase_add_test(tc, test_no_socket_no_libsystemd);
 	tcase_add_test(tc, test_broken_libsystemd_warns_once);
 	return tc;

@@ -11,15 +11,17 @@
 #include "tests/e2e/e2e.h"
 
 char tenants_url[64];
+char tenants_tokens[700];
 
 void start_tenants(const char *conf_tail, const char *const *extra, const char *const *env,
 		   const char *cgroup)
 {
-	static char conf[4096], tokens[700];
+	static char conf[4096];
+	char *tokens = tenants_tokens;
 	static const char *args[32];
 	int n = 0;
 	snprintf(tenants_url, sizeof(tenants_url), "tcp://127.0.0.1:%d", e2e_free_port());
-	snprintf(tokens, sizeof(tokens), "%s/tokens-%d", base_dir, (int)getpid());
+	snprintf(tokens, sizeof(tenants_tokens), "%s/tokens-%d", base_dir, (int)getpid());
 	write_text(tokens, "alice " TOKEN_ALICE "\nbob " TOKEN_BOB "\n");
 	chmod(tokens, 0600);
 	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\n%s", tokens,

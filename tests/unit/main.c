@@ -16,6 +16,7 @@ int main(void)
 	int failed;
 
 	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, config_reload_suite());
 	srunner_add_suite(sr, wire_suite());
 	srunner_add_suite(sr, kernel_table_suite());
 	srunner_add_suite(sr, alias_suite());

@@ -6,6 +6,7 @@
 
 Suite *npy_suite(void);
 Suite *config_suite(void);
+Suite *config_reload_suite(void);
 Suite *wire_suite(void);
 Suite *kernel_table_suite(void);
 Suite *alias_suite(void);
