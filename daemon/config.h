@@ -53,6 +53,7 @@ typedef struct gpud_config {
 	int cpu_threads;           /* libuv work-queue threads (cpu: kernels; cuda: >= 4) */
 	int streams;               /* cuda backend: streams sessions are spread over */
 	double shutdown_timeout;   /* seconds to finish in-flight work on SIGTERM */
+	double drain_grace;        /* seconds jobs in progress go on after SIGTERM (drain.h) */
 	/* cuda backend memory pool (daemon/backend/cuda/pool.h) */
 	unsigned pool_bin_growth, pool_min_bin, pool_max_bin;
 	uint64_t pool_max_cached, pool_max_total, pool_reserve;
