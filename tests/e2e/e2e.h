@@ -3,7 +3,7 @@
  * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
- * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
+ * limits.c, shutdown.c, drain.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
  * host_memory.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
@@ -266,6 +266,8 @@ TCase *e2e_gpuctl_quota(void); /* gpuctl_cli.c */
 TCase *e2e_readme(void);       /* readme.c */
 TCase *e2e_limits(void);       /* limits.c */
 TCase *e2e_shutdown(void);     /* shutdown.c */
+TCase *e2e_drain(void);        /* drain.c */
+TCase *e2e_drain_grace(void);  /* drain.c */
 TCase *e2e_tenants(void);      /* tenants.c */
 TCase *e2e_stale(void);        /* stale.c: freed data never reaches another tenant */
 TCase *e2e_faults(void);       /* faults.c */
