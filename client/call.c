@@ -177,6 +177,9 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 	if ((rv = nng_aio_result(x->aio)) != 0) {
 		nng_msg_free(m);
 		client_ctx_put(c, x);
+		gpud_status down = client_closed_draining(c, gen, rv, 0);
+		if (down != GPUD_OK)
+			return down;
 		if (rv == NNG_ETIMEDOUT && t <= 0)
 			return client_seterr(c, GPUD_EUNAVAILABLE,
 					     "gpud at %s is not reachable: no connection within "
@@ -200,6 +203,9 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 	}
 	if (rv != 0) {
 		client_session_lost(c, gen);
+		gpud_status down = client_closed_draining(c, gen, rv, 1);
+		if (down != GPUD_OK)
+			return down;
 		return client_seterr(c, client_nng_status(rv),
 				     "the connection to gpud at %s was lost while the call was in "
 				     "flight (%s): gpud restarted or the link dropped; the call "
@@ -211,7 +217,8 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
 }
 
 gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
-			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen)
+			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen,
+			       int *draining)
 {
 	const uint8_t *hdr;
 	size_t hlen;
@@ -230,6 +237,8 @@ gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, n
 		snprintf(msg, msglen, "malformed reply: the header is not a gpud Response");
 		return GPUD_EPROTO;
 	}
+	if (draining)
+		*draining = r->draining;
 	if (r->code != GPUD__STATUS__STATUS_OK) {
 		gpud_status st = (gpud_status)r->code;
 		if (r->code > GPUD__STATUS__STATUS_NO_SESSION)
@@ -263,7 +272,11 @@ gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t
 			      size_t *rplen)
 {
 	char err[2048];
-	gpud_status st = client_parse_reply(m, id, resp, rmsg, rpayload, rplen, err, sizeof(err));
+	int draining = 0;
+	gpud_status st = client_parse_reply(m, id, resp, rmsg, rpayload, rplen, err, sizeof(err),
+					    &draining);
+	if (draining)
+		client_session_draining(c, gen);
 	if (st == GPUD_ENOSESSION)
 		client_session_lost(c, gen);
 	if (st != GPUD_OK)

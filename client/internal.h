@@ -134,6 +134,10 @@ struct gpud_client {
 	/* info.max_message_size is the smaller of these two (where set) */
 	uint64_t max_message;   /* gpud's max_message_size */
 	uint64_t quota_message; /* the tenant's message_size quota (0: none) */
+	/* The session whose gpud said it is shutting down (a reply marked
+	 * draining); 0: none. Its calls that then find the connection closed
+	 * were not done: GPUD_ESHUTDOWN, never resent. */
+	uint64_t draining_gen;
 	gpud_server_info info;
 	char shm_path[108]; /* "" when gpud offers no regions on this connection */
 	uint8_t key[GPUD_SHM_KEY_LEN];
@@ -217,6 +221,16 @@ gpud_status client_session(gpud_client *c, uint64_t *gen);
 gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms);
 /* A request of session gen found no session: the next call says hello. */
 void client_session_lost(gpud_client *c, uint64_t gen);
+/* gpud said in session gen that it is shutting down (a reply marked draining). */
+void client_session_draining(gpud_client *c, uint64_t gen);
+/*
+ * A round trip of session gen failed with nng's rv, in its send or (sent)
+ * its receive: GPUD_ESHUTDOWN with the message when the connection closed,
+ * or none came to send on, after gpud said it is shutting down (then gpud
+ * never took the call); else GPUD_OK and nothing set (the caller's own
+ * timeout included).
+ */
+gpud_status client_closed_draining(gpud_client *c, uint64_t gen, int rv, int sent);
 /* Watches c's pipes (once, at connect). */
 void client_session_watch(gpud_client *c);
 /* The session's shm state, copied under mu: 0 if none. */
@@ -249,9 +263,12 @@ gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, si
 /*
  * Checks and unpacks a reply message (taking m), as client_exchange()
  * returns it; errors go to msg (not the thread's message): for jobs.
+ * *draining (may be NULL): 1 if the reply said gpud is shutting down, also
+ * on an error reply.
  */
 gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
-			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen);
+			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen,
+			       int *draining);
 /* client_parse_reply with the thread's message; NO_SESSION marks session gen lost. */
 gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,

@@ -59,6 +59,15 @@ static void job_end(gpud_job *j, gpud_status st)
 		j->fn(j, j->arg);
 }
 
+/* gpud said in the job's session that it is shutting down: it never took the job. */
+static int job_draining(gpud_job *j)
+{
+	pthread_mutex_lock(&j->c->mu);
+	int d = j->c->draining_gen == j->gen;
+	pthread_mutex_unlock(&j->c->mu);
+	return d;
+}
+
 /* The aio's callback: the send finished, then the reply came (or not). */
 static void job_step(void *arg)
 {
@@ -68,6 +77,14 @@ static void job_step(void *arg)
 	if (!j->received) {
 		if (rv != 0) {
 			nng_msg_free(nng_aio_get_msg(j->aio));
+			if (rv != NNG_ECLOSED && job_draining(j)) { /* ECLOSED: gpud_close */
+				snprintf(j->msg, sizeof(j->msg),
+					 "gpud at %.800s is shutting down and closed the "
+					 "connection before the job was sent: it did not run",
+					 client_url(j->c));
+				job_end(j, GPUD_ESHUTDOWN);
+				return;
+			}
 			snprintf(j->msg, sizeof(j->msg), "sending to %.900s: %s", client_url(j->c),
 				 nng_strerror(rv));
 			job_end(j, client_nng_status(rv));
@@ -89,20 +106,29 @@ static void job_step(void *arg)
 	}
 	if (rv != 0) {
 		client_session_lost(j->c, j->gen);
-		snprintf(
-			j->msg, sizeof(j->msg),
-			"the connection to gpud at %.800s was lost while the job was in flight (%s); "
-			"it may or may not have run",
-			client_url(j->c), nng_strerror(rv));
-		job_end(j, client_nng_status(rv));
+		int down = rv != NNG_ECLOSED && job_draining(j); /* ECLOSED: gpud_close */
+		if (down)
+			snprintf(j->msg, sizeof(j->msg),
+				 "gpud at %.800s is shutting down and closed the connection before "
+				 "taking the job: it did not run",
+				 client_url(j->c));
+		else
+			snprintf(j->msg, sizeof(j->msg),
+				 "the connection to gpud at %.800s was lost while the job was in "
+				 "flight (%s); it may or may not have run",
+				 client_url(j->c), nng_strerror(rv));
+		job_end(j, down ? GPUD_ESHUTDOWN : client_nng_status(rv));
 		return;
 	}
 	Gpud__Response *r = NULL;
 	nng_msg *rm = NULL;
 	uint8_t *pl = NULL;
 	size_t pll = 0;
+	int draining = 0;
 	gpud_status st = client_parse_reply(nng_aio_get_msg(j->aio), j->id, &r, &rm, &pl, &pll,
-					    j->msg, sizeof(j->msg));
+					    j->msg, sizeof(j->msg), &draining);
+	if (draining)
+		client_session_draining(j->c, j->gen);
 	if (st == GPUD_ENOSESSION) {
 		client_session_lost(j->c, j->gen);
 		snprintf(j->msg, sizeof(j->msg),

@@ -301,7 +301,7 @@ gpud_status gpud_host_free(gpud_client *c, void *p)
 		pthread_mutex_unlock(&c->mu);
 		/* Registered in a session before this one: that gpud dropped it. */
 		gpud_status st = current ? client_region_unmap(c, rg.id) : GPUD_OK;
-		if (st == GPUD_ENOSESSION || st == GPUD_EUNAVAILABLE)
+		if (st == GPUD_ENOSESSION || st == GPUD_EUNAVAILABLE || st == GPUD_ESHUTDOWN)
 			st = GPUD_OK; /* the session it was in is gone, and the region with it */
 		munmap(rg.base, rg.size);
 		if (rg.fd >= 0)

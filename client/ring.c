@@ -292,6 +292,8 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 		break;
 	case GPUD_ETRANSPORT:
 		client_session_lost(c, gen);
+		if ((*st = client_closed_draining(c, gen, NNG_ECONNRESET, 1)) != GPUD_OK)
+			break;
 		*st = client_seterr(c, GPUD_ETRANSPORT,
 				    "the connection to gpud at %s was lost while the call was in "
 				    "flight: gpud restarted or the link dropped; the call may or "

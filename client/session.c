@@ -52,6 +52,31 @@ void client_session_lost(gpud_client *c, uint64_t gen)
 	pthread_mutex_unlock(&c->mu);
 }
 
+void client_session_draining(gpud_client *c, uint64_t gen)
+{
+	pthread_mutex_lock(&c->mu);
+	if (gen > c->draining_gen)
+		c->draining_gen = gen;
+	pthread_mutex_unlock(&c->mu);
+}
+
+gpud_status client_closed_draining(gpud_client *c, uint64_t gen, int rv, int sent)
+{
+	if (rv == NNG_ENOMEM || rv == NNG_ECANCELED || rv == NNG_ECLOSED || /* ours */
+	    (rv == NNG_ETIMEDOUT && (sent || client_timeout(c) > 0)))
+		return GPUD_OK;
+	pthread_mutex_lock(&c->mu);
+	int draining = gen > 0 && c->draining_gen == gen;
+	pthread_mutex_unlock(&c->mu);
+	if (!draining)
+		return GPUD_OK;
+	return client_seterr(c, GPUD_ESHUTDOWN,
+			     "gpud at %s is shutting down and closed the connection %s: the "
+			     "call was not done",
+			     client_url(c),
+			     sent ? "before taking the call" : "before the call could be sent");
+}
+
 int client_shm(gpud_client *c, char *path, size_t plen, uint8_t *key, uint64_t *gen)
 {
 	pthread_mutex_lock(&c->mu);
@@ -75,6 +100,20 @@ int gpud_has_shm(const gpud_client *c)
 	int ok = c->shm_path[0] != '\0';
 	pthread_mutex_unlock(&m->mu);
 	return ok;
+}
+
+/*
+ * A hello that got no answer: gpud is not there for this client (down,
+ * restarting, or it closed the connection as it stopped), never a call cut
+ * in flight (hello changes nothing); or (timed out) the caller's limit ran
+ * out first.
+ */
+static gpud_status hello_status(int rv)
+{
+	return rv == NNG_ENOMEM      ? GPUD_ENOMEM
+	       : rv == NNG_ECANCELED ? GPUD_ECANCELED
+	       : rv == NNG_ETIMEDOUT ? GPUD_ETIMEDOUT
+				     : GPUD_EUNAVAILABLE;
 }
 
 /*
@@ -119,7 +158,7 @@ static gpud_status hello(gpud_client *c, int wait_ms, int limit_ms)
 				"down or restarting; start it with `gpud` or `systemctl start "
 				"gpud`, or point GPUD_URL at the one you mean)",
 				client_url(c), limit_ms);
-		return client_seterr(c, client_nng_status(rv), "hello to %s: %s", client_url(c),
+		return client_seterr(c, hello_status(rv), "hello to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
 	/* the answer gets what is left of wait_ms */
@@ -135,12 +174,16 @@ static gpud_status hello(gpud_client *c, int wait_ms, int limit_ms)
 				     "(gpud is wedged, or what listens there is not gpud)",
 				     client_url(c), limit_ms);
 	if (rv != 0)
-		return client_seterr(c, client_nng_status(rv), "hello to %s: no answer: %s",
-				     client_url(c), nng_strerror(rv));
+		return client_seterr(c, hello_status(rv), "hello to %s: no answer: %s%s",
+				     client_url(c), nng_strerror(rv),
+				     rv == NNG_ECONNRESET || rv == NNG_ECLOSED
+					     ? " (gpud closed the connection: it is stopping or "
+					       "restarting)"
+					     : "");
 	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
 	char err[1024];
-	st = client_parse_reply(rm, req.id, &r, NULL, NULL, NULL, err, sizeof(err));
-	if (st != GPUD_OK)
+	st = client_parse_reply(rm, req.id, &r, NULL, NULL, NULL, err, sizeof(err), NULL);
+	if (st != GPUD_OK) /* SHUTTING_DOWN too: nothing is sent after it */
 		return client_seterr(c, st, "%s", err);
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_HELLO, "hello")) != GPUD_OK)
 		return st;

@@ -167,13 +167,14 @@ static gpud_status async_send(gpud_client *c, uint64_t gen, async_req *a, Gpud__
 	nng_aio_wait(a->x->aio);
 	if ((rv = nng_aio_result(a->x->aio)) != 0) {
 		nng_msg_free(m);
+		if ((st = client_closed_draining(c, gen, rv, 0)) != GPUD_OK)
+			return st;
 		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
 	nng_aio_set_timeout(a->x->aio, t > 0 ? t : NNG_DURATION_INFINITE);
 	nng_ctx_recv(a->x->ctx, a->x->aio);
 	a->busy = 1;
-	(void)gen;
 	return GPUD_OK;
 }
 
@@ -189,6 +190,9 @@ static gpud_status async_wait(gpud_client *c, uint64_t gen, async_req *a)
 	if ((rv = nng_aio_result(a->x->aio)) != 0) {
 		if (rv != NNG_ETIMEDOUT)
 			client_session_lost(c, gen);
+		gpud_status down = client_closed_draining(c, gen, rv, 1);
+		if (down != GPUD_OK)
+			return down;
 		return client_seterr(c, client_nng_status(rv), "waiting for the reply from %s: %s",
 				     client_url(c), nng_strerror(rv));
 	}
@@ -350,6 +354,9 @@ static gpud_status piece_wait(gpud_client *c, uint64_t gen, piece *p, char *mem,
 			client_cancel_async(c, p->id);
 		else
 			client_session_lost(c, gen);
+		gpud_status down = client_closed_draining(c, gen, rv, 1);
+		if (down != GPUD_OK)
+			return down;
 		return client_seterr(c, client_nng_status(rv), "waiting for the reply from %s: %s",
 				     client_url(c), nng_strerror(rv));
 	}
@@ -367,8 +374,8 @@ static gpud_status piece_wait(gpud_client *c, uint64_t gen, piece *p, char *mem,
 	return st;
 }
 
-static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle h, uint64_t offset,
-			      const char *mem)
+static gpud_status piece_send(gpud_client *c, uint64_t gen, piece *p, int upload, gpud_handle h,
+			      uint64_t offset, const char *mem)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__UploadRequest u = GPUD__UPLOAD_REQUEST__INIT;
@@ -398,6 +405,8 @@ static gpud_status piece_send(gpud_client *c, piece *p, int upload, gpud_handle 
 	nng_aio_wait(p->x->aio);
 	if ((rv = nng_aio_result(p->x->aio)) != 0) {
 		nng_msg_free(m);
+		if ((st = client_closed_draining(c, gen, rv, 0)) != GPUD_OK)
+			return st;
 		return client_seterr(c, client_nng_status(rv), "sending to %s: %s", client_url(c),
 				     nng_strerror(rv));
 	}
@@ -433,7 +442,7 @@ static gpud_status msg_stream(gpud_client *c, int upload, gpud_handle h, uint64_
 		}
 		p->off = k * chunk;
 		p->n = len - p->off < chunk ? len - p->off : chunk;
-		st = piece_send(c, p, upload, h, offset, mem);
+		st = piece_send(c, gen, p, upload, h, offset, mem);
 	}
 	char msg[2048];
 	snprintf(msg, sizeof(msg), "%s", client_msg(c));

@@ -427,6 +427,8 @@ int auth_socket_group_check(const gpud_config *cfg, char *err, size_t errlen)
 			return 0;
 	not_member(cfg->socket_group, NULL, err, errlen);
 	return -1;
+}
+
 /*
  * nng's TLS (mbedtls) with the certificate and key from tls_cert / tls_key;
  * with tls_ca, client certificates are asked for and, when given, checked

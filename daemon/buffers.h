@@ -90,7 +90,6 @@ struct gpud_session {
 	gpud_buffer *buffers;
 	size_t nbuffers;
 	uint64_t bytes;
-	uint64_t last_reply_ns; /* shutdown lets a job in progress finish */
 	uint64_t requests;
 	uint32_t in_flight;
 	int64_t peer_uid;             /* ipc://: the peer's uid; -1 otherwise */

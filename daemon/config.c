@@ -39,6 +39,7 @@ void config_defaults(gpud_config *c)
 	c->cpu_threads = n > 0 ? (int)n : 4;
 	c->shutdown_timeout = 30.0;
 	c->health_probe_interval = 5.0;
+	c->drain_grace = 2.0;
 	c->metrics_tenants = 64;
 	c->streams = 16;
 	c->pool_bin_growth = 2;
@@ -430,6 +431,13 @@ static const config_option options[] = {
 	 FIELD(shutdown_timeout),
 	 .lo = 0,
 	 .hi = 86400,
+	 .what = "seconds",
+	 .flags = OPT_LIVE},
+	{.name = "drain_grace",
+	 .type = OPT_DOUBLE,
+	 FIELD(drain_grace),
+	 .lo = 0,
+	 .hi = 3600,
 	 .what = "seconds",
 	 .flags = OPT_LIVE},
 };

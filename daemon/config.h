@@ -55,6 +55,7 @@ typedef struct gpud_config {
 	int cpu_threads;              /* libuv work-queue threads (cpu: kernels; cuda: >= 4) */
 	int streams;                  /* cuda backend: streams sessions are spread over */
 	double shutdown_timeout;      /* seconds to finish in-flight work on SIGTERM */
+	double drain_grace;           /* seconds jobs in progress go on after SIGTERM (drain.h) */
 	double health_probe_interval; /* seconds between self-probes of the listeners; 0: none */
 	/* cuda backend memory pool (daemon/backend/cuda/pool.h) */
 	unsigned pool_bin_growth, pool_min_bin, pool_max_bin;

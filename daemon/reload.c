@@ -74,8 +74,8 @@ typedef struct reload_probe {
 	uv_tcp_t tcp;
 	uv_connect_t req;
 	gpud_server *s;
-	int slot;              /* in reload.probes */
-	const char *url;       /* the listener's (cfg->listen) */
+	int slot;        /* in reload.probes */
+	const char *url; /* the listener's (cfg->listen) */
 	char addr[INET6_ADDRSTRLEN + 8];
 } reload_probe;
 
@@ -95,8 +95,9 @@ static double unix_now(void)
 
 static const char *source_name(const gpud_server *s)
 {
-	return s->source && s->source->path ? s->source->path
-					    : "the command line (gpud was started without --config)";
+	return s->source && s->source->path
+		       ? s->source->path
+		       : "the command line (gpud was started without --config)";
 }
 
 /* --- probes of the TLS listeners -------------------------------------------------------------- */
@@ -137,8 +138,8 @@ static void on_probe_timeout(uv_timer_t *t)
  * Where to reach listener l: its bound address, the loopback one of its
  * family where it is bound to every address. 0, or -1 (the reason logged).
  */
-static int listener_addr(nng_listener l, const char *url, struct sockaddr_storage *ss,
-			 char *text, size_t len)
+static int listener_addr(nng_listener l, const char *url, struct sockaddr_storage *ss, char *text,
+			 size_t len)
 {
 	nng_sockaddr sa;
 	int rv = nng_listener_get_addr(l, NNG_OPT_LOCADDR, &sa);
@@ -147,8 +148,7 @@ static int listener_addr(nng_listener l, const char *url, struct sockaddr_storag
 		struct sockaddr_in *in = (struct sockaddr_in *)ss;
 		in->sin_family = AF_INET;
 		in->sin_port = sa.s_in.sa_port;
-		in->sin_addr.s_addr =
-			sa.s_in.sa_addr ? sa.s_in.sa_addr : htonl(INADDR_LOOPBACK);
+		in->sin_addr.s_addr = sa.s_in.sa_addr ? sa.s_in.sa_addr : htonl(INADDR_LOOPBACK);
 		inet_ntop(AF_INET, &in->sin_addr, text, (socklen_t)len);
 	} else if (rv == 0 && sa.s_family == NNG_AF_INET6) {
 		static const uint8_t any[16];
@@ -169,8 +169,9 @@ static int listener_addr(nng_listener l, const char *url, struct sockaddr_storag
 	}
 	size_t n = strlen(text);
 	snprintf(text + n, len - n, ":%u",
-		 (unsigned)ntohs(ss->ss_family == AF_INET ? ((struct sockaddr_in *)ss)->sin_port
-							  : ((struct sockaddr_in6 *)ss)->sin6_port));
+		 (unsigned)ntohs(ss->ss_family == AF_INET
+					 ? ((struct sockaddr_in *)ss)->sin_port
+					 : ((struct sockaddr_in6 *)ss)->sin6_port));
 	return 0;
 }
 
@@ -350,7 +351,7 @@ static void finish(gpud_server *s)
 	s->metrics.reload_last_ok = 1;
 	log_info("%s", r->summary);
 	notify_reloaded("serving; %s", r->summary);
-	if (r->again && !s->stopping) {
+	if (r->again && !s->drain.on) {
 		r->again = 0;
 		reload_run(s);
 	}
@@ -420,9 +421,8 @@ void reload_run(gpud_server *s)
 	s->auth = fresh; /* core.auth points here */
 	reload_tenants(s, &old);
 	auth_fini(&old);
-	snprintf(r->summary, sizeof(r->summary),
-		 "config reloaded from %s: %s%s; %d tokens%s%s%s", source_name(s),
-		 ch.live[0] ? "changed " : "no live option changed", ch.live,
+	snprintf(r->summary, sizeof(r->summary), "config reloaded from %s: %s%s; %d tokens%s%s%s",
+		 source_name(s), ch.live[0] ? "changed " : "no live option changed", ch.live,
 		 s->auth.ntokens, ntls ? "; new TLS configuration on " : "",
 		 ntls ? (ntls == 1 ? "1 listener" : "the tls+tcp:// listeners") : "",
 		 ch.nrestart ? "; some changes need a restart (warnings above)" : "");
@@ -434,9 +434,10 @@ void reload_run(gpud_server *s)
 		int rv = nng_listener_set_ptr(s->listeners[i], NNG_OPT_TLS_CONFIG, tls[i]);
 		nng_tls_config_free(tls[i]); /* the listener holds its own reference */
 		if (rv != 0)
-			log_error("%s: reload: the listener refused its new TLS configuration (%s): "
-				  "it keeps the old certificate",
-				  s->cfg->listen[i], nng_strerror(rv));
+			log_error(
+				"%s: reload: the listener refused its new TLS configuration (%s): "
+				"it keeps the old certificate",
+				s->cfg->listen[i], nng_strerror(rv));
 		else
 			probe_start(s, i);
 	}
@@ -450,7 +451,7 @@ static void on_sighup(uv_signal_t *h, int signum)
 {
 	gpud_server *s = h->data;
 	(void)signum;
-	if (s->stopping) {
+	if (s->drain.on) {
 		log_warn("SIGHUP: gpud is stopping; the config is not reloaded");
 		return;
 	}

@@ -394,8 +394,6 @@ static void request_finish(gpud_request *r, nng_msg *m, dstatus status)
 		r->reply = NULL;
 	/* The session may have closed meanwhile: look it up, do not keep it. */
 	gpud_session *sess = sessions_get(core->buffers, r->pipe_id, 0);
-	if (sess)
-		sess->last_reply_ns = now_ns();
 	request_account(r, sess, status);
 	if (status == ST_CANCELLED) {
 		core->stats->cancelled++;

@@ -105,12 +105,21 @@ int ring_check(const ring_entry *e, size_t cap, size_t max_len, int replying, ch
 
 /* --- lifetime ------------------------------------------------------------------------ */
 
+/* The reply going out in chunks, if any, is dropped. */
+static void drop_pending(gpud_ring *r)
+{
+	if (r->pending == NULL)
+		return;
+	nng_msg_free(r->pending);
+	r->pending = NULL;
+	r->rs->replying--;
+}
+
 static void ring_unref(gpud_ring *r)
 {
 	if (--r->refs > 0)
 		return;
-	if (r->pending)
-		nng_msg_free(r->pending);
+	drop_pending(r);
 	if (r->unmap)
 		munmap(r->base, r->size);
 	hostmem_release(r->rs->host, HOSTMEM_RINGS, r->cap);
@@ -154,17 +163,16 @@ static void write_chunk(gpud_ring *r)
 	if (LOAD_SC(&h->client_waiting))
 		syscall(SYS_futex, &h->rep_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	r->pending_off += len;
-	if (r->pending_off == total) {
-		nng_msg_free(r->pending);
-		r->pending = NULL;
-	}
+	r->rs->last_chunk_ns = now_ns();
+	if (r->pending_off == total)
+		drop_pending(r); /* all of it has gone */
 }
 
 static void send_reply(gpud_ring *r, nng_msg *m)
 {
-	if (r->pending)
-		nng_msg_free(r->pending);
+	drop_pending(r);
 	r->pending = m;
+	r->rs->replying++;
 	r->pending_off = 0;
 	write_chunk(r);
 }
@@ -223,10 +231,7 @@ static void ring_take(gpud_ring *r)
 		write_chunk(r);
 		return;
 	}
-	if (r->pending) { /* a new request: the rest of the last reply is not wanted */
-		nng_msg_free(r->pending);
-		r->pending = NULL;
-	}
+	drop_pending(r); /* a new request: the rest of the last reply is not wanted */
 	nng_msg *m;
 	if (nng_msg_alloc(&m, e.len) != 0) {
 		send_error(r, ST_OUT_OF_MEMORY, "gpud is out of memory for the request");
@@ -397,6 +402,7 @@ void ring_session_closed(ring_server *rs, gpud_session *s)
 	r->session = NULL;
 	rs->count--;
 	hot_remove(r);
+	drop_pending(r); /* nobody fetches the rest */
 	if (r->efd >= 0) {
 		uv_poll_stop(&r->poll);
 		uv_close((uv_handle_t *)&r->poll, on_poll_closed);

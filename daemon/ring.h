@@ -49,6 +49,10 @@ typedef struct ring_server {
 	gpud_ring *hot;    /* the rings polled on every turn of the loop */
 	uint64_t count;    /* rings attached now */
 	uint64_t requests; /* requests that came through a ring */
+	/* rings whose reply goes out in chunks now, and when a chunk last went
+	 * (a stopping gpud waits for them: daemon/server.c) */
+	unsigned replying;
+	uint64_t last_chunk_ns;
 	/* the host memory budget its rings' reply areas are reserved in (NULL: none) */
 	struct hostmem *host;
 } ring_server;

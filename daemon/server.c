@@ -21,6 +21,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <arpa/inet.h>
 
+#include "daemon/drain.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/metrics_text.h"
@@ -83,19 +84,26 @@ static void handle_request(server_ctx *c);
 static void teardown(gpud_server *s);
 
 /*
- * Shutdown, in three stages, checked by a 10 ms timer:
- *  1. drain: new connections are refused; connected clients are still served
- *     (a job is several requests: upload, run, download) until gpud has been
- *     idle for DRAIN_IDLE_NS or every client has gone. After DRAIN_MAX_NS
- *     only a client continuing a job (its last reply less than
- *     DRAIN_IDLE_NS ago) is served; others get SHUTTING_DOWN.
- *  2. the contexts stop receiving; busy ones stop after their reply.
- *  3. linger: nng completes a send when the pipe has taken the reply, not
+ * Shutdown (SIGTERM, SIGINT, a lost GPU), in stages checked by a 10 ms
+ * timer; what each verb gets meanwhile is daemon/drain.c's rule:
+ *  1. the grace: connected clients take their jobs' next steps; hello gets
+ *     SHUTTING_DOWN (new connections are still accepted, so that a new
+ *     client is told why rather than left waiting).
+ *  2. after the grace, new work gets SHUTTING_DOWN while the requests in
+ *     flight complete and reply; once none is left,
+ *  3. the contexts stop receiving (busy ones after their reply) and new
+ *     connections are refused. A request that arrives now is never taken:
+ *     its client finds the connection closed in stage 4, and knows it was
+ *     not done from the draining mark every reply since the signal carries
+ *     (wire_mark_draining; the library reports GPUD_ESHUTDOWN then).
+ *  4. linger: nng completes a send when the pipe has taken the reply, not
  *     when it has reached the client, so the socket closes only when the
- *     clients have gone or LINGER_NS after the last reply was handed over.
+ *     clients have gone or LINGER_NS after the last reply was handed over,
+ *     and a reply going out through a request ring in chunks has been
+ *     fetched (or its client stalled for LINGER_NS).
+ * Clients that keep calling do not hold it up: their new requests are
+ * refused at once (SHUTTING_DOWN) and stop nothing from reaching stage 3.
  */
-#define DRAIN_IDLE_NS 250000000ull
-#define DRAIN_MAX_NS 2000000000ull
 #define LINGER_NS 1000000000ull
 
 static void stop_contexts(gpud_server *s)
@@ -119,19 +127,34 @@ static void on_stop_tick(uv_timer_t *t)
 	uint64_t now = now_ns(), last_reply = atomic_load(&s->last_reply_ns);
 	uint64_t last = last_reply > s->last_request_ns ? last_reply : s->last_request_ns;
 
+	if (!s->drain.grace_over) {
+		if (!drain_grace_check(&s->drain, now, sessions_count(&s->buffers),
+				       s->stats.in_flight, last))
+			return;
+		log_info("shutdown: %s after %.2f s: new work gets SHUTTING_DOWN; %u requests in "
+			 "flight finish",
+			 s->drain.ended, (double)(now - s->drain.started_ns) / 1e9,
+			 s->stats.in_flight);
+	}
 	if (!s->contexts_stopping) {
-		if (s->stats.in_flight > 0 ||
-		    (sessions_count(&s->buffers) > 0 && now - last < DRAIN_IDLE_NS))
+		if (s->stats.in_flight > 0)
 			return;
 		s->contexts_stopping = 1;
+		atomic_store(&s->refusing, 1);
 		stop_contexts(s);
 		return;
 	}
-	if (s->stopped_ctxs < s->nctx || regions_pending(&s->regions) > 0)
+	/* Requests through the rings still come in (and are refused): wait for
+	 * any in flight, as for the contexts. */
+	if (s->stopped_ctxs < s->nctx || regions_pending(&s->regions) > 0 || s->stats.in_flight > 0)
+		return;
+	if (s->rings.replying > 0 && now - s->rings.last_chunk_ns < LINGER_NS)
 		return;
 	if (sessions_count(&s->buffers) > 0 && now - last_reply < LINGER_NS)
 		return;
 	uv_timer_stop(t);
+	log_info("shutdown: closing the connections (%llu requests got SHUTTING_DOWN)",
+		 (unsigned long long)s->drain.refused);
 	teardown(s);
 }
 
@@ -295,6 +318,9 @@ static void ctx_send(gpud_request *r, nng_msg *m)
 {
 	server_ctx *c = r->sender;
 
+	/* Unmarked (no memory), a cut call's client reports a transport error. */
+	if (m && c->srv->drain.on)
+		wire_mark_draining(m);
 	if (c->injected) {
 		c->inject_cb(c->inject_arg, m);
 		pthread_mutex_destroy(&c->mtx);
@@ -357,11 +383,6 @@ static void handle_request(server_ctx *c)
 		return;
 	}
 	gpud_session *prev = sessions_get(&s->buffers, r->pipe_id, 0);
-	if (s->stopping && r->t0_ns - s->stop_started_ns > DRAIN_MAX_NS &&
-	    (prev == NULL || r->t0_ns - prev->last_reply_ns > DRAIN_IDLE_NS)) {
-		request_fail(r, ST_SHUTTING_DOWN, "gpud is shutting down and takes no new work");
-		return;
-	}
 	if (s->fatal && r->req->body_case != GPUD__REQUEST__BODY_STATUS) {
 		request_fail(r, ST_BACKEND,
 			     "the GPU context is lost (%s); gpud is exiting for its supervisor to "
@@ -387,6 +408,12 @@ static void handle_request(server_ctx *c)
 		return;
 	}
 	Gpud__Request__BodyCase verb = r->req->body_case;
+	const char *refused = drain_refusal(&s->drain, verb);
+	if (refused) { /* before NO_SESSION: a client told to say hello would be refused then */
+		s->drain.refused++;
+		request_fail(r, ST_SHUTTING_DOWN, "%s", refused);
+		return;
+	}
 	if (r->session->tenant == NULL && verb != GPUD__REQUEST__BODY_HELLO &&
 	    verb != GPUD__REQUEST__BODY_STATUS && verb != GPUD__REQUEST__BODY__NOT_SET) {
 		request_fail(r, ST_NO_SESSION,
@@ -462,7 +489,7 @@ void server_inject_close(gpud_server *s, uint32_t pipe_id)
 static void on_signal(uv_signal_t *h, int signum)
 {
 	gpud_server *s = h->data;
-	if (s->stopping) {
+	if (s->drain.on) {
 		/* A second Ctrl-C means "now"; a repeated SIGTERM (process-group
 		 * delivery, supervisors) does not: the shutdown timeout bounds it. */
 		if (signum == SIGINT) {
@@ -472,9 +499,10 @@ static void on_signal(uv_signal_t *h, int signum)
 		}
 		return;
 	}
-	log_info("%s: stopping (finishing %u requests in flight)",
-		 signum == SIGINT ? "SIGINT" : "SIGTERM", s->stats.in_flight);
 	server_shutdown(s);
+	log_info("%s: stopping: %u requests in flight finish; connected clients have %g s "
+		 "(drain_grace) to take their jobs' next steps, then new work gets SHUTTING_DOWN",
+		 signum == SIGINT ? "SIGINT" : "SIGTERM", s->stats.in_flight, s->drain.grace_s);
 }
 
 static void on_shutdown_timeout(uv_timer_t *t)
@@ -532,13 +560,13 @@ static void teardown(gpud_server *s)
 
 void server_shutdown(gpud_server *s)
 {
-	if (s->stopping)
+	if (s->drain.on)
 		return;
-	s->stopping = 1;
-	s->stop_started_ns = now_ns();
 	health_stop(&s->health); /* no more probes: they would be refused */
+	/* A lost GPU serves nothing but status: no grace. */
+	drain_start(&s->drain, now_ns(), s->fatal ? 0 : s->cfg->drain_grace,
+		    s->cfg->shutdown_timeout);
 	observe_set_state(&s->observe, s->fatal ? OBSERVE_LOST : OBSERVE_STOPPING);
-	atomic_store(&s->refusing, 1);
 	if (s->fatal)
 		notify_stopping(
 			"lost the GPU context (%s): draining %zu connections, then exiting 1 "

@@ -22,6 +22,7 @@
 
 #include <nng/nng.h>
 
+#include "daemon/drain.h"
 #include "daemon/hello_guard.h"
 #include "daemon/health.h"
 #include "daemon/observe.h"
@@ -70,15 +71,15 @@ struct gpud_server {
 	const config_source *source;
 	reload reload;
 
-	/* shutdown */
+	/* shutdown (its stages: server.c; what is served meanwhile: drain.h) */
 	uv_signal_t sigint, sigterm;
 	uv_timer_t shutdown_timer;
 	uv_timer_t stop_timer;
-	uint64_t stop_started_ns, last_request_ns;
+	drain_state drain;
+	uint64_t last_request_ns;
 	int contexts_stopping;
 	_Atomic uint64_t last_reply_ns; /* when nng last took a reply (nng threads) */
-	atomic_int refusing;            /* stopping: new connections are closed (nng threads) */
-	int stopping;
+	atomic_int refusing; /* contexts stopped: new connections are closed (nng threads) */
 	int stopped_ctxs;
 	int exit_code;
 	char *fatal; /* the backend's last words, once it cannot work any more */
@@ -94,7 +95,7 @@ struct gpud_server {
  * -1 + err.
  */
 int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
-/* Stop accepting; finish in-flight requests; then the loop ends. */
+/* Drain (daemon/drain.h), finish in-flight requests; then the loop ends. */
 void server_shutdown(gpud_server *s);
 
 /*

@@ -65,6 +65,38 @@ int wire_split(nng_msg *m, const uint8_t **hdr, size_t *hdr_len, uint8_t **paylo
 	return 0;
 }
 
+int wire_mark_draining(nng_msg *m)
+{
+	Gpud__Response only = GPUD__RESPONSE__INIT;
+	uint8_t add[GPUD_WIRE_PREFIX + 16], prefix[GPUD_WIRE_PREFIX];
+	size_t len = nng_msg_len(m);
+	const uint8_t *p = nng_msg_body(m);
+	int rv;
+
+	only.draining = 1;
+	size_t n = gpud__response__get_packed_size(&only);
+	if (len < GPUD_WIRE_PREFIX || n > sizeof(add) - GPUD_WIRE_PREFIX)
+		return NNG_EINVAL;
+	size_t hlen = (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
+	if (hlen > len - GPUD_WIRE_PREFIX || hlen + n > GPUD_WIRE_MAX_HEADER)
+		return NNG_EINVAL;
+	hlen += n;
+	add[0] = (uint8_t)hlen;
+	add[1] = (uint8_t)(hlen >> 8);
+	add[2] = (uint8_t)(hlen >> 16);
+	add[3] = (uint8_t)(hlen >> 24);
+	gpud__response__pack(&only, add + GPUD_WIRE_PREFIX);
+	memcpy(prefix, p, GPUD_WIRE_PREFIX);
+	if ((rv = nng_msg_trim(m, GPUD_WIRE_PREFIX)) != 0)
+		return rv;
+	if ((rv = nng_msg_insert(m, add, GPUD_WIRE_PREFIX + n)) != 0) {
+		/* the prefix goes back where trimming left room for it */
+		nng_msg_insert(m, prefix, GPUD_WIRE_PREFIX);
+		return rv;
+	}
+	return 0;
+}
+
 const char *wire_status_name(Gpud__Status s)
 {
 	switch (s) {

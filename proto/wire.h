@@ -39,6 +39,14 @@ int wire_pack(nng_msg **out, const ProtobufCMessage *hdr, const void *payload, s
 int wire_split(nng_msg *m, const uint8_t **hdr, size_t *hdr_len, uint8_t **payload,
 	       size_t *payload_len, char *err, size_t errlen);
 
+/*
+ * Marks a packed Response (as wire_pack built it) draining: the field goes
+ * in front of the header (protobuf merges the fields of concatenated
+ * messages), so the payload behind it is not moved. 0, or an nng error with
+ * m unchanged.
+ */
+int wire_mark_draining(nng_msg *m);
+
 /* Status codes as text, for messages: "INVALID_ARGUMENT". */
 const char *wire_status_name(Gpud__Status s);
 

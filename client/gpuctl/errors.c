@@ -1,9 +1,9 @@
 /*
  * client/gpuctl/errors.c — how gpuctl ends and what it says on stderr: the
- * table of exit statuses (sysexits.h values, documented by `gpuctl help`),
- * the one mapping from every gpud_status to an exit status, errors
- * ("gpuctl: error: ..."), usage errors (with the command's usage line),
- * notes (silenced by -q) and -v's step times.
+ * table of exit statuses (sysexits.h values and gpuctl's own EXIT_SHUTDOWN,
+ * documented by `gpuctl help`), the one mapping from every gpud_status to an
+ * exit status, errors ("gpuctl: error: ..."), usage errors (with the
+ * command's usage line), notes (silenced by -q) and -v's step times.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,13 +22,14 @@ static const struct {
 	{EX_USAGE, "the command line is wrong: unknown option, malformed value, -o twice"},
 	{EX_DATAERR, "gpud refused an argument, a handle or the kernel name; bad .npy data"},
 	{EX_NOINPUT, "an input file does not exist or cannot be read"},
-	{EX_UNAVAILABLE, "gpud is not reachable at the URL, went away or is shutting down"},
+	{EX_UNAVAILABLE, "gpud is not reachable at the URL, or went away"},
 	{EX_SOFTWARE, "the kernel or the backend failed, or cannot run this kernel"},
 	{EX_IOERR, "writing an output failed"},
 	{EX_TEMPFAIL, "try again later: over a quota, out of memory, timed out, cancelled"},
 	{EX_PROTOCOL, "protocol error: not gpud at the URL, or a version it does not speak"},
 	{EX_NOPERM, "not permitted: a missing or wrong token, not an administrator, or not in "
 		    "the ipc:// socket's group"},
+	{EXIT_SHUTDOWN, "gpud is shutting down and refused the request (not done): try later"},
 };
 
 int exit_for_status(gpud_status st)
@@ -53,7 +54,8 @@ int exit_for_status(gpud_status st)
 	case GPUD_ETIMEDOUT:
 	case GPUD_ECANCELED:
 		return EX_TEMPFAIL;
-	case GPUD_ESHUTDOWN:
+	case GPUD_ESHUTDOWN: /* nothing was done: a script may wait for gpud to be back */
+		return EXIT_SHUTDOWN;
 	case GPUD_ECONNECT:
 	case GPUD_ETRANSPORT:
 	case GPUD_EUNAVAILABLE:

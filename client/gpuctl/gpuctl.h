@@ -78,6 +78,11 @@ int cmd_demo(int argc, char **argv);
 
 /* --- exit statuses and messages (errors.c) --------------------------------------------- */
 
+/*
+ * gpud is shutting down and refused the command (GPUD_ESHUTDOWN): nothing was
+ * done; try again once it is back. gpuctl's own, past sysexits.h's range.
+ */
+#define EXIT_SHUTDOWN 79
 /* The exit status for a libgpud-client status: one place for all of them. */
 int exit_for_status(gpud_status st);
 /* The documented exit statuses, one line each ("  65  ..."), to f. */

@@ -97,7 +97,7 @@ typedef enum gpud_status {
 	GPUD_EUNSUPPORTED = 6,    /* the backend cannot do it */
 	GPUD_EPROTO = 7,          /* malformed message or protocol version mismatch */
 	GPUD_EBACKEND = 8,        /* the backend failed (e.g. a CUDA error) */
-	GPUD_ESHUTDOWN = 9,       /* the daemon is stopping */
+	GPUD_ESHUTDOWN = 9,       /* the daemon is stopping: the call was not done (never resent) */
 	GPUD_EINTERNAL = 10,      /* a bug in gpud */
 	GPUD_EQUOTA = 11,         /* over one of the tenant's quotas */
 	GPUD_EACCESS = 12,        /* not authenticated (a bad token, not an administrator) */

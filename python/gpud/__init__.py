@@ -16,8 +16,8 @@ Python refers to them.
 """
 from ._errors import (AccessDenied, ArgumentTypeError, BackendError, BufferFreed, Cancelled,
                       ClientClosed, Error, InvalidArgument, NotFound, OutOfMemory,
-                      PermissionDenied, ProtocolError, QuotaExceeded, StaleHandle, Status,
-                      Timeout, Unavailable, Unsupported)
+                      PermissionDenied, ProtocolError, QuotaExceeded, ShuttingDown, StaleHandle,
+                      Status, Timeout, Unavailable, Unsupported)
 from ._lib import lib as _clib
 from ._client import Buffer, Client, ServerInfo, connect
 from ._kernels import Kernel, Param
@@ -30,6 +30,6 @@ __all__ = [
     "connect", "Client", "Buffer", "ServerInfo", "Kernel", "Param", "default_client",
     "set_default_client", "ElementwiseKernel", "RawKernel", "Status", "Error", "InvalidArgument",
     "ArgumentTypeError", "NotFound", "StaleHandle", "OutOfMemory", "QuotaExceeded",
-    "Unavailable", "Timeout", "Cancelled", "AccessDenied", "PermissionDenied", "Unsupported",
-    "BackendError", "ProtocolError", "ClientClosed", "BufferFreed",
+    "Unavailable", "ShuttingDown", "Timeout", "Cancelled", "AccessDenied", "PermissionDenied",
+    "Unsupported", "BackendError", "ProtocolError", "ClientClosed", "BufferFreed",
 ]

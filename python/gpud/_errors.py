@@ -83,6 +83,12 @@ class Unavailable(Error, ConnectionError):
     """gpud cannot be reached, went away, or is shutting down."""
 
 
+class ShuttingDown(Unavailable):
+    """gpud is shutting down and did not do the call (ESHUTDOWN): it refused it, or
+    closed the connection before taking it after saying it was stopping. Nothing is
+    retried; call again once gpud is back (a supervisor restarts it)."""
+
+
 class Timeout(Error, TimeoutError):
     """No reply within the client's timeout (ETIMEDOUT); the request is cancelled in gpud."""
 
@@ -138,7 +144,7 @@ _BY_STATUS = {
     Status.ECONNECT: Unavailable,
     Status.ETRANSPORT: Unavailable,
     Status.EUNAVAILABLE: Unavailable,
-    Status.ESHUTDOWN: Unavailable,
+    Status.ESHUTDOWN: ShuttingDown,
     Status.ETIMEDOUT: Timeout,
     Status.ECANCELED: Cancelled,
     Status.EACCESS: AccessDenied,

@@ -3,7 +3,7 @@
  * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
  * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
- * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
+ * limits.c, shutdown.c, drain.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
  * host_memory.c, access.c, wedged.c) makes its Check test cases;
  * host_memory.c, reload.c) makes its Check test cases;
@@ -278,6 +278,8 @@ TCase *e2e_gpuctl_quota(void); /* gpuctl_cli.c */
 TCase *e2e_readme(void);       /* readme.c */
 TCase *e2e_limits(void);       /* limits.c */
 TCase *e2e_shutdown(void);     /* shutdown.c */
+TCase *e2e_drain(void);        /* drain.c */
+TCase *e2e_drain_grace(void);  /* drain.c */
 TCase *e2e_tenants(void);      /* tenants.c */
 TCase *e2e_stale(void);        /* stale.c: freed data never reaches another tenant */
 TCase *e2e_faults(void);       /* faults.c */
@@ -303,7 +305,7 @@ TCase *e2e_wedged(void);    /* wedged.c: timeouts bound connect and hello */
 TCase *e2e_msg_quota(void); /* limits.c: uploads split to fit the message_size quota */
 /* access.c's helper mode: as uid 65534 with group gid (-1: none), connect and say how. */
 int access_as_main(long gid, const char *url);
-TCase *e2e_reload(void);       /* reload.c: SIGHUP reloads the config */
+TCase *e2e_reload(void); /* reload.c: SIGHUP reloads the config */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -104,9 +104,17 @@ static const char *const commands[] = {"run",     "upload", "download", "free", 
 START_TEST(test_help_texts)
 {
 	static char main_help[65536], cmd_help[65536];
-	static const char *const codes[] = {"\n  0   success", "\n  64  ", "\n  65  ", "\n  66  ",
-					    "\n  69  ",        "\n  70  ", "\n  74  ", "\n  75  ",
-					    "\n  76  ",        "\n  77  "};
+	static const char *const codes[] = {"\n  0   success",
+					    "\n  64  ",
+					    "\n  65  ",
+					    "\n  66  ",
+					    "\n  69  ",
+					    "\n  70  ",
+					    "\n  74  ",
+					    "\n  75  ",
+					    "\n  76  ",
+					    "\n  77  ",
+					    "\n  79  gpud is shutting down"};
 
 	ctl_result *r = EXPECT("gpuctl help", 0, NULL);
 	ck_assert_str_eq(r->err, "");

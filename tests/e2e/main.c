@@ -34,6 +34,8 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_readme());
 	suite_add_tcase(s, e2e_limits());
 	suite_add_tcase(s, e2e_shutdown());
+	suite_add_tcase(s, e2e_drain());
+	suite_add_tcase(s, e2e_drain_grace());
 	suite_add_tcase(s, e2e_tenants());
 	suite_add_tcase(s, e2e_stale());
 	suite_add_tcase(s, e2e_faults());

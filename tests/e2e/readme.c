@@ -386,7 +386,7 @@ START_TEST(test_readme_exit_statuses)
 			code, meaning);
 		l = nl + 1;
 	}
-	ck_assert_int_eq(n, 10);
+	ck_assert_int_eq(n, 11);
 }
 END_TEST
 

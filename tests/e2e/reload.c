@@ -81,8 +81,8 @@ static void reload_expect(const char *want, char *line, size_t cap)
 				      ok > ok0 ? "applied" : "refused", want, logbuf);
 			break;
 		}
-		ck_assert_msg(harness_gpud_wait(&e2e_gpud, 0) != 0, "gpud exited on SIGHUP; log:\n%s",
-			      logbuf);
+		ck_assert_msg(harness_gpud_wait(&e2e_gpud, 0) != 0,
+			      "gpud exited on SIGHUP; log:\n%s", logbuf);
 		ck_assert_msg(harness_now_s() < end, "no reload ended within %g s; gpud's log:\n%s",
 			      E2E_SAFETY_S, logbuf);
 		harness_sleep_ms(10);
@@ -165,7 +165,8 @@ static double metric(const char *name)
 	while (n + 1 < sizeof(page) && (k = read(fd, page + n, sizeof(page) - 1 - n)) > 0) {
 		n += (size_t)k;
 		page[n] = '\0';
-		const char *end = strstr(page, "\r\n\r\n"), *cl = strcasestr(page, "content-length:");
+		const char *end = strstr(page, "\r\n\r\n"),
+			   *cl = strcasestr(page, "content-length:");
 		if (end && cl && cl < end)
 			body = (long)(end + 4 - page) + atol(cl + 15);
 		if (body >= 0 && (long)n >= body)
@@ -232,10 +233,11 @@ START_TEST(test_reload_tokens_and_tenants)
 	same(b, bk, 3, "bob's kept buffer");
 	ck_assert_uint_eq(gpud_reconnects(b), 0);
 	gpud_daemon_status st = lib_status(b); /* an administrator's: every tenant's */
-	ck_assert_msg(st.buffers == 2 && st.bytes_in_use == 64,
-		      "after alice's removal gpud holds %llu buffers (%llu bytes), expected bob's 2 "
-		      "(64 bytes)",
-		      (unsigned long long)st.buffers, (unsigned long long)st.bytes_in_use);
+	ck_assert_msg(
+		st.buffers == 2 && st.bytes_in_use == 64,
+		"after alice's removal gpud holds %llu buffers (%llu bytes), expected bob's 2 "
+		"(64 bytes)",
+		(unsigned long long)st.buffers, (unsigned long long)st.bytes_in_use);
 
 	/* carol: the new token */
 	gpud_client *c = connect_token(TOKEN_CAROL);
@@ -382,8 +384,8 @@ static gpud_status tls_connect(const char *ca, gpud_client **c)
 START_TEST(test_reload_tls_certificate)
 {
 	static char p[10][700];
-	static const char *names[] = {"ca1", "ca1-key", "ca2", "ca2-key", "cert1", "key1",
-				      "cert2", "key2",    "cert",  "key"};
+	static const char *names[] = {"ca1",  "ca1-key", "ca2",  "ca2-key", "cert1",
+				      "key1", "cert2",   "key2", "cert",    "key"};
 	static char conf[2048];
 	static const char *extra[] = {"--listen", tls_url, NULL};
 	char line[2048];

@@ -69,6 +69,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.contexts, 64);
 	ck_assert_int_ge(c.cpu_threads, 1);
 	ck_assert_double_eq(c.shutdown_timeout, 30.0);
+	ck_assert_double_eq(c.drain_grace, 2.0);
 	config_free(&c);
 	ck_assert_int_eq(c.nlisten, 0);
 }
@@ -84,7 +85,8 @@ START_TEST(test_gpud_section)
 				   "max_message_size = 64MiB\n"
 				   "contexts = 8\n"
 				   "cpu_threads = 2\n"
-				   "shutdown_timeout = 2.5\n";
+				   "shutdown_timeout = 2.5\n"
+				   "drain_grace = 0.5\n";
 	char err[512] = "";
 	gpud_config c;
 
@@ -100,6 +102,7 @@ START_TEST(test_gpud_section)
 	ck_assert_int_eq(c.contexts, 8);
 	ck_assert_int_eq(c.cpu_threads, 2);
 	ck_assert_double_eq(c.shutdown_timeout, 2.5);
+	ck_assert_double_eq(c.drain_grace, 0.5);
 	config_free(&c);
 }
 END_TEST
@@ -318,6 +321,9 @@ static const struct {
 	{"shutdown_timeout", "nan", "expected seconds from 0 to 86400"},
 	{"shutdown_timeout", "inf", "expected seconds from 0 to 86400"},
 	{"shutdown_timeout", "10s", "expected seconds from 0 to 86400"},
+	{"drain_grace", "-0.5", "expected seconds from 0 to 3600"},
+	{"drain_grace", "3601", "expected seconds from 0 to 3600"},
+	{"drain_grace", "2s", "expected seconds from 0 to 3600"},
 };
 
 /* Each bad value on a line of its own, after a good line; the message names the line. */

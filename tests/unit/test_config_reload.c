@@ -139,7 +139,8 @@ START_TEST(test_build_file_then_flags)
 	/* errors say where: the file and line, or the option */
 	src.flags[0].value = "loud";
 	ck_assert_int_eq(config_build(&c, &src, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "--log_level: log_level = 'loud': expected error, warn, info or debug");
+	ck_assert_str_eq(err,
+			 "--log_level: log_level = 'loud': expected error, warn, info or debug");
 	FILE *f = fopen(path, "w");
 	ck_assert(f != NULL);
 	fputs("[gpud]\ncontexts = 0\n", f);

@@ -863,6 +863,87 @@ START_TEST(test_pack_room)
 }
 END_TEST
 
+/*
+ * A reply marked draining (a stopping gpud's, daemon/server.c) reads as the
+ * same reply with draining set: every field and the payload unchanged, the
+ * payload not moved in the message. An error reply without a body too.
+ */
+START_TEST(test_mark_draining)
+{
+	Gpud__DownloadResponse d = GPUD__DOWNLOAD_RESPONSE__INIT;
+	Gpud__Response rs = GPUD__RESPONSE__INIT;
+	const size_t sizes[] = {0, 1, 4096, (1u << 20) + 3};
+	uint8_t *want = malloc((1u << 20) + 3);
+
+	ck_assert_ptr_nonnull(want);
+	d.offset = 77;
+	rs.version = GPUD_PROTOCOL_VERSION;
+	rs.id = 123456789;
+	rs.body_case = GPUD__RESPONSE__BODY_DOWNLOAD;
+	rs.download = &d;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		nng_msg *m;
+		const uint8_t *hdr;
+		uint8_t *pl;
+		size_t hl, pll, len;
+		char err[256];
+		fill_nonzero(want, sizes[i], i + 5);
+		ck_assert_int_eq(wire_pack(&m, &rs.base, want, sizes[i], NULL), 0);
+		len = nng_msg_len(m);
+		ck_assert_int_eq(wire_mark_draining(m), 0);
+		ck_assert_uint_eq(nng_msg_len(m), len + 2); /* field 5, varint 1 */
+		ck_assert_int_eq(wire_split(m, &hdr, &hl, &pl, &pll, err, sizeof(err)), 0);
+		ck_assert_uint_eq(pll, sizes[i]);
+		ck_assert_int_eq(memcmp(pl, want, sizes[i]), 0);
+		Gpud__Response *out = gpud__response__unpack(NULL, hl, hdr);
+		ck_assert_ptr_nonnull(out);
+		ck_assert_int_eq(out->draining, 1);
+		ck_assert_uint_eq(out->version, GPUD_PROTOCOL_VERSION);
+		ck_assert_uint_eq(out->id, 123456789);
+		ck_assert_int_eq(out->code, GPUD__STATUS__STATUS_OK);
+		ck_assert_int_eq(out->body_case, GPUD__RESPONSE__BODY_DOWNLOAD);
+		ck_assert_uint_eq(out->download->offset, 77);
+		gpud__response__free_unpacked(out, NULL);
+		nng_msg_free(m);
+	}
+	free(want);
+
+	Gpud__Response e = GPUD__RESPONSE__INIT;
+	nng_msg *m;
+	const uint8_t *hdr;
+	uint8_t *pl;
+	size_t hl, pll;
+	char err[256];
+	e.version = GPUD_PROTOCOL_VERSION;
+	e.id = 9;
+	e.code = GPUD__STATUS__STATUS_SHUTTING_DOWN;
+	e.message = "gpud is shutting down";
+	ck_assert_int_eq(wire_pack(&m, &e.base, NULL, 0, NULL), 0);
+	ck_assert_int_eq(wire_mark_draining(m), 0);
+	ck_assert_int_eq(wire_split(m, &hdr, &hl, &pl, &pll, err, sizeof(err)), 0);
+	ck_assert_uint_eq(pll, 0);
+	Gpud__Response *out = gpud__response__unpack(NULL, hl, hdr);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_int_eq(out->draining, 1);
+	ck_assert_uint_eq(out->id, 9);
+	ck_assert_int_eq(out->code, GPUD__STATUS__STATUS_SHUTTING_DOWN);
+	ck_assert_str_eq(out->message, "gpud is shutting down");
+	gpud__response__free_unpacked(out, NULL);
+	nng_msg_free(m);
+
+	/* not a framed message: refused, left as it was */
+	ck_assert_int_eq(nng_msg_alloc(&m, 3), 0);
+	ck_assert_int_eq(wire_mark_draining(m), NNG_EINVAL);
+	ck_assert_uint_eq(nng_msg_len(m), 3);
+	nng_msg_free(m);
+	ck_assert_int_eq(nng_msg_alloc(&m, 8), 0);
+	memcpy(nng_msg_body(m), "\x10\0\0\0abcd", 8); /* a 16-byte header in 4 bytes */
+	ck_assert_int_eq(wire_mark_draining(m), NNG_EINVAL);
+	ck_assert_int_eq(memcmp(nng_msg_body(m), "\x10\0\0\0abcd", 8), 0);
+	nng_msg_free(m);
+}
+END_TEST
+
 START_TEST(test_pack_header_too_large)
 {
 	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
@@ -960,6 +1041,7 @@ Suite *wire_suite(void)
 	tcase_add_test(tc, test_split_empty_header);
 	tcase_add_test(tc, test_pack_room);
 	tcase_add_test(tc, test_pack_header_too_large);
+	tcase_add_test(tc, test_mark_draining);
 	tcase_add_test(tc, test_status_names);
 	suite_add_tcase(s, tc);
 	return s;
