@@ -240,6 +240,9 @@ typedef struct t_shm_reply {
  */
 t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32_t flags,
 		     const int *fds, int nfds, size_t msg_len);
+/* Any len bytes as one message on the region socket, with nfds (at most 8) descriptors. */
+t_shm_reply shm_send_bytes(const char *path, const void *bytes, size_t len, const int *fds,
+			   int nfds);
 void raw_say_hello(nng_socket s);
 int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r);
 void raw_call_on(nng_socket s, const void *msg, size_t len, raw_reply *r);
