@@ -311,7 +311,8 @@ GPUD_API gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset,
 				 size_t len);
 /* Reads a whole buffer into a new gpud_array (free with gpud_array_free). */
 GPUD_API gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out);
-/* Reads len bytes at byte offset into dst. */
+/* Reads len bytes at byte offset into dst. With len 0 gpud still checks the
+ * handle and the offset (an offset past the end is refused). */
 GPUD_API gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
 					 size_t len);
 /*
