@@ -53,6 +53,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_devices_lost());
 	suite_add_tcase(s, e2e_fairness());
 	suite_add_tcase(s, e2e_host_memory());
+	suite_add_tcase(s, e2e_hello());
 	return s;
 }
 
