@@ -717,19 +717,79 @@ static int ini_result(int rv, struct ini_ctx *ctx, const char *name, char *err, 
 	return -1;
 }
 
-int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
+/*
+ * Every line of text (len bytes) fits libinih's line: it reads a line in
+ * pieces of CONFIG_LINE_MAX + 1 bytes (newline included) and takes the rest
+ * of a longer one as a line of its own, so a long comment's tail would be
+ * read as a key. A NUL would end the text there unread. 0, or -1 with err
+ * saying name:line.
+ */
+static int check_lines(const char *text, size_t len, const char *name, char *err, size_t errlen)
+{
+	const char *p = text, *end = text + len;
+	for (int line = 1; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		if (memchr(p, '\0', n) != NULL) {
+			snprintf(err, errlen, "%s:%d: a NUL byte (the file is not text)", name,
+				 line);
+			return -1;
+		}
+		if (n > CONFIG_LINE_MAX) {
+			snprintf(err, errlen,
+				 "%s:%d: the line is %zu bytes long; a line of the config file has "
+				 "at most %d",
+				 name, line, n, CONFIG_LINE_MAX);
+			return -1;
+		}
+		p += n + 1;
+	}
+	return 0;
+}
+
+static int load_text(gpud_config *c, const char *text, size_t len, const char *name, char *err,
+		     size_t errlen)
 {
 	char buf[512] = "";
+	if (check_lines(text, len, name, err, errlen) != 0)
+		return -1;
 	/* Stop at the first error, so the line inih reports is the line that failed. */
 	ini_stop_on_first_error = true;
 	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
-	return ini_result(ini_parse(path, on_ini_pair, &ctx), &ctx, path, err, errlen);
+	return ini_result(ini_parse_string(text, on_ini_pair, &ctx), &ctx, name, err, errlen);
+}
+
+int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
+{
+	/* Read whole, then checked and parsed: the lines checked are the lines parsed. */
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	char *text = malloc(CONFIG_FILE_MAX + 1);
+	size_t n = text ? fread(text, 1, CONFIG_FILE_MAX + 1, f) : 0;
+	int bad = text == NULL || ferror(f), e = errno;
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+			 text ? strerror(e) : "out of memory");
+		free(text);
+		return -1;
+	}
+	if (n > CONFIG_FILE_MAX) {
+		snprintf(err, errlen, "%s: larger than %d bytes; a config file has at most that",
+			 path, CONFIG_FILE_MAX);
+		free(text);
+		return -1;
+	}
+	text[n] = '\0';
+	int rv = load_text(c, text, n, path, err, errlen);
+	free(text);
+	return rv;
 }
 
 int config_load_string(gpud_config *c, const char *text, const char *name, char *err, size_t errlen)
 {
-	char buf[512] = "";
-	ini_stop_on_first_error = true;
-	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
-	return ini_result(ini_parse_string(text, on_ini_pair, &ctx), &ctx, name, err, errlen);
+	return load_text(c, text, strlen(text), name, err, errlen);
 }

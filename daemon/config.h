@@ -9,6 +9,10 @@
 #include <stdint.h>
 
 #define GPUD_MAX_LISTEN 16
+/* The longest line of the config file, newline not counted (libinih's
+ * INI_MAX_LINE, 200 with its NUL, less the newline), and the largest file. */
+#define CONFIG_LINE_MAX 198
+#define CONFIG_FILE_MAX (1 << 20)
 #define GPUD_DEFAULT_URL "ipc:///run/gpud/gpud.sock"
 
 #define GPUD_MAX_TENANT_RULES 64

@@ -65,7 +65,7 @@ static void hello_says(const raw_reply *r, char *tenant, size_t len, uint64_t *c
 
 #define REFUSED(r, words)                                                                          \
 	ck_assert_msg((r).code == ST_UNAUTHENTICATED && strstr((r).message, (words)),              \
-		      "a later hello: got %" PRIu64 " '%s', expected %d mentioning '%s'",           \
+		      "a later hello: got %" PRIu64 " '%s', expected %d mentioning '%s'",          \
 		      (r).code, (r).message, ST_UNAUTHENTICATED, (words))
 
 START_TEST(test_second_hello)

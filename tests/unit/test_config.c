@@ -396,6 +396,71 @@ START_TEST(test_syntax_error)
 }
 END_TEST
 
+static void write_temp(char *path, size_t len, const char *text);
+
+/*
+ * Lines longer than libinih reads whole are refused with their number, length
+ * and the limit (a longer line's rest would have been read as a line of its
+ * own: a comment's tail as a key); the longest that fits is read whole.
+ */
+START_TEST(test_long_lines)
+{
+	char text[1024], path[PATH_MAX], err[PATH_MAX + 512];
+	const char *pre = "admin_tenants = ";
+	gpud_config c;
+
+	/* CONFIG_LINE_MAX bytes: read whole, and the next line keeps its number */
+	snprintf(text, sizeof(text), "[gpud]\n%s%0*d\nbogus = 1\n", pre,
+		 CONFIG_LINE_MAX - (int)strlen(pre), 0);
+	expect_load_error(text, 3, err, sizeof(err));
+	ck_assert_str_eq(err, NAME ":3: unknown key 'bogus'");
+	snprintf(text, sizeof(text), "[gpud]\n%s%0*d\r\n", pre,
+		 CONFIG_LINE_MAX - 1 - (int)strlen(pre), 0);
+	config_defaults(&c);
+	ck_assert_msg(config_load_string(&c, text, NAME, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(strlen(c.admin_tenants), CONFIG_LINE_MAX - 1 - strlen(pre));
+	config_free(&c);
+
+	/* one more: refused, saying so */
+	snprintf(text, sizeof(text), "[gpud]\n%s%0*d\n", pre,
+		 CONFIG_LINE_MAX + 1 - (int)strlen(pre), 0);
+	expect_load_error(text, 2, err, sizeof(err));
+	ck_assert_str_eq(err,
+			 NAME ":2: the line is 199 bytes long; a line of the config file has at "
+			      "most 198");
+
+	/* a long comment whose tail reads as a key, in a file */
+	char comment[301];
+	memset(comment, 'x', 300);
+	comment[300] = '\0';
+	memcpy(comment + 250, " log_level = debug ", 19);
+	snprintf(text, sizeof(text), "[gpud]\nbackend = cpu\n# %s\n", comment);
+	write_temp(path, sizeof(path), text);
+	config_defaults(&c);
+	ck_assert_int_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof(want),
+		 "%s:3: the line is 302 bytes long; a line of the config file has at most 198",
+		 path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(c.log_level, LOG_INFO);
+	config_free(&c);
+
+	/* a NUL would end the text unread */
+	ck_assert_int_eq(truncate(path, 0), 0);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite("[gpud]\nbackend = cpu\0\nbogus = 1\n", 1, 32, f), 32);
+	ck_assert_int_eq(fclose(f), 0);
+	config_defaults(&c);
+	ck_assert_int_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s:2: a NUL byte (the file is not text)", path);
+	ck_assert_str_eq(err, want);
+	config_free(&c);
+	unlink(path);
+}
+END_TEST
+
 /*
  * A syntax error followed by a bad value: the message must describe the line
  * it names (either the first error, line 2, as a syntax error, or line 3 with
@@ -972,6 +1037,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_unknown_section);
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_syntax_error_then_bad_value);
+	tcase_add_test(tc, test_long_lines);
 	tcase_add_test(tc, test_load_file_error);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_listen_schemes);
