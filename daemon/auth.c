@@ -69,6 +69,17 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 	while (fgets(line, sizeof(line), f)) {
 		char tenant[sizeof(line)], token[sizeof(line)], extra[2], why[200] = "";
 		lineno++;
+		size_t len = strlen(line);
+		if (len == sizeof(line) - 1 && line[len - 1] != '\n' && !feof(f)) {
+			/* its rest would be read as a line of its own: a comment's tail as a token */
+			snprintf(err, errlen,
+				 "tokens_file %s:%d: the line is longer than %zu bytes, the most a "
+				 "line may have",
+				 path, lineno, sizeof(line) - 2);
+			fclose(f);
+			auth_fini(a);
+			return -1;
+		}
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';

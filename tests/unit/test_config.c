@@ -926,6 +926,19 @@ START_TEST(test_tokens_file_refused)
 	assert_has(err, want);
 	unlink(path);
 
+	/* a line too long to read whole (its tail, a token line, is not read as one) */
+	char text[1200];
+	memset(text, '#', 600);
+	snprintf(text + 600, sizeof(text) - 600, " eve " TOK_B "\nalice " TOK_A "\n");
+	tokens_file(path, sizeof(path), text, 0600);
+	ck_assert_int_eq(load_tokens(path, &a, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "tokens_file %s:1: the line is longer than 510 bytes, the most a line may have",
+		 path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(a.ntokens, 0);
+	unlink(path);
+
 	/* none at all */
 	ck_assert_int_eq(load_tokens("/nonexistent-gpud-dir/tokens", &a, err, sizeof(err)), -1);
 	ck_assert_str_eq(err,
