@@ -4,6 +4,9 @@
  * and checks values. Read at start, before any thread exists; read-only
  * afterwards.
  */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <ctype.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -189,6 +192,105 @@ static int check_port(const char *url, size_t scheme_len, char *err, size_t errl
 	return 0;
 }
 
+/* A host name: labels of letters, digits and '-' between dots. */
+static int is_host_name(const char *h)
+{
+	size_t n = strlen(h), label = 0;
+	if (n == 0 || n > 253)
+		return 0;
+	for (const char *p = h; *p; p++) {
+		if (*p == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+		} else if (isalnum((unsigned char)*p) || *p == '-') {
+			if (++label > 63)
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	return label > 0 || h[n - 1] == '.';
+}
+
+/* host (an address or a name, without brackets) is one this host can listen
+ * on: it resolves, and a socket binds to it (port 0, closed at once). */
+static int check_local(const char *key, const char *value, const char *host, char *err,
+		       size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res, *ai;
+	int rv = getaddrinfo(host, "0", &hints, &res), e = 0;
+	if (rv != 0) {
+		snprintf(err, errlen, "%s = '%s': the host '%s' does not resolve: %s", key, value,
+			 host, gai_strerror(rv));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		rv = bind(fd, ai->ai_addr, ai->ai_addrlen);
+		e = rv ? errno : 0;
+		close(fd);
+		if (rv == 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (ai == NULL) {
+		snprintf(err, errlen, "%s = '%s': gpud cannot listen on '%s' (%s)", key, value,
+			 host, strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+int config_check_hostport(const char *key, const char *value, char *err, size_t errlen)
+{
+	const char *colon = strrchr(value, ':');
+	char host[256], inner[256];
+	unsigned char addr[16];
+
+	if (colon == NULL || colon == value || colon[1] == '\0' ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 ||
+	    atol(colon + 1) > 65535 || (size_t)(colon - value) >= sizeof(host)) {
+		snprintf(err, errlen,
+			 "%s = '%s': expected HOST:PORT with a port from 0 to 65535, e.g. "
+			 "127.0.0.1:9400 or [::1]:9400",
+			 key, value);
+		return -1;
+	}
+	memcpy(host, value, (size_t)(colon - value));
+	host[colon - value] = '\0';
+	size_t hl = strlen(host);
+	if (host[0] == '[') {
+		snprintf(inner, sizeof(inner), "%.*s", hl > 2 ? (int)hl - 2 : 0, host + 1);
+		if (host[hl - 1] != ']' || inet_pton(AF_INET6, inner, addr) != 1) {
+			snprintf(err, errlen,
+				 "%s = '%s': '%s' is not an IPv6 address in brackets, e.g. [::1]",
+				 key, value, host);
+			return -1;
+		}
+		return check_local(key, value, inner, err, errlen);
+	}
+	if (strchr(host, ':')) {
+		snprintf(err, errlen,
+			 "%s = '%s': an IPv6 address goes in brackets, e.g. [::1]:9400", key,
+			 value);
+		return -1;
+	}
+	if (strspn(host, "0123456789.") == hl ? inet_pton(AF_INET, host, addr) != 1
+					      : !is_host_name(host)) {
+		snprintf(err, errlen,
+			 "%s = '%s': '%s' is not an IPv4 address or a host name, e.g. 127.0.0.1 or "
+			 "localhost",
+			 key, value, host);
+		return -1;
+	}
+	return check_local(key, value, host, err, errlen);
+}
+
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 {
 	static const char *const tcp_schemes[] = {"tcp://", "tcp4://", "tcp6://", "tls+tcp://"};
@@ -236,6 +338,7 @@ enum {
 	STR_OFF = 1u << 1,      /* ... or "off" */
 	STR_EMPTY = 1u << 2,    /* ... or nothing */
 	SIZE_AUTO = 1u << 3,    /* OPT_SIZE: or "auto", stored as 0 */
+	STR_HOSTPORT = 1u << 4, /* HOST:PORT (config_check_hostport), or nothing */
 };
 
 typedef struct config_option {
@@ -379,7 +482,7 @@ static const config_option options[] = {
 	 .note = ", or auto",
 	 .flags = SIZE_AUTO},
 	STRING("admin_tenants", admin_tenants, "list of tenant names", 0),
-	STRING("metrics_listen", metrics_listen, "HOST:PORT", 0),
+	STRING("metrics_listen", metrics_listen, "HOST:PORT", STR_HOSTPORT),
 	INT("metrics_tenants", metrics_tenants, 1, 100000),
 	{.name = "kernel_cache",
 	 .type = OPT_STRING,
@@ -537,6 +640,9 @@ static int set_string(const config_option *o, char *field, const char *value, ch
 		ok = ok &&
 		     (value[0] == '/' || ((o->flags & STR_OFF) && strcmp(value, "off") == 0) ||
 		      ((o->flags & STR_EMPTY) && value[0] == '\0'));
+	if (ok && (o->flags & STR_HOSTPORT) && value[0] &&
+	    config_check_hostport(o->name, value, err, errlen) != 0)
+		return -1;
 	if (ok) {
 		snprintf(field, o->size, "%s", value);
 		return 0;

@@ -131,6 +131,11 @@ int config_set(gpud_config *c, const char *key, const char *value, char *err, si
 /* "256MiB", "1G", "4096", "64k" -> bytes. 0 or -1 on a malformed size. */
 int config_parse_size(const char *s, uint64_t *out);
 
+/* value of key is HOST:PORT: an IPv4 address, a host name or an IPv6 address
+ * in brackets, and a port from 0 to 65535 (metrics_listen). 0 or -1 + err
+ * ("key = 'value': ..."). */
+int config_check_hostport(const char *key, const char *value, char *err, size_t errlen);
+
 /* Appends a listen URL (after checking its scheme). 0 or -1 + err. */
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen);
 void config_clear_listen(gpud_config *c);

@@ -581,6 +581,48 @@ START_TEST(test_listen_schemes)
 END_TEST
 
 /* tcp:// and tls+tcp:// need a port: nng would take none for a random one. */
+/* metrics_listen is checked when the config is read: file, line and why. */
+START_TEST(test_metrics_listen)
+{
+	static const char *const good[] = {"127.0.0.1:0", "localhost:0", "0.0.0.0:0", ""};
+	static const struct {
+		const char *value, *says;
+	} refused[] = {
+		{"9400", "expected HOST:PORT with a port from 0 to 65535"},
+		{":9400", "expected HOST:PORT"},
+		{"127.0.0.1:http", "expected HOST:PORT"},
+		{"127.0.0.1:99999", "expected HOST:PORT with a port from 0 to 65535"},
+		{"::1:9400", "an IPv6 address goes in brackets, e.g. [::1]:9400"},
+		{"[zz]:9400", "'[zz]' is not an IPv6 address in brackets"},
+		{"999.1.1.1:9400", "'999.1.1.1' is not an IPv4 address or a host name"},
+		{"bad_host!:9400", "'bad_host!' is not an IPv4 address or a host name"},
+		{"no-such-host.invalid:9400", "the host 'no-such-host.invalid' does not resolve"},
+		{"192.0.2.1:9400", "gpud cannot listen on '192.0.2.1' (Cannot assign requested "
+				   "address)"},
+	};
+	char text[256], err[512], want[512];
+	gpud_config c;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "[gpud]\nmetrics_listen = %s\n", good[i]);
+		config_defaults(&c);
+		ck_assert_msg(config_load_string(&c, text, NAME, err, sizeof(err)) == 0, "%s: %s",
+			      good[i], err);
+		ck_assert_str_eq(c.metrics_listen, good[i]);
+		config_free(&c);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(text, sizeof(text), "[gpud]\nbackend = cpu\nmetrics_listen = %s\n",
+			 refused[i].value);
+		expect_load_error(text, 3, err, sizeof(err));
+		snprintf(want, sizeof(want), NAME ":3: metrics_listen = '%s': %s", refused[i].value,
+			 refused[i].says);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin '%s'",
+			      err, want);
+	}
+}
+END_TEST
+
 START_TEST(test_listen_port)
 {
 	static const char *const good[] = {"tcp://127.0.0.1:0", "tcp://:7100", "tcp6://[::1]:65535",
@@ -1056,6 +1098,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_listen_schemes);
 	tcase_add_test(tc, test_listen_http_in_file);
 	tcase_add_test(tc, test_listen_port);
+	tcase_add_test(tc, test_metrics_listen);
 	tcase_add_test(tc, test_tokens_file_refused);
 	tcase_add_test(tc, test_tls_key_must_match_cert);
 	tcase_add_test(tc, test_pool_keys);
