@@ -172,6 +172,15 @@ static int dial_tls(gpud_client *c, const char *url, int flags)
 			      url);
 		return -1;
 	}
+	char why[256];
+	if (client_tls_ca_check(ca, why, sizeof(why)) != 0) {
+		client_seterr(
+			c, GPUD_ECONNECT,
+			"%s: CA file %s: %s; set GPUD_TLS_CA (or gpud_options.tls_ca) to the PEM "
+			"file of the CA that signed gpud's certificate",
+			url, ca, why);
+		return -1;
+	}
 	name = tls_name(c, url, host, sizeof(host));
 	if ((rv = nng_dialer_create(&d, c->sock, url)) != 0)
 		return rv;

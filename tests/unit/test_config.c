@@ -1048,12 +1048,53 @@ START_TEST(test_tls_key_must_match_cert)
 	/* not a key, not a certificate, not there */
 	snprintf(c.tls_key, sizeof(c.tls_key), "%s", junk);
 	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "tls_key %s: not a private key in PEM", junk);
-	assert_has(err, want);
+	snprintf(want, sizeof(want),
+		 "tls_key: key file %s: not a PEM private key without a password (as nng reads "
+		 "it): ",
+		 junk);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin '%s'", err, want);
+	char gone[128];
+	snprintf(gone, sizeof(gone), "%.100s.gone", junk);
+	snprintf(c.tls_key, sizeof(c.tls_key), "%s", gone);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_key: key file %s: no such file", gone);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_key, sizeof(c.tls_key), "%s", key);
+
+	/* tls_ca: checked with the pair; not PEM, not there, a directory */
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", other);
+	ck_assert_msg(auth_tls_check(&c, err, sizeof(err)) == 0, "a CA file: %s", err);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", junk);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "tls_ca: CA file %s: not a PEM certificate (no '-----BEGIN CERTIFICATE-----' "
+		 "line)",
+		 junk);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", rsa); /* PEM, but a key */
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_ca: CA file %s: not a PEM certificate (", rsa);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin '%s'", err, want);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", gone);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_ca: CA file %s: no such file", gone);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "/tmp");
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "tls_ca: CA file /tmp: a directory, not a file");
+	c.tls_ca[0] = '\0';
+
 	snprintf(c.tls_cert, sizeof(c.tls_cert), "%s", junk);
 	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "tls_cert %s: not a certificate chain in PEM", junk);
-	assert_has(err, want);
+	snprintf(want, sizeof(want),
+		 "tls_cert: certificate file %s: not a PEM certificate chain (no '-----BEGIN "
+		 "CERTIFICATE-----' line)",
+		 junk);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_cert, sizeof(c.tls_cert), "%s", gone);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_cert: certificate file %s: no such file", gone);
+	ck_assert_str_eq(err, want);
 	c.tls_key[0] = '\0';
 	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
 	assert_has(err, "tls+tcp:// listeners need tls_cert and tls_key");
