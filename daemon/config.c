@@ -46,7 +46,7 @@ void config_defaults(gpud_config *c)
 	c->shm_max_bytes = 64ull << 30;
 	c->lend_spare = 64ull << 20;
 	c->lend_unit = 32ull << 20;
-	c->lend_keep = 1ull << 30;
+	c->lend_keep = 64ull << 20;
 	c->lend_keep_s = 300;
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
@@ -472,7 +472,7 @@ static const config_option options[] = {
 	SIZE("shm_max_bytes", shm_max_bytes, 0, 0, "64GiB", NULL),
 	SIZE("lend_spare", lend_spare, 0, 0, "64MiB", " (0 for none)"),
 	SIZE("lend_unit", lend_unit, 1u << 20, 1ull << 30, "32MiB", NULL),
-	SIZE("lend_keep", lend_keep, 0, 0, "1GiB", " (0 for none)"),
+	SIZE("lend_keep", lend_keep, 0, 0, "64MiB", " (0 for none)"),
 	INT("lend_keep_s", lend_keep_s, 0, 86400),
 	{.name = "host_memory_limit",
 	 .type = OPT_SIZE,
