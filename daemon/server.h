@@ -23,6 +23,7 @@
 #include <nng/nng.h>
 
 #include "daemon/hello_guard.h"
+#include "daemon/memtrim.h"
 #include "daemon/observe.h"
 #include "daemon/request.h"
 #include "daemon/ring.h"
@@ -69,6 +70,8 @@ struct gpud_server {
 	uint64_t stop_started_ns, last_request_ns;
 	int contexts_stopping;
 	_Atomic uint64_t last_reply_ns; /* when nng last took a reply (nng threads) */
+	atomic_int sending;             /* replies handed to nng and not yet sent */
+	memtrim trim;                   /* freed heap given back once quiet (the loop's) */
 	atomic_int refusing;            /* stopping: new connections are closed (nng threads) */
 	int stopping;
 	int stopped_ctxs;

@@ -5,7 +5,7 @@
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
- * host_memory.c, hello.c) makes its Check test cases;
+ * host_memory.c, hello.c, memory.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -288,6 +288,7 @@ TCase *e2e_devices_lost(void); /* devices.c: a lost device */
 TCase *e2e_fairness(void);     /* fairness.c: tenants' runs side by side, run_timeout */
 TCase *e2e_host_memory(void);  /* host_memory.c: host_memory_limit, in a memory cgroup */
 TCase *e2e_hello(void);        /* hello.c: a later hello on a connection */
+TCase *e2e_memory(void);       /* memory.c: memory given back after big transfers */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

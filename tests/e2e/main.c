@@ -54,6 +54,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_fairness());
 	suite_add_tcase(s, e2e_host_memory());
 	suite_add_tcase(s, e2e_hello());
+	suite_add_tcase(s, e2e_memory());
 	return s;
 }
 
