@@ -176,6 +176,15 @@ static int tls_setup(gpud_client *c, nng_dialer d, const char *url)
 			      url);
 		return -1;
 	}
+	char why[256];
+	if (client_tls_ca_check(ca, why, sizeof(why)) != 0) {
+		client_seterr(
+			c, GPUD_ECONNECT,
+			"%s: CA file %s: %s; set GPUD_TLS_CA (or gpud_options.tls_ca) to the PEM "
+			"file of the CA that signed gpud's certificate",
+			url, ca, why);
+		return -1;
+	}
 	name = tls_name(c, url, host, sizeof(host));
 	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_CLIENT)) == 0 &&
 	    (rv = nng_tls_config_auth_mode(tc, NNG_TLS_AUTH_MODE_REQUIRED)) == 0 &&

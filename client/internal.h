@@ -211,6 +211,9 @@ int client_timeout(const gpud_client *c);
  */
 int client_tls_diagnose(const char *url, int tls, const char *ca, const char *name, int timeout_ms,
 			char *why, size_t len);
+/* The CA file ca can be read and holds PEM certificates nng will take: 0, or
+ * -1 with why ("no such file", "not a PEM certificate (...)"). */
+int client_tls_ca_check(const char *ca, char *why, size_t len);
 
 /* --- session.c ------------------------------------------------------------ */
 

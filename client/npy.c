@@ -190,6 +190,31 @@ static int parse_string(struct cur *k, const char **s, size_t *n)
 	return 0;
 }
 
+/*
+ * n bytes of the header at s, for a message: printable ASCII as it is, every
+ * other byte as \xHH (a NUL would end the text there and show what comes
+ * before it as the whole); at most max bytes of s, then "...". buf has room
+ * for 4 * max + 4 bytes.
+ */
+static const char *shown(char *buf, size_t len, const char *s, size_t n, size_t max)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && i < max && o + 5 <= len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			buf[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", ch);
+	}
+	if (n > max && o + 4 <= len) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 static int parse_descr(struct cur *k, struct hdr *h)
 {
 	static const struct {
@@ -201,6 +226,7 @@ static int parse_descr(struct cur *k, struct hdr *h)
 	};
 	const char *s;
 	size_t n;
+	char txt[4 * 60 + 4];
 
 	if (k->p < k->end && *k->p == '[') {
 		/* Name the list in the message, up to its closing bracket. */
@@ -217,9 +243,8 @@ static int parse_descr(struct cur *k, struct hdr *h)
 			e++;
 		}
 		n = (size_t)(e - k->p);
-		return fail(k->c,
-			    "unsupported dtype descr %.*s%s (a structured dtype); supported: %s",
-			    n > 60 ? 60 : (int)n, k->p, n > 60 ? "..." : "", SUPPORTED_DESCRS);
+		return fail(k->c, "unsupported dtype descr %s (a structured dtype); supported: %s",
+			    shown(txt, sizeof(txt), k->p, n, 60), SUPPORTED_DESCRS);
 	}
 	if (parse_string(k, &s, &n))
 		return -1;
@@ -233,8 +258,8 @@ static int parse_descr(struct cur *k, struct hdr *h)
 			}
 		}
 	}
-	return fail(k->c, "unsupported dtype descr '%.*s%s'; supported: %s", n > 40 ? 40 : (int)n,
-		    s, n > 40 ? "..." : "", SUPPORTED_DESCRS);
+	return fail(k->c, "unsupported dtype descr '%s'; supported: %s",
+		    shown(txt, sizeof(txt), s, n, 40), SUPPORTED_DESCRS);
 }
 
 static int parse_bool(struct cur *k, int *v)
@@ -336,7 +361,7 @@ static int parse_header(const struct ctx *c, const char *text, size_t len, struc
 	struct cur k = {.start = text, .p = text, .end = text + len, .c = c};
 	unsigned seen = 0;
 	int fortran = 0;
-	char sh[256];
+	char sh[256], txt[4 * 40 + 4];
 
 	skip_ws(&k);
 	if (k.p >= k.end || *k.p != '{')
@@ -361,9 +386,9 @@ static int parse_header(const struct ctx *c, const char *text, size_t len, struc
 			bit = KEY_SHAPE;
 		else
 			return fail(c,
-				    "malformed header: unexpected key '%.*s' (expected 'descr', "
+				    "malformed header: unexpected key '%s' (expected 'descr', "
 				    "'fortran_order' and 'shape')",
-				    n > 40 ? 40 : (int)n, key);
+				    shown(txt, sizeof(txt), key, n, 40));
 		/* Python would keep the last one; two of a key mean a broken writer. */
 		if (seen & bit)
 			return fail(c, "malformed header: key '%.*s' appears twice", (int)n, key);

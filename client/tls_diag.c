@@ -13,6 +13,9 @@
  * tcp:// gpud (nng's SP header, proto/peek.h) from a TLS one; after a tcp://
  * dial fails, a handshake that succeeds says the port speaks TLS.
  *
+ * Before any dial, client_tls_ca_check says what is wrong with the CA file
+ * itself (nng says "Entry not found" or "Cryptographic error").
+ *
  * Runs on the connecting thread; every piece of state is on its stack.
  */
 #include <arpa/inet.h>
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -335,4 +339,61 @@ out:
 	mbedtls_x509_crt_free(&cas);
 	close(io.fd);
 	return found;
+}
+
+#define PEM_CERT "-----BEGIN CERTIFICATE-----"
+
+int client_tls_ca_check(const char *ca, char *why, size_t len)
+{
+	FILE *f = fopen(ca, "r");
+	struct stat st;
+	char *pem = NULL;
+	size_t n = 0;
+	if (f == NULL) {
+		snprintf(why, len, "%s", errno == ENOENT ? "no such file" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(why, len, "a directory, not a file");
+		return -1;
+	}
+	if ((pem = malloc(1 << 20)) != NULL)
+		n = fread(pem, 1, (1 << 20) - 1, f);
+	int bad = pem == NULL || ferror(f);
+	fclose(f);
+	if (bad || n == 0) {
+		snprintf(why, len, "%s",
+			 pem == NULL ? "out of memory"
+			 : bad       ? "cannot be read"
+				     : "empty");
+		free(pem);
+		return -1;
+	}
+	pem[n] = '\0';
+	int rv = -1;
+	if (strstr(pem, PEM_CERT) == NULL) {
+		snprintf(why, len, "not a PEM certificate (no '" PEM_CERT "' line)");
+	} else {
+		mbedtls_x509_crt crt;
+		mbedtls_x509_crt_init(&crt);
+		rv = mbedtls_x509_crt_parse(&crt, (const unsigned char *)pem, n + 1);
+		mbedtls_x509_crt_free(&crt);
+		if (rv < 0) {
+			char e[160] = "";
+#ifdef MBEDTLS_ERROR_C
+			mbedtls_strerror(rv, e, sizeof(e));
+#else
+			snprintf(e, sizeof(e), "mbed TLS error -0x%04x", (unsigned)-rv);
+#endif
+			snprintf(why, len, "not a PEM certificate (%s)", e);
+		} else if (rv > 0) {
+			snprintf(why, len,
+				 "not a PEM certificate (%d of its certificates cannot be "
+				 "parsed)",
+				 rv);
+		}
+	}
+	free(pem);
+	return rv == 0 ? 0 : -1;
 }

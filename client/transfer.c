@@ -776,6 +776,29 @@ static gpud_status download_region(gpud_client *c, gpud_handle h, uint64_t offse
 	return GPUD_OK;
 }
 
+/*
+ * No bytes at offset: gpud still checks the handle and the offset (past the
+ * end is refused; the end itself is fine). Length 0 on the wire means "to
+ * the end", so at most one byte is asked for and dropped.
+ */
+static gpud_status download_nothing(gpud_client *c, gpud_handle h, uint64_t offset)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__DownloadRequest d = GPUD__DOWNLOAD_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	d.handle = h;
+	d.offset = offset;
+	d.max_length = 1;
+	req.body_case = GPUD__REQUEST__BODY_DOWNLOAD;
+	req.download = &d;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(r, NULL);
+	return GPUD_OK;
+}
+
 static gpud_status download_range_once(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
 				       size_t len)
 {
@@ -786,7 +809,7 @@ static gpud_status download_range_once(gpud_client *c, gpud_handle h, uint64_t o
 	gpud_status st;
 
 	if (len == 0)
-		return GPUD_OK;
+		return download_nothing(c, h, offset);
 	if (dst == NULL)
 		return client_seterr(c, GPUD_EARG, "gpud_download_range: dst is NULL");
 	uint64_t roff;

@@ -72,6 +72,17 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen)
 	while (fgets(line, sizeof(line), f)) {
 		char tenant[sizeof(line)], token[sizeof(line)], extra[2], why[200] = "";
 		lineno++;
+		size_t len = strlen(line);
+		if (len == sizeof(line) - 1 && line[len - 1] != '\n' && !feof(f)) {
+			/* its rest would be read as a line of its own: a comment's tail as a token */
+			snprintf(err, errlen,
+				 "tokens_file %s:%d: the line is longer than %zu bytes, the most a "
+				 "line may have",
+				 path, lineno, sizeof(line) - 2);
+			fclose(f);
+			auth_fini(a);
+			return -1;
+		}
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
@@ -191,25 +202,43 @@ dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *na
 	return ST_OK;
 }
 
-/* A whole (small) file into a NUL-terminated string; NULL with err on failure. */
-static char *read_file(const char *what, const char *path, char *err, size_t errlen)
+/*
+ * A TLS file gpud is given (key: tls_cert, tls_key or tls_ca; desc: what it
+ * holds), whole, NUL-terminated (mbed TLS parses PEM with its NUL, as nng
+ * passes it); *len its bytes. NULL with err "tls_ca: CA file PATH: no such
+ * file" (or why else it cannot be read).
+ */
+static char *read_file(const char *key, const char *desc, const char *path, size_t *len, char *err,
+		       size_t errlen)
 {
 	FILE *f = fopen(path, "r");
+	struct stat st;
 	char *buf = NULL;
 	size_t n = 0;
 	if (f == NULL) {
-		snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+		snprintf(err, errlen, "%s: %s file %s: %s", key, desc, path,
+			 errno == ENOENT ? "no such file" : strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s file %s: a directory, not a file", key, desc, path);
+		fclose(f);
 		return NULL;
 	}
 	if ((buf = malloc(1 << 20)) != NULL)
 		n = fread(buf, 1, (1 << 20) - 1, f);
+	int bad = buf == NULL || ferror(f);
 	fclose(f);
-	if (buf == NULL || n == 0) {
-		snprintf(err, errlen, "%s %s: empty or unreadable", what, path);
+	if (bad || n == 0) {
+		snprintf(err, errlen, "%s: %s file %s: %s", key, desc, path,
+			 buf == NULL ? "out of memory"
+			 : bad       ? "cannot be read"
+				     : "empty");
 		free(buf);
 		return NULL;
 	}
 	buf[n] = '\0';
+	*len = n;
 	return buf;
 }
 
@@ -250,11 +279,40 @@ static void tls_error(int rv, char *out, size_t len)
 #endif
 }
 
+/* PEM's marker of a certificate: nng reads only PEM. */
+#define PEM_CERT "-----BEGIN CERTIFICATE-----"
+
+/* A file of PEM certificates (tls_cert's chain, tls_ca's CAs) into crt. 0,
+ * or -1 with err naming the key, the file and why. */
+static int parse_certs(mbedtls_x509_crt *crt, const char *key, const char *desc, const char *what,
+		       const char *path, char *err, size_t errlen)
+{
+	char why[256];
+	size_t n;
+	char *pem = read_file(key, desc, path, &n, err, errlen);
+	if (pem == NULL)
+		return -1;
+	int marked = strstr(pem, PEM_CERT) != NULL;
+	int rv = marked ? mbedtls_x509_crt_parse(crt, (unsigned char *)pem, n + 1) : 0;
+	free(pem);
+	if (marked && rv == 0)
+		return 0;
+	if (!marked)
+		snprintf(why, sizeof(why), "no '" PEM_CERT "' line");
+	else if (rv < 0)
+		tls_error(rv, why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%d of its certificates cannot be parsed", rv);
+	snprintf(err, errlen, "%s: %s file %s: not %s (%s)", key, desc, path, what, why);
+	return -1;
+}
+
 int auth_tls_check(const gpud_config *cfg, char *err, size_t errlen)
 {
-	mbedtls_x509_crt crt;
+	mbedtls_x509_crt crt, ca;
 	mbedtls_pk_context key;
-	char why[256];
+	char why[256], *pem = NULL;
+	size_t n;
 	int rv, ret = -1;
 
 	if (!cfg->tls_cert[0] || !cfg->tls_key[0]) {
@@ -264,20 +322,19 @@ int auth_tls_check(const gpud_config *cfg, char *err, size_t errlen)
 		return -1;
 	}
 	mbedtls_x509_crt_init(&crt);
+	mbedtls_x509_crt_init(&ca);
 	mbedtls_pk_init(&key);
-	if ((rv = mbedtls_x509_crt_parse_file(&crt, cfg->tls_cert)) != 0) {
-		tls_error(rv, why, sizeof(why));
-		if (rv > 0)
-			snprintf(why, sizeof(why), "%d of its certificates cannot be parsed", rv);
-		snprintf(err, errlen, "tls_cert %s: not a certificate chain in PEM: %s",
-			 cfg->tls_cert, why);
+	if (parse_certs(&crt, "tls_cert", "certificate", "a PEM certificate chain", cfg->tls_cert,
+			err, errlen) != 0)
 		goto out;
-	}
-	if ((rv = mbedtls_pk_parse_keyfile(&key, cfg->tls_key, NULL PK_RANDOM)) != 0) {
+	if ((pem = read_file("tls_key", "key", cfg->tls_key, &n, err, errlen)) == NULL)
+		goto out;
+	if ((rv = mbedtls_pk_parse_key(&key, (unsigned char *)pem, n + 1, NULL, 0 PK_RANDOM)) !=
+	    0) {
 		tls_error(rv, why, sizeof(why));
 		snprintf(err, errlen,
-			 "tls_key %s: not a private key in PEM without a password (as nng reads "
-			 "it): %s",
+			 "tls_key: key file %s: not a PEM private key without a password (as nng "
+			 "reads it): %s",
 			 cfg->tls_key, why);
 		goto out;
 	}
@@ -299,9 +356,19 @@ int auth_tls_check(const gpud_config *cfg, char *err, size_t errlen)
 			 cfg->tls_key, cfg->tls_cert, subject, why);
 		goto out;
 	}
+	/* The CAs client certificates are checked against (nng: "Cryptographic
+	 * error" or "Entry not found" at the listener, without the file). */
+	if (cfg->tls_ca[0] &&
+	    parse_certs(&ca, "tls_ca", "CA", "a PEM certificate", cfg->tls_ca, err, errlen) != 0)
+		goto out;
 	ret = 0;
 out:
+	if (pem) {
+		memset(pem, 0, n); /* the private key */
+		free(pem);
+	}
 	mbedtls_pk_free(&key);
+	mbedtls_x509_crt_free(&ca);
 	mbedtls_x509_crt_free(&crt);
 	return ret;
 }
@@ -342,8 +409,9 @@ int auth_tls_config(const gpud_config *cfg, const char *url, nng_tls_config **ou
 			 url);
 		return -1;
 	}
-	if ((cert = read_file("tls_cert", cfg->tls_cert, err, errlen)) == NULL ||
-	    (key = read_file("tls_key", cfg->tls_key, err, errlen)) == NULL)
+	size_t n;
+	if ((cert = read_file("tls_cert", "certificate", cfg->tls_cert, &n, err, errlen)) == NULL ||
+	    (key = read_file("tls_key", "key", cfg->tls_key, &n, err, errlen)) == NULL)
 		goto fail;
 	if ((rv = nng_tls_config_alloc(&tc, NNG_TLS_MODE_SERVER)) != 0 ||
 	    (rv = nng_tls_config_own_cert(tc, cert, key, NULL)) != 0) {

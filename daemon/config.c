@@ -10,6 +10,9 @@
  * loop's: no other thread reads a live option (the log's level and format
  * are copied into daemon/log.c's atomics).
  */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <ctype.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -51,7 +54,7 @@ void config_defaults(gpud_config *c)
 	c->shm_max_bytes = 64ull << 30;
 	c->lend_spare = 64ull << 20;
 	c->lend_unit = 32ull << 20;
-	c->lend_keep = 1ull << 30;
+	c->lend_keep = 64ull << 20;
 	c->lend_keep_s = 300;
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
@@ -197,6 +200,105 @@ static int check_port(const char *url, size_t scheme_len, char *err, size_t errl
 	return 0;
 }
 
+/* A host name: labels of letters, digits and '-' between dots. */
+static int is_host_name(const char *h)
+{
+	size_t n = strlen(h), label = 0;
+	if (n == 0 || n > 253)
+		return 0;
+	for (const char *p = h; *p; p++) {
+		if (*p == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+		} else if (isalnum((unsigned char)*p) || *p == '-') {
+			if (++label > 63)
+				return 0;
+		} else {
+			return 0;
+		}
+	}
+	return label > 0 || h[n - 1] == '.';
+}
+
+/* host (an address or a name, without brackets) is one this host can listen
+ * on: it resolves, and a socket binds to it (port 0, closed at once). */
+static int check_local(const char *key, const char *value, const char *host, char *err,
+		       size_t errlen)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res, *ai;
+	int rv = getaddrinfo(host, "0", &hints, &res), e = 0;
+	if (rv != 0) {
+		snprintf(err, errlen, "%s = '%s': the host '%s' does not resolve: %s", key, value,
+			 host, gai_strerror(rv));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			e = errno;
+			continue;
+		}
+		rv = bind(fd, ai->ai_addr, ai->ai_addrlen);
+		e = rv ? errno : 0;
+		close(fd);
+		if (rv == 0)
+			break;
+	}
+	freeaddrinfo(res);
+	if (ai == NULL) {
+		snprintf(err, errlen, "%s = '%s': gpud cannot listen on '%s' (%s)", key, value,
+			 host, strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+int config_check_hostport(const char *key, const char *value, char *err, size_t errlen)
+{
+	const char *colon = strrchr(value, ':');
+	char host[256], inner[256];
+	unsigned char addr[16];
+
+	if (colon == NULL || colon == value || colon[1] == '\0' ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 ||
+	    atol(colon + 1) > 65535 || (size_t)(colon - value) >= sizeof(host)) {
+		snprintf(err, errlen,
+			 "%s = '%s': expected HOST:PORT with a port from 0 to 65535, e.g. "
+			 "127.0.0.1:9400 or [::1]:9400",
+			 key, value);
+		return -1;
+	}
+	memcpy(host, value, (size_t)(colon - value));
+	host[colon - value] = '\0';
+	size_t hl = strlen(host);
+	if (host[0] == '[') {
+		snprintf(inner, sizeof(inner), "%.*s", hl > 2 ? (int)hl - 2 : 0, host + 1);
+		if (host[hl - 1] != ']' || inet_pton(AF_INET6, inner, addr) != 1) {
+			snprintf(err, errlen,
+				 "%s = '%s': '%s' is not an IPv6 address in brackets, e.g. [::1]",
+				 key, value, host);
+			return -1;
+		}
+		return check_local(key, value, inner, err, errlen);
+	}
+	if (strchr(host, ':')) {
+		snprintf(err, errlen,
+			 "%s = '%s': an IPv6 address goes in brackets, e.g. [::1]:9400", key,
+			 value);
+		return -1;
+	}
+	if (strspn(host, "0123456789.") == hl ? inet_pton(AF_INET, host, addr) != 1
+					      : !is_host_name(host)) {
+		snprintf(err, errlen,
+			 "%s = '%s': '%s' is not an IPv4 address or a host name, e.g. 127.0.0.1 or "
+			 "localhost",
+			 key, value, host);
+		return -1;
+	}
+	return check_local(key, value, host, err, errlen);
+}
+
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 {
 	static const char *const tcp_schemes[] = {"tcp://", "tcp4://", "tcp6://", "tls+tcp://"};
@@ -247,7 +349,8 @@ enum {
 	/* A reload (SIGHUP) applies a new value at once; without it the option
 	 * needs a restart and a reload leaves its running value as it is. */
 	OPT_LIVE = 1u << 4,
-	OPT_ALIAS = 1u << 5, /* another name of the row before: compared there */
+	OPT_ALIAS = 1u << 5,    /* another name of the row before: compared there */
+	STR_HOSTPORT = 1u << 6, /* HOST:PORT (config_check_hostport), or nothing */
 };
 
 typedef struct config_option {
@@ -391,7 +494,7 @@ static const config_option options[] = {
 	SIZE("shm_max_bytes", shm_max_bytes, 0, 0, "64GiB", NULL),
 	SIZE("lend_spare", lend_spare, 0, 0, "64MiB", " (0 for none)"),
 	SIZE("lend_unit", lend_unit, 1u << 20, 1ull << 30, "32MiB", NULL),
-	SIZE("lend_keep", lend_keep, 0, 0, "1GiB", " (0 for none)"),
+	SIZE("lend_keep", lend_keep, 0, 0, "64MiB", " (0 for none)"),
 	INT("lend_keep_s", lend_keep_s, 0, 86400),
 	{.name = "host_memory_limit",
 	 .type = OPT_SIZE,
@@ -401,7 +504,7 @@ static const config_option options[] = {
 	 .note = ", or auto",
 	 .flags = SIZE_AUTO},
 	STRING("admin_tenants", admin_tenants, "list of tenant names", OPT_LIVE),
-	STRING("metrics_listen", metrics_listen, "HOST:PORT", 0),
+	STRING("metrics_listen", metrics_listen, "HOST:PORT", STR_HOSTPORT),
 	{.name = "metrics_tenants",
 	 .type = OPT_INT,
 	 FIELD(metrics_tenants),
@@ -578,6 +681,9 @@ static int set_string(const config_option *o, char *field, const char *value, ch
 		ok = ok &&
 		     (value[0] == '/' || ((o->flags & STR_OFF) && strcmp(value, "off") == 0) ||
 		      ((o->flags & STR_EMPTY) && value[0] == '\0'));
+	if (ok && (o->flags & STR_HOSTPORT) && value[0] &&
+	    config_check_hostport(o->name, value, err, errlen) != 0)
+		return -1;
 	if (ok) {
 		snprintf(field, o->size, "%s", value);
 		return 0;
@@ -758,18 +864,43 @@ static int ini_result(int rv, struct ini_ctx *ctx, const char *name, char *err, 
 	return -1;
 }
 
-int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
+/*
+ * Every line of text (len bytes) fits libinih's line: it reads a line in
+ * pieces of CONFIG_LINE_MAX + 1 bytes (newline included) and takes the rest
+ * of a longer one as a line of its own, so a long comment's tail would be
+ * read as a key. A NUL would end the text there unread. 0, or -1 with err
+ * saying name:line.
+ */
+static int check_lines(const char *text, size_t len, const char *name, char *err, size_t errlen)
 {
-	char buf[512] = "";
-	/* Stop at the first error, so the line inih reports is the line that failed. */
-	ini_stop_on_first_error = true;
-	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
-	return ini_result(ini_parse(path, on_ini_pair, &ctx), &ctx, path, err, errlen);
+	const char *p = text, *end = text + len;
+	for (int line = 1; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+		if (memchr(p, '\0', n) != NULL) {
+			snprintf(err, errlen, "%s:%d: a NUL byte (the file is not text)", name,
+				 line);
+			return -1;
+		}
+		if (n > CONFIG_LINE_MAX) {
+			snprintf(err, errlen,
+				 "%s:%d: the line is %zu bytes long; a line of the config file has "
+				 "at most %d",
+				 name, line, n, CONFIG_LINE_MAX);
+			return -1;
+		}
+		p += n + 1;
+	}
+	return 0;
 }
 
-int config_load_string(gpud_config *c, const char *text, const char *name, char *err, size_t errlen)
+static int load_text(gpud_config *c, const char *text, size_t len, const char *name, char *err,
+		     size_t errlen)
 {
 	char buf[512] = "";
+	if (check_lines(text, len, name, err, errlen) != 0)
+		return -1;
+	/* Stop at the first error, so the line inih reports is the line that failed. */
 	ini_stop_on_first_error = true;
 	struct ini_ctx ctx = {c, buf, sizeof(buf), 0};
 	return ini_result(ini_parse_string(text, on_ini_pair, &ctx), &ctx, name, err, errlen);
@@ -872,4 +1003,39 @@ void config_apply_live(gpud_config *cur, const gpud_config *next)
 	cur->quota = next->quota;
 	memcpy(cur->tenants, next->tenants, sizeof(cur->tenants));
 	cur->ntenants = next->ntenants;
+}
+
+int config_load_file(gpud_config *c, const char *path, char *err, size_t errlen)
+{
+	/* Read whole, then checked and parsed: the lines checked are the lines parsed. */
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	char *text = malloc(CONFIG_FILE_MAX + 1);
+	size_t n = text ? fread(text, 1, CONFIG_FILE_MAX + 1, f) : 0;
+	int bad = text == NULL || ferror(f), e = errno;
+	fclose(f);
+	if (bad) {
+		snprintf(err, errlen, "%s: cannot read: %s", path,
+			 text ? strerror(e) : "out of memory");
+		free(text);
+		return -1;
+	}
+	if (n > CONFIG_FILE_MAX) {
+		snprintf(err, errlen, "%s: larger than %d bytes; a config file has at most that",
+			 path, CONFIG_FILE_MAX);
+		free(text);
+		return -1;
+	}
+	text[n] = '\0';
+	int rv = load_text(c, text, n, path, err, errlen);
+	free(text);
+	return rv;
+}
+
+int config_load_string(gpud_config *c, const char *text, const char *name, char *err, size_t errlen)
+{
+	return load_text(c, text, strlen(text), name, err, errlen);
 }

@@ -11,6 +11,10 @@
 #include <stdint.h>
 
 #define GPUD_MAX_LISTEN 16
+/* The longest line of the config file, newline not counted (libinih's
+ * INI_MAX_LINE, 200 with its NUL, less the newline), and the largest file. */
+#define CONFIG_LINE_MAX 198
+#define CONFIG_FILE_MAX (1 << 20)
 #define GPUD_DEFAULT_URL "ipc:///run/gpud/gpud.sock"
 
 #define GPUD_MAX_TENANT_RULES 64
@@ -165,6 +169,10 @@ void config_changes(const gpud_config *cur, const gpud_config *next,
 		    void (*fn)(void *arg, const char *name, int live), void *arg);
 /* Copies next's live options and its [quota] and [tenant NAME] sections into cur. */
 void config_apply_live(gpud_config *cur, const gpud_config *next);
+/* value of key is HOST:PORT: an IPv4 address, a host name or an IPv6 address
+ * in brackets, and a port from 0 to 65535 (metrics_listen). 0 or -1 + err
+ * ("key = 'value': ..."). */
+int config_check_hostport(const char *key, const char *value, char *err, size_t errlen);
 
 /* Appends a listen URL (after checking its scheme). 0 or -1 + err. */
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen);

@@ -80,6 +80,12 @@ void hostmem_release(hostmem *h, hostmem_use use, uint64_t bytes)
 		return;
 	atomic_fetch_sub_explicit(&h->by_use[use], bytes, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&h->used, bytes, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->released, bytes, memory_order_relaxed);
+}
+
+uint64_t hostmem_released(hostmem *h)
+{
+	return h ? atomic_load_explicit(&h->released, memory_order_relaxed) : 0;
 }
 
 hostmem_stats hostmem_get(const hostmem *h)

@@ -49,7 +49,8 @@ typedef struct hostmem {
 	_Atomic uint64_t used;
 	_Atomic uint64_t high_water;
 	_Atomic uint64_t by_use[HOSTMEM_USES];
-	_Atomic uint64_t refused; /* reservations refused */
+	_Atomic uint64_t refused;  /* reservations refused */
+	_Atomic uint64_t released; /* bytes given back, ever (daemon/memtrim.h watches it) */
 } hostmem;
 
 typedef struct hostmem_stats {
@@ -70,6 +71,8 @@ int hostmem_reserve(hostmem *h, hostmem_use use, uint64_t bytes, char *err, size
 int hostmem_fits(hostmem *h, uint64_t bytes, char *err, size_t errlen);
 /* Gives back what a reserve of the same use took. h NULL: nothing. Any thread. */
 void hostmem_release(hostmem *h, hostmem_use use, uint64_t bytes);
+/* Bytes released since hostmem_init (h NULL: 0). Any thread. */
+uint64_t hostmem_released(hostmem *h);
 /* A snapshot (each counter read atomically; not all at one instant). */
 hostmem_stats hostmem_get(const hostmem *h);
 /* The label of a use in metrics: "buffers", "lent", "pinned", "staging", "messages",

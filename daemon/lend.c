@@ -308,6 +308,10 @@ void lend_give_back(lend_pool *lp, lend_mem *lm)
 {
 	ON_LOOP("lend_give_back");
 	lp->st.lent_bytes -= lm->size;
+	if (lp->stopping || lp->keep_ns == 0 || kept_by(lp, lm->tenant) + lm->size > lp->keep) {
+		free_later(lp, lm); /* never lent again: nothing to zero */
+		return;
+	}
 	lp->pending++;
 	lm->work.data = lm;
 	uv_queue_work(lp->loop, &lm->work, wipe_work, wiped_after);

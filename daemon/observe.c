@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/config.h"
 #include "daemon/log.h"
 #include "daemon/observe.h"
 
@@ -137,31 +138,15 @@ static void on_wake(uv_async_t *h)
 	free(page);
 }
 
-/* "HOST:PORT" -> "http://HOST:PORT"; host and port checked. 0 or -1 + err. */
+/* "HOST:PORT" -> "http://HOST:PORT"; host and port checked (as the config
+ * was when it was read). 0 or -1 + err. */
 static int listen_url(const char *listen, char *url, size_t len, int *loopback, char *err,
 		      size_t errlen)
 {
-	const char *colon = strrchr(listen, ':');
-	char host[100];
-	if (colon == NULL || colon == listen || colon[1] == '\0' ||
-	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 ||
-	    atoi(colon + 1) > 65535 || (size_t)(colon - listen) >= sizeof(host)) {
-		snprintf(err, errlen,
-			 "metrics_listen = '%s': expected HOST:PORT, e.g. 127.0.0.1:9400 or "
-			 "[::1]:9400",
-			 listen);
+	if (config_check_hostport("metrics_listen", listen, err, errlen) != 0)
 		return -1;
-	}
-	memcpy(host, listen, (size_t)(colon - listen));
-	host[colon - listen] = '\0';
-	if (host[0] != '[' && strchr(host, ':')) {
-		snprintf(err, errlen,
-			 "metrics_listen = '%s': an IPv6 address goes in brackets, e.g. [::1]:9400",
-			 listen);
-		return -1;
-	}
-	*loopback = !strncmp(host, "127.", 4) || !strcmp(host, "localhost") ||
-		    !strcmp(host, "[::1]");
+	*loopback = !strncmp(listen, "127.", 4) || !strncmp(listen, "localhost:", 10) ||
+		    !strncmp(listen, "[::1]:", 6);
 	snprintf(url, len, "http://%s", listen);
 	return 0;
 }

@@ -400,11 +400,27 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	gpud_session *s;
 	int seals;
 
-	if (n != (ssize_t)sizeof(msg) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
-	    memcmp(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic)) != 0) {
+	if (n != (ssize_t)sizeof(msg) || (mh.msg_flags & MSG_TRUNC)) {
 		conn_reply(c, ST_PROTOCOL, 0, 0,
-			   "expected one %zu-byte registration message, got %zd bytes", sizeof(msg),
-			   n);
+			   "expected one %zu-byte registration message, got %s%zd bytes",
+			   sizeof(msg), (mh.msg_flags & MSG_TRUNC) ? "more than " : "", n);
+		goto out;
+	}
+	if (mh.msg_flags & MSG_CTRUNC) {
+		conn_reply(c, ST_PROTOCOL, 0, 0,
+			   "a registration message carries at most 2 file descriptors, got more");
+		goto out;
+	}
+	if (memcmp(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic)) != 0) {
+		char got[2 * sizeof(msg.magic) + 1], want[2 * sizeof(msg.magic) + 1];
+		for (size_t i = 0; i < sizeof(msg.magic); i++) {
+			snprintf(got + 2 * i, 3, "%02x", (unsigned char)msg.magic[i]);
+			snprintf(want + 2 * i, 3, "%02x", (unsigned char)GPUD_SHM_MAGIC[i]);
+		}
+		conn_reply(
+			c, ST_PROTOCOL, 0, 0,
+			"bad magic 0x%s, expected 0x%s (\"%s\"): not a gpud registration message",
+			got, want, GPUD_SHM_MAGIC);
 		goto out;
 	}
 	if (fd < 0 && !lend) {

@@ -141,7 +141,7 @@ static custom_entry *parse(const Gpud__RegisterRequest *q, dstatus *st, char *er
 					    sizeof(perr));
 	}
 	if (rv != 0) {
-		snprintf(err, errlen, "register %s: %s: %s", name, what, perr);
+		snprintf(err, errlen, "register %s: %s: %s", LOG_CLIP(name), what, perr);
 		free(e);
 		return NULL;
 	}
@@ -232,7 +232,7 @@ custom_entry *registry_prepare(registry *g, gpud_tenant *tn, const Gpud__Registe
 		snprintf(err, errlen,
 			 "register %s: shared kernels are for administrators; tenant %s is not in "
 			 "admin_tenants",
-			 name, tn->name);
+			 LOG_CLIP(name), tn->name);
 		return NULL;
 	}
 	home h = home_of(g, tn, q->shared);

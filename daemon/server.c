@@ -58,6 +58,7 @@ struct server_ctx {
 	nng_msg *msg; /* received, not yet taken by the loop */
 	gpud_request req;
 	/* server_inject: a request that came from a test, not from nng */
+	int counted; /* its reply is counted in gpud_server.sending */
 	int injected;
 	uint32_t inject_pipe;
 	int64_t inject_uid;
@@ -291,6 +292,10 @@ static void ctx_cb(void *arg)
 		break;
 	case CTX_SEND:
 		atomic_store(&c->srv->last_reply_ns, now_ns());
+		if (c->counted) {
+			atomic_fetch_sub(&c->srv->sending, 1);
+			c->counted = 0;
+		}
 		if (rv != 0) {
 			/* The client went away before its reply; drop it. */
 			nng_msg_free(nng_aio_get_msg(c->aio));
@@ -321,6 +326,8 @@ static void ctx_send(gpud_request *r, nng_msg *m)
 	/* Unmarked (no memory), a cut call's client reports a transport error. */
 	if (m && c->srv->drain.on)
 		wire_mark_draining(m);
+	if (m)
+		memtrim_note(&c->srv->trim, nng_msg_len(m));
 	if (c->injected) {
 		c->inject_cb(c->inject_arg, m);
 		pthread_mutex_destroy(&c->mtx);
@@ -330,8 +337,11 @@ static void ctx_send(gpud_request *r, nng_msg *m)
 	pthread_mutex_lock(&c->mtx);
 	c->state = CTX_SEND;
 	nng_aio_set_msg(c->aio, m);
-	if (m)
+	if (m) {
+		c->counted = 1;
+		atomic_fetch_add(&c->srv->sending, 1);
 		nng_ctx_send(c->ctx, c->aio);
+	}
 	pthread_mutex_unlock(&c->mtx);
 	if (m == NULL)
 		ctx_cb(c); /* no reply could be built: re-arm or stop, as after a send */
@@ -356,6 +366,7 @@ static void handle_request(server_ctx *c)
 	request_begin(r, &s->core, ctx_send, c, c->msg,
 		      c->injected ? c->inject_pipe : (uint32_t)nng_pipe_id(p));
 	c->msg = NULL;
+	memtrim_note(&s->trim, nng_msg_len(r->msg));
 	s->stats.requests++;
 	s->stats.in_flight++;
 	s->last_request_ns = r->t0_ns;
@@ -551,6 +562,7 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->stop_timer);
 	reload_close(s);
+	memtrim_stop(&s->trim);
 	guard_fini(&s->guard);
 	log_info("stopped after %llu requests", (unsigned long long)s->stats.requests);
 	free(s->fatal);
@@ -897,6 +909,7 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	registry_load(&s->registry);
 	/* From here on the loop owns the state (start-up itself may wait). */
 	loop_thread_set();
+	memtrim_start(&s->trim, loop, &s->hostmem, &s->sending);
 
 	s->nctx = cfg->contexts;
 	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));

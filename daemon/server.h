@@ -25,6 +25,7 @@
 #include "daemon/drain.h"
 #include "daemon/hello_guard.h"
 #include "daemon/health.h"
+#include "daemon/memtrim.h"
 #include "daemon/observe.h"
 #include "daemon/reload.h"
 #include "daemon/request.h"
@@ -79,6 +80,8 @@ struct gpud_server {
 	uint64_t last_request_ns;
 	int contexts_stopping;
 	_Atomic uint64_t last_reply_ns; /* when nng last took a reply (nng threads) */
+	atomic_int sending;             /* replies handed to nng and not yet sent */
+	memtrim trim;                   /* freed heap given back once quiet (the loop's) */
 	atomic_int refusing; /* contexts stopped: new connections are closed (nng threads) */
 	int stopped_ctxs;
 	int exit_code;

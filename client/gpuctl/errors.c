@@ -98,10 +98,28 @@ static int unreachable(gpud_status st)
 	return st == GPUD_ECONNECT || st == GPUD_EUNAVAILABLE;
 }
 
+/*
+ * msg without the prefix "VERB: " it shares with the end of what: gpud's
+ * messages name their verb, so "download" and "download: unknown handle ..."
+ * say "download: unknown handle ...", not "download: download: ...".
+ */
+static const char *without_repeat(const char *what, const char *msg)
+{
+	const char *tail = what, *p;
+	while ((p = strstr(tail, ": ")) != NULL)
+		tail = p + 2;
+	size_t n = strlen(tail);
+	if (n > 0 && strncmp(msg, tail, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+		return msg + n + 2;
+	return msg;
+}
+
 void die_status(gpud_status st, const char *url, const char *what, const char *msg)
 {
 	if (msg == NULL || msg[0] == '\0')
 		msg = gpud_strerror(st);
+	else if (what)
+		msg = without_repeat(what, msg);
 	progress_break_line();
 	if (what)
 		fprintf(stderr, "gpuctl: error: %s: %s\n", what, msg);

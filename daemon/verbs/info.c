@@ -115,15 +115,15 @@ static void fail_hello(gpud_request *r, guard_failure f, const char *msg)
 /*
  * Who this connection is (daemon/auth.h): fixed by its first hello. 0, or
  * -1 after replying. A peer that backs off after failed hellos is refused
- * before its token is looked at.
+ * before its token is looked at. A later hello on the connection is checked
+ * as the first was (a bad token is a failed hello, counted and throttled
+ * alike) and changes nothing: its token must be of the connection's tenant.
  */
 static int assign_tenant_or_fail(gpud_request *r)
 {
 	gpud_session *sess = r->session;
 	char name[GPUD_TENANT_NAME], err[512], key[GUARD_KEY_LEN];
 
-	if (sess->tenant)
-		return 0;
 	guard_key(sess->peer, key, sizeof(key));
 	uint32_t wait = guard_check(r->core->guard, key, r->t0_ns);
 	if (wait) {
@@ -149,6 +149,16 @@ static int assign_tenant_or_fail(gpud_request *r)
 	}
 	if (st != ST_OK) {
 		request_fail(r, st, "%s", err);
+		return -1;
+	}
+	if (sess->tenant) {
+		if (strcmp(sess->tenant->name, name) == 0)
+			return 0;
+		request_fail(r, ST_UNAUTHENTICATED,
+			     "hello: this connection is tenant %s since its first hello; a hello "
+			     "cannot change its tenant (open another connection with the other "
+			     "token)",
+			     sess->tenant->name);
 		return -1;
 	}
 	tenant_quota q = config_quota(r->core->cfg, name);

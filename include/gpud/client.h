@@ -326,7 +326,8 @@ GPUD_API gpud_status gpud_upload(gpud_client *c, gpud_handle h, uint64_t offset,
 				 size_t len);
 /* Reads a whole buffer into a new gpud_array (free with gpud_array_free). */
 GPUD_API gpud_status gpud_download(gpud_client *c, gpud_handle h, gpud_array *out);
-/* Reads len bytes at byte offset into dst. */
+/* Reads len bytes at byte offset into dst. With len 0 gpud still checks the
+ * handle and the offset (an offset past the end is refused). */
 GPUD_API gpud_status gpud_download_range(gpud_client *c, gpud_handle h, uint64_t offset, void *dst,
 					 size_t len);
 /*
@@ -467,7 +468,8 @@ GPUD_API gpud_arg gpud_arg_array(const char *name, const gpud_array *a);
 GPUD_API gpud_arg gpud_arg_f64(const char *name, double v);
 GPUD_API gpud_arg gpud_arg_i64(const char *name, int64_t v);
 GPUD_API gpud_arg gpud_arg_bool(const char *name, int v);
-/* A text scalar. */
+/* A text scalar: a dtype's name, or one of a word argument's words (numbers
+ * and booleans go as themselves: gpud_arg_i64, gpud_arg_f64, gpud_arg_bool). */
 GPUD_API gpud_arg gpud_arg_text(const char *name, const char *text);
 /* A dtype by name, e.g. gpud_arg_dtype("dtype", GPUD_F32) for uniform and normal. */
 GPUD_API gpud_arg gpud_arg_dtype(const char *name, gpud_dtype t);

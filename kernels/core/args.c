@@ -287,9 +287,13 @@ int kernel_bind_text(const kernel_def *k, const kernel_param *p, const char *tex
 		return 0;
 	}
 	if (p->stype != KSCALAR_DTYPE) {
-		snprintf(err, errlen, "%s: argument '%s' must be %s%s; cannot parse '%.64s'",
-			 k->name, p->name, kernel_scalar_type_name(p->stype),
-			 p->stype == KSCALAR_BOOL ? " (true, false, 1 or 0)" : "", text);
+		/* Numbers and booleans travel as themselves: text is not parsed. */
+		snprintf(err, errlen,
+			 "%s: argument '%s' must be %s %s, got the text '%.64s': gpud reads text "
+			 "only for dtype and word arguments; send the %s itself",
+			 k->name, p->name, p->stype == KSCALAR_I64 ? "an" : "a",
+			 kernel_scalar_type_name(p->stype), text,
+			 p->stype == KSCALAR_BOOL ? "boolean" : "number");
 		return -1;
 	}
 	gpud_dtype dt = kernel_dtype_parse(text);

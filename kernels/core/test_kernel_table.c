@@ -777,8 +777,9 @@ START_TEST(test_bind_dtype)
 	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_PRECENTER], "maybe", &v, err,
 					  sizeof(err)),
 			 -1);
-	ck_assert_str_eq(err, "lombscargle: argument 'precenter' must be bool (true, false, 1 or "
-			      "0); cannot parse 'maybe'");
+	ck_assert_str_eq(err, "lombscargle: argument 'precenter' must be a bool, got the text "
+			      "'maybe': gpud reads text only for dtype and word arguments; send "
+			      "the boolean itself");
 	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_NORMALIZE], "maybe", &v, err,
 					  sizeof(err)),
 			 -1);
@@ -786,9 +787,13 @@ START_TEST(test_bind_dtype)
 			      "power|normalize|amplitude or bool (default power), got 'maybe'");
 	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[LS_NF], "many", &v, err, sizeof(err)),
 			 -1);
-	ck_assert_str_eq(err, "lombscargle: argument 'nf' must be int64; cannot parse 'many'");
+	ck_assert_str_eq(err, "lombscargle: argument 'nf' must be an int64, got the text 'many': "
+			      "gpud reads text only for dtype and word arguments; send the number "
+			      "itself");
 	ck_assert_int_eq(kernel_bind_text(k, &dparams[0], "many", &v, err, sizeof(err)), -1);
-	ck_assert_str_eq(err, "dk: argument 'n' must be int64; cannot parse 'many'");
+	ck_assert_int_eq(kernel_bind_text(k, &dparams[0], "10", &v, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "dk: argument 'n' must be an int64, got the text '10': gpud reads "
+			      "text only for dtype and word arguments; send the number itself");
 	ck_assert_int_eq(kernel_bind_text(ls(), &ls()->params[0], "x.np", &v, err, sizeof(err)),
 			 -1);
 	ck_assert_str_eq(err, "lombscargle: argument 'x' must be float32|float64 1-d array, got "

@@ -336,7 +336,7 @@ static const struct {
 	{"lombscargle", "x=1,2 y=1,2 freqs=2x1:1,2", GPUD_F32, -1,
 	 "lombscargle: argument 'freqs' must be 1-d, got 2-d with shape (2, 1)"},
 	{"lombscargle", "x=1,2 y=1,2 freqs=1 precenter=maybe", GPUD_F64, -1,
-	 "argument 'precenter' must be bool"},
+	 "argument 'precenter' must be a bool, got the text 'maybe'"},
 	{"lombscargle", "x=1,2 freqs=1", GPUD_F64, -1, "lombscargle: missing argument 'y'"},
 	{"lombscargle", "x=1,2 y=1,2 freqs=1 normalize=sometimes", GPUD_F64, -1,
 	 "lombscargle: argument 'normalize' must be one of power|normalize|amplitude or bool "
@@ -345,11 +345,11 @@ static const struct {
 	 "argument 'normalize' must be one of power|normalize|amplitude or bool (default power), "
 	 "got 2"},
 	{"lombscargle", "x=1,2 y=1,2 f0=1 df=1 nf=many", GPUD_F64, -1,
-	 "argument 'nf' must be int64; cannot parse 'many'"},
+	 "argument 'nf' must be an int64, got the text 'many'"},
 	{"lombscargle", "x=1,2 y=1,2 f0=1 df=1 nf=2 weights=2x1:1,2", GPUD_F64, -1,
 	 "argument 'weights' must be 1-d"},
 	{"histogram", "x=1 range_min=0 range_max=1 bins=1,2", GPUD_F64, -1,
-	 "argument 'bins' must be int64; cannot parse '1,2'"},
+	 "argument 'bins' must be an int64, got the text '1,2'"},
 	/* the check's: that dtype is skipped for that sample */
 	{"matmul", "a=rand:4x3 b=rand:3x2 tf32=true", GPUD_F64, 1,
 	 "matmul: tf32 applies to float32 only"},

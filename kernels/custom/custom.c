@@ -10,6 +10,29 @@
 
 #include "kernels/custom/custom.h"
 
+/*
+ * A client's text echoed in a message: itself when it has at most
+ * CLIP_BYTES bytes, else its first ones (cut on a UTF-8 boundary) and
+ * "...(N bytes)", its whole length, so the reason after it is never cut
+ * off by the message's size. CLIP(s, n) gives it a buffer that lives to
+ * the end of the enclosing block.
+ */
+#define CLIP_BYTES 64
+#define CLIP_SIZE (CLIP_BYTES + 32)
+static const char *clip(char *buf, const char *s, size_t n)
+{
+	size_t k = CLIP_BYTES;
+	if (n <= CLIP_BYTES) {
+		snprintf(buf, CLIP_SIZE, "%.*s", (int)n, s);
+		return buf;
+	}
+	while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	snprintf(buf, CLIP_SIZE, "%.*s...(%zu bytes)", (int)k, s, n);
+	return buf;
+}
+#define CLIP(s, n) clip((char[CLIP_SIZE]){0}, (s), (n))
+
 gpud_dtype custom_dtype_parse(const char *s, size_t len)
 {
 	static const struct {
@@ -124,9 +147,9 @@ static const char *inplace_suffix(parse_ctx *c, int idx, const char *item, size_
 		return p;
 	if (role != KPARAM_OUT) {
 		snprintf(c->err, c->errlen,
-			 "item %d '%.*s': inplace(...) is for outputs: the inputs an output may "
+			 "item %d '%s': inplace(...) is for outputs: the inputs an output may "
 			 "be written in place of",
-			 idx + 1, (int)itemlen, item);
+			 idx + 1, CLIP(item, itemlen));
 		return NULL;
 	}
 	s = skip_space(s + 7, end);
@@ -148,9 +171,9 @@ static const char *inplace_suffix(parse_ctx *c, int idx, const char *item, size_
 	}
 bad:
 	snprintf(c->err, c->errlen,
-		 "item %d '%.*s': expected inplace(INPUT) or inplace(INPUT|INPUT...) after the "
+		 "item %d '%s': expected inplace(INPUT) or inplace(INPUT|INPUT...) after the "
 		 "output, naming inputs",
-		 idx + 1, (int)itemlen, item);
+		 idx + 1, CLIP(item, itemlen));
 	return NULL;
 }
 
@@ -159,9 +182,9 @@ static int add_param(parse_ctx *c, int idx, const char *item, size_t itemlen, co
 {
 	if (!identifier(name, nlen)) {
 		snprintf(c->err, c->errlen,
-			 "item %d '%.*s': '%.*s' is not a parameter name (a letter, then letters, "
+			 "item %d '%s': '%s' is not a parameter name (a letter, then letters, "
 			 "digits or _, at most %d)",
-			 idx + 1, (int)itemlen, item, (int)nlen, name, CUSTOM_NAME_MAX - 1);
+			 idx + 1, CLIP(item, itemlen), CLIP(name, nlen), CUSTOM_NAME_MAX - 1);
 		return -1;
 	}
 	for (int i = 0; i < *c->n; i++) {
@@ -197,8 +220,8 @@ static int raw_item(void *ctx, int idx, const char *s, const char *end)
 	}
 	if (p >= end || *p != ':') {
 		snprintf(c->err, c->errlen,
-			 "item %d '%.*s': expected NAME:in TYPE[], NAME:out TYPE[] or NAME:TYPE",
-			 idx + 1, (int)itemlen, s);
+			 "item %d '%s': expected NAME:in TYPE[], NAME:out TYPE[] or NAME:TYPE",
+			 idx + 1, CLIP(s, itemlen));
 		return -1;
 	}
 	const char *t = word(p + 1, end, &tlen);
@@ -208,11 +231,10 @@ static int raw_item(void *ctx, int idx, const char *s, const char *end)
 	}
 	gpud_dtype dt = custom_dtype_parse(t, tlen);
 	if (dt == GPUD_DTYPE_INVALID) {
-		snprintf(
-			c->err, c->errlen,
-			"item %d '%.*s': unknown type '%.*s' (f32, f64, i32, i64 or float32, float64, "
-			"int32, int64)",
-			idx + 1, (int)itemlen, s, (int)tlen, t);
+		snprintf(c->err, c->errlen,
+			 "item %d '%s': unknown type '%s' (f32, f64, i32, i64 or float32, float64, "
+			 "int32, int64)",
+			 idx + 1, CLIP(s, itemlen), CLIP(t, tlen));
 		return -1;
 	}
 	p = skip_space(t + tlen, end);
@@ -224,21 +246,20 @@ static int raw_item(void *ctx, int idx, const char *s, const char *end)
 	    NULL)
 		return -1;
 	if (p != end && trimmed_len(p, end) != 0) {
-		snprintf(c->err, c->errlen, "item %d '%.*s': unexpected '%.*s'", idx + 1,
-			 (int)itemlen, s, (int)trimmed_len(p, end), p);
+		snprintf(c->err, c->errlen, "item %d '%s': unexpected '%s'", idx + 1,
+			 CLIP(s, itemlen), CLIP(p, trimmed_len(p, end)));
 		return -1;
 	}
 	if (array && role == KPARAM_SCALAR) {
 		snprintf(c->err, c->errlen,
-			 "item %d '%.*s': an array is 'in' or 'out' (NAME:in %.*s[])", idx + 1,
-			 (int)itemlen, s, (int)tlen, t);
+			 "item %d '%s': an array is 'in' or 'out' (NAME:in %s[])", idx + 1,
+			 CLIP(s, itemlen), CLIP(t, tlen));
 		return -1;
 	}
 	if (!array && role != KPARAM_SCALAR) {
-		snprintf(
-			c->err, c->errlen,
-			"item %d '%.*s': in and out are for arrays (add []); scalars are NAME:TYPE",
-			idx + 1, (int)itemlen, s);
+		snprintf(c->err, c->errlen,
+			 "item %d '%s': in and out are for arrays (add []); scalars are NAME:TYPE",
+			 idx + 1, CLIP(s, itemlen));
 		return -1;
 	}
 	if (add_param(c, idx, s, itemlen, name, nlen, role, dt) != 0)
@@ -262,9 +283,9 @@ static int ew_item(void *ctx, int idx, const char *s, const char *end)
 	}
 	if (dt == GPUD_DTYPE_INVALID) {
 		snprintf(c->err, c->errlen,
-			 "item %d '%.*s': expected TYPE NAME with TYPE one of float32, float64, "
+			 "item %d '%s': expected TYPE NAME with TYPE one of float32, float64, "
 			 "int32, int64",
-			 idx + 1, (int)itemlen, s);
+			 idx + 1, CLIP(s, itemlen));
 		return -1;
 	}
 	char inplace[sizeof(c->out->inplace)];
@@ -273,8 +294,8 @@ static int ew_item(void *ctx, int idx, const char *s, const char *end)
 	if (rest == NULL)
 		return -1;
 	if (trimmed_len(rest, end) != 0) {
-		snprintf(c->err, c->errlen, "item %d '%.*s': expected TYPE NAME%s", idx + 1,
-			 (int)itemlen, s, c->role == KPARAM_OUT ? " [inplace(INPUT)]" : "");
+		snprintf(c->err, c->errlen, "item %d '%s': expected TYPE NAME%s", idx + 1,
+			 CLIP(s, itemlen), c->role == KPARAM_OUT ? " [inplace(INPUT)]" : "");
 		return -1;
 	}
 	if (add_param(c, idx, s, itemlen, name, nlen, c->role, dt) != 0)
@@ -521,7 +542,7 @@ int custom_build(custom_kernel *k, const char *name, custom_kind kind, const cha
 		snprintf(
 			err, errlen,
 			"kernel name '%s': a letter, then letters, digits or _, at most %d characters",
-			name, CUSTOM_NAME_MAX - 1);
+			CLIP(name, strlen(name)), CUSTOM_NAME_MAX - 1);
 		return -1;
 	}
 	snprintf(k->name, sizeof(k->name), "%s", name);
@@ -554,7 +575,7 @@ int custom_build(custom_kernel *k, const char *name, custom_kind kind, const cha
 	if (kind == CUSTOM_RAW) {
 		if (entry == NULL || !identifier(entry, strlen(entry))) {
 			snprintf(err, errlen, "%s: entry '%s' is not a function name", name,
-				 entry ? entry : "");
+				 entry ? CLIP(entry, strlen(entry)) : "");
 			return -1;
 		}
 		if (!has_word(source, entry)) {

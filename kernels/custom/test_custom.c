@@ -1,6 +1,7 @@
 /* kernels/custom/test_custom.c — custom kernels: signatures, elementwise parameters,
  * generated code and the binding of runs (kernels/custom/custom.c). */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernels/custom/custom.h"
@@ -343,6 +344,54 @@ START_TEST(test_inplace)
 }
 END_TEST
 
+/* A 300-character name is echoed clipped, with its length, and the reason
+ * after it is whole in a message of the daemon's size (512 bytes). */
+START_TEST(test_long_names_clipped)
+{
+	custom_param p[KERNEL_MAX_PARAMS];
+	custom_kernel k;
+	char name[301], text[400], err[512];
+	const char *reason = "' is not a parameter name (a letter, then letters, digits or _, at "
+			     "most 63)";
+	int n = 0;
+
+	memset(name, 'a', 300);
+	name[300] = '\0';
+	snprintf(text, sizeof(text), "%s:in f32[]", name);
+	ck_assert_int_eq(custom_parse_signature(text, p, KERNEL_MAX_PARAMS, &n, err, sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err,
+			     "item 1 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+			     "aaaaaa...(309 bytes)': 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+			     "aaaaaaaaaaaaaaaaaaaaaaaa...(300 bytes)") == err,
+		      "'%s' does not echo the item and the name clipped", err);
+	ck_assert_msg(strlen(err) > strlen(reason) &&
+			      strcmp(err + strlen(err) - strlen(reason), reason) == 0,
+		      "'%s' does not end with the whole reason", err);
+
+	snprintf(text, sizeof(text), "float32 %s", name);
+	ck_assert_int_eq(custom_parse_ew_params(text, KPARAM_IN, p, KERNEL_MAX_PARAMS, &n, err,
+						sizeof(err)),
+			 -1);
+	assert_has(err, "...(308 bytes)': '");
+	assert_has(err, "...(300 bytes)");
+	ck_assert_msg(strcmp(err + strlen(err) - strlen(reason), reason) == 0,
+		      "'%s' does not end with the whole reason", err);
+
+	snprintf(text, sizeof(text), "x:in %s[]", name);
+	ck_assert_int_eq(custom_parse_signature(text, p, KERNEL_MAX_PARAMS, &n, err, sizeof(err)),
+			 -1);
+	assert_has(err, "unknown type 'aaaa");
+	assert_has(err, "...(300 bytes)' (f32, f64, i32, i64 or float32, float64, int32, int64)");
+
+	memset(&k, 0, sizeof(k));
+	ck_assert_int_eq(custom_build(&k, name, CUSTOM_RAW, "r", "r", err, sizeof(err)), -1);
+	assert_has(err, "...(300 bytes)': a letter, then letters, digits or _, at most 63 "
+			"characters");
+	custom_free(&k);
+}
+END_TEST
+
 Suite *custom_suite(void)
 {
 	Suite *s = suite_create("custom");
@@ -353,6 +402,9 @@ Suite *custom_suite(void)
 	tcase_add_test(tc, test_elementwise_binding);
 	tcase_add_test(tc, test_raw_kernels);
 	tcase_add_test(tc, test_inplace);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("custom_messages");
+	tcase_add_test(tc, test_long_names_clipped);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -35,6 +35,7 @@ from ._lib import (ARG_ARRAY, ARG_BOOL, ARG_BUFFER, ARG_F64, ARG_I64, ARG_TEXT, 
 ONE_TRIP_MAX = 1 << 20
 MAX_OUTPUTS = 16  # KERNEL_MAX_PARAMS: no kernel has more outputs
 STAGE_MIN = 1 << 20  # arrays this big go through staging host memory (see _staging)
+_MAX_DIM = (1 << 62) - 1  # elements in one dimension of alloc's and empty's shapes
 
 _byref = ctypes.byref
 _NAMES = {}
@@ -597,9 +598,13 @@ class Client:
         except TypeError:
             raise ArgumentTypeError("%s: shape must be an int or a tuple of ints, got %s"
                                     % (what, describe(shape)))
-        if len(shape) > _dtypes.MAX_DIMS or any(n < 0 or n >= 1 << 62 for n in shape):
-            raise InvalidArgument("%s: shape %s: gpud takes up to %d dimensions of 0 to 2**62 "
-                                  "elements" % (what, shape, _dtypes.MAX_DIMS))
+        if len(shape) > _dtypes.MAX_DIMS:
+            raise InvalidArgument("%s: shape %s has %d dimensions; gpud takes at most %d"
+                                  % (what, shape, len(shape), _dtypes.MAX_DIMS))
+        for i, n in enumerate(shape):
+            if n < 0 or n > _MAX_DIM:
+                raise InvalidArgument("%s: shape %s: dimension %d is %d; gpud takes 0 to 2**62 "
+                                      "- 1 elements per dimension" % (what, shape, i, n))
         return shape
 
     def _download(self, buf):
@@ -741,6 +746,9 @@ class Client:
             n *= d
         if n == 0:
             return np.empty(shape, dt)
+        if n >= 1 << 64:
+            raise InvalidArgument("empty: shape %s of %s is %d bytes, more than a size_t holds"
+                                  % (shape, dt.name, n))
         c = self._enter()
         try:
             p = lib.gpud_host_alloc(c, n)

@@ -90,6 +90,27 @@ def test_shapes_and_sizes(client):
     assert b.shape == () and b.get() == 2.5
 
 
+def test_shape_limits(client):
+    # a dimension of 2**62 is refused, and the message says the bound the check has
+    for f in (client.alloc, client.empty):
+        with pytest.raises(gpud.InvalidArgument) as ei:
+            f((3, 2 ** 62))
+        check(ei, ValueError, "shape (3, 4611686018427387904): dimension 1 is "
+              "4611686018427387904; gpud takes 0 to 2**62 - 1 elements per dimension")
+        with pytest.raises(gpud.InvalidArgument) as ei:
+            f((1,) * 9)
+        check(ei, ValueError, "has 9 dimensions; gpud takes at most 8")
+    # 2**62 - 1 passes that check; its bytes overflow, and that is what is said
+    with pytest.raises(gpud.InvalidArgument) as ei:
+        client.alloc((2 ** 62 - 1,))
+    check(ei, ValueError, "overflows size_t")
+    with pytest.raises(gpud.InvalidArgument) as ei:
+        client.empty((2 ** 40, 2 ** 40))
+    check(ei, ValueError, "shape (1099511627776, 1099511627776) of float64 is "
+          "9671406556917033397649408 bytes, more than a size_t holds")
+    still_serves(client)
+
+
 def test_closed_client_and_freed_buffer(url):
     c = gpud.connect(url)
     b = c.upload(np.arange(4.0))

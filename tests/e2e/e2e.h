@@ -5,8 +5,8 @@
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, drain.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
- * host_memory.c, access.c, wedged.c) makes its Check test cases;
- * host_memory.c, reload.c) makes its Check test cases;
+ * host_memory.c, access.c, wedged.c, reload.c, hello.c, memory.c, wedge.c,
+ * health.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
  */
 #ifndef GPUD_TESTS_E2E_H
@@ -252,6 +252,9 @@ typedef struct t_shm_reply {
  */
 t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32_t flags,
 		     const int *fds, int nfds, size_t msg_len);
+/* Any len bytes as one message on the region socket, with nfds (at most 8) descriptors. */
+t_shm_reply shm_send_bytes(const char *path, const void *bytes, size_t len, const int *fds,
+			   int nfds);
 void raw_say_hello(nng_socket s);
 int raw_call(const void *msg, size_t len, int timeout_ms, raw_reply *r);
 void raw_call_on(nng_socket s, const void *msg, size_t len, raw_reply *r);
@@ -306,6 +309,8 @@ TCase *e2e_msg_quota(void); /* limits.c: uploads split to fit the message_size q
 /* access.c's helper mode: as uid 65534 with group gid (-1: none), connect and say how. */
 int access_as_main(long gid, const char *url);
 TCase *e2e_reload(void); /* reload.c: SIGHUP reloads the config */
+TCase *e2e_hello(void);  /* hello.c: a later hello on a connection */
+TCase *e2e_memory(void); /* memory.c: memory given back after big transfers */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
 /* "client": libgpud-client across restarts (client_session.c), shared between threads

@@ -860,14 +860,21 @@ t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32
 		     const int *fds, int nfds, size_t msg_len)
 {
 	t_shm_register msg;
-	t_shm_reply rep;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	memset(&msg, 0, sizeof(msg));
-	memset(&rep, 0, sizeof(rep));
 	memcpy(msg.magic, "gpudshm1", 8);
 	memcpy(msg.key, key, 16);
 	msg.size = size;
 	msg.flags = flags;
+	ck_assert_uint_le(msg_len, sizeof(msg));
+	return shm_send_bytes(path, &msg, msg_len, fds, nfds);
+}
+
+t_shm_reply shm_send_bytes(const char *path, const void *bytes, size_t len, const int *fds,
+			   int nfds)
+{
+	t_shm_reply rep;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memset(&rep, 0, sizeof(rep));
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(s, 0);
@@ -875,12 +882,12 @@ t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32
 		      strerror(errno));
 	union {
 		struct cmsghdr align;
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(8 * sizeof(int))];
 	} cbuf;
 	memset(&cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &msg, .iov_len = msg_len};
+	struct iovec iov = {.iov_base = (void *)bytes, .iov_len = len};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	ck_assert_int_le(nfds, 4);
+	ck_assert_int_le(nfds, 8);
 	if (nfds > 0) {
 		mh.msg_control = cbuf.buf;
 		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
@@ -890,7 +897,7 @@ t_shm_reply shm_send(const char *path, const uint8_t *key, uint64_t size, uint32
 		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
 		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
 	}
-	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)msg_len);
+	ck_assert_int_eq(sendmsg(s, &mh, MSG_NOSIGNAL), (ssize_t)len);
 	struct timeval tv = {.tv_sec = 30};
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	if (recv(s, &rep, sizeof(rep), 0) != (ssize_t)sizeof(rep))

@@ -168,6 +168,24 @@ START_TEST(test_upload_offset_download_range)
 	LIB_FAIL(c, gpud_download_range(c, h, 99 * sizeof(double), got, 2 * sizeof(double)),
 		 GPUD_EINVAL, "past the end");
 	LIB_OK(c, gpud_free(c, &h, 1));
+
+	/* No bytes: at the end is fine, past it is refused all the same (both ways). */
+	uint64_t n16 = 16;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n16, NULL, &h)); /* 128 bytes */
+	char hex[17];
+	snprintf(hex, sizeof(hex), "%016" PRIx64, h);
+	LIB_OK(c, gpud_download_range(c, h, 128, got, 0));
+	LIB_OK(c, gpud_download_range(c, h, 5, NULL, 0));
+	LIB_OK(c, gpud_upload(c, h, 128, b, 0));
+	char want[160];
+	snprintf(want, sizeof(want),
+		 "download: offset 129 is past the end of buffer %s (128 bytes)", hex);
+	LIB_FAIL(c, gpud_download_range(c, h, 129, got, 0), GPUD_EINVAL, want);
+	LIB_FAIL(c, gpud_upload(c, h, 129, b, 0), GPUD_EINVAL,
+		 "upload: 0 bytes at offset 129 do not fit in buffer ");
+	LIB_OK(c, gpud_free(c, &h, 1));
+	/* and a freed buffer is unknown, with no bytes too */
+	LIB_FAIL(c, gpud_download_range(c, h, 0, got, 0), GPUD_ENOTFOUND, "unknown handle");
 	gpud_close(c);
 }
 END_TEST

@@ -61,6 +61,8 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_wedged());
 	suite_add_tcase(s, e2e_msg_quota());
 	suite_add_tcase(s, e2e_reload());
+	suite_add_tcase(s, e2e_hello());
+	suite_add_tcase(s, e2e_memory());
 	return s;
 }
 

@@ -348,12 +348,15 @@ START_TEST(test_readyz_while_shutting_down)
 }
 END_TEST
 
-/* A metrics_listen gpud cannot use stops it at start, naming the key. */
+/* A metrics_listen gpud cannot use stops it as a config error (exit 2, the
+ * file and the line), before it listens. */
 START_TEST(test_bad_metrics_listen)
 {
-	char line[4096], errf[512], log[4096];
+	char line[4096], errf[512], log[4096], where[600];
 	path_in_dir(errf, sizeof(errf), "bad-metrics.err");
-	const char *bad[] = {"9400", "127.0.0.1:http", "::1:9400", "127.0.0.1:99999"};
+	snprintf(where, sizeof(where), "gpud: error: config %s.conf:2: metrics_listen = '", errf);
+	const char *bad[] = {"9400", "127.0.0.1:http", "::1:9400", "127.0.0.1:99999",
+			     "192.0.2.1:9400"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(
 			line, sizeof(line),
@@ -364,12 +367,13 @@ START_TEST(test_bad_metrics_listen)
 		char *argv[] = {"/bin/sh", "-c", line, NULL};
 		int st = 0;
 		ck_assert(harness_run_timed(argv, NULL, &st) >= 0);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0,
-			      "gpud started with metrics_listen = %s", bad[i]);
 		ck_assert(harness_read_text(errf, log, sizeof(log)) > 0);
-		ck_assert_msg(strstr(log, "metrics_listen") && strstr(log, bad[i]),
-			      "the error for metrics_listen = %s does not name it: %s", bad[i],
-			      log);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2,
+			      "gpud with metrics_listen = %s: status %d, expected exit 2: %s",
+			      bad[i], st, log);
+		ck_assert_msg(strstr(log, where) && strstr(log, bad[i]),
+			      "the error for metrics_listen = %s does not say '%s%s': %s", bad[i],
+			      where, bad[i], log);
 	}
 }
 END_TEST

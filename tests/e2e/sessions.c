@@ -179,7 +179,22 @@ START_TEST(test_host_region_refusals)
 		   "unknown session key");
 	SHM_EXPECT(shm_try(path, key, sz, -1, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
 		   "exactly one file descriptor");
-	SHM_EXPECT(shm_try(path, key, sz, fd, 12), ST_PROTOCOL, "registration message");
+	SHM_EXPECT(shm_try(path, key, sz, fd, 12), ST_PROTOCOL,
+		   "expected one 40-byte registration message, got 12 bytes");
+	/* A whole message of the right size with another magic: said so, in hex. */
+	t_shm_register wrong = {.size = sz};
+	memcpy(wrong.magic, "gpudshm2", 8);
+	memcpy(wrong.key, key, 16);
+	SHM_EXPECT(shm_send_bytes(path, &wrong, sizeof(wrong), &fd, 1), ST_PROTOCOL,
+		   "bad magic 0x6770756473686d32, expected 0x6770756473686d31 (\"gpudshm1\")");
+	char longer[sizeof(t_shm_register) + 8] = "gpudshm1";
+	SHM_EXPECT(shm_send_bytes(path, longer, sizeof(longer), &fd, 1), ST_PROTOCOL,
+		   "expected one 40-byte registration message, got more than 40 bytes");
+	int five[5] = {fd, fd, fd, fd, fd};
+	t_shm_register right = wrong;
+	memcpy(right.magic, "gpudshm1", 8);
+	SHM_EXPECT(shm_send_bytes(path, &right, sizeof(right), five, 5), ST_PROTOCOL,
+		   "at most 2 file descriptors, got more");
 	SHM_EXPECT(shm_try(path, key, sz + 4096, fd, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
 		   "does not match");
 	int unsealed = make_memfd(sz, 0);

@@ -166,6 +166,30 @@ START_TEST(test_tls_causes)
 	CONNECT_FAILS(tls_url, "no CA file configured: set GPUD_TLS_CA");
 	gpuctl_fails(tls_url, "no CA file configured: set GPUD_TLS_CA");
 
+	/* a CA file that is not there, not PEM, or PEM but no certificate (nng
+	 * said "Entry not found" and "Cryptographic error") */
+	char missing[700], junk[700], broken[700];
+	path_in_dir(missing, sizeof(missing), "no-such-ca.pem");
+	path_in_dir(junk, sizeof(junk), "junk-ca.pem");
+	path_in_dir(broken, sizeof(broken), "broken-ca.pem");
+	write_text(junk, "this is not a certificate\n");
+	write_text(broken, "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n");
+	setenv("GPUD_TLS_SERVER_NAME", "localhost", 1);
+	const struct {
+		const char *path, *says;
+	} bad_ca[] = {
+		{missing, "no such file"},
+		{junk, "not a PEM certificate (no '-----BEGIN CERTIFICATE-----' line)"},
+		{broken, "not a PEM certificate ("},
+	};
+	for (size_t i = 0; i < sizeof(bad_ca) / sizeof(bad_ca[0]); i++) {
+		setenv("GPUD_TLS_CA", bad_ca[i].path, 1);
+		snprintf(want, sizeof(want), "%s: CA file %s: %s", tls_url, bad_ca[i].path,
+			 bad_ca[i].says);
+		CONNECT_FAILS(tls_url, want);
+		gpuctl_fails(tls_url, want);
+	}
+
 	/* a CA file that did not sign gpud's certificate */
 	setenv("GPUD_TLS_CA", other_ca_path, 1);
 	setenv("GPUD_TLS_SERVER_NAME", "localhost", 1);

@@ -402,6 +402,71 @@ START_TEST(test_syntax_error)
 }
 END_TEST
 
+static void write_temp(char *path, size_t len, const char *text);
+
+/*
+ * Lines longer than libinih reads whole are refused with their number, length
+ * and the limit (a longer line's rest would have been read as a line of its
+ * own: a comment's tail as a key); the longest that fits is read whole.
+ */
+START_TEST(test_long_lines)
+{
+	char text[1024], path[PATH_MAX], err[PATH_MAX + 512];
+	const char *pre = "admin_tenants = ";
+	gpud_config c;
+
+	/* CONFIG_LINE_MAX bytes: read whole, and the next line keeps its number */
+	snprintf(text, sizeof(text), "[gpud]\n%s%0*d\nbogus = 1\n", pre,
+		 CONFIG_LINE_MAX - (int)strlen(pre), 0);
+	expect_load_error(text, 3, err, sizeof(err));
+	ck_assert_str_eq(err, NAME ":3: unknown key 'bogus'");
+	snprintf(text, sizeof(text), "[gpud]\n%s%0*d\r\n", pre,
+		 CONFIG_LINE_MAX - 1 - (int)strlen(pre), 0);
+	config_defaults(&c);
+	ck_assert_msg(config_load_string(&c, text, NAME, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(strlen(c.admin_tenants), CONFIG_LINE_MAX - 1 - strlen(pre));
+	config_free(&c);
+
+	/* one more: refused, saying so */
+	snprintf(text, sizeof(text), "[gpud]\n%s%0*d\n", pre,
+		 CONFIG_LINE_MAX + 1 - (int)strlen(pre), 0);
+	expect_load_error(text, 2, err, sizeof(err));
+	ck_assert_str_eq(err,
+			 NAME ":2: the line is 199 bytes long; a line of the config file has at "
+			      "most 198");
+
+	/* a long comment whose tail reads as a key, in a file */
+	char comment[301];
+	memset(comment, 'x', 300);
+	comment[300] = '\0';
+	memcpy(comment + 250, " log_level = debug ", 19);
+	snprintf(text, sizeof(text), "[gpud]\nbackend = cpu\n# %s\n", comment);
+	write_temp(path, sizeof(path), text);
+	config_defaults(&c);
+	ck_assert_int_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	char want[PATH_MAX + 128];
+	snprintf(want, sizeof(want),
+		 "%s:3: the line is 302 bytes long; a line of the config file has at most 198",
+		 path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(c.log_level, LOG_INFO);
+	config_free(&c);
+
+	/* a NUL would end the text unread */
+	ck_assert_int_eq(truncate(path, 0), 0);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite("[gpud]\nbackend = cpu\0\nbogus = 1\n", 1, 32, f), 32);
+	ck_assert_int_eq(fclose(f), 0);
+	config_defaults(&c);
+	ck_assert_int_eq(config_load_file(&c, path, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s:2: a NUL byte (the file is not text)", path);
+	ck_assert_str_eq(err, want);
+	config_free(&c);
+	unlink(path);
+}
+END_TEST
+
 /*
  * A syntax error followed by a bad value: the message must describe the line
  * it names (either the first error, line 2, as a syntax error, or line 3 with
@@ -522,6 +587,48 @@ START_TEST(test_listen_schemes)
 END_TEST
 
 /* tcp:// and tls+tcp:// need a port: nng would take none for a random one. */
+/* metrics_listen is checked when the config is read: file, line and why. */
+START_TEST(test_metrics_listen)
+{
+	static const char *const good[] = {"127.0.0.1:0", "localhost:0", "0.0.0.0:0", ""};
+	static const struct {
+		const char *value, *says;
+	} refused[] = {
+		{"9400", "expected HOST:PORT with a port from 0 to 65535"},
+		{":9400", "expected HOST:PORT"},
+		{"127.0.0.1:http", "expected HOST:PORT"},
+		{"127.0.0.1:99999", "expected HOST:PORT with a port from 0 to 65535"},
+		{"::1:9400", "an IPv6 address goes in brackets, e.g. [::1]:9400"},
+		{"[zz]:9400", "'[zz]' is not an IPv6 address in brackets"},
+		{"999.1.1.1:9400", "'999.1.1.1' is not an IPv4 address or a host name"},
+		{"bad_host!:9400", "'bad_host!' is not an IPv4 address or a host name"},
+		{"no-such-host.invalid:9400", "the host 'no-such-host.invalid' does not resolve"},
+		{"192.0.2.1:9400", "gpud cannot listen on '192.0.2.1' (Cannot assign requested "
+				   "address)"},
+	};
+	char text[256], err[512], want[512];
+	gpud_config c;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(text, sizeof(text), "[gpud]\nmetrics_listen = %s\n", good[i]);
+		config_defaults(&c);
+		ck_assert_msg(config_load_string(&c, text, NAME, err, sizeof(err)) == 0, "%s: %s",
+			      good[i], err);
+		ck_assert_str_eq(c.metrics_listen, good[i]);
+		config_free(&c);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(text, sizeof(text), "[gpud]\nbackend = cpu\nmetrics_listen = %s\n",
+			 refused[i].value);
+		expect_load_error(text, 3, err, sizeof(err));
+		snprintf(want, sizeof(want), NAME ":3: metrics_listen = '%s': %s", refused[i].value,
+			 refused[i].says);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin '%s'",
+			      err, want);
+	}
+}
+END_TEST
+
 START_TEST(test_listen_port)
 {
 	static const char *const good[] = {"tcp://127.0.0.1:0", "tcp://:7100", "tcp6://[::1]:65535",
@@ -867,6 +974,19 @@ START_TEST(test_tokens_file_refused)
 	assert_has(err, want);
 	unlink(path);
 
+	/* a line too long to read whole (its tail, a token line, is not read as one) */
+	char text[1200];
+	memset(text, '#', 600);
+	snprintf(text + 600, sizeof(text) - 600, " eve " TOK_B "\nalice " TOK_A "\n");
+	tokens_file(path, sizeof(path), text, 0600);
+	ck_assert_int_eq(load_tokens(path, &a, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "tokens_file %s:1: the line is longer than 510 bytes, the most a line may have",
+		 path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(a.ntokens, 0);
+	unlink(path);
+
 	/* none at all */
 	ck_assert_int_eq(load_tokens("/nonexistent-gpud-dir/tokens", &a, err, sizeof(err)), -1);
 	ck_assert_str_eq(err,
@@ -934,12 +1054,53 @@ START_TEST(test_tls_key_must_match_cert)
 	/* not a key, not a certificate, not there */
 	snprintf(c.tls_key, sizeof(c.tls_key), "%s", junk);
 	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "tls_key %s: not a private key in PEM", junk);
-	assert_has(err, want);
+	snprintf(want, sizeof(want),
+		 "tls_key: key file %s: not a PEM private key without a password (as nng reads "
+		 "it): ",
+		 junk);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin '%s'", err, want);
+	char gone[128];
+	snprintf(gone, sizeof(gone), "%.100s.gone", junk);
+	snprintf(c.tls_key, sizeof(c.tls_key), "%s", gone);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_key: key file %s: no such file", gone);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_key, sizeof(c.tls_key), "%s", key);
+
+	/* tls_ca: checked with the pair; not PEM, not there, a directory */
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", other);
+	ck_assert_msg(auth_tls_check(&c, err, sizeof(err)) == 0, "a CA file: %s", err);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", junk);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want),
+		 "tls_ca: CA file %s: not a PEM certificate (no '-----BEGIN CERTIFICATE-----' "
+		 "line)",
+		 junk);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", rsa); /* PEM, but a key */
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_ca: CA file %s: not a PEM certificate (", rsa);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "'%s' does not begin '%s'", err, want);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "%s", gone);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_ca: CA file %s: no such file", gone);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_ca, sizeof(c.tls_ca), "/tmp");
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "tls_ca: CA file /tmp: a directory, not a file");
+	c.tls_ca[0] = '\0';
+
 	snprintf(c.tls_cert, sizeof(c.tls_cert), "%s", junk);
 	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
-	snprintf(want, sizeof(want), "tls_cert %s: not a certificate chain in PEM", junk);
-	assert_has(err, want);
+	snprintf(want, sizeof(want),
+		 "tls_cert: certificate file %s: not a PEM certificate chain (no '-----BEGIN "
+		 "CERTIFICATE-----' line)",
+		 junk);
+	ck_assert_str_eq(err, want);
+	snprintf(c.tls_cert, sizeof(c.tls_cert), "%s", gone);
+	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "tls_cert: certificate file %s: no such file", gone);
+	ck_assert_str_eq(err, want);
 	c.tls_key[0] = '\0';
 	ck_assert_int_eq(auth_tls_check(&c, err, sizeof(err)), -1);
 	assert_has(err, "tls+tcp:// listeners need tls_cert and tls_key");
@@ -978,11 +1139,13 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_unknown_section);
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_syntax_error_then_bad_value);
+	tcase_add_test(tc, test_long_lines);
 	tcase_add_test(tc, test_load_file_error);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_listen_schemes);
 	tcase_add_test(tc, test_listen_http_in_file);
 	tcase_add_test(tc, test_listen_port);
+	tcase_add_test(tc, test_metrics_listen);
 	tcase_add_test(tc, test_tokens_file_refused);
 	tcase_add_test(tc, test_tls_key_must_match_cert);
 	tcase_add_test(tc, test_pool_keys);

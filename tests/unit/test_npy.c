@@ -684,6 +684,49 @@ START_TEST(test_unsupported_descr)
 		v, sizeof(v), "[('x', '<f4'), ('y', '<i4')]");
 	expect_error("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }", v,
 		     sizeof(v), "structured");
+
+	/* A NUL (or any other unprintable byte) in the descr: refused, and shown
+	 * escaped, never as the supported descr before it. */
+	static const struct {
+		const char *descr; /* '@' stands for a NUL byte */
+		const char *want;
+	} odd[] = {
+		{"<f4@", "unsupported dtype descr '<f4\\x00'; supported: "},
+		{"<f@", "unsupported dtype descr '<f\\x00'; supported: "},
+		{"@<f4", "unsupported dtype descr '\\x00<f4'; supported: "},
+		{"<c16@", "unsupported dtype descr '<c16\\x00'; supported: "},
+		{"<f4\x7f", "unsupported dtype descr '<f4\\x7f'; supported: "},
+	};
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		char err[512];
+		gpud_array a;
+		size_t len;
+		snprintf(hdr, sizeof(hdr),
+			 "{'descr': '%s', 'fortran_order': False, 'shape': (2,), }", odd[i].descr);
+		unsigned char *b = build(1, 0, hdr, v, 16, &len);
+		for (unsigned char *q = b + 10; q < b + len - 16; q++)
+			if (*q == '@')
+				*q = '\0';
+		ck_assert_int_eq(run_both(b, len, "nul.npy", &a, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, odd[i].want) != NULL, "error \"%s\" lacks \"%s\"", err,
+			      odd[i].want);
+		free(b);
+	}
+	/* and a key with one, the same way */
+	{
+		char err[512];
+		gpud_array a;
+		size_t len;
+		unsigned char *b =
+			build(1, 0, "{'descr': '<f4', 'sh@pe': (2,), 'fortran_order': False, }", v,
+			      8, &len);
+		for (unsigned char *q = b + 10; q < b + len - 8; q++)
+			if (*q == '@')
+				*q = '\0';
+		ck_assert_int_eq(run_both(b, len, "nulkey.npy", &a, err, sizeof(err)), -1);
+		assert_has(err, "unexpected key 'sh\\x00pe'");
+		free(b);
+	}
 }
 END_TEST
 

@@ -297,7 +297,14 @@ START_TEST(test_run_refusals)
 	run.n_args = 2;
 	rp = call(3, &q, NULL, 0);
 	expect_error(&rp, GPUD__STATUS__STATUS_INVALID_ARGUMENT,
-		     "histogram: argument 'bins' must be int64; cannot parse 'many'");
+		     "histogram: argument 'bins' must be an int64, got the text 'many': gpud reads "
+		     "text only for dtype and word arguments; send the number itself");
+	/* a number as text is not read as the number either (gpud_arg_text("bins", "10")) */
+	s.text = "10";
+	rp = call(3, &q, NULL, 0);
+	expect_error(&rp, GPUD__STATUS__STATUS_INVALID_ARGUMENT,
+		     "histogram: argument 'bins' must be an int64, got the text '10': gpud reads "
+		     "text only for dtype and word arguments; send the number itself");
 
 	ab.name = "x";
 	rp = call(3, &q, NULL, 0);
