@@ -567,8 +567,8 @@ bench-lombscargle: gpu-programs
 # warm with the client's transfers, and the CuPy peer, in one call.
 bench-lombscargle-nufft: gpu-programs
 	bench/lombscargle_nufft.sh $(BUILD) $(PEERS)
-# The GPU programs with the libraries libgpud-client.so needs (nng, protobuf-c,
-# mbedtls), for a GPU machine without those packages, where
+# The GPU programs with the libraries libgpud-client.so needs (protobuf-c,
+# mbedtls; nng is inside it), for a GPU machine without those packages, where
 # scripts/gpu-check.sh BUNDLE runs the suite, the scipy check and the benches,
 # python3 BUNDLE/bench/readme_table.py BUNDLE PEERS the README's first table,
 # and scripts/hardening-check.sh trace BUNDLE OUT the unit's check (with the

@@ -31,7 +31,7 @@ peers=${PEERS:-../shared/anchors/lombscargle_peers.py}
 # the library by its soname, libgpud-client.so.ABI (the shortest of the names)
 lib=$(find "$build" -maxdepth 1 -name 'libgpud-client.so.[0-9]*' | awk '!n || length < n {n = length; s = $0} END {print s}')
 export GPUD_BIN=$build/gpud GPUCTL_BIN=$build/gpuctl PYTHONDONTWRITEBYTECODE=1
-# libgpud-client.so's own libraries (nng, protobuf-c, mbedtls), where the GPU
+# libgpud-client.so's own libraries (protobuf-c, mbedtls; nng is inside it), where the GPU
 # machine has none: copied beside the programs, in BUILD/lib
 if [ -d "$build/lib" ]; then
 	export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
