@@ -19,11 +19,14 @@
  *
  * Starts its own gpud (cuda backend) on a temporary socket.
  */
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -723,6 +726,20 @@ static void inflight(int quick)
 	       "1 client, 1 thread, 64 gpud_call_async jobs", d, e3, d / a);
 }
 
+/* A loopback TCP port nothing listens on now (bound with port 0, released). */
+static int free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &al) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -750,9 +767,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "transfer: %s\n", msg);
 		return 1;
 	}
-	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
-	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d",
-		 40000 + (int)(getpid() % 20000));
+	/* ports the system has free now (ports made of the pid could be a
+	 * connection's own, in the ephemeral range: gpud then could not listen) */
+	int p1 = free_port(), p2;
+	while ((p2 = free_port()) == p1)
+		;
+	snprintf(tcp_url, sizeof(tcp_url), "tcp://127.0.0.1:%d", p1);
+	snprintf(tls_url, sizeof(tls_url), "tls+tcp://127.0.0.1:%d", p2);
 	snprintf(conf, sizeof(conf), "[gpud]\ntokens_file = %s\ntls_cert = %s\ntls_key = %s\n",
 		 tokens_path, ca_path, key_path);
 	char ipc_url[300];
@@ -763,6 +784,7 @@ int main(int argc, char **argv)
 	o.listen = ipc_url;
 	if (harness_gpud_start(&srv, &o, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "transfer: gpud did not start: %s\n", msg);
+		harness_dump_file("gpud's log", srv.log);
 		return 1;
 	}
 	gpud_client *c = NULL;

@@ -137,14 +137,14 @@ int main(int argc, char **argv)
 	 * Request and reply messages are megabytes each. Keep them on the heap
 	 * (up to glibc's 32 MiB cap) and keep freed heap, so a warm daemon reuses
 	 * faulted-in pages instead of mapping fresh ones for every request; once
-	 * gpud is quiet, the free pages go back (daemon/memtrim.h). One arena:
-	 * malloc_trim gives back the top of the main heap, never that of another
-	 * thread's arena, where nng's threads would have put request bodies (a
-	 * gigabyte through tcp:// left tens of megabytes there for good).
+	 * gpud is quiet, the free pages go back (daemon/memtrim.h). glibc's
+	 * arenas stay as many as it makes: one arena (M_ARENA_MAX 1) would give
+	 * back the tens of megabytes the tops of nng's threads' arenas keep, but
+	 * cost 17-22% of the jobs/s with 64 jobs in flight (bench/transfer,
+	 * H100, 3 rounds each).
 	 */
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	mallopt(M_ARENA_MAX, 1);
 	signal(SIGPIPE, SIG_IGN);
 
 	uv_loop_t *loop = uv_default_loop();

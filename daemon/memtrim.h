@@ -12,10 +12,10 @@
  * does not keep gpud busy) with no reply still being sent, after at least
  * MEMTRIM_MIN_BYTES moved, malloc_trim(0) runs on a libuv
  * worker (it walks the heap: milliseconds, never on the loop) and the free
- * pages go back to the kernel. main.c keeps glibc to one arena
- * (M_ARENA_MAX 1): malloc_trim gives back the top of the main heap only,
- * never the top of another thread's arena, where nng's threads would have
- * put request bodies.
+ * pages go back to the kernel: the free chunks of every arena and the top
+ * of the main heap. The top of another thread's arena, where nng's threads
+ * put request bodies, stays (tens of megabytes after a gigabyte; main.c
+ * says why gpud keeps glibc's arenas).
  *
  * Threads: the loop owns all of it (memtrim_note, the tick); the trim runs
  * on a worker with nothing of the loop's; `sending` is the server's (nng's
