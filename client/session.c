@@ -62,8 +62,10 @@ void client_session_draining(gpud_client *c, uint64_t gen)
 
 gpud_status client_closed_draining(gpud_client *c, uint64_t gen, int rv, int sent)
 {
+	/* A send that timed out found no connection to send on: after gpud said
+	 * it is shutting down, that is gpud gone, not the caller's limit. */
 	if (rv == NNG_ENOMEM || rv == NNG_ECANCELED || rv == NNG_ECLOSED || /* ours */
-	    (rv == NNG_ETIMEDOUT && (sent || client_timeout(c) > 0)))
+	    (rv == NNG_ETIMEDOUT && sent))
 		return GPUD_OK;
 	pthread_mutex_lock(&c->mu);
 	int draining = gen > 0 && c->draining_gen == gen;
@@ -291,6 +293,16 @@ gpud_status client_session(gpud_client *c, uint64_t *gen)
 		*gen = c->gen;
 		pthread_mutex_unlock(&c->mu);
 		return GPUD_OK;
+	}
+	if (c->gen > 0 && c->draining_gen == c->gen) {
+		/* gpud said it is shutting down, then closed the connection: this
+		 * call is not tried (once; the next one looks for a gpud again) */
+		c->draining_gen = 0;
+		pthread_mutex_unlock(&c->mu);
+		return client_seterr(c, GPUD_ESHUTDOWN,
+				     "gpud at %s is shutting down and closed the connection: the "
+				     "call was not done",
+				     client_url(c));
 	}
 	c->helloing = 1;
 	pthread_mutex_unlock(&c->mu);
