@@ -56,6 +56,28 @@ static void dial_url(const char *url, nng_listener l, char *out, size_t len)
 	snprintf(out, len, "%.*s%s:%s", (int)(hp - url), url, h, port >= 0 ? portbuf : colon + 1);
 }
 
+/*
+ * Starts a send (send) or receive on s with the probe's aio and waits for
+ * it: its result. Started under mu, unless gpud stops (NNG_ECANCELED), so
+ * health_stop's cancel, also under mu, never misses an operation: the
+ * probe ends at once however long its timeout.
+ */
+static int aio_op(health *h, nng_socket s, int send)
+{
+	pthread_mutex_lock(&h->mu);
+	if (h->stop) {
+		pthread_mutex_unlock(&h->mu);
+		return NNG_ECANCELED;
+	}
+	if (send)
+		nng_send_aio(s, h->aio);
+	else
+		nng_recv_aio(s, h->aio);
+	pthread_mutex_unlock(&h->mu);
+	nng_aio_wait(h->aio);
+	return nng_aio_result(h->aio);
+}
+
 /* One hello through t. 0 when answered OK; else -1 with why, and *no_pipe
  * when the hello could not even be sent (no handshake completed). */
 static int probe_once(health *h, health_target *t, int timeout_ms, char *why, size_t len,
@@ -73,18 +95,7 @@ static int probe_once(health *h, health_target *t, int timeout_ms, char *why, si
 		snprintf(why, len, "nng_req0_open: %s", nng_strerror(rv));
 		return -1;
 	}
-	pthread_mutex_lock(&h->mu);
-	if (h->stop) {
-		pthread_mutex_unlock(&h->mu);
-		nng_close(s);
-		snprintf(why, len, "stopping");
-		return -1;
-	}
-	h->cur = s;
-	pthread_mutex_unlock(&h->mu);
-
-	nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, timeout_ms);
-	nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, timeout_ms);
+	nng_aio_set_timeout(h->aio, timeout_ms);
 	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
 	if ((rv = nng_dialer_create(&d, s, t->dial)) == 0 && !strncmp(t->dial, "tls+", 4))
 		rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, h->tls);
@@ -105,16 +116,19 @@ static int probe_once(health *h, health_target *t, int timeout_ms, char *why, si
 		snprintf(why, len, "packing the hello: %s", nng_strerror(rv));
 		goto out;
 	}
-	if ((rv = nng_sendmsg(s, m, 0)) != 0) {
-		nng_msg_free(m);
-		m = NULL;
+	nng_aio_set_msg(h->aio, m);
+	if ((rv = aio_op(h, s, 1)) != 0) {
+		/* not sent: the message is still ours */
+		nng_aio_set_msg(h->aio, NULL);
 		*no_pipe = rv == NNG_ETIMEDOUT;
 		snprintf(why, len, "no handshake completed within %d ms (%s)", timeout_ms,
 			 nng_strerror(rv));
 		goto out;
 	}
 	m = NULL;
-	if ((rv = nng_recvmsg(s, &m, 0)) != 0) {
+	rv = aio_op(h, s, 0);
+	m = rv == 0 ? nng_aio_get_msg(h->aio) : NULL;
+	if (rv != 0) {
 		snprintf(why, len, "hello sent, no answer within %d ms (%s)", timeout_ms,
 			 nng_strerror(rv));
 		goto out;
@@ -142,10 +156,7 @@ static int probe_once(health *h, health_target *t, int timeout_ms, char *why, si
 out:
 	if (m)
 		nng_msg_free(m);
-	pthread_mutex_lock(&h->mu);
-	h->cur = (nng_socket)NNG_SOCKET_INITIALIZER;
-	pthread_mutex_unlock(&h->mu);
-	nng_close(s); /* NNG_ECLOSED when health_stop closed it first */
+	nng_close(s);
 	return rv == 0 ? 0 : -1;
 }
 
@@ -237,7 +248,6 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&h->cv, &ca);
 	pthread_condattr_destroy(&ca);
-	h->cur = (nng_socket)NNG_SOCKET_INITIALIZER;
 	h->count_lost = count_lost;
 	h->arg = arg;
 	h->n = n;
@@ -270,7 +280,8 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 		return 0;
 	/* The probe checks that a listener answers, not who it is: no
 	 * certificate check (gpud's own certificate may name another host). */
-	if ((rv = nng_tls_config_alloc(&h->tls, NNG_TLS_MODE_CLIENT)) != 0 ||
+	if ((rv = nng_aio_alloc(&h->aio, NULL, NULL)) != 0 ||
+	    (rv = nng_tls_config_alloc(&h->tls, NNG_TLS_MODE_CLIENT)) != 0 ||
 	    (rv = nng_tls_config_auth_mode(h->tls, NNG_TLS_AUTH_MODE_NONE)) != 0) {
 		snprintf(err, errlen, "health: TLS configuration for the self-probe: %s",
 			 nng_strerror(rv));
@@ -287,7 +298,7 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 	return 0;
 }
 
-void health_stop(health *h)
+void health_stop(health *h, int wait_ms)
 {
 	if (h->stall_test_s > 0) {
 		h->stall_test_s = 0;
@@ -299,15 +310,36 @@ void health_stop(health *h)
 		uv_timer_stop(&h->beat);
 		uv_close((uv_handle_t *)&h->beat, NULL);
 	}
-	if (h->thr_on) {
-		pthread_mutex_lock(&h->mu);
-		h->stop = 1;
-		if (nng_socket_id(h->cur) > 0)
-			nng_close(h->cur); /* a probe in flight returns NNG_ECLOSED now */
-		pthread_cond_signal(&h->cv);
-		pthread_mutex_unlock(&h->mu);
-		pthread_join(h->thr, NULL);
-		h->thr_on = 0;
+	if (!h->thr_on)
+		goto free;
+	/* The loop never waits on nng here: the cancel ends the probe's send or
+	 * receive, and the probe sees stop. */
+	pthread_mutex_lock(&h->mu);
+	h->stop = 1;
+	nng_aio_cancel(h->aio); /* the probe's send or receive ends now */
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	if (wait_ms <= 0)
+		return;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += wait_ms / 1000;
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_timedjoin_np(h->thr, NULL, &until) != 0) {
+		log_warn("health: the self-probe's thread did not end within %d ms; gpud exits "
+			 "without it",
+			 wait_ms);
+		return; /* its socket and TLS configuration go with the process */
+	}
+	h->thr_on = 0;
+free:
+	if (h->aio) {
+		nng_aio_free(h->aio);
+		h->aio = NULL;
 	}
 	if (h->tls) {
 		nng_tls_config_free(h->tls);

@@ -61,8 +61,8 @@ typedef struct health {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop;
-	nng_socket cur; /* the probe's socket while it dials (closed to cut a stop short) */
 	nng_tls_config *tls;
+	nng_aio *aio; /* the probe's sends and receives (health_stop cancels it) */
 	uv_timer_t beat;
 	uv_timer_t stall_test; /* GPUD_FAIL_LOOP_STALL (health.c) */
 	double stall_test_s;
@@ -80,8 +80,10 @@ typedef struct health {
  * On the loop. 0, or -1 with err. */
 int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_listener *ls, int n,
 		 int (*count_lost)(void *), void *arg, char *err, size_t errlen);
-/* Stops the probe (cutting a probe in flight short) and the timer. On the loop. */
-void health_stop(health *h);
+/* Stops the timer and the probe (its send or receive in flight cancelled);
+ * with wait_ms > 0 waits up to that long for its thread to end, then frees
+ * what it used. Never blocks on nng. On the loop. */
+void health_stop(health *h, int wait_ms);
 /* Whether key is this run's probe key (constant time). */
 int health_probe_key_ok(const health *h, const uint8_t *key, size_t len);
 /* NULL while gpud serves, else why not, in buf. watchdog: only what should

@@ -532,7 +532,7 @@ static void close_handle(uv_handle_t *h)
 
 static void teardown(gpud_server *s)
 {
-	health_stop(&s->health);
+	health_stop(&s->health, 3000);
 	observe_stop(&s->observe);
 	nng_close(s->sock);
 	for (int i = 0; i < s->nctx; i++) {
@@ -574,7 +574,7 @@ void server_shutdown(gpud_server *s)
 {
 	if (s->drain.on)
 		return;
-	health_stop(&s->health); /* no more probes: they would be refused */
+	health_stop(&s->health, 0); /* no more probes: they would be refused */
 	/* A lost GPU serves nothing but status: no grace. */
 	drain_start(&s->drain, now_ns(), s->fatal ? 0 : s->cfg->drain_grace,
 		    s->cfg->shutdown_timeout);
@@ -755,7 +755,7 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 {
 	int rv = start_steps(s, loop, cfg, err, errlen);
 	if (rv != 0) {
-		health_stop(&s->health);
+		health_stop(&s->health, 3000);
 		observe_stop(&s->observe);
 		if (nng_socket_id(s->sock) > 0)
 			nng_close(s->sock);
