@@ -57,23 +57,23 @@ static void dial_url(const char *url, nng_listener l, char *out, size_t len)
 }
 
 /*
- * Starts a send (send) or receive on s with the probe's aio and waits for
- * it: its result. Started under mu, unless gpud stops (NNG_ECANCELED), so
- * health_stop's cancel, also under mu, never misses an operation: the
- * probe ends at once however long its timeout.
+ * A send (send) or receive on s with the probe's aio, waited for: its
+ * result; NNG_ECANCELED without starting once gpud stops. Nothing else
+ * ever touches the probe's socket or aio: closing or cancelling a REQ
+ * socket's operation from another thread can leave nng_close waiting
+ * for good (nng #1813), and with it every later close in gpud.
  */
 static int aio_op(health *h, nng_socket s, int send)
 {
 	pthread_mutex_lock(&h->mu);
-	if (h->stop) {
-		pthread_mutex_unlock(&h->mu);
+	int stop = h->stop;
+	pthread_mutex_unlock(&h->mu);
+	if (stop)
 		return NNG_ECANCELED;
-	}
 	if (send)
 		nng_send_aio(s, h->aio);
 	else
 		nng_recv_aio(s, h->aio);
-	pthread_mutex_unlock(&h->mu);
 	nng_aio_wait(h->aio);
 	return nng_aio_result(h->aio);
 }
@@ -156,7 +156,11 @@ static int probe_once(health *h, health_target *t, int timeout_ms, char *why, si
 out:
 	if (m)
 		nng_msg_free(m);
-	nng_close(s);
+	pthread_mutex_lock(&h->mu);
+	int stop = h->stop;
+	pthread_mutex_unlock(&h->mu);
+	if (!stop) /* stopping: the socket goes with the process (see aio_op) */
+		nng_close(s);
 	return rv == 0 ? 0 : -1;
 }
 
@@ -312,11 +316,11 @@ void health_stop(health *h, int wait_ms)
 	}
 	if (!h->thr_on)
 		goto free;
-	/* The loop never waits on nng here: the cancel ends the probe's send or
-	 * receive, and the probe sees stop. */
+	/* The loop never waits on nng here: the probe sees stop after its send
+	 * or receive in flight (its timeout, or gpud closing its listeners,
+	 * ends that). */
 	pthread_mutex_lock(&h->mu);
 	h->stop = 1;
-	nng_aio_cancel(h->aio); /* the probe's send or receive ends now */
 	pthread_cond_signal(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	if (wait_ms <= 0)

@@ -62,7 +62,7 @@ typedef struct health {
 	pthread_cond_t cv;
 	int stop;
 	nng_tls_config *tls;
-	nng_aio *aio; /* the probe's sends and receives (health_stop cancels it) */
+	nng_aio *aio; /* the probe's sends and receives (its thread's alone) */
 	uv_timer_t beat;
 	uv_timer_t stall_test; /* GPUD_FAIL_LOOP_STALL (health.c) */
 	double stall_test_s;
@@ -80,9 +80,9 @@ typedef struct health {
  * On the loop. 0, or -1 with err. */
 int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_listener *ls, int n,
 		 int (*count_lost)(void *), void *arg, char *err, size_t errlen);
-/* Stops the timer and the probe (its send or receive in flight cancelled);
- * with wait_ms > 0 waits up to that long for its thread to end, then frees
- * what it used. Never blocks on nng. On the loop. */
+/* Stops the timer and tells the probe to stop (after its send or receive
+ * in flight); with wait_ms > 0 waits up to that long for its thread to
+ * end, then frees what it used. Never blocks on nng. On the loop. */
 void health_stop(health *h, int wait_ms);
 /* Whether key is this run's probe key (constant time). */
 int health_probe_key_ok(const health *h, const uint8_t *key, size_t len);
