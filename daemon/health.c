@@ -167,10 +167,27 @@ out:
 static void *probe_main(void *arg)
 {
 	health *h = arg;
-	/* at least 2 s: a loaded machine's hello may take a while */
-	int timeout_ms = h->interval_ms > 2000 ? (int)h->interval_ms : 2000;
+	/* 2 s: a loaded machine's hello may take a while, and a stop waits
+	 * for the probe in flight (health_stop) */
+	int timeout_ms = HEALTH_TIMEOUT_MS;
 
 	for (;;) {
+		/* the first round one interval after the start, as every later one */
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += h->interval_ms / 1000;
+		until.tv_nsec += (long)(h->interval_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&h->mu);
+		while (!h->stop && pthread_cond_timedwait(&h->cv, &h->mu, &until) != ETIMEDOUT)
+			;
+		int stopped = h->stop;
+		pthread_mutex_unlock(&h->mu);
+		if (stopped)
+			return NULL;
 		for (int i = 0; i < h->n; i++) {
 			health_target *t = &h->t[i];
 			char why[256];
@@ -204,21 +221,6 @@ static void *probe_main(void *arg)
 					 why);
 		}
 		atomic_fetch_add(&h->rounds, 1);
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += h->interval_ms / 1000;
-		until.tv_nsec += (long)(h->interval_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_mutex_lock(&h->mu);
-		while (!h->stop && pthread_cond_timedwait(&h->cv, &h->mu, &until) != ETIMEDOUT)
-			;
-		int stop = h->stop;
-		pthread_mutex_unlock(&h->mu);
-		if (stop)
-			return NULL;
 	}
 }
 

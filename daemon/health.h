@@ -39,7 +39,8 @@
 #include "daemon/config.h"
 
 #define HEALTH_KEY_LEN 16
-#define HEALTH_DOWN_AFTER 2 /* failed probes in a row that make a listener down */
+#define HEALTH_DOWN_AFTER 2    /* failed probes in a row that make a listener down */
+#define HEALTH_TIMEOUT_MS 2000 /* a probe's connect, and its hello's answer, each */
 
 typedef struct health_target {
 	char url[256];      /* as gpud listens on it */

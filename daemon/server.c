@@ -532,10 +532,12 @@ static void close_handle(uv_handle_t *h)
 
 static void teardown(gpud_server *s)
 {
+	/* The probe first: its last exchange (a hello refused while gpud
+	 * drained) is over, or ends within its 2 s timeout; then no
+	 * connection of its own is half made when the listeners close. */
+	health_stop(&s->health, 5000);
 	observe_stop(&s->observe);
 	nng_close(s->sock);
-	/* after the socket: a probe waiting for an answer has it refused now */
-	health_stop(&s->health, 3000);
 	for (int i = 0; i < s->nctx; i++) {
 		nng_aio_free(s->ctxs[i].aio);
 		pthread_mutex_destroy(&s->ctxs[i].mtx);
