@@ -25,6 +25,20 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* clock's time ms from now, for a timed wait on that clock. */
+static struct timespec after_ms(clockid_t clock, unsigned ms)
+{
+	struct timespec t;
+	clock_gettime(clock, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 /*
  * Where the probe dials for a listen URL: a wildcard host (empty, "*",
  * 0.0.0.0, [::]) becomes the loopback address of its family, port 0 the
@@ -173,14 +187,7 @@ static void *probe_main(void *arg)
 
 	for (;;) {
 		/* the first round one interval after the start, as every later one */
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += h->interval_ms / 1000;
-		until.tv_nsec += (long)(h->interval_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = after_ms(CLOCK_MONOTONIC, h->interval_ms);
 		pthread_mutex_lock(&h->mu);
 		while (!h->stop && pthread_cond_timedwait(&h->cv, &h->mu, &until) != ETIMEDOUT)
 			;
@@ -327,14 +334,7 @@ void health_stop(health *h, int wait_ms)
 	pthread_mutex_unlock(&h->mu);
 	if (wait_ms <= 0)
 		return;
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += wait_ms / 1000;
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = after_ms(CLOCK_REALTIME, (unsigned)wait_ms);
 	if (pthread_timedjoin_np(h->thr, NULL, &until) != 0) {
 		log_warn("health: the self-probe's thread did not end within %d ms; gpud exits "
 			 "without it",
