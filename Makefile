@@ -7,14 +7,16 @@
 #                     the scipy check, the fuzzer, the format check, the
 #                     libraries' exported symbols, the public headers (C++,
 #                     cffi), make install into a DESTDIR with programs linked
-#                     against it, and the C examples of README and headers,
+#                     against it, the C examples of README.md, docs/*.md and
+#                     headers, the docs' relative links,
 #                     and the systemd unit (make test-systemd), and deploy/'s
 #                     examples (make test-deploy)
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
 #   make install      gpud, gpuctl, the library, headers, .pc, config, systemd
-#                     unit with its sysusers.d and tmpfiles.d files, README, man
+#                     unit with its sysusers.d and tmpfiles.d files, README and
+#                     docs/*.md, man
 #                     pages and gpuctl's bash completion
 #                     under PREFIX (/usr/local); DESTDIR,
 #                     BINDIR, LIBDIR, INCLUDEDIR, SYSCONFDIR ($(PREFIX)/etc) ...
@@ -229,7 +231,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install uninstall format format-check FORCE
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install test-docs uninstall format format-check FORCE
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- nng, from third_party/nng (see NNG_SRC) --------------------------------
@@ -445,10 +447,14 @@ test-deploy: $(GPUD) $(GPUCTL)
 	bash -n deploy/slurm/gpud-job.sh
 	shellcheck deploy/slurm/gpud-job.sh
 	$(PYTHON) scripts/check_deploy.py $(GPUD) $(GPUCTL)
-# Every C example in README.md and in the public headers' comments, compiled
-# and run against a gpud on the cpu backend.
+# Every C example in README.md, docs/*.md and the public headers' comments,
+# compiled and run against a gpud on the cpu backend.
 test-examples: $(GPUD) $(GPUCTL) $(LIB_SO)
 	tests/examples_check.sh $(GPUD) $(GPUCTL) $(BUILD)
+# Every relative link of README.md and docs/*.md names a file of the tree and,
+# with an anchor, one of its headings.
+test-docs:
+	$(PYTHON) tests/docs_links_check.py
 # The man pages: each renders without a warning (groff, man), and says what
 # the code has (gpud's options, every gpud.conf key, gpuctl's commands and
 # switches, every function of the headers, every environment variable read).
@@ -466,7 +472,7 @@ test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
 	cd python && $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
       test-python test-install test-examples test-asan test-tsan test-valgrind fuzz \
-      test-man test-completion test-systemd test-deploy
+      test-man test-docs test-completion test-systemd test-deploy
 # `make test` STRESS_RUNS times beside two CPU-bound busy loops, as CI's 2
 # shared cores can be at their worst: every run must pass.
 STRESS_RUNS ?= 5
@@ -634,6 +640,7 @@ deps:
 # as its file, the soname link and the -l link. Without DESTDIR, as root,
 # ldconfig then updates the loader's cache (for LIBDIR under /usr/local).
 CONF := $(DESTDIR)$(SYSCONFDIR)/gpud/gpud.conf
+DOC_PAGES := $(wildcard docs/*.md)
 INSTALLED := $(addprefix $(DESTDIR)$(BINDIR)/,gpud gpuctl) \
              $(addprefix $(DESTDIR)$(LIBDIR)/,libgpud-client.a $(notdir $(LIB_SO)) $(SONAME) \
                                                libgpud-client.so) \
@@ -641,6 +648,7 @@ INSTALLED := $(addprefix $(DESTDIR)$(BINDIR)/,gpud gpuctl) \
              $(addprefix $(DESTDIR)$(INCLUDEDIR)/gpud/,$(notdir $(HEADERS))) \
              $(DESTDIR)$(SYSTEMDUNITDIR)/gpud.service $(DESTDIR)$(SYSUSERSDIR)/gpud.conf \
              $(DESTDIR)$(TMPFILESDIR)/gpud.conf $(DESTDIR)$(DOCDIR)/README.md \
+             $(addprefix $(DESTDIR)$(DOCDIR)/docs/,$(notdir $(DOC_PAGES))) \
              $(addprefix $(DESTDIR)$(PYTHONDIR)/gpud/,$(notdir $(PY_SRC)) _install.py) \
              $(foreach p,$(MAN_PAGES),$(call man_dest,$(p))) $(DESTDIR)$(BASHCOMPDIR)/gpuctl
 install: all
@@ -658,6 +666,8 @@ install: all
 	install -D -m 644 systemd/gpud.sysusers $(DESTDIR)$(SYSUSERSDIR)/gpud.conf
 	install -D -m 644 systemd/gpud.tmpfiles $(DESTDIR)$(TMPFILESDIR)/gpud.conf
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 644 $(DOC_PAGES) $(DESTDIR)$(DOCDIR)/docs/
 	install -d $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 client/gpuctl/completion.bash $(DESTDIR)$(BASHCOMPDIR)/gpuctl
 	$(if $(SCDOC),$(foreach p,$(MAN_PAGES),install -D -m 644 $(p) $(call man_dest,$(p)) && ) true, \
@@ -680,7 +690,8 @@ uninstall:
 	  if cmp -s config/gpud.conf $(CONF); then echo "rm -f $(CONF)"; rm -f $(CONF); \
 	  else echo "uninstall: kept $(CONF): it differs from config/gpud.conf (changed after install)"; fi; \
 	fi
-	-@rmdir $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(DOCDIR) \
+	-@rmdir $(DESTDIR)$(INCLUDEDIR)/gpud $(DESTDIR)$(SYSCONFDIR)/gpud $(DESTDIR)$(DOCDIR)/docs \
+	  $(DESTDIR)$(DOCDIR) \
 	  $(DESTDIR)$(PYTHONDIR)/gpud 2>/dev/null || true
 
 # clang-format (Debian's clang-format-14) with the project's .clang-format.

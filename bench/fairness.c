@@ -118,7 +118,7 @@ static void quiet_runs(gpud_client *c, gpud_handle *h, double seconds, double *p
 		}
 		t[(*n)++] = now_us() - t0;
 	}
-	harness_sort(t, (size_t)*n); /* ranks rounded down, as for README */
+	harness_sort(t, (size_t)*n); /* ranks rounded down, as for docs/performance.md */
 	*p50 = t[(int)(0.5 * (*n - 1))];
 	*p99 = t[(int)(0.99 * (*n - 1))];
 }

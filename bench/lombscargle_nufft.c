@@ -20,7 +20,7 @@
  * "nufft, host mem": the same NUFFT runs with x, y and the periodogram in
  * memory from gpud_host_alloc (lent by gpud over ipc://, page-locked): the
  * library then moves them as host-region copies instead of through
- * messages and fresh malloc pages, the path README's "Moving bulk data"
+ * messages and fresh malloc pages, the path docs/user-guide.md's "Moving bulk data"
  * recommends for large arrays. Its inputs are copied there once per size.
  *
  * BATCH=B (environment): per size also the NUFFT on a batch of B series

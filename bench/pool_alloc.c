@@ -20,7 +20,7 @@ static double now_us(void)
 	return harness_now_s() * 1e6;
 }
 
-/* Sorts v; its own ranks (p99 of 100 is the largest), as for README. */
+/* Sorts v; its own ranks (p99 of 100 is the largest), as for docs/performance.md. */
 static void pct(double *v, int n, double *p50, double *p99)
 {
 	harness_sort(v, (size_t)n);

@@ -12,8 +12,8 @@
  *     overlap (1.0: not at all, time-sliced; 2.0: fully, as under MPS).
  *
  *   tenant_workers GPUD [REPS]
- * Run it under MPS by starting nvidia-cuda-mps-control -d first (README,
- * "Security model").
+ * Run it under MPS by starting nvidia-cuda-mps-control -d first (docs/lab-node.md,
+ * "Custom kernels run in tenant workers").
  */
 #include <inttypes.h>
 #include <pthread.h>

@@ -195,7 +195,8 @@ setpriv_run() {
 	cp "$bindir/gpud" "$bindir/gpuctl" "$bindir/test-e2e" "$dir/bin/"
 	[ -x "$bindir/test-gpu" ] && cp "$bindir/test-gpu" "$dir/bin/"
 	[ -d "$bindir/tests" ] && cp -r "$bindir/tests" "$dir/bin/" # e2e helpers (NVTX recorder)
-	cp "$here/../README.md" "$dir/" # the e2e case "readme" looks above test-e2e
+	cp "$here/../README.md" "$dir/" # the e2e case "readme" looks above test-e2e,
+	mkdir -p "$dir/docs" && cp "$here"/../docs/*.md "$dir/docs/" # and reads docs/*.md beside it
 	chown "$uid:$gid" "$dir/home" "$dir/tmp" "$dir/cwd"
 	local sp=(setpriv --reuid="$uid" --regid="$gid" "$gflag" --no-new-privs
 		--bounding-set=-all --inh-caps=-all --ambient-caps=-all --)

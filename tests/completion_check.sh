@@ -239,7 +239,7 @@ unset GPUD_URL
 expect "gpuctl --url tcp://127.0.0.1:1 run " # nothing listens on port 1
 # Stopped, gpud takes connections (the kernel queues them) but answers none.
 # Last: with nng 1.5.2 a client that gives up mid-handshake stops gpud from
-# accepting others (README, "Known hole"), so this gpud serves no more.
+# accepting others (docs/lab-node.md, "Stray connections"), so this gpud serves no more.
 kill -STOP "$pid"
 export GPUCTL_COMPLETION_TIMEOUT=1
 t0=$(date +%s%N)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# tests/examples_check.sh GPUD GPUCTL BUILD — every C example of README.md
-# and of the public headers' comments, compiled and run (make test-examples).
+# tests/examples_check.sh GPUD GPUCTL BUILD — every C example of README.md,
+# docs/*.md and the public headers' comments, compiled and run (make test-examples).
 #
 # Examples are found by their markers:
-#   README.md         a block fenced by ```c and ``` (```c compile-only: not run)
+#   README.md, docs/*.md  a block fenced by ```c and ``` (```c compile-only: not run)
 #   include/gpud/*.h  comment lines between @code{.c} and @endcode, less their
 #                     leading " * " (@code{.c} compile-only: not run)
 # A block with a main function is a whole program. Any other block is a
@@ -56,7 +56,7 @@ inblock {
 	print line >> file
 }
 END { if (inblock) { print FILENAME ": example not closed" > "/dev/stderr"; exit 1 } }
-' README.md include/gpud/*.h
+' README.md docs/*.md include/gpud/*.h
 [ -s "$dir/list" ] || { echo "examples_check: no examples found" >&2; exit 1; }
 
 url=ipc://$dir/gpud.sock

@@ -88,6 +88,7 @@ expected=$(
 		opt/gpud-test/lib/sysusers.d/gpud.conf
 		opt/gpud-test/lib/tmpfiles.d/gpud.conf
 		opt/gpud-test/share/doc/gpud/README.md
+		$(cd docs && ls ./*.md | sed 's|^\./|opt/gpud-test/share/doc/gpud/docs/|')
 		$(cd include && ls gpud/*.h | sed 's|^|opt/gpud-test/include/|')
 		$(cd python && ls gpud/*.py gpud/py.typed | sed "s|^|opt/gpud-test/$pydir/|")
 		opt/gpud-test/$pydir/gpud/_install.py

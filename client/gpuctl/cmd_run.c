@@ -589,7 +589,7 @@ int cmd_run(int argc, char **argv)
 	gpud_close(c);
 	trace("closed");
 	if (j.json) {
-		/* Schema gpuctl.run, version 1 (README). */
+		/* Schema gpuctl.run, version 1 (docs/user-guide.md). */
 		json_object_set_new(j.json, "kernel", json_string(j.kernel));
 		json_object_set_new(j.json, "outputs", j.json_outputs);
 		json_emit(j.json);

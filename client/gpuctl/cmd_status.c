@@ -4,7 +4,7 @@
  * loaded kernel variants) as gpud shows it to this caller (a tenant its
  * own, an administrator everything, before hello what gpud is), and a line
  * saying what was left out; --wait retries until gpud answers, for scripts
- * that start it; --json prints it as the schema gpuctl.status (README).
+ * that start it; --json prints it as the schema gpuctl.status (docs/user-guide.md).
  */
 #include <inttypes.h>
 #include <stdio.h>

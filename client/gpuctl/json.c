@@ -1,7 +1,7 @@
 /*
  * client/gpuctl/json.c — --json output: one JSON document per command on
  * stdout, built with jansson, each naming its schema and the schema's
- * version (README, "gpuctl --json"). A field is added without a new version;
+ * version (docs/user-guide.md, "`--json`"). A field is added without a new version;
  * one renamed, removed or changing meaning bumps it.
  */
 #include <stdlib.h>

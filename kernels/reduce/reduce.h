@@ -7,7 +7,7 @@
  * take float32 and float64. out has x's dtype, except sum of an integer
  * array, which is int64 (as numpy's sum is on 64-bit Linux).
  *
- * Accuracy (sum, asum, mean, dot; the README states it too): every term is
+ * Accuracy (sum, asum, mean, dot; docs/kernels.md states it too): every term is
  * converted to float64 and accumulated in float64; a float32 result is
  * rounded to float32 once at the end. On the GPU the accumulation is CUB's
  * DeviceReduce over a converting iterator: each thread adds a short run of

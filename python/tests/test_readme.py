@@ -1,6 +1,6 @@
-"""The README's Python example, run as a user would, its output against the README's.
+"""The Python guide's example, run as a user would, its output against the guide's.
 
-The ```python block of README.md's Python section runs in a fresh interpreter
+The ```python block of docs/python.md (the Python package's guide) runs in a fresh interpreter
 with GPUD_URL set to the fixture's gpud; what it prints must match the indented
 block after "It prints" line by line ("..." stands for anything).
 """
@@ -13,9 +13,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.par
 
 
 def example():
-    text = open(os.path.join(ROOT, "README.md")).read()
-    section = text[text.index("\n## Python\n"):]
-    section = section[:section.index("\n## ", 1)]
+    section = open(os.path.join(ROOT, "docs", "python.md")).read()
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     prints = re.search(r"It prints\n\n((?:    .*\n)+)", section).group(1)
     return code, [line[4:] for line in prints.splitlines()]

@@ -1,7 +1,7 @@
 /*
- * tests/e2e/readme.c — test case "readme": the README's gpuctl examples run,
- * so they cannot rot. Every code line of README.md that starts with "$ " is
- * a command (a line ending in '\' continues on the next); the lines after it,
+ * tests/e2e/readme.c — test case "readme": the gpuctl examples of README.md
+ * and the .md files of docs/ run, so they cannot rot. Every code line there
+ * that starts with "$ " is a command (a line ending in '\' continues on the next); the lines after it,
  * up to the next "$ " or the end of the block, are its output, where "..."
  * stands for any text (a line of just "..." for any lines). Each block that
  * runs gpuctl is one bash script in a directory with the README's input
@@ -9,10 +9,13 @@
  * README shows and exit 0, or non-zero where the README shows
  * "gpuctl: error:". Code lines that start with "gpuctl " but not "$ " must be
  * in a synopsis (a block with upper-case placeholders such as FILE), so no
- * example escapes. The README's exit-status table must say what `gpuctl help` says.
+ * example escapes. The exit-status table (docs/user-guide.md) must say what
+ * `gpuctl help` says. The files are read as one text, README.md first; messages
+ * name the file and its line.
  */
 #include <ctype.h>
 #include <fnmatch.h>
+#include <glob.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +28,7 @@
 #define MAX_LINES 64
 
 typedef struct example {
-	int line;                /* in README.md */
+	int line;                /* in the text read (see where) */
 	char cmd[2048];          /* the command, continuation lines joined by "\n" */
 	char *expect[MAX_LINES]; /* the output it shows (pointers into the README copy) */
 	int nexpect;
@@ -55,8 +58,73 @@ static struct {
 
 static char readme_text[1 << 20];
 
-/* README.md: from the working directory (make runs the suite at the top of the tree), else
- * above this program. */
+/* The files read into readme_text: each one's name and the line it starts at there. */
+static struct {
+	char name[64];
+	int first;
+} doc_files[32];
+static int ndoc_files;
+
+/* "FILE line N" for a line of readme_text; from a ring of buffers, so that a message
+ * may name a few. */
+static const char *where(int line)
+{
+	static char ring[4][96];
+	static int next;
+	char *out = ring[next++ % 4];
+	int f = 0;
+	while (f + 1 < ndoc_files && doc_files[f + 1].first <= line)
+		f++;
+	snprintf(out, sizeof(ring[0]), "%s line %d", ndoc_files ? doc_files[f].name : "README.md",
+		 ndoc_files ? line - doc_files[f].first + 1 : line);
+	return out;
+}
+
+/* Appends the .md files of docs/, beside README.md (path), to readme_text. */
+static void read_docs(const char *path)
+{
+	char dir[PATH_MAX], pattern[PATH_MAX + 16];
+	glob_t g;
+	size_t len = strlen(readme_text);
+	int line = 1;
+
+	for (const char *c = readme_text; *c; c++)
+		line += *c == '\n';
+	if (len > 0 && readme_text[len - 1] != '\n') {
+		readme_text[len++] = '\n';
+		readme_text[len] = '\0';
+	} else if (len > 0) {
+		line--;
+	}
+	snprintf(doc_files[0].name, sizeof(doc_files[0].name), "README.md");
+	doc_files[0].first = 1;
+	ndoc_files = 1;
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(pattern, sizeof(pattern), "%s/docs/*.md", dirname(dir));
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc && ndoc_files < 32; i++) {
+		long n = harness_read_text(g.gl_pathv[i], readme_text + len,
+					   sizeof(readme_text) - len - 1);
+		ck_assert_msg(n >= 0 && len + (size_t)n + 2 < sizeof(readme_text),
+			      "%s: cannot read it whole", g.gl_pathv[i]);
+		snprintf(doc_files[ndoc_files].name, sizeof(doc_files[0].name), "docs/%s",
+			 strrchr(g.gl_pathv[i], '/') + 1);
+		doc_files[ndoc_files++].first = line + 1;
+		for (long k = 0; k < n; k++)
+			line += readme_text[len + (size_t)k] == '\n';
+		len += (size_t)n;
+		if (n > 0 && readme_text[len - 1] != '\n') {
+			readme_text[len++] = '\n';
+			readme_text[len] = '\0';
+			line++;
+		}
+	}
+	globfree(&g);
+}
+
+/* README.md, then the .md files of docs/ beside it: from the working directory (make runs
+ * the suite at the top of the tree), else above this program. */
 static void read_readme(char *path, size_t len)
 {
 	char dir[PATH_MAX];
@@ -64,8 +132,10 @@ static void read_readme(char *path, size_t len)
 	snprintf(dir, sizeof(dir), "%s", self_path);
 	for (int up = 0; up < 5; up++) {
 		if (harness_read_text(path, readme_text, sizeof(readme_text)) > 0 &&
-		    strstr(readme_text, "# gpud"))
+		    strstr(readme_text, "# gpud")) {
+			read_docs(path);
 			return;
+		}
 		char up_dir[PATH_MAX];
 		snprintf(up_dir, sizeof(up_dir), "%s", dirname(dir)); /* dirname writes into dir */
 		snprintf(dir, sizeof(dir), "%s", up_dir);
@@ -109,10 +179,10 @@ static void check_synopsis(int *lines, char **texts, int *n)
 	for (int i = 0; i < *n; i++)
 		placeholders |= has_placeholder(texts[i]);
 	for (int i = 0; i < *n && !placeholders; i++)
-		ck_abort_msg("README line %d: '%s' looks like an example: write it as '$ %s' so "
+		ck_abort_msg("%s: '%s' looks like an example: write it as '$ %s' so "
 			     "that the e2e suite runs it, or make its block a synopsis (with "
 			     "placeholders such as FILE or URL)",
-			     lines[i], texts[i], texts[i]);
+			     where(lines[i]), texts[i], texts[i]);
 	*n = 0;
 }
 
@@ -144,14 +214,16 @@ static int collect(char **lines, int nlines, block *blocks, int maxb)
 		char *text = l + ind;
 		if (!strncmp(text, "$ ", 2)) {
 			if (cur == NULL) {
-				ck_assert_msg(nb < maxb, "README: more than %d example blocks",
-					      maxb);
+				ck_assert_msg(
+					nb < maxb,
+					"README.md and docs/*.md: more than %d example blocks",
+					maxb);
 				cur = &blocks[nb++];
 				memset(cur, 0, sizeof(*cur));
 				cur->line = i + 1;
 				cur_indent = ind;
 			}
-			ck_assert_msg(cur->n < MAX_CMDS, "README line %d: block too long", i + 1);
+			ck_assert_msg(cur->n < MAX_CMDS, "%s: block too long", where(i + 1));
 			example *e = &cur->ex[cur->n++];
 			e->line = i + 1;
 			snprintf(e->cmd, sizeof(e->cmd), "%s", text + 2);
@@ -165,8 +237,7 @@ static int collect(char **lines, int nlines, block *blocks, int maxb)
 		}
 		if (cur != NULL && cur->n > 0) {
 			example *e = &cur->ex[cur->n - 1];
-			ck_assert_msg(e->nexpect < MAX_LINES, "README line %d: output too long",
-				      i + 1);
+			ck_assert_msg(e->nexpect < MAX_LINES, "%s: output too long", where(i + 1));
 			e->expect[e->nexpect++] = l + cur_indent;
 			continue;
 		}
@@ -249,7 +320,7 @@ static void run_block(const block *b)
 			snprintf(script + o, sizeof(script) - o,
 				 "{ %s\n}; __s=$?; printf '\\036%%d\\n' \"$__s\"; (exit $__s)\n",
 				 b->ex[i].cmd);
-	ck_assert_msg(o < sizeof(script), "README line %d: block too long", b->line);
+	ck_assert_msg(o < sizeof(script), "%s: block too long", where(b->line));
 	ctl_result *r = sh_run(script);
 	snprintf(out, sizeof(out), "%s", r->out);
 
@@ -257,9 +328,8 @@ static void run_block(const block *b)
 	for (int i = 0; i < b->n; i++) {
 		const example *e = &b->ex[i];
 		char *mark = strchr(p, '\036');
-		ck_assert_msg(mark != NULL,
-			      "README line %d: '%s' did not finish; the block said:\n%s", e->line,
-			      e->cmd, r->out);
+		ck_assert_msg(mark != NULL, "%s: '%s' did not finish; the block said:\n%s",
+			      where(e->line), e->cmd, r->out);
 		*mark = '\0';
 		int code = atoi(mark + 1);
 		char *seg = p;
@@ -274,9 +344,9 @@ static void run_block(const block *b)
 				continue;
 			ck_assert_msg(code == cpu_differs[d].code &&
 					      strstr(seg, cpu_differs[d].words) != NULL,
-				      "README line %d: '%s' on the cpu backend: exit %d, expected "
+				      "%s: '%s' on the cpu backend: exit %d, expected "
 				      "%d and '%s':\n%s",
-				      e->line, e->cmd, code, cpu_differs[d].code,
+				      where(e->line), e->cmd, code, cpu_differs[d].code,
 				      cpu_differs[d].words, seg);
 			goto next;
 		}
@@ -284,15 +354,15 @@ static void run_block(const block *b)
 		for (int k = 0; k < e->nexpect; k++)
 			fails |= !strncmp(e->expect[k], "gpuctl: error:", 14);
 		ck_assert_msg(fails ? code != 0 : code == 0,
-			      "README line %d: '%s' exited %d, expected %s; it said:\n%s", e->line,
+			      "%s: '%s' exited %d, expected %s; it said:\n%s", where(e->line),
 			      e->cmd, code, fails ? "an error" : "0", seg);
 		{
 			char *got[256];
 			int ng = split_lines(seg, got, 256);
 			ck_assert_msg(match_lines((char **)e->expect, e->nexpect, got, ng),
-				      "README line %d: '%s' printed something else than the README "
-				      "shows (line %d on):\n%s",
-				      e->line, e->cmd, e->line + 1, r->out);
+				      "%s: '%s' printed something else than the docs "
+				      "show (the lines after it):\n%s",
+				      where(e->line), e->cmd, r->out);
 		}
 	next:;
 	}
@@ -347,11 +417,11 @@ START_TEST(test_readme_examples)
 	}
 	for (size_t d = 0; d < NDIFFERS; d++)
 		ck_assert_msg(cpu_differs[d].seen,
-			      "README has no example '%s' any more: remove it "
+			      "README.md and docs/*.md have no example '%s' any more: remove it "
 			      "from cpu_differs in tests/e2e/readme.c",
 			      cpu_differs[d].cmd);
-	ck_assert_msg(ran >= 4 && cmds >= 15, "only %d blocks (%d commands) of %s ran", ran, cmds,
-		      path);
+	ck_assert_msg(ran >= 4 && cmds >= 15,
+		      "only %d blocks (%d commands) of %s and docs/*.md ran", ran, cmds, path);
 	assert_daemon_alive("the README's examples");
 }
 END_TEST
@@ -377,13 +447,14 @@ START_TEST(test_readme_exit_statuses)
 		ck_assert_msg(sscanf(l, " %d %255[^\n]", &code, meaning) == 2, "help line '%s'", l);
 		snprintf(row, sizeof(row), "\n| %d | ", code);
 		char *at = strstr(readme_text, row);
-		ck_assert_msg(at != NULL, "the README's exit-status table has no row for %d", code);
+		ck_assert_msg(at != NULL,
+			      "README.md and docs/*.md: the exit-status table has no row for %d",
+			      code);
 		char *end = strchr(at + 1, '\n');
-		ck_assert_msg(
-			end && memmem(at, (size_t)(end - at), meaning, strlen(meaning)),
-			"the README's row for exit status %d does not say '%s' as gpuctl help "
-			"does",
-			code, meaning);
+		ck_assert_msg(end && memmem(at, (size_t)(end - at), meaning, strlen(meaning)),
+			      "the exit-status table's row for %d does not say '%s' as gpuctl help "
+			      "does",
+			      code, meaning);
 		l = nl + 1;
 	}
 	ck_assert_int_eq(n, 11);

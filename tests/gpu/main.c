@@ -828,7 +828,7 @@ END_TEST
  * With kernel_workers = 0, custom kernels run in gpud's own context: a
  * fault there gives its client the CUDA error, every other request after it
  * the same, and gpud exits 1 for its supervisor to start a fresh one (one
- * context serves every tenant; README says so). tests/gpu/isolation.c has
+ * context serves every tenant; docs/lab-node.md says so). tests/gpu/isolation.c has
  * the default, tenant workers.
  */
 START_TEST(custom_kernel_fault_ends_the_context)
