@@ -319,5 +319,7 @@ int lend_uid_main(long uid, const char *url);
 TCase *e2e_client(void);
 void client_threads_tests(TCase *tc);
 void client_jobs_tests(TCase *tc);
+/* "tenants": the configs gpud refuses at start (tenants_refused.c). */
+void tenants_refused_tests(TCase *tc);
 
 #endif
