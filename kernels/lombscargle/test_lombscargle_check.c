@@ -19,75 +19,85 @@
 
 /* --- check --------------------------------------------------------------------------- */
 
-START_TEST(test_check_length_mismatch)
+/*
+ * check on the lengths, the dtypes and emptiness: a case of ls_pcase(n, nf)
+ * with y of ny samples, the weights (w) of nw, y's, freqs' and the weights'
+ * dtypes (0: x's), and with grid the grid f0 = 1, df = 1, nf = 3 for freqs;
+ * in dtype dt, refused with exactly want (NULL: passes). What is checked
+ * first comes first: the dtype before the lengths, x and y before the
+ * weights, a mismatch before emptiness.
+ */
+#define SAME -1 /* ny or nw: x's length */
+static const struct check_row {
+	const char *what;
+	gpud_dtype dt;
+	size_t n, nf;
+	long ny;
+	int w;
+	long nw;
+	gpud_dtype dty, dtf, dtw;
+	int grid;
+	const char *want;
+} check_rows[] = {
+	{"length", GPUD_F64, 5, 3, 7, 0, SAME, 0, 0, 0, 0,
+	 "lombscargle: x and y must have the same length, got 5 and 7"},
+	{"length", GPUD_F32, 12, 3, 11, 0, SAME, 0, 0, 0, 0,
+	 "lombscargle: x and y must have the same length, got 12 and 11"},
+	{"weights", GPUD_F64, 5, 3, SAME, 1, 4, 0, 0, 0, 0,
+	 "lombscargle: weights must have the length of x, got 4 for 5 samples"},
+	{"weights", GPUD_F32, 5, 3, SAME, 1, 6, 0, 0, 0, 0,
+	 "lombscargle: weights must have the length of x, got 6 for 5 samples"},
+	{"weights", GPUD_F64, 5, 3, SAME, 1, 0, 0, 0, 0, 0,
+	 "lombscargle: weights must have the length of x, got 0 for 5 samples"},
+	{"weights", GPUD_F64, 5, 3, SAME, 1, 5, 0, 0, 0, 0, NULL},
+	{"x and y first", GPUD_F64, 5, 3, 4, 1, 3, 0, 0, 0, 0,
+	 "lombscargle: x and y must have the same length, got 5 and 4"},
+	{"dtype", GPUD_F64, 4, 3, SAME, 0, SAME, GPUD_F32, 0, 0, 0,
+	 "lombscargle: x, y, freqs and weights must have one dtype: 'y' is float32 but 'x' is float64"},
+	{"dtype", GPUD_F32, 4, 3, SAME, 0, SAME, 0, GPUD_F64, 0, 0,
+	 "lombscargle: x, y, freqs and weights must have one dtype: 'freqs' is float64 but 'x' is float32"},
+	{"dtype", GPUD_F64, 4, 3, SAME, 1, SAME, 0, 0, GPUD_F32, 0,
+	 "lombscargle: x, y, freqs and weights must have one dtype: 'weights' is float32 but 'x' is float64"},
+	{"dtype", GPUD_F32, 4, 3, SAME, 1, SAME, 0, 0, GPUD_F64, 0,
+	 "lombscargle: x, y, freqs and weights must have one dtype: 'weights' is float64 but 'x' is float32"},
+	{"dtype, the grid", GPUD_F32, 4, 3, SAME, 1, SAME, 0, 0, GPUD_F64, 1,
+	 "lombscargle: x, y, freqs and weights must have one dtype: 'weights' is float64 but 'x' is float32"},
+	{"dtype before lengths", GPUD_F64, 4, 3, 5, 0, SAME, GPUD_F32, 0, 0, 0,
+	 "lombscargle: x, y, freqs and weights must have one dtype: 'y' is float32 but 'x' is float64"},
+	{"empty", GPUD_F64, 0, 3, SAME, 0, SAME, 0, 0, 0, 0,
+	 "lombscargle: x and y must not be empty"},
+	{"mismatch before empty", GPUD_F64, 0, 3, 2, 0, SAME, 0, 0, 0, 0,
+	 "lombscargle: x and y must have the same length, got 0 and 2"},
+	{"empty, weights", GPUD_F32, 0, 3, SAME, 1, SAME, 0, 0, 0, 0,
+	 "lombscargle: x and y must not be empty"},
+	{"no freqs", GPUD_F64, 3, 0, SAME, 0, SAME, 0, 0, 0, 0,
+	 "lombscargle: freqs must not be empty"},
+	{"no freqs", GPUD_F32, 3, 0, SAME, 0, SAME, 0, 0, 0, 0,
+	 "lombscargle: freqs must not be empty"},
+};
+
+START_TEST(test_check_shapes)
 {
-	ls_case c = ls_pcase(5, 3);
+	const struct check_row *r = &check_rows[_i];
+	ls_case c = ls_pcase(r->n, r->nf);
 
-	c.ny = 7;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: x and y must have the same length, got 5 and 7");
-	c = ls_pcase(12, 3);
-	c.ny = 11;
-	ls_check_refuses(GPUD_F32, &c,
-			 "lombscargle: x and y must have the same length, got 12 and 11");
-	/* the weights */
-	c = ls_pcase(5, 3);
-	c.w = ls_pool;
-	c.nw = 4;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: weights must have the length of x, got 4 for 5 samples");
-	c.nw = 6;
-	ls_check_refuses(GPUD_F32, &c,
-			 "lombscargle: weights must have the length of x, got 6 for 5 samples");
-	c.nw = 0;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: weights must have the length of x, got 0 for 5 samples");
-	c.nw = 5;
-	ls_check_passes(GPUD_F64, &c);
-	/* x and y first */
-	c.ny = 4;
-	c.nw = 3;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: x and y must have the same length, got 5 and 4");
-}
-END_TEST
-
-START_TEST(test_check_dtype_mix)
-{
-	ls_case c = ls_pcase(4, 3);
-
-	c.dty = GPUD_F32;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: x, y, freqs and weights must have one dtype: 'y' is float32 "
-			 "but 'x' is float64");
-	c = ls_pcase(4, 3);
-	c.dtf = GPUD_F64;
-	ls_check_refuses(GPUD_F32, &c,
-			 "lombscargle: x, y, freqs and weights must have one dtype: 'freqs' is "
-			 "float64 but 'x' is float32");
-	c = ls_pcase(4, 3);
-	c.w = ls_pool;
-	c.dtw = GPUD_F32;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: x, y, freqs and weights must have one dtype: 'weights' is "
-			 "float32 but 'x' is float64");
-	c.dtw = GPUD_F64;
-	ls_check_refuses(GPUD_F32, &c,
-			 "lombscargle: x, y, freqs and weights must have one dtype: 'weights' is "
-			 "float64 but 'x' is float32");
-	/* with the grid: the weights' dtype still counts */
-	c.f = NULL;
-	ls_set_grid(&c, 1, 1, 3);
-	ls_check_refuses(GPUD_F32, &c,
-			 "lombscargle: x, y, freqs and weights must have one dtype: 'weights' is "
-			 "float64 but 'x' is float32");
-	/* the dtype is checked before the lengths */
-	c = ls_pcase(4, 3);
-	c.ny = 5;
-	c.dty = GPUD_F32;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: x, y, freqs and weights must have one dtype: 'y' is float32 "
-			 "but 'x' is float64");
+	if (r->ny != SAME)
+		c.ny = (size_t)r->ny;
+	if (r->w)
+		c.w = ls_pool;
+	if (r->nw != SAME)
+		c.nw = (size_t)r->nw;
+	c.dty = r->dty;
+	c.dtf = r->dtf;
+	c.dtw = r->dtw;
+	if (r->grid) {
+		c.f = NULL;
+		ls_set_grid(&c, 1, 1, 3);
+	}
+	if (r->want)
+		ls_check_refuses(r->dt, &c, r->want);
+	else
+		ls_check_passes(r->dt, &c);
 }
 END_TEST
 
@@ -123,26 +133,6 @@ START_TEST(test_check_given_output_dtype)
 	ck_assert_msg(kernel_args_finish(&b.a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_msg(k->check(&b.a, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(b.a.v[LS_PGRAM].expect.dtype, GPUD_F64);
-}
-END_TEST
-
-START_TEST(test_check_empty)
-{
-	ls_case c = ls_pcase(0, 3);
-
-	ls_check_refuses(GPUD_F64, &c, "lombscargle: x and y must not be empty");
-	/* a mismatch is reported before emptiness */
-	c.ny = 2;
-	ls_check_refuses(GPUD_F64, &c,
-			 "lombscargle: x and y must have the same length, got 0 and 2");
-	/* empty x with empty weights: x first */
-	c = ls_pcase(0, 3);
-	c.w = ls_pool;
-	ls_check_refuses(GPUD_F32, &c, "lombscargle: x and y must not be empty");
-	/* no frequencies: scipy >= 1.15 refuses an empty freqs */
-	c = ls_pcase(3, 0);
-	ls_check_refuses(GPUD_F64, &c, "lombscargle: freqs must not be empty");
-	ls_check_refuses(GPUD_F32, &c, "lombscargle: freqs must not be empty");
 }
 END_TEST
 
@@ -469,10 +459,9 @@ void lombscargle_check_tcases(Suite *s)
 {
 	TCase *tc = tcase_create("check");
 
-	tcase_add_test(tc, test_check_length_mismatch);
-	tcase_add_test(tc, test_check_dtype_mix);
+	tcase_add_loop_test(tc, test_check_shapes, 0,
+			    (int)(sizeof(check_rows) / sizeof(check_rows[0])));
 	tcase_add_test(tc, test_check_given_output_dtype);
-	tcase_add_test(tc, test_check_empty);
 	tcase_add_test(tc, test_check_frequencies);
 	tcase_add_test(tc, test_check_legacy);
 	tcase_add_test(tc, test_check_method);
