@@ -1,7 +1,8 @@
 /*
  * tests/e2e/e2e.h — what the end-to-end suite's files share: the gpud fixture
- * (fixture.c, on top of tests/harness.h), the gpuctl runner, libgpud-client
- * helpers, the reference periodogram, and a raw-protocol encoder and decoder.
+ * and the gpuctl runner (fixture.c, on top of tests/harness.h), the reference
+ * periodogram (fixture_data.c), libgpud-client helpers (fixture_client.c),
+ * and a raw-protocol encoder and decoder (fixture_raw.c).
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, drain.c, tenants.c, faults.c, concurrency.c, client_*.c,
  * trace.c, logs.c, endpoints.c, fairness.c,
@@ -112,7 +113,7 @@ ctl_result *sh_run(const char *line);
 ctl_result *sh_run_tty(const char *line);
 void assert_sh_ok(const ctl_result *r);
 
-/* --- data and the reference periodogram ------------------------------------------------- */
+/* --- data and the reference periodogram (fixture_data.c) ------------------------------- */
 
 void gen_ls(uint64_t seed, size_t nx, size_t nf, double *x, double *y, double *f);
 void round_to_f32(double *v, size_t n);
@@ -142,7 +143,7 @@ void npy_arg(char *arg, size_t len, const char *name, const char *file, gpud_dty
 void save_ls_inputs(const char *prefix, const double *x, const double *y, size_t nx,
 		    const double *f, size_t nf, char *px, char *py, char *pf);
 
-/* --- libgpud-client helpers ------------------------------------------------------------- */
+/* --- libgpud-client helpers (fixture_client.c) ------------------------------------------ */
 
 gpud_client *lib_connect(void);
 
@@ -199,7 +200,7 @@ int e2e_http_get(const char *path, char *body, size_t cap);
 /* The value of the sample named exactly `series` (name{labels}) on a /metrics page, or -1. */
 double e2e_sample(const char *page, const char *series);
 
-/* --- raw wire messages (a plain nng REQ socket and hand-made protobuf) --------------------- */
+/* --- raw wire messages (a plain nng REQ socket and hand-made protobuf; fixture_raw.c) ------ */
 
 typedef struct pb {
 	uint8_t b[512];
@@ -266,7 +267,7 @@ void raw_expect(const void *msg, size_t len, uint64_t want_code, const char *wor
 
 /* --- this program's helper modes (see main) --------------------------------------------- */
 
-int raw_send_main(const char *u, const char *path, int timeout_ms); /* fixture.c */
+int raw_send_main(const char *u, const char *path, int timeout_ms); /* fixture_raw.c */
 int as_uid_main(long uid, const char *u);                           /* tenants.c */
 int doomed_main(const char *u, const char *kind);                   /* faults.c */
 
@@ -318,5 +319,7 @@ int lend_uid_main(long uid, const char *url);
 TCase *e2e_client(void);
 void client_threads_tests(TCase *tc);
 void client_jobs_tests(TCase *tc);
+/* "tenants": the configs gpud refuses at start (tenants_refused.c). */
+void tenants_refused_tests(TCase *tc);
 
 #endif

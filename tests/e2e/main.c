@@ -3,7 +3,7 @@
  * (started by a checked fixture on a private ipc:// socket, stopped with
  * SIGTERM and required to exit 0), driven through libgpud-client, through the
  * gpuctl binary, and through a plain nng REQ socket speaking the wire format
- * by hand. The fixture and helpers are in fixture.c, the tests in a file per
+ * by hand. The fixture and helpers are in fixture*.c, the tests in a file per
  * area (e2e.h lists them); this file makes the suite and runs it.
  *
  *   GPUD_BIN=/abs/gpud GPUCTL_BIN=/abs/gpuctl [GPUD_BACKEND=cpu|cuda|auto] e2e

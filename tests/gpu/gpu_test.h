@@ -2,7 +2,7 @@
  * tests/gpu/gpu_test.h — what the GPU suite's files share (tests/gpu/util.c):
  * its seeded generator, random arrays, the poison that shows an element a
  * kernel never wrote, reading elements back; and each kernel folder's test,
- * kernels/<folder>/gpu_test_<folder>.c, which tests/gpu/main.c runs for every
+ * kernels/<folder>/gpu_test_<folder>.c, which tests/gpu/kernels.c runs for every
  * kernel of kernels/kernels.def through a gpud on the cuda backend.
  */
 #ifndef GPUD_TESTS_GPU_TEST_H
