@@ -7,7 +7,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <utlist.h>
 
 #include "daemon/log.h"
@@ -15,13 +14,6 @@
 #include "daemon/request.h"
 #include "daemon/trace.h"
 #include "proto/wire.h"
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,
 		   nng_msg *msg, uint32_t pipe_id)

@@ -28,6 +28,7 @@
 #include "daemon/auth.h"
 #include "daemon/backend/backend.h"
 #include "daemon/buffers.h"
+#include "daemon/clock.h"
 #include "daemon/config.h"
 #include "daemon/devices.h"
 #include "daemon/hostmem.h"
@@ -248,7 +249,5 @@ void request_log(const gpud_request *r, enum log_level lvl, const char *fmt, ...
 
 /* Several copies in flight: one finished with status; 1 if it was the last. */
 int request_pending_done(gpud_request *r, dstatus status, const char *msg);
-
-uint64_t now_ns(void);
 
 #endif
