@@ -61,13 +61,56 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->traced = 0;
 }
 
+/* The bytes r's trace range carries: the buffer's size for alloc, upload
+ * and download; the payload's otherwise. */
+static uint64_t trace_bytes(const gpud_request *r)
+{
+	const Gpud__Request *q = r->req;
+	const gpud_buffer *b = NULL;
+	gpud_tenant *tn = r->session ? r->session->tenant : NULL;
+
+	switch (q->body_case) {
+	case GPUD__REQUEST__BODY_ALLOC: {
+		size_t n = gpud_shape_bytes(q->alloc->shape, (int)q->alloc->n_shape,
+					    gpud_dtype_size((gpud_dtype)q->alloc->dtype));
+		return n == SIZE_MAX ? 0 : n;
+	}
+	case GPUD__REQUEST__BODY_UPLOAD:
+		b = tn ? buffers_get(r->core->buffers, tn, q->upload->handle) : NULL;
+		break;
+	case GPUD__REQUEST__BODY_DOWNLOAD:
+		b = tn ? buffers_get(r->core->buffers, tn, q->download->handle) : NULL;
+		break;
+	default:
+		return r->payload_len;
+	}
+	return b ? b->nbytes : 0; /* an unknown handle: the request fails */
+}
+
+/* r is dispatched: its NVTX range starts (daemon/trace.h). */
+static void trace_start(gpud_request *r)
+{
+	if (r->req == NULL)
+		return;
+	trace_about a = {.tenant = request_tenant_name(r),
+			 .verb = request_verb_name((int)r->req->body_case),
+			 .category = (unsigned)r->req->body_case,
+			 .kernel = r->req->body_case == GPUD__REQUEST__BODY_RUN
+					   ? r->req->run->kernel
+					   : NULL,
+			 .conn = r->pipe_id,
+			 .request = r->req->id};
+	a.bytes = trace_bytes(r);
+	r->traced = trace_request_start(&a, &r->trace_id);
+}
+
 void request_track(gpud_request *r)
 {
 	gpud_session *s = r->session;
 	ON_LOOP("request_track");
 	DL_APPEND2(s->live, r, sprev, snext);
 	r->tracked = 1;
-	trace_request_start(r);
+	trace_start(r);
 	uint64_t id = r->req ? r->req->id : 0;
 	for (int i = 0; id != 0 && i < SESSION_EARLY_CANCELS; i++)
 		if (s->early_cancel[i] == id) { /* its cancel came first */
@@ -160,7 +203,9 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 {
 	gpud_core *core = r->core;
 
-	trace_request_end(r); /* its reply is made: here for every request, sent or not */
+	if (r->traced) /* its reply is made: here for every request, sent or not */
+		trace_request_end(r->trace_id);
+	r->traced = 0;
 	if (r->slot.has_slot)
 		sched_release(&r->dev->sched, &r->slot);
 	request_run_ended(r);
