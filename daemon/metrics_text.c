@@ -54,12 +54,6 @@ static void sample_u(FILE *f, const char *name, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
-static const char *verb_name(int verb)
-{
-	const char *name = request_verb_name(verb);
-	return name ? name : "none";
-}
-
 static void status_label(dstatus s, char *out, size_t len)
 {
 	size_t i = 0;

@@ -13,6 +13,7 @@
 #include "daemon/loop.h"
 #include "daemon/request.h"
 #include "daemon/trace.h"
+#include "daemon/verbs/table.h"
 #include "proto/wire.h"
 
 void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,
@@ -413,7 +414,7 @@ void request_temp(gpud_request *r, gpud_buffer *b)
 static void request_account(gpud_request *r, gpud_session *sess, dstatus status)
 {
 	gpud_tenant *tn = r->tenant ? r->tenant : sess ? sess->tenant : NULL;
-	int verb = r->req ? (int)r->req->body_case : 0;
+	int verb = r->req ? verb_index((int)r->req->body_case) : VERB_NONE;
 	if (tn && status == ST_CANCELLED)
 		tn->metrics.cancelled_closed += r->session_gone;
 	if (r->core->metrics == NULL)
@@ -557,11 +558,8 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 
 const char *request_verb_name(int body_case)
 {
-	const ProtobufCFieldDescriptor *f =
-		body_case > 0 ? protobuf_c_message_descriptor_get_field(&gpud__request__descriptor,
-									(unsigned)body_case)
-			      : NULL;
-	return f ? f->name : NULL;
+	int v = verb_index(body_case);
+	return v == VERB_NONE || v == VERB_UNKNOWN ? NULL : verb_name(v);
 }
 
 static const char *verb_of(const gpud_request *r)

@@ -232,8 +232,9 @@ void request_session_closed(gpud_session *s);
 /* 1 once r is cancelled. */
 int request_cancelled(const gpud_request *r);
 
-/* The name of the verb whose Request body field is body_case (the field's
- * name: "run"), or NULL for none. */
+/* The name of the verb whose Request body field is body_case (the verb
+ * table's, daemon/verbs/table.h: the field's name, "run"), or NULL for none
+ * and for a field the table has no row for. */
 const char *request_verb_name(int body_case);
 /* Its verb's name ("run", the Request body field's), or "-" before one is decoded. */
 const char *request_verb(const gpud_request *r);

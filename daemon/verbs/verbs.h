@@ -1,8 +1,9 @@
 /*
- * daemon/verbs/verbs.h — the verb table (table.c) and its handlers, one file
- * per group: buffers.c (alloc, upload, download, free, list, unmap, sync),
- * run.c, info.c (hello, status, kernels), register.c (register, unregister),
- * cancel.c.
+ * daemon/verbs/verbs.h — the verbs' handlers, one file per group:
+ * buffers.c (alloc, upload, download, free, list, unmap, sync), run.c (with
+ * run.h and early.c), info.c (hello, status, kernels), register.c (register,
+ * unregister), cancel.c; the dispatcher (dispatch.c) finds them from the
+ * verb table (table.h, rows in verbs.def).
  *
  * Every handler ends in exactly one reply (request_reply, request_fail or
  * request_send_msg), at once or from the backend's completion. Messages
@@ -14,24 +15,15 @@
 #define GPUD_VERBS_H
 
 #include "daemon/request.h"
+#include "daemon/verbs/table.h"
 
 /* Runs r's verb (the server has checked the session, tenant and quotas). */
 void verbs_dispatch(gpud_request *r);
 
-void verb_hello(gpud_request *r);
-void verb_status(gpud_request *r);
-void verb_kernels(gpud_request *r);
-void verb_alloc(gpud_request *r);
-void verb_upload(gpud_request *r);
-void verb_download(gpud_request *r);
-void verb_free(gpud_request *r);
-void verb_list(gpud_request *r);
-void verb_unmap(gpud_request *r);
-void verb_sync(gpud_request *r);
-void verb_run(gpud_request *r);
-void verb_register(gpud_request *r);
-void verb_unregister(gpud_request *r);
-void verb_cancel(gpud_request *r);
+/* The handlers: verb_<name> for each row of verbs.def. */
+#define VERB(BODY, name, flags) void verb_##name(gpud_request *r);
+#include "daemon/verbs/verbs.def"
+#undef VERB
 
 /* BufferInfo pointing into b (valid while b is). */
 void verb_buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info);
