@@ -18,8 +18,13 @@
 #include <time.h>
 #include <uthash.h>
 
+#include "daemon/config.h"
+#include "daemon/devices.h"
 #include "daemon/hello_guard.h"
+#include "daemon/hostmem.h"
 #include "daemon/metrics_text.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "proto/wire.h"
 
 /* One tenant label's numbers: a tenant's own, or the sum over "_other". */

@@ -9,8 +9,13 @@
 #include <string.h>
 #include <utlist.h>
 
+#include "daemon/devices.h"
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
+#include "daemon/placement.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "daemon/request.h"
 #include "daemon/trace.h"
 #include "daemon/verbs/table.h"
@@ -33,7 +38,6 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->t0_ns = now_ns();
 	r->status = ST_OK;
 	r->bytes_up = r->bytes_down = 0;
-	r->queued_ns = 0;
 	r->dev = NULL;
 	r->run_counted = 0;
 	r->dev_busy = 0;
@@ -47,11 +51,9 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->spares.want = 0;
 	r->spares.fail = ST_OK;
 	r->redo = NULL;
-	r->kernel = NULL;
-	r->slot = (sched_item){0};
 	r->pending = 0;
 	r->pending_status = ST_OK;
-	r->run_early = r->run_final = 0;
+	r->on_release = NULL;
 	r->snext = r->sprev = NULL;
 	r->tracked = 0;
 	r->cancelled = 0;
@@ -183,8 +185,8 @@ void request_session_closed(gpud_session *s)
 /* The buffers a request lets go of: released after its reply has gone (the
  * device frees cost driver calls the client need not wait for). */
 typedef struct request_drop {
-	gpud_buffer *temps[KERNEL_MAX_PARAMS];
-	gpud_buffer *held[KERNEL_MAX_PARAMS + 1];
+	gpud_buffer *temps[REQUEST_MAX_ARGS];
+	gpud_buffer *held[REQUEST_MAX_ARGS + 1];
 	int ntemps, nheld;
 } request_drop;
 
@@ -207,8 +209,10 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 	if (r->traced) /* its reply is made: here for every request, sent or not */
 		trace_request_end(r->trace_id);
 	r->traced = 0;
-	if (r->slot.has_slot)
-		sched_release(&r->dev->sched, &r->slot);
+	if (r->on_release) { /* the verb's own: a run's slot */
+		r->on_release(r);
+		r->on_release = NULL;
+	}
 	request_run_ended(r);
 	if (r->run_counted) {
 		r->dev->runs--;
@@ -257,7 +261,6 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 	/* The reply goes to nng now and is freed once sent. */
 	hostmem_release(core->host, HOSTMEM_MESSAGES, r->host_bytes);
 	r->host_bytes = 0;
-	r->kernel = NULL;
 }
 
 int request_hold_host_or_fail(gpud_request *r, const char *what, uint64_t bytes)
@@ -375,9 +378,7 @@ void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r))
 	r->nregions = 0;
 	r->pending = 0;
 	r->pending_status = ST_OK;
-	r->run_early = r->run_final = 0;
 	r->on_cancel = NULL;
-	r->kernel = NULL;
 	if (r->custom) { /* found again by the next try */
 		registry_unref(r->custom);
 		r->custom = NULL;
@@ -546,7 +547,7 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 			     verb, len, ref->offset, hr->id, hr->size);
 		return NULL;
 	}
-	if (r->nregions == KERNEL_MAX_PARAMS + 1) {
+	if (r->nregions == REQUEST_MAX_ARGS + 1) {
 		request_fail(r, ST_INVALID, "%s: too many host regions in one request", verb);
 		return NULL;
 	}

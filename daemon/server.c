@@ -55,8 +55,8 @@ struct server_ctx {
 	enum ctx_state state;
 	int stopping;
 	server_event ev;
-	nng_msg *msg; /* received, not yet taken by the loop */
-	gpud_request req;
+	nng_msg *msg;     /* received, not yet taken by the loop */
+	verb_request req; /* the request, with room for its verb's state */
 	/* server_inject: a request that came from a test, not from nng */
 	int counted; /* its reply is counted in gpud_server.sending */
 	int injected;
@@ -356,7 +356,7 @@ static int pipe_alive(nng_pipe p)
 
 static void handle_request(server_ctx *c)
 {
-	gpud_request *r = &c->req;
+	gpud_request *r = &c->req.common;
 	gpud_server *s = c->srv;
 	const uint8_t *hdr;
 	size_t hlen;

@@ -14,8 +14,28 @@
 #ifndef GPUD_VERBS_H
 #define GPUD_VERBS_H
 
+#include "daemon/auth.h"
+#include "daemon/backend/backend.h"
+#include "daemon/config.h"
+#include "daemon/devices.h"
+#include "daemon/hostmem.h"
+#include "daemon/placement.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "daemon/request.h"
+#include "daemon/sched.h"
+#include "daemon/verbs/run.h"
 #include "daemon/verbs/table.h"
+
+/*
+ * Room for any verb's request: the common part, or the type of a verb with
+ * state of its own, which embeds it first. The server keeps each request
+ * in one of these and hands the verbs &common.
+ */
+typedef union verb_request {
+	gpud_request common;
+	run_request run;
+} verb_request;
 
 /* Runs r's verb (the server has checked the session, tenant and quotas). */
 void verbs_dispatch(gpud_request *r);
