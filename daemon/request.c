@@ -2,6 +2,8 @@
  * daemon/request.c — replies, what a request holds until its reply,
  * cancelling, and what names a request in logs (request_log) and traces
  * (its NVTX range, daemon/trace.h, from request_track to request_cleanup).
+ * An allocation that would wait for the device is request_alloc.c's.
+ * Loop thread.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -325,71 +327,6 @@ gpud_device *request_device_or_fail(gpud_request *r, const char *verb, int pin, 
 		request_fail(r, ST_BACKEND, "%s: no device is left: every device is lost (%s)",
 			     verb, devices_list(ds, list, sizeof(list)));
 	return d;
-}
-
-/* --- allocations that would wait for the device ---------------------------------- */
-
-static void alloc_work(uv_work_t *w)
-{
-	gpud_request *r = w->data;
-	void *mem = NULL;
-	r->alloc_status = backend_alloc_wait(&r->spares.dev->be, r->spares.want, r->spares.owner,
-					     &mem, r->alloc_err, sizeof(r->alloc_err));
-	if (r->alloc_status == ST_OK) { /* the loop does not touch spares meanwhile */
-		r->spares.mem[r->spares.n] = mem;
-		r->spares.bytes[r->spares.n++] = r->spares.want;
-	}
-}
-
-static void alloc_after(uv_work_t *w, int status)
-{
-	gpud_request *r = w->data;
-	size_t want = r->spares.want;
-	r->spares.want = 0;
-	if (request_cancelled(r)) {
-		request_fail(r, ST_CANCELLED, "cancelled (%s) while gpud allocated %zu bytes",
-			     r->cancel_why, want);
-		return;
-	}
-	if (r->alloc_status != ST_OK) { /* the verb says it, in its words */
-		r->spares.fail = r->alloc_status;
-		r->spares.fail_bytes = want;
-		snprintf(r->spares.fail_err, sizeof(r->spares.fail_err), "%s", r->alloc_err);
-	}
-	r->redo(r);
-}
-
-void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r))
-{
-	gpud_core *core = r->core;
-	ON_LOOP("request_alloc_off_loop");
-	/* Start over later: drop what this try holds; keep what it made. */
-	for (int i = 0; i < r->nheld; i++)
-		buffer_unref(core->buffers, r->held[i]);
-	r->nheld = 0;
-	for (int i = 0; i < r->ntemps; i++)
-		buffers_release_to(core->buffers, r->temps[i], &r->spares);
-	r->ntemps = 0;
-	for (int i = 0; i < r->ncreated; i++)
-		buffers_release_to(core->buffers, r->created[i], &r->spares);
-	r->ncreated = 0;
-	for (int i = 0; i < r->nregions; i++)
-		region_unref(r->regions[i]);
-	r->nregions = 0;
-	r->pending = 0;
-	r->pending_status = ST_OK;
-	r->on_cancel = NULL;
-	if (r->custom) { /* found again by the next try */
-		registry_unref(r->custom);
-		r->custom = NULL;
-	}
-	if (r->spares.n == BUFFER_SPARES) { /* cannot happen: a request makes fewer */
-		request_fail(r, ST_INTERNAL, "too many allocations in one request");
-		return;
-	}
-	r->redo = redo;
-	r->alloc_work.data = r;
-	uv_queue_work(core->loop, &r->alloc_work, alloc_work, alloc_after);
 }
 
 void request_hold(gpud_request *r, gpud_buffer *b)
