@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "daemon/clock.h"
 #include "daemon/hostmem.h"
 #include "daemon/lend.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
-#include "daemon/request.h"
 
 #define SWEEP_MS 10000
 #define ALIGN_BYTES (2u << 20) /* pieces made to order: whole huge pages */

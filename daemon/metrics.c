@@ -46,7 +46,7 @@ void metrics_request(metrics *m, tenant_metrics *t, int verb, dstatus status, ui
 	if (t == NULL)
 		t = &m->no_tenant;
 	if (verb < 0 || verb >= METRICS_VERBS)
-		verb = 0; /* no verb (a message that did not decode) */
+		verb = VERB_UNKNOWN; /* apart from every verb and from none */
 	if ((int)status < 0 || (int)status >= METRICS_STATUSES)
 		status = ST_INTERNAL;
 	t->requests[verb][status]++;

@@ -20,10 +20,12 @@
 #include <stdint.h>
 
 #include "daemon/status.h"
+#include "daemon/verbs/table.h"
 #include "kernels/core/list.h"
 
-/* Request verbs by their body field number (proto/gpud.proto's Request.body). */
-#define METRICS_VERBS 32
+/* Request verbs by their dense index (daemon/verbs/table.h): "none", every
+ * verb, "unknown" (a body field the verb table has no row for). */
+#define METRICS_VERBS VERB_INDEXES
 #define METRICS_STATUSES ((int)ST_WOULD_BLOCK + 1)
 /* Kernels: the built-in ids, then one series for every user's kernel. */
 #define METRICS_KERNELS (KERNEL_COUNT + 1)
@@ -87,7 +89,8 @@ typedef struct metrics {
 
 void histogram_observe(histogram *h, double seconds);
 
-/* A request ended with status (verb: its body field number), having copied
+/* A request ended with status (verb: its index, verb_index; one out of range
+ * counts as VERB_UNKNOWN), having copied
  * up/down array bytes, after seconds. t: its tenant's counters, or NULL. */
 void metrics_request(metrics *m, tenant_metrics *t, int verb, dstatus status, uint64_t up,
 		     uint64_t down, double seconds);

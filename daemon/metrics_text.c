@@ -18,8 +18,13 @@
 #include <time.h>
 #include <uthash.h>
 
+#include "daemon/config.h"
+#include "daemon/devices.h"
 #include "daemon/hello_guard.h"
+#include "daemon/hostmem.h"
 #include "daemon/metrics_text.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "proto/wire.h"
 
 /* One tenant label's numbers: a tenant's own, or the sum over "_other". */
@@ -52,12 +57,6 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 static void sample_u(FILE *f, const char *name, uint64_t v)
 {
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
-}
-
-static const char *verb_name(int verb)
-{
-	const char *name = request_verb_name(verb);
-	return name ? name : "none";
 }
 
 static void status_label(dstatus s, char *out, size_t len)

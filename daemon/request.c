@@ -2,26 +2,26 @@
  * daemon/request.c — replies, what a request holds until its reply,
  * cancelling, and what names a request in logs (request_log) and traces
  * (its NVTX range, daemon/trace.h, from request_track to request_cleanup).
+ * An allocation that would wait for the device is request_alloc.c's.
+ * Loop thread.
  */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <utlist.h>
 
+#include "daemon/devices.h"
+#include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
+#include "daemon/placement.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "daemon/request.h"
 #include "daemon/trace.h"
+#include "daemon/verbs/table.h"
 #include "proto/wire.h"
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,
 		   nng_msg *msg, uint32_t pipe_id)
@@ -40,7 +40,6 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->t0_ns = now_ns();
 	r->status = ST_OK;
 	r->bytes_up = r->bytes_down = 0;
-	r->queued_ns = 0;
 	r->dev = NULL;
 	r->run_counted = 0;
 	r->dev_busy = 0;
@@ -54,11 +53,9 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->spares.want = 0;
 	r->spares.fail = ST_OK;
 	r->redo = NULL;
-	r->kernel = NULL;
-	r->slot = (sched_item){0};
 	r->pending = 0;
 	r->pending_status = ST_OK;
-	r->run_early = r->run_final = 0;
+	r->on_release = NULL;
 	r->snext = r->sprev = NULL;
 	r->tracked = 0;
 	r->cancelled = 0;
@@ -69,13 +66,56 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->traced = 0;
 }
 
+/* The bytes r's trace range carries: the buffer's size for alloc, upload
+ * and download; the payload's otherwise. */
+static uint64_t trace_bytes(const gpud_request *r)
+{
+	const Gpud__Request *q = r->req;
+	const gpud_buffer *b = NULL;
+	gpud_tenant *tn = r->session ? r->session->tenant : NULL;
+
+	switch (q->body_case) {
+	case GPUD__REQUEST__BODY_ALLOC: {
+		size_t n = gpud_shape_bytes(q->alloc->shape, (int)q->alloc->n_shape,
+					    gpud_dtype_size((gpud_dtype)q->alloc->dtype));
+		return n == SIZE_MAX ? 0 : n;
+	}
+	case GPUD__REQUEST__BODY_UPLOAD:
+		b = tn ? buffers_get(r->core->buffers, tn, q->upload->handle) : NULL;
+		break;
+	case GPUD__REQUEST__BODY_DOWNLOAD:
+		b = tn ? buffers_get(r->core->buffers, tn, q->download->handle) : NULL;
+		break;
+	default:
+		return r->payload_len;
+	}
+	return b ? b->nbytes : 0; /* an unknown handle: the request fails */
+}
+
+/* r is dispatched: its NVTX range starts (daemon/trace.h). */
+static void trace_start(gpud_request *r)
+{
+	if (r->req == NULL)
+		return;
+	trace_about a = {.tenant = request_tenant_name(r),
+			 .verb = request_verb_name((int)r->req->body_case),
+			 .category = (unsigned)r->req->body_case,
+			 .kernel = r->req->body_case == GPUD__REQUEST__BODY_RUN
+					   ? r->req->run->kernel
+					   : NULL,
+			 .conn = r->pipe_id,
+			 .request = r->req->id};
+	a.bytes = trace_bytes(r);
+	r->traced = trace_request_start(&a, &r->trace_id);
+}
+
 void request_track(gpud_request *r)
 {
 	gpud_session *s = r->session;
 	ON_LOOP("request_track");
 	DL_APPEND2(s->live, r, sprev, snext);
 	r->tracked = 1;
-	trace_request_start(r);
+	trace_start(r);
 	uint64_t id = r->req ? r->req->id : 0;
 	for (int i = 0; id != 0 && i < SESSION_EARLY_CANCELS; i++)
 		if (s->early_cancel[i] == id) { /* its cancel came first */
@@ -147,8 +187,8 @@ void request_session_closed(gpud_session *s)
 /* The buffers a request lets go of: released after its reply has gone (the
  * device frees cost driver calls the client need not wait for). */
 typedef struct request_drop {
-	gpud_buffer *temps[KERNEL_MAX_PARAMS];
-	gpud_buffer *held[KERNEL_MAX_PARAMS + 1];
+	gpud_buffer *temps[REQUEST_MAX_ARGS];
+	gpud_buffer *held[REQUEST_MAX_ARGS + 1];
 	int ntemps, nheld;
 } request_drop;
 
@@ -168,9 +208,13 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 {
 	gpud_core *core = r->core;
 
-	trace_request_end(r); /* its reply is made: here for every request, sent or not */
-	if (r->slot.has_slot)
-		sched_release(&r->dev->sched, &r->slot);
+	if (r->traced) /* its reply is made: here for every request, sent or not */
+		trace_request_end(r->trace_id);
+	r->traced = 0;
+	if (r->on_release) { /* the verb's own: a run's slot */
+		r->on_release(r);
+		r->on_release = NULL;
+	}
 	request_run_ended(r);
 	if (r->run_counted) {
 		r->dev->runs--;
@@ -219,7 +263,6 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 	/* The reply goes to nng now and is freed once sent. */
 	hostmem_release(core->host, HOSTMEM_MESSAGES, r->host_bytes);
 	r->host_bytes = 0;
-	r->kernel = NULL;
 }
 
 int request_hold_host_or_fail(gpud_request *r, const char *what, uint64_t bytes)
@@ -286,73 +329,6 @@ gpud_device *request_device_or_fail(gpud_request *r, const char *verb, int pin, 
 	return d;
 }
 
-/* --- allocations that would wait for the device ---------------------------------- */
-
-static void alloc_work(uv_work_t *w)
-{
-	gpud_request *r = w->data;
-	void *mem = NULL;
-	r->alloc_status = backend_alloc_wait(&r->spares.dev->be, r->spares.want, r->spares.owner,
-					     &mem, r->alloc_err, sizeof(r->alloc_err));
-	if (r->alloc_status == ST_OK) { /* the loop does not touch spares meanwhile */
-		r->spares.mem[r->spares.n] = mem;
-		r->spares.bytes[r->spares.n++] = r->spares.want;
-	}
-}
-
-static void alloc_after(uv_work_t *w, int status)
-{
-	gpud_request *r = w->data;
-	size_t want = r->spares.want;
-	r->spares.want = 0;
-	if (request_cancelled(r)) {
-		request_fail(r, ST_CANCELLED, "cancelled (%s) while gpud allocated %zu bytes",
-			     r->cancel_why, want);
-		return;
-	}
-	if (r->alloc_status != ST_OK) { /* the verb says it, in its words */
-		r->spares.fail = r->alloc_status;
-		r->spares.fail_bytes = want;
-		snprintf(r->spares.fail_err, sizeof(r->spares.fail_err), "%s", r->alloc_err);
-	}
-	r->redo(r);
-}
-
-void request_alloc_off_loop(gpud_request *r, void (*redo)(gpud_request *r))
-{
-	gpud_core *core = r->core;
-	ON_LOOP("request_alloc_off_loop");
-	/* Start over later: drop what this try holds; keep what it made. */
-	for (int i = 0; i < r->nheld; i++)
-		buffer_unref(core->buffers, r->held[i]);
-	r->nheld = 0;
-	for (int i = 0; i < r->ntemps; i++)
-		buffers_release_to(core->buffers, r->temps[i], &r->spares);
-	r->ntemps = 0;
-	for (int i = 0; i < r->ncreated; i++)
-		buffers_release_to(core->buffers, r->created[i], &r->spares);
-	r->ncreated = 0;
-	for (int i = 0; i < r->nregions; i++)
-		region_unref(r->regions[i]);
-	r->nregions = 0;
-	r->pending = 0;
-	r->pending_status = ST_OK;
-	r->run_early = r->run_final = 0;
-	r->on_cancel = NULL;
-	r->kernel = NULL;
-	if (r->custom) { /* found again by the next try */
-		registry_unref(r->custom);
-		r->custom = NULL;
-	}
-	if (r->spares.n == BUFFER_SPARES) { /* cannot happen: a request makes fewer */
-		request_fail(r, ST_INTERNAL, "too many allocations in one request");
-		return;
-	}
-	r->redo = redo;
-	r->alloc_work.data = r;
-	uv_queue_work(core->loop, &r->alloc_work, alloc_work, alloc_after);
-}
-
 void request_hold(gpud_request *r, gpud_buffer *b)
 {
 	ON_LOOP("request_hold");
@@ -376,7 +352,7 @@ void request_temp(gpud_request *r, gpud_buffer *b)
 static void request_account(gpud_request *r, gpud_session *sess, dstatus status)
 {
 	gpud_tenant *tn = r->tenant ? r->tenant : sess ? sess->tenant : NULL;
-	int verb = r->req ? (int)r->req->body_case : 0;
+	int verb = r->req ? verb_index((int)r->req->body_case) : VERB_NONE;
 	if (tn && status == ST_CANCELLED)
 		tn->metrics.cancelled_closed += r->session_gone;
 	if (r->core->metrics == NULL)
@@ -508,7 +484,7 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 			     verb, len, ref->offset, hr->id, hr->size);
 		return NULL;
 	}
-	if (r->nregions == KERNEL_MAX_PARAMS + 1) {
+	if (r->nregions == REQUEST_MAX_ARGS + 1) {
 		request_fail(r, ST_INVALID, "%s: too many host regions in one request", verb);
 		return NULL;
 	}
@@ -520,11 +496,8 @@ void *request_host_or_fail(gpud_request *r, const char *verb, const Gpud__HostRe
 
 const char *request_verb_name(int body_case)
 {
-	const ProtobufCFieldDescriptor *f =
-		body_case > 0 ? protobuf_c_message_descriptor_get_field(&gpud__request__descriptor,
-									(unsigned)body_case)
-			      : NULL;
-	return f ? f->name : NULL;
+	int v = verb_index(body_case);
+	return v == VERB_NONE || v == VERB_UNKNOWN ? NULL : verb_name(v);
 }
 
 static const char *verb_of(const gpud_request *r)

@@ -10,6 +10,12 @@
  * the reply releases everything the request held and gives the message to
  * the server's send function. Verbs include this header, never server.h.
  *
+ * gpud_request holds what every verb shares. A verb with state of its own
+ * has a request type that embeds gpud_request first (a run's: run_request,
+ * daemon/verbs/run.h) and resets that state itself when it starts; the
+ * server keeps each request in a verb_request (daemon/verbs/verbs.h), room
+ * for the largest. request_begin is the one reset of the common part.
+ *
  * Functions whose names end in _or_fail reply with the error themselves
  * when they fail; the caller then returns without replying. After its reply
  * a request belongs to the server again (an injected one is freed): nothing
@@ -25,20 +31,28 @@
 
 #include <nng/nng.h>
 
-#include "daemon/auth.h"
-#include "daemon/backend/backend.h"
 #include "daemon/buffers.h"
-#include "daemon/config.h"
-#include "daemon/devices.h"
-#include "daemon/hostmem.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
-#include "daemon/placement.h"
-#include "daemon/regions.h"
-#include "daemon/registry.h"
-#include "daemon/sched.h"
 #include "daemon/status.h"
 #include "gpud.pb-c.h"
-#include "kernels/core/kernel.h"
+
+/* What the common part names without needing whole: the verbs include
+ * their headers (daemon/verbs/verbs.h). */
+typedef struct gpud_config gpud_config;
+typedef struct device_set device_set;
+typedef struct gpud_device gpud_device;
+typedef struct region_server region_server;
+typedef struct host_region host_region;
+typedef struct registry registry;
+typedef struct custom_entry custom_entry;
+typedef struct auth auth;
+typedef struct hostmem hostmem;
+
+/* The most arguments a request binds (a run: one per kernel parameter,
+ * KERNEL_MAX_PARAMS, checked in daemon/verbs/run.h); it holds, makes and
+ * copies through at most one more. */
+#define REQUEST_MAX_ARGS 16
 
 /* Counters for status, kept by the server and the request layer. */
 typedef struct request_stats {
@@ -84,7 +98,6 @@ struct gpud_request {
 	uint64_t t0_ns;
 	dstatus status;                /* how it failed (request_fail), for metrics */
 	uint64_t bytes_up, bytes_down; /* array bytes its copies moved, for metrics */
-	uint64_t queued_ns;            /* run: when it asked the scheduler for a slot */
 	/* The device it works on (placement.h): its run, its new buffers. With
 	 * run_counted it counts in dev->runs until the reply; moving: bytes it
 	 * counts in moving_dev->bytes_moving until the reply. */
@@ -95,13 +108,13 @@ struct gpud_request {
 	uint64_t moving;
 
 	/* What the request holds until its reply, released by it. */
-	gpud_buffer *held[KERNEL_MAX_PARAMS + 1]; /* a reference each */
+	gpud_buffer *held[REQUEST_MAX_ARGS + 1]; /* a reference each */
 	int nheld;
-	gpud_buffer *created[KERNEL_MAX_PARAMS + 1]; /* released if the request fails */
+	gpud_buffer *created[REQUEST_MAX_ARGS + 1]; /* released if the request fails */
 	int ncreated;
-	gpud_buffer *temps[KERNEL_MAX_PARAMS]; /* inline arrays, returned outputs */
+	gpud_buffer *temps[REQUEST_MAX_ARGS]; /* inline arrays, returned outputs */
 	int ntemps;
-	host_region *regions[KERNEL_MAX_PARAMS + 1]; /* host regions copied from or to */
+	host_region *regions[REQUEST_MAX_ARGS + 1]; /* host regions copied from or to */
 	int nregions;
 	nng_msg *reply;      /* a reply being filled by the backend (download) */
 	uint64_t host_bytes; /* its messages' bytes in the host memory budget */
@@ -114,26 +127,14 @@ struct gpud_request {
 	char alloc_err[256];
 	custom_entry *custom; /* a custom kernel it runs or registers */
 
-	/* run: the kernel, its bound arguments and the buffer of each parameter */
-	const kernel_def *kernel;
-	kernel_args kargs;
-	gpud_buffer *bound[KERNEL_MAX_PARAMS];
-	double kernel_us;
-	sched_item slot;    /* its place in the run scheduler */
-	uint8_t *out_host;  /* return_outputs into a host region (outputs_to): where */
-	unsigned out_flags; /* and its BACKEND_HOST_* */
-
-	/* several copies in flight: how many, and the first error among them */
+	/* several copies in flight (sync, a run's uploads and returned
+	 * outputs): how many, and the first error among them */
 	int pending;
 	dstatus pending_status;
 	char pending_msg[512];
-	/* run issued behind its inline uploads (verbs/run.c, queue_ordered
-	 * backends): the run counts in pending too, and how it ended waits
-	 * here until the uploads' dones are in; run_final: run_msg is the
-	 * whole failure message */
-	int run_early, run_final;
-	dstatus run_status;
-	char run_msg[768];
+	/* The verb's own clean-up at the reply (a run gives back its slot):
+	 * called once, first, by the reply's release of everything r holds. */
+	void (*on_release)(gpud_request *r);
 
 	/* Cancelling (a CancelRequest, or the connection closing): the request
 	 * is in its session's list from dispatch to reply; a verb that can stop
@@ -231,8 +232,9 @@ void request_session_closed(gpud_session *s);
 /* 1 once r is cancelled. */
 int request_cancelled(const gpud_request *r);
 
-/* The name of the verb whose Request body field is body_case (the field's
- * name: "run"), or NULL for none. */
+/* The name of the verb whose Request body field is body_case (the verb
+ * table's, daemon/verbs/table.h: the field's name, "run"), or NULL for none
+ * and for a field the table has no row for. */
 const char *request_verb_name(int body_case);
 /* Its verb's name ("run", the Request body field's), or "-" before one is decoded. */
 const char *request_verb(const gpud_request *r);
@@ -248,7 +250,5 @@ void request_log(const gpud_request *r, enum log_level lvl, const char *fmt, ...
 
 /* Several copies in flight: one finished with status; 1 if it was the last. */
 int request_pending_done(gpud_request *r, dstatus status, const char *msg);
-
-uint64_t now_ns(void);
 
 #endif

@@ -55,8 +55,8 @@ struct server_ctx {
 	enum ctx_state state;
 	int stopping;
 	server_event ev;
-	nng_msg *msg; /* received, not yet taken by the loop */
-	gpud_request req;
+	nng_msg *msg;     /* received, not yet taken by the loop */
+	verb_request req; /* the request, with room for its verb's state */
 	/* server_inject: a request that came from a test, not from nng */
 	int counted; /* its reply is counted in gpud_server.sending */
 	int injected;
@@ -356,7 +356,7 @@ static int pipe_alive(nng_pipe p)
 
 static void handle_request(server_ctx *c)
 {
-	gpud_request *r = &c->req;
+	gpud_request *r = &c->req.common;
 	gpud_server *s = c->srv;
 	const uint8_t *hdr;
 	size_t hlen;
@@ -393,8 +393,11 @@ static void handle_request(server_ctx *c)
 			     r->req->version, GPUD_PROTOCOL_VERSION);
 		return;
 	}
+	/* What this verb may do before hello, when the GPU is lost, against the
+	 * quotas: its flags in the verb table (daemon/verbs/table.h). */
+	unsigned rules = verb_flags(verb_index((int)r->req->body_case));
 	gpud_session *prev = sessions_get(&s->buffers, r->pipe_id, 0);
-	if (s->fatal && r->req->body_case != GPUD__REQUEST__BODY_STATUS) {
+	if (s->fatal && !(rules & VERB_ON_LOST_DEVICE)) {
 		request_fail(r, ST_BACKEND,
 			     "the GPU context is lost (%s); gpud is exiting for its supervisor to "
 			     "restart it",
@@ -418,15 +421,13 @@ static void handle_request(server_ctx *c)
 		request_fail(r, ST_INTERNAL, "connection closed");
 		return;
 	}
-	Gpud__Request__BodyCase verb = r->req->body_case;
-	const char *refused = drain_refusal(&s->drain, verb);
+	const char *refused = drain_refusal(&s->drain, r->req->body_case);
 	if (refused) { /* before NO_SESSION: a client told to say hello would be refused then */
 		s->drain.refused++;
 		request_fail(r, ST_SHUTTING_DOWN, "%s", refused);
 		return;
 	}
-	if (r->session->tenant == NULL && verb != GPUD__REQUEST__BODY_HELLO &&
-	    verb != GPUD__REQUEST__BODY_STATUS && verb != GPUD__REQUEST__BODY__NOT_SET) {
+	if (r->session->tenant == NULL && !(rules & VERB_BEFORE_HELLO)) {
 		request_fail(r, ST_NO_SESSION,
 			     "send hello first: only hello and status are served before it on a "
 			     "connection (the client library says hello on connect, and again "
@@ -442,9 +443,9 @@ static void handle_request(server_ctx *c)
 			     tn->name, r->payload_len, (unsigned long long)tn->quota.message_size);
 		return;
 	}
-	/* hello and status are always served (and not counted): a tenant at its
-	 * limit can still see why. */
-	int counted = verb != GPUD__REQUEST__BODY_HELLO && verb != GPUD__REQUEST__BODY_STATUS;
+	/* A verb not counted (VERB_NOT_COUNTED) is always served: a tenant at
+	 * its limit can still see why. */
+	int counted = !(rules & VERB_NOT_COUNTED);
 	if (tn && counted && tn->quota.requests_in_flight &&
 	    tn->in_flight >= tn->quota.requests_in_flight) {
 		tn->metrics.quota_refused[QUOTA_REQUESTS_IN_FLIGHT]++;

@@ -22,11 +22,15 @@
 
 #include <nng/nng.h>
 
+#include "daemon/auth.h"
+#include "daemon/devices.h"
 #include "daemon/drain.h"
 #include "daemon/hello_guard.h"
 #include "daemon/health.h"
 #include "daemon/memtrim.h"
 #include "daemon/observe.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "daemon/reload.h"
 #include "daemon/request.h"
 #include "daemon/ring.h"

@@ -197,24 +197,29 @@ static void download_done(void *arg, dstatus status, const char *msg)
 	request_send_msg(r, r->reply);
 }
 
-/* A download into a host region: the reply only describes the buffer. */
-static void download_region_done(void *arg, dstatus status, const char *msg)
+/* A download of b into a host region: the reply only describes the buffer. */
+static void download_region_reply(gpud_request *r, const gpud_buffer *b)
 {
-	gpud_request *r = arg;
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__DownloadResponse dr = GPUD__DOWNLOAD_RESPONSE__INIT;
 	Gpud__BufferInfo info;
 
-	if (status != ST_OK) {
-		request_fail(r, status, "download: %s", msg ? msg : "backend failure");
-		return;
-	}
-	verb_buffer_info(r->bound[0], &info);
+	verb_buffer_info(b, &info);
 	dr.buffer = &info;
 	dr.offset = r->req->download->offset;
 	resp.body_case = GPUD__RESPONSE__BODY_DOWNLOAD;
 	resp.download = &dr;
 	request_reply(r, &resp, NULL, 0);
+}
+
+static void download_region_done(void *arg, dstatus status, const char *msg)
+{
+	gpud_request *r = arg;
+	if (status != ST_OK) {
+		request_fail(r, status, "download: %s", msg ? msg : "backend failure");
+		return;
+	}
+	download_region_reply(r, r->held[0]); /* the one buffer it holds */
 }
 
 /* Into one of the connection's host regions: the bytes do not cross nng. */
@@ -227,12 +232,11 @@ static void download_to_region(gpud_request *r, gpud_buffer *b, uint64_t len)
 	void *hdst = request_host_or_fail(r, "download", d->to, len, &flags);
 	if (hdst == NULL)
 		return;
-	r->bound[0] = b; /* for the reply's buffer description */
 	if (len == 0) {
-		download_region_done(r, ST_OK, NULL);
+		download_region_reply(r, b);
 		return;
 	}
-	request_hold(r, b);
+	request_hold(r, b); /* r->held[0]: the reply describes it */
 	dstatus rv = backend_download(&b->dev->be, r->pipe_id, hdst, (char *)b->mem + d->offset,
 				      (size_t)len, flags, download_region_done, r, err,
 				      sizeof(err));

@@ -6,18 +6,16 @@
  * with return_outputs the outputs come back in the reply, or go into the host
  * region the client named (outputs_to) when they fit there.
  *
- *   verb_run -> find_kernel_or_fail -> bind_args_or_fail (inline_array_or_fail)
- *            -> alias_or_fail -> outputs_or_fail -> upload_inline -> (inline_done) -> sched_submit
- *   slot granted -> run_start -> backend -> run_done -> run_finish
- *            [-> limit_outputs] [-> return_outputs]
+ *   verb_run -> run_begin -> find_kernel_or_fail -> place_or_fail
+ *            -> bind_args_or_fail (inline_array_or_fail) -> alias_or_fail
+ *            -> outputs_or_fail -> peer_inputs_or_fail
+ *            -> [early.c: run_uploads_start] -> run_submit -> sched_submit
+ *   slot granted -> run_start -> backend -> run_done -> [early.c: run_ended]
+ *            -> run_finish [-> limit_outputs] [-> return_outputs]
  *
- * On a backend whose queues execute in order (queue_ordered: cuda's streams),
- * a run whose inline uploads were all enqueued at once (BACKEND_IN_ORDER) is
- * submitted right behind them instead of after their dones ("early"): the
- * run counts in r->pending with the uploads, and how it ended (or why it
- * could not start) waits in r->run_* until the last of them is in
- * (early_end, early_go_on). Nothing fails or replies while an upload is still
- * in flight.
+ * The run's own state is run_request (run.h); the inline uploads and the
+ * run issued right behind them on queue_ordered backends ("early": how the
+ * run and its uploads end together) are early.c's.
  *
  * A run can be cancelled (run_cancel) from submission until its kernel is done.
  */
@@ -26,28 +24,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "daemon/verbs/run.h"
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
-
-/* An inline array's bytes: where they are and where they go; or (from
- * set) an input on another device, copied peer to peer to the run's. */
-typedef struct inline_upload {
-	void *dst;
-	const void *src;
-	size_t len;
-	unsigned flags;
-	gpud_device *from;
-} inline_upload;
 
 /* --- the run's end ------------------------------------------------------------------- */
 
 static void returned_done(void *arg, dstatus status, const char *msg)
 {
 	gpud_request *r = arg;
+	run_request *q = run_of(r);
 	if (!request_pending_done(r, status, msg))
 		return;
 	if (r->pending_status != ST_OK) {
-		request_fail(r, r->pending_status, "run %s: returning outputs: %s", r->kernel->name,
+		request_fail(r, r->pending_status, "run %s: returning outputs: %s", q->kernel->name,
 			     r->pending_msg);
 		return;
 	}
@@ -63,26 +53,27 @@ static uint64_t out_aligned(uint64_t n)
 
 /*
  * return_outputs: the outputs' bytes into the reply, or into the host region
- * of outputs_to (r->out_host); the buffers go with the request.
+ * of outputs_to (q->out_host); the buffers go with the request.
  */
 static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out_param)
 {
+	run_request *q = run_of(r);
 	Gpud__RunResponse *rr = resp->run;
-	const kernel_def *k = r->kernel;
+	const kernel_def *k = q->kernel;
 	size_t total = 0;
 	uint8_t *dst;
-	uint64_t at = r->out_host ? r->req->run->outputs_to->offset : 0;
+	uint64_t at = q->out_host ? r->req->run->outputs_to->offset : 0;
 
 	for (size_t i = 0; i < rr->n_outputs; i++) {
 		rr->outputs[i]->buffer->handle = 0;
-		if (r->out_host) {
+		if (q->out_host) {
 			rr->outputs[i]->region_offset = at;
-			at += out_aligned(r->bound[out_param[i]]->nbytes);
+			at += out_aligned(q->bound[out_param[i]]->nbytes);
 		} else {
-			total += r->bound[out_param[i]]->nbytes;
+			total += q->bound[out_param[i]]->nbytes;
 		}
 	}
-	rr->outputs_in_region = r->out_host != NULL;
+	rr->outputs_in_region = q->out_host != NULL;
 	resp->version = GPUD_PROTOCOL_VERSION;
 	resp->id = r->req->id;
 	char what[128];
@@ -98,16 +89,16 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 	r->pending = 1; /* held until every download is issued */
 	r->pending_status = ST_OK;
 	for (size_t i = 0; i < rr->n_outputs; i++) {
-		gpud_buffer *b = r->bound[out_param[i]];
+		gpud_buffer *b = q->bound[out_param[i]];
 		char err[512];
 		if (b->nbytes == 0)
 			continue;
 		r->pending++;
-		uint8_t *to = r->out_host ? r->out_host + (rr->outputs[i]->region_offset -
+		uint8_t *to = q->out_host ? q->out_host + (rr->outputs[i]->region_offset -
 							   r->req->run->outputs_to->offset)
 					  : dst;
 		dstatus st = backend_download(&b->dev->be, r->pipe_id, to, b->mem, b->nbytes,
-					      r->out_host ? r->out_flags : 0, returned_done, r, err,
+					      q->out_host ? q->out_flags : 0, returned_done, r, err,
 					      sizeof(err));
 		if (st != ST_OK) {
 			returned_done(r, st, err);
@@ -115,7 +106,7 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 			r->bytes_down += b->nbytes;
 			request_moving(r, b->dev, b->nbytes);
 		}
-		if (!r->out_host)
+		if (!q->out_host)
 			dst += b->nbytes;
 	}
 	returned_done(r, ST_OK, NULL);
@@ -127,11 +118,12 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
  */
 static void limit_outputs(gpud_request *r, Gpud__RunResponse *rr, const int *out_param)
 {
-	const Gpud__RunRequest *q = r->req->run;
-	if (!q->limit_outputs || q->max_outputs >= rr->n_outputs)
+	run_request *q = run_of(r);
+	const Gpud__RunRequest *rq = r->req->run;
+	if (!rq->limit_outputs || rq->max_outputs >= rr->n_outputs)
 		return;
-	for (size_t i = q->max_outputs; i < rr->n_outputs; i++) {
-		gpud_buffer *b = r->bound[out_param[i]];
+	for (size_t i = rq->max_outputs; i < rr->n_outputs; i++) {
+		gpud_buffer *b = q->bound[out_param[i]];
 		for (int j = 0; j < r->ncreated; j++) {
 			if (r->created[j] != b)
 				continue;
@@ -141,21 +133,21 @@ static void limit_outputs(gpud_request *r, Gpud__RunResponse *rr, const int *out
 			break;
 		}
 	}
-	rr->n_outputs = q->max_outputs;
+	rr->n_outputs = rq->max_outputs;
 }
 
-/* The run has ended (early: and its uploads too): its reply, or its failure. */
-static void run_finish(gpud_request *r, dstatus status, const char *msg)
+void run_finish(run_request *q, dstatus status, const char *msg)
 {
-	const kernel_def *k = r->kernel;
+	gpud_request *r = &q->r;
+	const kernel_def *k = q->kernel;
 	Gpud__Response resp = GPUD__RESPONSE__INIT;
 	Gpud__RunResponse rr = GPUD__RUN_RESPONSE__INIT;
 	Gpud__Output outs[KERNEL_MAX_PARAMS], *optrs[KERNEL_MAX_PARAMS];
 	Gpud__BufferInfo infos[KERNEL_MAX_PARAMS];
 	int out_param[KERNEL_MAX_PARAMS];
 
-	if (r->slot.has_slot) /* the kernel is done; outputs may still be copied */
-		sched_release(&r->dev->sched, &r->slot);
+	if (q->slot.has_slot) /* the kernel is done; outputs may still be copied */
+		sched_release(&r->dev->sched, &q->slot);
 	r->on_cancel = NULL;
 	if (request_cancelled(r)) { /* the outputs it made go with the failure */
 		request_fail(r, ST_CANCELLED, "run %s: cancelled (%s) while it ran", k->name,
@@ -179,7 +171,7 @@ static void run_finish(gpud_request *r, dstatus status, const char *msg)
 			continue;
 		out_param[rr.n_outputs] = i;
 		gpud__output__init(&outs[rr.n_outputs]);
-		verb_buffer_info(r->bound[i], &infos[rr.n_outputs]);
+		verb_buffer_info(q->bound[i], &infos[rr.n_outputs]);
 		outs[rr.n_outputs].name = (char *)k->params[i].name;
 		outs[rr.n_outputs].buffer = &infos[rr.n_outputs];
 		optrs[rr.n_outputs] = &outs[rr.n_outputs];
@@ -188,10 +180,10 @@ static void run_finish(gpud_request *r, dstatus status, const char *msg)
 	limit_outputs(r, &rr, out_param);
 	rr.outputs = optrs;
 	rr.elapsed_us = (double)(now_ns() - r->t0_ns) / 1e3;
-	rr.kernel_us = r->kernel_us;
+	rr.kernel_us = q->kernel_us;
 	if (r->core->metrics)
 		metrics_ran(r->core->metrics, r->tenant ? &r->tenant->metrics : NULL, k->id,
-			    r->kernel_us / 1e6);
+			    q->kernel_us / 1e6);
 	/* Outputs gpud made now belong to the client, or, returned, go with the request. */
 	for (int i = 0; r->req->run->return_outputs && i < r->ncreated; i++)
 		request_temp(r, r->created[i]);
@@ -204,72 +196,39 @@ static void run_finish(gpud_request *r, dstatus status, const char *msg)
 		request_reply(r, &resp, NULL, 0);
 }
 
-/* An early run's uploads and run are all in: on with the first failure among
- * the uploads, else with how the run ended. */
-static void early_go_on(gpud_request *r)
-{
-	if (r->pending_status != ST_OK)
-		request_fail(r, r->pending_status, "run %s: inline arrays: %s", r->kernel->name,
-			     r->pending_msg);
-	else if (r->run_final)
-		request_fail(r, r->run_status, "%s", r->run_msg);
-	else
-		run_finish(r, r->run_status, r->run_status == ST_OK ? NULL : r->run_msg);
-}
-
-/*
- * An early run ended as the backend said (final 0), or could not start
- * (final 1: msg is the whole failure message); it goes on once the uploads'
- * dones are in.
- */
-static void early_end(gpud_request *r, dstatus status, const char *msg, int final)
-{
-	if (r->slot.has_slot) /* the kernel is done, or never ran: the slot is others' now */
-		sched_release(&r->dev->sched, &r->slot);
-	r->run_status = status;
-	r->run_final = final;
-	snprintf(r->run_msg, sizeof(r->run_msg), "%s", msg ? msg : "");
-	if (request_pending_done(r, ST_OK, NULL))
-		early_go_on(r);
-}
-
 /* Fails the run before it started: now, or (early) once its uploads are in. */
 static void run_fail_unstarted(gpud_request *r, dstatus status, const char *what)
 {
+	run_request *q = run_of(r);
 	char m[1024];
-	snprintf(m, sizeof(m), "run %s: %s", r->kernel->name, what);
-	if (r->run_early)
-		early_end(r, status, m, 1);
-	else
-		request_fail(r, status, "%s", m); /* releases the slot */
+	snprintf(m, sizeof(m), "run %s: %s", q->kernel->name, what);
+	run_ended(q, status, m, 1);
 }
 
 static void run_done(void *arg, dstatus status, const char *msg)
 {
 	gpud_request *r = arg;
 	request_run_ended(r);
-	if (r->run_early)
-		early_end(r, status, msg, 0);
-	else
-		run_finish(r, status, msg);
+	run_ended(run_of(r), status, msg, 0);
 }
 
 /* The scheduler gave the run a slot: the backend takes it. */
 static void run_start(sched_item *it)
 {
-	gpud_request *r = (gpud_request *)((char *)it - offsetof(gpud_request, slot));
+	run_request *q = (run_request *)((char *)it - offsetof(run_request, slot));
+	gpud_request *r = &q->r;
 	char err[768];
 	gpud_tenant *tn = r->tenant;
 	backend_tenant t = {.name = tn ? tn->name : "",
 			    .kernel_timeout_ms = tn ? tn->quota.kernel_timeout_ms : 0,
 			    .run_timeout_ms = tn ? tn->quota.run_timeout_ms : 0};
 	if (r->core->metrics)
-		metrics_queued(r->core->metrics, r->kernel->id,
-			       (double)(now_ns() - r->queued_ns) / 1e9);
+		metrics_queued(r->core->metrics, q->kernel->id,
+			       (double)(now_ns() - q->queued_ns) / 1e9);
 	r->dev_busy = 1; /* before: done may come from within (never does today) */
 	device_run_started(r->dev);
-	dstatus rv = backend_run(&r->dev->be, r->pipe_id, r->kernel, &r->kargs, &t, &r->cancelled,
-				 &r->kernel_us, run_done, r, err, sizeof(err));
+	dstatus rv = backend_run(&r->dev->be, r->pipe_id, q->kernel, &q->kargs, &t, &r->cancelled,
+				 &q->kernel_us, run_done, r, err, sizeof(err));
 	if (rv != ST_OK) {
 		request_run_ended(r);
 		run_fail_unstarted(r, rv, err);
@@ -292,93 +251,28 @@ static void fail_cancelled_unstarted(gpud_request *r)
  */
 static void run_cancel(gpud_request *r)
 {
-	if (sched_cancel(&r->dev->sched, &r->slot))
+	run_request *q = run_of(r);
+	if (sched_cancel(&r->dev->sched, &q->slot))
 		fail_cancelled_unstarted(r);
 }
 
-static void run_submit(gpud_request *r)
+void run_submit(run_request *q)
 {
+	gpud_request *r = &q->r;
 	if (request_cancelled(r)) {
 		fail_cancelled_unstarted(r);
 		return;
 	}
-	r->slot.start = run_start;
-	r->queued_ns = now_ns();
+	q->slot.start = run_start;
+	q->queued_ns = now_ns();
 	if (!r->run_counted) { /* the device's load until the reply */
 		r->run_counted = 1;
 		r->dev->runs++;
 	}
-	sched_submit(&r->dev->sched, r->tenant ? &r->tenant->runs[r->dev->slot] : NULL, &r->slot);
+	sched_submit(&r->dev->sched, r->tenant ? &r->tenant->runs[r->dev->slot] : NULL, &q->slot);
 }
 
 /* --- inline arrays -------------------------------------------------------------------- */
-
-/* The inline arrays are in: on to the scheduler (early: the run too, on),
- * or report the first failure. */
-static void inline_done(void *arg, dstatus status, const char *msg)
-{
-	gpud_request *r = arg;
-	if (!request_pending_done(r, status, msg))
-		return;
-	if (r->run_early) {
-		early_go_on(r);
-		return;
-	}
-	if (r->pending_status != ST_OK) {
-		request_fail(r, r->pending_status, "run %s: inline arrays: %s", r->kernel->name,
-			     r->pending_msg);
-		return;
-	}
-	run_submit(r);
-}
-
-/* Inline arrays first; the run is submitted when the last is in, or (early)
- * right behind them when each was enqueued in its queue's order. */
-static void upload_inline(gpud_request *r, const inline_upload *up, int nup)
-{
-	char err[768];
-	gpud_backend *be = &r->dev->be;
-	int in_order = be->ops->queue_ordered;
-
-	r->pending = 1;
-	r->pending_status = ST_OK;
-	for (int i = 0; i < nup; i++) {
-		r->pending++;
-		dstatus rv = ST_WOULD_BLOCK;
-		if (up[i].from) { /* on the other device's queue: the run waits for its done */
-			in_order = 0;
-			rv = backend_copy_peer(&up[i].from->be, r->pipe_id, be, up[i].dst,
-					       up[i].src, up[i].len, inline_done, r, err,
-					       sizeof(err));
-			if (rv != ST_OK)
-				inline_done(r, rv, err);
-			else
-				request_moving(r, r->dev, up[i].len);
-			continue;
-		}
-		if (in_order) /* a copy left to a worker cannot go early: nor can the run */
-			rv = backend_upload(be, r->pipe_id, up[i].dst, up[i].src, up[i].len,
-					    up[i].flags | BACKEND_IN_ORDER, inline_done, r, err,
-					    sizeof(err));
-		if (rv == ST_WOULD_BLOCK) {
-			in_order = 0;
-			rv = backend_upload(be, r->pipe_id, up[i].dst, up[i].src, up[i].len,
-					    up[i].flags, inline_done, r, err, sizeof(err));
-		}
-		if (rv != ST_OK) {
-			inline_done(r, rv, err);
-		} else {
-			r->bytes_up += up[i].len;
-			request_moving(r, r->dev, up[i].len);
-		}
-	}
-	if (in_order && r->pending_status == ST_OK) {
-		r->run_early = 1;
-		r->pending++; /* the run's own end (early_end) */
-		run_submit(r);
-	}
-	inline_done(r, ST_OK, NULL);
-}
 
 static void to_kernel_array(const gpud_buffer *b, kernel_array *a)
 {
@@ -398,7 +292,8 @@ static gpud_buffer *inline_array_or_fail(gpud_request *r, const kernel_param *p,
 					 const Gpud__InlineArray *ia, size_t *cursor,
 					 inline_upload *up)
 {
-	const kernel_def *k = r->kernel;
+	run_request *q = run_of(r);
+	const kernel_def *k = q->kernel;
 	char shape[256], err[512];
 	gpud_buffer *b;
 
@@ -489,7 +384,8 @@ static const kernel_def *find_kernel_or_fail(gpud_request *r)
 static int bind_scalar_or_fail(gpud_request *r, const kernel_param *p, const Gpud__Argument *arg,
 			       kernel_value *v)
 {
-	const kernel_def *k = r->kernel;
+	run_request *q = run_of(r);
+	const kernel_def *k = q->kernel;
 	const Gpud__Scalar *sc = arg->scalar;
 	char err[768];
 	kscalar_given kind;
@@ -528,9 +424,10 @@ static int bind_scalar_or_fail(gpud_request *r, const kernel_param *p, const Gpu
  */
 static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 {
+	run_request *q = run_of(r);
 	Gpud__RunRequest *rq = r->req->run;
-	const kernel_def *k = r->kernel;
-	kernel_args *ka = &r->kargs;
+	const kernel_def *k = q->kernel;
+	kernel_args *ka = &q->kargs;
 	char err[768], names[256];
 	size_t cursor = 0; /* payload bytes taken by inline arrays */
 
@@ -580,7 +477,7 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
 			request_fail(r, ST_INVALID, "%s", err);
 			return -1;
 		}
-		r->bound[idx] = b;
+		q->bound[idx] = b;
 	}
 	if (cursor != r->payload_len) {
 		request_fail(r, ST_INVALID,
@@ -604,13 +501,14 @@ static int bind_args_or_fail(gpud_request *r, inline_upload *up, int *nup)
  */
 static int alias_or_fail(gpud_request *r)
 {
+	run_request *q = run_of(r);
 	uint64_t handles[KERNEL_MAX_PARAMS] = {0};
 	char err[768];
 
-	for (int i = 0; i < r->kernel->nparams; i++)
-		if (r->bound[i])
-			handles[i] = r->bound[i]->handle;
-	if (kernel_alias_check(&r->kargs, handles, err, sizeof(err)) == 0)
+	for (int i = 0; i < q->kernel->nparams; i++)
+		if (q->bound[i])
+			handles[i] = q->bound[i]->handle;
+	if (kernel_alias_check(&q->kargs, handles, err, sizeof(err)) == 0)
 		return 0;
 	request_fail(r, ST_INVALID, "%s", err);
 	return -1;
@@ -620,8 +518,9 @@ static int alias_or_fail(gpud_request *r)
  * others; with return_outputs, they must fit one reply. 0, or -1 after replying. */
 static int outputs_or_fail(gpud_request *r)
 {
-	const kernel_def *k = r->kernel;
-	kernel_args *ka = &r->kargs;
+	run_request *q = run_of(r);
+	const kernel_def *k = q->kernel;
+	kernel_args *ka = &q->kargs;
 	char err[768], want[128], got[128];
 	uint64_t total = 0, room = 0;
 
@@ -665,22 +564,22 @@ static int outputs_or_fail(gpud_request *r)
 				buffers_temp(b);
 			to_kernel_array(b, &v->arr);
 			v->present = 1;
-			r->bound[i] = b;
+			q->bound[i] = b;
 		}
-		total += r->bound[i]->nbytes;
-		room += out_aligned(r->bound[i]->nbytes);
+		total += q->bound[i]->nbytes;
+		room += out_aligned(q->bound[i]->nbytes);
 	}
-	const Gpud__RunRequest *q = r->req->run;
-	r->out_host = NULL;
-	if (q->return_outputs && q->outputs_to && room <= q->outputs_room) {
+	const Gpud__RunRequest *rq = r->req->run;
+	q->out_host = NULL;
+	if (rq->return_outputs && rq->outputs_to && room <= rq->outputs_room) {
 		/* They fit where the client offered: into its region, not the reply. */
 		unsigned flags;
-		uint8_t *host = request_host_or_fail(r, "run: outputs_to", q->outputs_to, room,
+		uint8_t *host = request_host_or_fail(r, "run: outputs_to", rq->outputs_to, room,
 						     &flags);
 		if (host == NULL)
 			return -1; /* replied: r is gone */
-		r->out_host = host;
-		r->out_flags = flags;
+		q->out_host = host;
+		q->out_flags = flags;
 		return 0;
 	}
 	uint64_t max_message = r->core->cfg->max_message_size;
@@ -705,8 +604,9 @@ static int outputs_or_fail(gpud_request *r)
  */
 static int place_or_fail(gpud_request *r)
 {
+	run_request *q = run_of(r);
 	Gpud__RunRequest *rq = r->req->run;
-	const kernel_def *k = r->kernel;
+	const kernel_def *k = q->kernel;
 	place_arg pa[KERNEL_MAX_PARAMS];
 	int n = 0, pinned;
 	char why[768];
@@ -745,10 +645,11 @@ static int place_or_fail(gpud_request *r)
  */
 static int peer_inputs_or_fail(gpud_request *r, inline_upload *up, int *nup)
 {
-	const kernel_def *k = r->kernel;
+	run_request *q = run_of(r);
+	const kernel_def *k = q->kernel;
 	char err[512];
 	for (int i = 0; i < k->nparams; i++) {
-		gpud_buffer *b = r->bound[i], *t;
+		gpud_buffer *b = q->bound[i], *t;
 		if (b == NULL || b->dev == r->dev || k->params[i].role != KPARAM_IN)
 			continue;
 		dstatus rv = buffers_alloc(r->core->buffers, r->session, 0, r->dev, 0, 1, b->dtype,
@@ -763,7 +664,7 @@ static int peer_inputs_or_fail(gpud_request *r, inline_upload *up, int *nup)
 			return -1;
 		}
 		request_temp(r, t);
-		r->kargs.v[i].arr.data = t->mem;
+		q->kargs.v[i].arr.data = t->mem;
 		if (b->nbytes > 0)
 			up[(*nup)++] = (inline_upload){.dst = t->mem,
 						       .src = b->mem,
@@ -775,27 +676,53 @@ static int peer_inputs_or_fail(gpud_request *r, inline_upload *up, int *nup)
 	return 0;
 }
 
+/* The reply's clean-up: a slot still held (the run failed before it
+ * ended) is others' now. */
+static void run_release(gpud_request *r)
+{
+	run_request *q = run_of(r);
+	if (q->slot.has_slot)
+		sched_release(&r->dev->sched, &q->slot);
+}
+
+/* The one reset of a run's own state: at its start, and again when it is
+ * tried anew after an allocation made off the loop. */
+static void run_begin(run_request *q)
+{
+	q->kernel = NULL;
+	memset(&q->kargs, 0, sizeof(q->kargs));
+	memset(q->bound, 0, sizeof(q->bound));
+	q->kernel_us = 0;
+	q->slot = (sched_item){0};
+	q->queued_ns = 0;
+	q->out_host = NULL;
+	q->out_flags = 0;
+	q->early.on = q->early.final = 0;
+	q->early.status = ST_OK;
+	q->r.on_release = run_release;
+}
+
 void verb_run(gpud_request *r)
 {
+	run_request *q = run_of(r);
 	inline_upload up[2 * KERNEL_MAX_PARAMS];
 	int nup = 0;
 
+	run_begin(q);
 	const kernel_def *k = find_kernel_or_fail(r);
 	if (k == NULL)
 		return; /* replied: r is not ours any more */
-	r->kernel = k;
-	memset(&r->kargs, 0, sizeof(r->kargs));
-	r->kargs.kernel = r->kernel;
-	memset(r->bound, 0, sizeof(r->bound));
+	q->kernel = k;
+	q->kargs.kernel = k;
 	if (place_or_fail(r) != 0 || bind_args_or_fail(r, up, &nup) != 0 || alias_or_fail(r) != 0 ||
 	    outputs_or_fail(r) != 0 || peer_inputs_or_fail(r, up, &nup) != 0)
 		return;
 	for (int i = 0; i < k->nparams; i++)
-		if (r->bound[i])
-			request_hold(r, r->bound[i]);
+		if (q->bound[i])
+			request_hold(r, q->bound[i]);
 	r->on_cancel = run_cancel;
 	if (nup == 0)
-		run_submit(r);
+		run_submit(q);
 	else
-		upload_inline(r, up, nup);
+		run_uploads_start(q, up, nup);
 }

@@ -1,60 +1,48 @@
-/* daemon/verbs/table.c — the verb table and what its handlers share. */
-#include "daemon/log.h"
-#include "daemon/verbs/verbs.h"
+/*
+ * daemon/verbs/table.c — the verb table's rows (verbs.def) and the lookups
+ * by body field number and by index (see table.h). Constant data: any
+ * thread.
+ */
+#include <stddef.h>
 
-typedef struct verb {
-	Gpud__Request__BodyCase body;
+#include "daemon/verbs/table.h"
+#include "gpud.pb-c.h"
+
+typedef struct verb_row {
+	int body; /* Request body field number */
 	const char *name;
-	void (*handler)(gpud_request *r);
-} verb;
+	unsigned flags;
+} verb_row;
 
-static const verb verbs[] = {
-	{GPUD__REQUEST__BODY_HELLO, "hello", verb_hello},
-	{GPUD__REQUEST__BODY_ALLOC, "alloc", verb_alloc},
-	{GPUD__REQUEST__BODY_UPLOAD, "upload", verb_upload},
-	{GPUD__REQUEST__BODY_DOWNLOAD, "download", verb_download},
-	{GPUD__REQUEST__BODY_FREE, "free", verb_free},
-	{GPUD__REQUEST__BODY_RUN, "run", verb_run},
-	{GPUD__REQUEST__BODY_KERNELS, "kernels", verb_kernels},
-	{GPUD__REQUEST__BODY_STATUS, "status", verb_status},
-	{GPUD__REQUEST__BODY_SYNC, "sync", verb_sync},
-	{GPUD__REQUEST__BODY_UNMAP, "unmap", verb_unmap},
-	{GPUD__REQUEST__BODY_LIST, "list", verb_list},
-	{GPUD__REQUEST__BODY_REGISTER, "register", verb_register},
-	{GPUD__REQUEST__BODY_UNREGISTER, "unregister", verb_unregister},
-	{GPUD__REQUEST__BODY_CANCEL, "cancel", verb_cancel},
+static const verb_row rows[VERB_INDEXES] = {
+	[VERB_NONE] = {0, "none", VERB_BEFORE_HELLO},
+#define VERB(BODY, name, flags) [VERB_##BODY] = {GPUD__REQUEST__BODY_##BODY, #name, flags},
+#include "daemon/verbs/verbs.def"
+#undef VERB
+	[VERB_UNKNOWN] = {0, "unknown", 0},
 };
 
-void verbs_dispatch(gpud_request *r)
+int verb_index(int body_case)
 {
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
-		if (verbs[i].body == r->req->body_case) {
-			request_log(r, LOG_DEBUG, "dispatched");
-			verbs[i].handler(r);
-			return;
-		}
-	}
-	request_fail(r, ST_PROTOCOL, "unknown or missing verb (body field %d)",
-		     (int)r->req->body_case);
+	if (body_case == 0)
+		return VERB_NONE;
+	for (int i = VERB_NONE + 1; i < VERB_UNKNOWN; i++)
+		if (rows[i].body == body_case)
+			return i;
+	return VERB_UNKNOWN;
 }
 
-void verb_buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info)
+const char *verb_name(int index)
 {
-	gpud__buffer_info__init(info);
-	info->handle = b->handle;
-	info->dtype = (Gpud__DType)b->dtype;
-	info->n_shape = (size_t)b->ndim;
-	info->shape = (uint64_t *)b->shape;
-	info->kept = b->kept;
-	info->device = b->dev->id;
-	info->pinned = b->pinned;
+	return index >= 0 && index < VERB_INDEXES ? rows[index].name : "unknown";
 }
 
-void verb_reply_empty(gpud_request *r, dstatus status, const char *msg, Gpud__Response *resp)
+unsigned verb_flags(int index)
 {
-	if (status != ST_OK) {
-		request_fail(r, status, "%s", msg ? msg : "backend failure");
-		return;
-	}
-	request_reply(r, resp, NULL, 0);
+	return index >= 0 && index < VERB_INDEXES ? rows[index].flags : 0;
+}
+
+int verb_body(int index)
+{
+	return index >= 0 && index < VERB_INDEXES ? rows[index].body : 0;
 }

@@ -1,8 +1,9 @@
 /*
- * daemon/verbs/verbs.h — the verb table (table.c) and its handlers, one file
- * per group: buffers.c (alloc, upload, download, free, list, unmap, sync),
- * run.c, info.c (hello, status, kernels), register.c (register, unregister),
- * cancel.c.
+ * daemon/verbs/verbs.h — the verbs' handlers, one file per group:
+ * buffers.c (alloc, upload, download, free, list, unmap, sync), run.c (with
+ * run.h and early.c), info.c (hello, status, kernels), register.c (register,
+ * unregister), cancel.c; the dispatcher (dispatch.c) finds them from the
+ * verb table (table.h, rows in verbs.def).
  *
  * Every handler ends in exactly one reply (request_reply, request_fail or
  * request_send_msg), at once or from the backend's completion. Messages
@@ -13,25 +14,36 @@
 #ifndef GPUD_VERBS_H
 #define GPUD_VERBS_H
 
+#include "daemon/auth.h"
+#include "daemon/backend/backend.h"
+#include "daemon/config.h"
+#include "daemon/devices.h"
+#include "daemon/hostmem.h"
+#include "daemon/placement.h"
+#include "daemon/regions.h"
+#include "daemon/registry.h"
 #include "daemon/request.h"
+#include "daemon/sched.h"
+#include "daemon/verbs/run.h"
+#include "daemon/verbs/table.h"
+
+/*
+ * Room for any verb's request: the common part, or the type of a verb with
+ * state of its own, which embeds it first. The server keeps each request
+ * in one of these and hands the verbs &common.
+ */
+typedef union verb_request {
+	gpud_request common;
+	run_request run;
+} verb_request;
 
 /* Runs r's verb (the server has checked the session, tenant and quotas). */
 void verbs_dispatch(gpud_request *r);
 
-void verb_hello(gpud_request *r);
-void verb_status(gpud_request *r);
-void verb_kernels(gpud_request *r);
-void verb_alloc(gpud_request *r);
-void verb_upload(gpud_request *r);
-void verb_download(gpud_request *r);
-void verb_free(gpud_request *r);
-void verb_list(gpud_request *r);
-void verb_unmap(gpud_request *r);
-void verb_sync(gpud_request *r);
-void verb_run(gpud_request *r);
-void verb_register(gpud_request *r);
-void verb_unregister(gpud_request *r);
-void verb_cancel(gpud_request *r);
+/* The handlers: verb_<name> for each row of verbs.def. */
+#define VERB(BODY, name, flags) void verb_##name(gpud_request *r);
+#include "daemon/verbs/verbs.def"
+#undef VERB
 
 /* BufferInfo pointing into b (valid while b is). */
 void verb_buffer_info(const gpud_buffer *b, Gpud__BufferInfo *info);

@@ -25,6 +25,7 @@ int main(void)
 	srunner_add_suite(sr, sched_suite());
 	srunner_add_suite(sr, registry_suite());
 	srunner_add_suite(sr, verbs_suite());
+	srunner_add_suite(sr, verb_table_suite());
 	srunner_add_suite(sr, ring_suite());
 	srunner_add_suite(sr, log_suite());
 	srunner_add_suite(sr, peek_suite());

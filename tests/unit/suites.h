@@ -15,6 +15,7 @@ Suite *custom_suite(void);
 Suite *sched_suite(void);
 Suite *registry_suite(void);
 Suite *verbs_suite(void);
+Suite *verb_table_suite(void);
 Suite *ring_suite(void);
 Suite *log_suite(void);
 Suite *peek_suite(void);

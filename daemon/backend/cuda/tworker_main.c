@@ -40,6 +40,7 @@
 #include <uthash.h>
 
 #include "daemon/backend/cuda/tworker_main.h"
+#include "daemon/clock.h"
 #include "daemon/backend/tenant_worker/msg.h"
 
 #define CHANNEL_FD 3
@@ -76,13 +77,6 @@ static void say(const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "gpud tenant worker (%s, pid %d): %s\n", tenant, (int)getpid(), line);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Drops what a kernel host does not need; failures to drop what it never had
