@@ -9,10 +9,10 @@
  * After the grace new work gets SHUTTING_DOWN. Requests in flight are never
  * cut: they complete and their replies reach the client (server.c's stages).
  *
- * Per verb, while draining:
- *   status               served: it changes nothing, and monitors see gpud stop
- *   free, unmap, cancel  served: they give back or stop, nothing new starts
- *   hello                SHUTTING_DOWN from the start: no new sessions (a new
+ * Per verb, while draining (the verb table's flags, daemon/verbs/verbs.def):
+ *   status               served (VERB_WHILE_DRAINING): it changes nothing, and monitors see gpud stop
+ *   free, unmap, cancel  served (VERB_WHILE_DRAINING): they give back or stop, nothing new starts
+ *   hello                SHUTTING_DOWN from the start (VERB_OPENS_SESSION): no new sessions (a new
  *                        client, or one whose connection was re-made, has no
  *                        job in progress here)
  *   every other verb     served during the grace, SHUTTING_DOWN after it:
@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "daemon/drain.h"
+#include "daemon/verbs/table.h"
 
 void drain_start(drain_state *d, uint64_t now, double grace_s, double shutdown_timeout)
 {
@@ -55,22 +56,14 @@ int drain_grace_check(drain_state *d, uint64_t now, size_t connections, uint32_t
 	return 1;
 }
 
-const char *drain_refusal(const drain_state *d, Gpud__Request__BodyCase verb)
+const char *drain_refusal(const drain_state *d, unsigned verb_flags)
 {
-	if (!d->on)
+	if (!d->on || (verb_flags & VERB_WHILE_DRAINING))
 		return NULL;
-	switch (verb) {
-	case GPUD__REQUEST__BODY_STATUS:
-	case GPUD__REQUEST__BODY_FREE:
-	case GPUD__REQUEST__BODY_UNMAP:
-	case GPUD__REQUEST__BODY_CANCEL:
-		return NULL;
-	case GPUD__REQUEST__BODY_HELLO:
+	if (verb_flags & VERB_OPENS_SESSION)
 		return "gpud is shutting down and takes no new sessions; connect again once it "
 		       "is back";
-	default:
-		return d->grace_over ? "gpud is shutting down and takes no new work (the grace "
-				       "for jobs in progress is over); nothing was done"
-				     : NULL;
-	}
+	return d->grace_over ? "gpud is shutting down and takes no new work (the grace "
+			       "for jobs in progress is over); nothing was done"
+			     : NULL;
 }

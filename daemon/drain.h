@@ -12,8 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpud.pb-c.h"
-
 /* The grace ends early once gpud has had nothing in flight and no request
  * for this long. */
 #define DRAIN_IDLE_NS 250000000ull
@@ -42,7 +40,8 @@ void drain_start(drain_state *d, uint64_t now, double grace_s, double shutdown_t
 int drain_grace_check(drain_state *d, uint64_t now, size_t connections, uint32_t in_flight,
 		      uint64_t last_ns);
 
-/* NULL when a request of verb is served now; else why it gets SHUTTING_DOWN. */
-const char *drain_refusal(const drain_state *d, Gpud__Request__BodyCase verb);
+/* NULL when a request of a verb with these flags (daemon/verbs/table.h's
+ * VERB_*) is served now; else why it gets SHUTTING_DOWN. */
+const char *drain_refusal(const drain_state *d, unsigned verb_flags);
 
 #endif

@@ -421,7 +421,7 @@ static void handle_request(server_ctx *c)
 		request_fail(r, ST_INTERNAL, "connection closed");
 		return;
 	}
-	const char *refused = drain_refusal(&s->drain, r->req->body_case);
+	const char *refused = drain_refusal(&s->drain, rules);
 	if (refused) { /* before NO_SESSION: a client told to say hello would be refused then */
 		s->drain.refused++;
 		request_fail(r, ST_SHUTTING_DOWN, "%s", refused);

@@ -22,6 +22,11 @@ enum verb_flag {
 	VERB_NOT_COUNTED = 1u << 1,
 	/* served after the GPU context is lost, while gpud exits */
 	VERB_ON_LOST_DEVICE = 1u << 2,
+	/* served however long gpud drains: it changes nothing, or gives back or
+	 * stops (daemon/drain.c); other verbs only during the drain's grace */
+	VERB_WHILE_DRAINING = 1u << 3,
+	/* opens a session: refused from the start of a drain */
+	VERB_OPENS_SESSION = 1u << 4,
 };
 
 /* A verb's dense index: VERB_NONE, the rows of verbs.def in order, VERB_UNKNOWN. */

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "daemon/drain.h"
+#include "daemon/verbs/table.h"
+#include "gpud.pb-c.h"
 #include "tests/unit/suites.h"
 
 #define S 1000000000ull /* a second in ns */
@@ -22,6 +24,12 @@ static const Gpud__Request__BodyCase every_verb[] = {
 };
 #define NVERBS (sizeof(every_verb) / sizeof(every_verb[0]))
 
+/* What the server asks: the rule for the verb of Request body field v. */
+static const char *refusal(const drain_state *d, Gpud__Request__BodyCase v)
+{
+	return drain_refusal(d, verb_flags(verb_index((int)v)));
+}
+
 static int always_served(Gpud__Request__BodyCase v)
 {
 	return v == GPUD__REQUEST__BODY_STATUS || v == GPUD__REQUEST__BODY_FREE ||
@@ -33,7 +41,7 @@ START_TEST(test_not_draining_serves_everything)
 	drain_state d;
 	memset(&d, 0, sizeof(d));
 	for (size_t i = 0; i < NVERBS; i++)
-		ck_assert_msg(drain_refusal(&d, every_verb[i]) == NULL, "verb %d refused",
+		ck_assert_msg(refusal(&d, every_verb[i]) == NULL, "verb %d refused",
 			      (int)every_verb[i]);
 	/* and has no grace to end */
 	ck_assert_int_eq(drain_grace_check(&d, T0, 0, 0, 0), 0);
@@ -46,7 +54,7 @@ START_TEST(test_rule_per_verb)
 	drain_start(&d, T0, 2, 30);
 	/* the grace: everything but hello */
 	for (size_t i = 0; i < NVERBS; i++) {
-		const char *why = drain_refusal(&d, every_verb[i]);
+		const char *why = refusal(&d, every_verb[i]);
 		if (every_verb[i] == GPUD__REQUEST__BODY_HELLO) {
 			ck_assert_ptr_nonnull(why);
 			ck_assert_msg(strstr(why, "shutting down") &&
@@ -60,7 +68,7 @@ START_TEST(test_rule_per_verb)
 	/* after it: status, free, unmap and cancel only */
 	ck_assert_int_eq(drain_grace_check(&d, T0 + 2 * S, 3, 1, T0 + 2 * S), 1);
 	for (size_t i = 0; i < NVERBS; i++) {
-		const char *why = drain_refusal(&d, every_verb[i]);
+		const char *why = refusal(&d, every_verb[i]);
 		if (always_served(every_verb[i])) {
 			ck_assert_msg(why == NULL, "verb %d refused after the grace: %s",
 				      (int)every_verb[i], why);
@@ -70,8 +78,7 @@ START_TEST(test_rule_per_verb)
 			ck_assert_msg(strstr(why, "shutting down"), "refusal: %s", why);
 		}
 	}
-	ck_assert_ptr_nonnull(
-		strstr(drain_refusal(&d, GPUD__REQUEST__BODY_RUN), "nothing was done"));
+	ck_assert_ptr_nonnull(strstr(refusal(&d, GPUD__REQUEST__BODY_RUN), "nothing was done"));
 }
 END_TEST
 
@@ -121,8 +128,8 @@ START_TEST(test_grace_bounded_by_shutdown_timeout)
 	/* no grace: over at once, hello refused as before */
 	drain_start(&d, T0, 0, 30);
 	ck_assert_int_eq(drain_grace_check(&d, T0, 5, 5, T0), 1);
-	ck_assert_ptr_nonnull(drain_refusal(&d, GPUD__REQUEST__BODY_UPLOAD));
-	ck_assert_ptr_null(drain_refusal(&d, GPUD__REQUEST__BODY_FREE));
+	ck_assert_ptr_nonnull(refusal(&d, GPUD__REQUEST__BODY_UPLOAD));
+	ck_assert_ptr_null(refusal(&d, GPUD__REQUEST__BODY_FREE));
 }
 END_TEST
 

@@ -57,15 +57,20 @@ END_TEST
 /* The rules server.c decided by name: hello and status before hello, and
  * neither counted against requests_in_flight; only status once the GPU
  * context is lost; a Request without a body reaches its handler's
- * refusal before hello; every other verb none of these. */
+ * refusal before hello; status, free, unmap and cancel served however
+ * long gpud drains, hello refused from a drain's start (daemon/drain.c);
+ * every other verb none of these. */
 START_TEST(test_flags)
 {
 	for (int v = 0; v < VERB_INDEXES; v++) {
 		unsigned want = 0;
 		if (v == VERB_HELLO)
-			want = VERB_BEFORE_HELLO | VERB_NOT_COUNTED;
+			want = VERB_BEFORE_HELLO | VERB_NOT_COUNTED | VERB_OPENS_SESSION;
 		else if (v == VERB_STATUS)
-			want = VERB_BEFORE_HELLO | VERB_NOT_COUNTED | VERB_ON_LOST_DEVICE;
+			want = VERB_BEFORE_HELLO | VERB_NOT_COUNTED | VERB_ON_LOST_DEVICE |
+			       VERB_WHILE_DRAINING;
+		else if (v == VERB_FREE || v == VERB_UNMAP || v == VERB_CANCEL)
+			want = VERB_WHILE_DRAINING;
 		else if (v == VERB_NONE)
 			want = VERB_BEFORE_HELLO;
 		ck_assert_msg(verb_flags(v) == want, "%s: flags %#x, want %#x", verb_name(v),
