@@ -17,7 +17,10 @@
  *   access.c    why a Unix socket refused this user (mode, owner, group)
  *   session.c   hello, and saying it again after gpud restarted or the
  *               connection dropped (the pipe events that tell)
- *   call.c      the RPC core: contexts, one round trip, replies, cancels
+ *   ctx.c       nng contexts (a free list), cancels in flight
+ *   msg.c       packing a request, checking and unpacking a reply
+ *   shm.c       the region socket: a memfd handed to gpud
+ *   call.c      one round trip: the ring, else the socket
  *   job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
  *   region.c    memfd host regions handed to gpud, the scratch region
  *   ring.c      the request ring: the local fast path beside the socket
@@ -215,6 +218,20 @@ int client_tls_diagnose(const char *url, int tls, const char *ca, const char *na
  * -1 with why ("no such file", "not a PEM certificate (...)"). */
 int client_tls_ca_check(const char *ca, char *why, size_t len);
 
+/* --- shm.c ---------------------------------------------------------------- */
+
+/*
+ * One registration on the region socket shm_path (key: the session's): the
+ * memfd fd (-1: none) and the doorbell efd (-1: none) of size bytes with
+ * flags; gpud's reply in *rep, a descriptor that came with it in *rfd (else
+ * -1). GPUD_OK, or the status with the message set.
+ */
+gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd);
+/* Hands memfd fd (and efd, if not -1) to gpud on the region socket; *id on success. */
+gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, uint64_t *id);
+
 /* --- session.c ------------------------------------------------------------ */
 
 /* Says hello if the session is lost (or none yet); *gen is the session's. */
@@ -238,8 +255,12 @@ gpud_status client_closed_draining(gpud_client *c, uint64_t gen, int rv, int sen
 void client_session_watch(gpud_client *c);
 /* The session's shm state, copied under mu: 0 if none. */
 int client_shm(gpud_client *c, char *path, size_t plen, uint8_t *key, uint64_t *gen);
+/* client_parse_reply with the thread's message; NO_SESSION marks session gen lost. */
+gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
+			      size_t *rplen);
 
-/* --- call.c --------------------------------------------------------------- */
+/* --- ctx.c ---------------------------------------------------------------- */
 
 /* A context for one call, and back. NULL with the message set. */
 call_ctx *client_ctx_get(gpud_client *c);
@@ -247,6 +268,41 @@ void client_ctx_put(gpud_client *c, call_ctx *x);
 void client_ctx_free_all(gpud_client *c);
 /* Waits until no client_cancel_async request is in flight (after the socket closed). */
 void client_cancels_wait(gpud_client *c);
+/* Asks gpud to cancel request id, without waiting (safe from any thread). */
+void client_cancel_async(gpud_client *c, uint64_t id);
+
+/* --- msg.c ---------------------------------------------------------------- */
+
+/* Packs req (id and version filled in) with room for plen payload bytes at *payload. */
+gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, size_t plen,
+			nng_msg **m, void **payload);
+/*
+ * Checks and unpacks a reply message (taking m), as client_exchange()
+ * returns it; errors go to msg (not the thread's message): for jobs.
+ * *draining (may be NULL): 1 if the reply said gpud is shutting down, also
+ * on an error reply.
+ */
+gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
+			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen,
+			       int *draining);
+/* Expects the reply body `want`; frees and fails otherwise. */
+gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
+			       const char *verb);
+
+/* The status for an nng error of a round trip's send or receive. */
+gpud_status client_nng_status(int rv);
+/* The most payload one request may carry: what hello said (gpud's
+ * max_message_size, or the tenant's message_size quota where smaller). */
+size_t client_chunk_limit(gpud_client *c);
+/* The most payload one reply may carry (gpud's max_message_size): downloads. */
+size_t client_reply_limit(gpud_client *c);
+/* What sets client_chunk_limit, for messages: "the message_size quota of
+ * tenant T" or "the daemon's message size limit (max_message_size ...)". */
+const char *client_limit_name(gpud_client *c, char *buf, size_t len);
+/* The devices of a hello or status reply, up to GPUD_MAX_DEVICES. */
+void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
+
+/* --- call.c --------------------------------------------------------------- */
 
 /*
  * One round trip. On GPUD_OK, *resp is the unpacked reply (free with
@@ -260,39 +316,6 @@ gpud_status client_call(gpud_client *c, Gpud__Request *req, const void *payload,
 gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 			    Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
 			    size_t *rplen);
-/* Packs req (id and version filled in) with room for plen payload bytes at *payload. */
-gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, size_t plen,
-			nng_msg **m, void **payload);
-/*
- * Checks and unpacks a reply message (taking m), as client_exchange()
- * returns it; errors go to msg (not the thread's message): for jobs.
- * *draining (may be NULL): 1 if the reply said gpud is shutting down, also
- * on an error reply.
- */
-gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
-			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen,
-			       int *draining);
-/* client_parse_reply with the thread's message; NO_SESSION marks session gen lost. */
-gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
-			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
-			      size_t *rplen);
-/* Expects the reply body `want`; frees and fails otherwise. */
-gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
-			       const char *verb);
-/* Asks gpud to cancel request id, without waiting (safe from any thread). */
-void client_cancel_async(gpud_client *c, uint64_t id);
-/* The status for an nng error of a round trip's send or receive. */
-gpud_status client_nng_status(int rv);
-/* The most payload one request may carry: what hello said (gpud's
- * max_message_size, or the tenant's message_size quota where smaller). */
-size_t client_chunk_limit(gpud_client *c);
-/* The most payload one reply may carry (gpud's max_message_size): downloads. */
-size_t client_reply_limit(gpud_client *c);
-/* What sets client_chunk_limit, for messages: "the message_size quota of
- * tenant T" or "the daemon's message size limit (max_message_size ...)". */
-const char *client_limit_name(gpud_client *c, char *buf, size_t len);
-/* The devices of a hello or status reply, up to GPUD_MAX_DEVICES. */
-void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
 
 /* --- job.c ---------------------------------------------------------------- */
 
@@ -318,10 +341,6 @@ uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *o
 gpud_status client_scratch(gpud_client *c, size_t want);
 /* Unmaps every region here (gpud_close). */
 void client_regions_free(gpud_client *c);
-
-/* Hands memfd fd (and efd, if not -1) to gpud on the region socket; *id on success. */
-gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				const char *shm_path, const uint8_t *key, uint64_t *id);
 
 /* --- ring.c --------------------------------------------------------------- */
 
