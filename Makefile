@@ -162,7 +162,7 @@ cuda_only   = $(foreach f,$(1),$(if $(findstring /cuda_,$(f))$(findstring /cuda/
 tests_of    = $(foreach f,$(1),$(if $(findstring /test_,$(f))$(findstring /gpu_test_,$(f)),$(f)))
 
 PROTO_SRC   := proto/wire.c
-CLIENT_SRC  := $(filter-out client/demo.c,$(wildcard client/*.c))
+CLIENT_SRC  := $(filter-out client/demo.c,$(wildcard client/*.c client/endpoint/*.c))
 GPUCTL_SRC  := $(wildcard client/gpuctl/*.c) client/demo.c
 # The functions of gpud/types.h: in the library, and linked into the programs
 # made of gpud's own objects, which do not link the library.

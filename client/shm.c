@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "client/endpoint/endpoint.h"
 #include "client/internal.h"
 
 /*
@@ -20,8 +21,7 @@
  * 0), one reply; a descriptor that comes with it goes to *rfd (else -1).
  */
 gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				       const char *shm_path, const uint8_t *key, shm_reply *rep,
-				       int *rfd)
+				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	shm_register msg;

@@ -1,5 +1,5 @@
 /*
- * client/access.c — why a Unix socket of gpud refused this process (connect
+ * client/endpoint/access.c — why a Unix socket of gpud refused this process (connect
  * failed with EACCES; nng's ipc:// dialer reports it as NNG_EPERM): the
  * socket's mode, owner and group, and what to ask for. Never "is gpud
  * running?": gpud is there, the file's permissions keep this user out.
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/endpoint/endpoint.h"
 #include "client/internal.h"
 
 /* A uid's or gid's name, else its number. */

@@ -1,5 +1,5 @@
 /*
- * client/tls_diag.c — why a dial failed, when nng says only "Cryptographic
+ * client/endpoint/tls_diag.c — why a dial failed, when nng says only "Cryptographic
  * error" or "Connection shutdown": a second connection of its own to the
  * same host and port, made with mbed TLS directly over a plain socket.
  *
@@ -40,6 +40,7 @@
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
+#include "client/endpoint/endpoint.h"
 #include "client/internal.h"
 #include "proto/peek.h"
 
@@ -253,6 +254,12 @@ static void describe_flags(uint32_t flags, const mbedtls_x509_crt *crt, const ch
 		if (n > 0)
 			add(out, len, "the server's certificate: %s", info);
 	}
+}
+
+int client_tls_handshake_error(int rv)
+{
+	return rv == NNG_ECRYPTO || rv == NNG_EPEERAUTH || rv == NNG_ECLOSED ||
+	       rv == NNG_ECONNSHUT || rv == NNG_ECONNRESET || rv == NNG_EPROTO;
 }
 
 static const char *after_scheme(const char *url)
