@@ -106,7 +106,7 @@ typedef struct client_ring {
 	uint64_t avg_wait_ns; /* replies' recent wait (sets how long a call spins) */
 } client_ring;
 
-/* An nng context with its aio, for one call at a time (call.c's free list). */
+/* An nng context with its aio, for one call at a time (ctx.c's free list). */
 typedef struct call_ctx {
 	nng_ctx ctx;
 	nng_aio *aio;

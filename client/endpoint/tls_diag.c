@@ -1,7 +1,9 @@
 /*
- * client/endpoint/tls_diag.c — why a dial failed, when nng says only "Cryptographic
- * error" or "Connection shutdown": a second connection of its own to the
- * same host and port, made with mbed TLS directly over a plain socket.
+ * client/endpoint/tls_diag.c — why a dial failed, when nng says only
+ * "Cryptographic error" or "Connection shutdown": a second connection of
+ * its own to the same host and port, made with mbed TLS directly over a
+ * plain socket. The tcp and tls rows' cause of a failed dial (tcp.c,
+ * tls.c).
  *
  * nng 1.5.2 maps every failed mbed TLS handshake to NNG_ECRYPTO or
  * NNG_EPEERAUTH and keeps mbed TLS's context (its verify flags, the peer's
