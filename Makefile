@@ -164,7 +164,7 @@ cuda_only   = $(foreach f,$(1),$(if $(findstring /cuda_,$(f))$(findstring /cuda/
 tests_of    = $(foreach f,$(1),$(if $(findstring /test_,$(f))$(findstring /gpu_test_,$(f)),$(f)))
 
 PROTO_SRC   := proto/wire.c
-CLIENT_SRC  := $(filter-out client/demo.c,$(wildcard client/*.c))
+CLIENT_SRC  := $(filter-out client/demo.c,$(wildcard client/*.c client/endpoint/*.c))
 GPUCTL_SRC  := $(wildcard client/gpuctl/*.c) client/demo.c
 # The functions of gpud/types.h: in the library, and linked into the programs
 # made of gpud's own objects, which do not link the library.
@@ -291,6 +291,15 @@ $(LIB_OBJ): $(CLIENT_PIC) $(NNG_CLIENT_A)
 	$(LD) -r -o $@.tmp $(CLIENT_PIC) $(NNG_CLIENT_A)
 	$(OBJCOPY) --localize-hidden --wildcard --keep-global-symbol='gpud_*' $@.tmp $@
 	@rm -f $@.tmp
+# The client's endpoint layer for its unit test (tests/unit/test_client_endpoint.c):
+# client/endpoint/ and the error text it sets (err.c) in one object whose only
+# global symbols are the table's (client_endpoint_*), the rest local: no clash
+# with the same functions inside $(LIB_A), which the unit test links too.
+CLIENT_ENDPOINT_OBJ := $(BUILD)/pic/client-endpoint.o
+$(CLIENT_ENDPOINT_OBJ): $(call pic,$(wildcard client/endpoint/*.c) client/err.c)
+	$(LD) -r -o $@.tmp $^
+	$(OBJCOPY) --wildcard --keep-global-symbol='client_endpoint*' $@.tmp $@
+	@rm -f $@.tmp
 $(LIB_A): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -341,7 +350,8 @@ $(BUILD)/man/%: docs/man/%.scd
 	$(SCDOC) < $< > $@.tmp && mv $@.tmp $@
 
 # --- tests ------------------------------------------------------------------
-$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(LIB_A) $(NNG_SERVER_A)
+$(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(CLIENT_ENDPOINT_OBJ) $(LIB_A) \
+         $(NNG_SERVER_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
 $(E2E): $(call obj,$(E2E_SRC)) $(LIB_A) | $(NVTX_RECORD)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_CL_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)

@@ -12,18 +12,35 @@
  * the caller's memory: one copy each way in user space, none through
  * protobuf.
  *
- *   conn.c      connecting (options, dial within a time limit, TLS), close,
- *               errors, accessors
- *   access.c    why a Unix socket refused this user (mode, owner, group)
- *   session.c   hello, and saying it again after gpud restarted or the
- *               connection dropped (the pipe events that tell)
- *   call.c      the RPC core: contexts, one round trip, replies, cancels
- *   job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
- *   region.c    memfd host regions handed to gpud, the scratch region
- *   ring.c      the request ring: the local fast path beside the socket
- *   transfer.c  alloc, upload, download (.npy too), sync, free
- *   run.c       run and call: the request, and what its reply gives
- *   admin.c     keep, list, register, kernels, status
+ * The files, in layers: each calls only the layers under it (and its
+ * own), never up. A lower layer that must tell a higher one something
+ * leaves it to the top: gpud_close (close.c) alone knows every part.
+ *
+ *   0  err.c       each thread's error text, gpud_strerror, gpud_errmsg,
+ *                  the call timeout; clock.c (monotonic ms, deadlines);
+ *                  beside them, calling nothing of the connection: types.c,
+ *                  args.c (gpud_arg_*), npy.c, version.c
+ *   1  endpoint/   the kinds of endpoint, one row and file each (ipc.c,
+ *                  tcp.c, tls.c; endpoint.[ch] the table, by scheme: kind,
+ *                  scheme, local, tls, the dialer's setup, a failed dial's
+ *                  cause); access.c (why a Unix socket refused this user),
+ *                  tls_diag.c (why a tcp:// or tls+tcp:// dial failed)
+ *   2  dial.c      the list of endpoints, dialing one within a time limit
+ *   3  ctx.c       nng contexts, cancels in flight
+ *      msg.c       packing a request, checking and unpacking a reply
+ *      shm.c       the region socket: a memfd handed to gpud
+ *   4  session.c   hello, and saying it again after gpud restarted or the
+ *                  connection dropped (the pipe events that tell), failover
+ *   5  ring.c      the request ring: the local fast path beside the socket
+ *   6  call.c      one round trip: the ring, else the socket
+ *   7  region.c    memfd host regions handed to gpud, the scratch region
+ *      transfer.c  alloc, upload, download (.npy too), sync, free
+ *      run.c       run and call: the request, and what its reply gives
+ *      job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
+ *      admin.c     keep, list, register, kernels, status
+ *      (in that order: run.c uses transfer.c and region.c, job.c run.c)
+ *   8  open.c      gpud_connect*, and what a connection says of itself
+ *      close.c     gpud_close: frees jobs, regions, ring, contexts
  *
  * Who touches what (threads: any number of callers, plus nng's own threads
  * for pipe events and job completions):
@@ -89,7 +106,7 @@ typedef struct client_ring {
 	uint64_t avg_wait_ns; /* replies' recent wait (sets how long a call spins) */
 } client_ring;
 
-/* An nng context with its aio, for one call at a time (call.c's free list). */
+/* An nng context with its aio, for one call at a time (ctx.c's free list). */
 typedef struct call_ctx {
 	nng_ctx ctx;
 	nng_aio *aio;
@@ -173,7 +190,7 @@ struct gpud_client {
 	uint64_t ring_calls; /* atomic; gpud_ring_calls */
 };
 
-/* --- conn.c --------------------------------------------------------------- */
+/* --- err.c ---------------------------------------------------------------- */
 
 /* Sets the calling thread's message for c (and c's) and returns st. */
 gpud_status client_seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
@@ -182,7 +199,12 @@ gpud_status client_seterr(gpud_client *c, gpud_status st, const char *fmt, ...)
 void client_clear(gpud_client *c);
 /* The calling thread's message for c. */
 const char *client_msg(const gpud_client *c);
+/* The call timeout (gpud_set_timeout), in ms; 0: none. */
 int client_timeout(const gpud_client *c);
+/* c is being freed: the calling thread's message is about no client now. */
+void client_forget(const gpud_client *c);
+/* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
+size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
 
 /*
  * Runs expr (a gpud_status) again while it says GPUD_ENOSESSION: the request
@@ -200,20 +222,87 @@ int client_timeout(const gpud_client *c);
 		return st_;                                                                        \
 	} while (0)
 
-/* --- tls_diag.c ----------------------------------------------------------- */
+/* --- clock.c -------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in milliseconds; the milliseconds until deadline, at least 1. */
+int64_t client_now_ms(void);
+int client_left_ms(int64_t deadline);
+
+/* --- dial.c --------------------------------------------------------------- */
 
 /*
- * After a dial of url failed: a connection of its own to the same host and
- * port, with mbed TLS directly, to say why. tls: url is tls+tcp://, checked
- * against the CA file ca (may be NULL) for server name name; else tcp://,
- * and a server that speaks TLS is the cause looked for. 1 with why set (what
- * follows "URL: " in a message), or 0 when it found no cause.
+ * list as a list of endpoints, URL[,URL]... (spaces around each allowed),
+ * into c->urls; c->url the first. -1 with the message when one is empty or
+ * too long, or there are more than CLIENT_MAX_ENDPOINTS.
  */
-int client_tls_diagnose(const char *url, int tls, const char *ca, const char *name, int timeout_ms,
-			char *why, size_t len);
-/* The CA file ca can be read and holds PEM certificates nng will take: 0, or
- * -1 with why ("no such file", "not a PEM certificate (...)"). */
-int client_tls_ca_check(const char *ca, char *why, size_t len);
+int client_endpoints_parse(gpud_client *c, const char *list);
+/* Dials endpoint i (c->url becomes it, c->dialer its dialer); flags 0 waits
+ * for the connection (nng's handshake included) at most wait_ms (<= 0: as
+ * long as nng takes; GPUD_ETIMEDOUT past it), NNG_FLAG_NONBLOCK dials in the
+ * background (nng keeps trying); on failure the message says why (dial.c;
+ * the connecting thread, or the one saying hello). */
+gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms);
+/* The endpoint in use (dial.c): any thread. */
+static inline const char *client_url(const gpud_client *c)
+{
+	return __atomic_load_n(&c->url, __ATOMIC_ACQUIRE);
+}
+
+/* --- ctx.c ---------------------------------------------------------------- */
+
+/* A context for one call, and back. NULL with the message set. */
+call_ctx *client_ctx_get(gpud_client *c);
+void client_ctx_put(gpud_client *c, call_ctx *x);
+void client_ctx_free_all(gpud_client *c);
+/* Waits until no client_cancel_async request is in flight (after the socket closed). */
+void client_cancels_wait(gpud_client *c);
+/* Asks gpud to cancel request id, without waiting (safe from any thread). */
+void client_cancel_async(gpud_client *c, uint64_t id);
+
+/* --- msg.c ---------------------------------------------------------------- */
+
+/* Packs req (id and version filled in) with room for plen payload bytes at *payload. */
+gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, size_t plen,
+			nng_msg **m, void **payload);
+/*
+ * Checks and unpacks a reply message (taking m), as client_exchange()
+ * returns it; errors go to msg (not the thread's message): for jobs.
+ * *draining (may be NULL): 1 if the reply said gpud is shutting down, also
+ * on an error reply.
+ */
+gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
+			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen,
+			       int *draining);
+/* Expects the reply body `want`; frees and fails otherwise. */
+gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
+			       const char *verb);
+
+/* The status for an nng error of a round trip's send or receive. */
+gpud_status client_nng_status(int rv);
+/* The most payload one request may carry: what hello said (gpud's
+ * max_message_size, or the tenant's message_size quota where smaller). */
+size_t client_chunk_limit(gpud_client *c);
+/* The most payload one reply may carry (gpud's max_message_size): downloads. */
+size_t client_reply_limit(gpud_client *c);
+/* What sets client_chunk_limit, for messages: "the message_size quota of
+ * tenant T" or "the daemon's message size limit (max_message_size ...)". */
+const char *client_limit_name(gpud_client *c, char *buf, size_t len);
+/* The devices of a hello or status reply, up to GPUD_MAX_DEVICES. */
+void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
+
+/* --- shm.c ---------------------------------------------------------------- */
+
+/*
+ * One registration on the region socket shm_path (key: the session's): the
+ * memfd fd (-1: none) and the doorbell efd (-1: none) of size bytes with
+ * flags; gpud's reply in *rep, a descriptor that came with it in *rfd (else
+ * -1). GPUD_OK, or the status with the message set.
+ */
+gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd);
+/* Hands memfd fd (and efd, if not -1) to gpud on the region socket; *id on success. */
+gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, uint64_t *id);
 
 /* --- session.c ------------------------------------------------------------ */
 
@@ -238,15 +327,27 @@ gpud_status client_closed_draining(gpud_client *c, uint64_t gen, int rv, int sen
 void client_session_watch(gpud_client *c);
 /* The session's shm state, copied under mu: 0 if none. */
 int client_shm(gpud_client *c, char *path, size_t plen, uint8_t *key, uint64_t *gen);
+/* client_parse_reply with the thread's message; NO_SESSION marks session gen lost. */
+gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
+			      size_t *rplen);
+
+/* --- ring.c --------------------------------------------------------------- */
+
+/*
+ * The round trip of packed request m (id, session gen) through the
+ * connection's request ring, made on first use: 1 with the outcome in *st
+ * (m taken) as client_exchange() gives it, or 0 (m untouched) when the
+ * ring cannot take it (none, in use by another call, m too large): the
+ * caller uses the socket.
+ */
+int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			 Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen,
+			 gpud_status *st);
+/* Unmaps the ring (gpud_close). */
+void client_ring_free(gpud_client *c);
 
 /* --- call.c --------------------------------------------------------------- */
-
-/* A context for one call, and back. NULL with the message set. */
-call_ctx *client_ctx_get(gpud_client *c);
-void client_ctx_put(gpud_client *c, call_ctx *x);
-void client_ctx_free_all(gpud_client *c);
-/* Waits until no client_cancel_async request is in flight (after the socket closed). */
-void client_cancels_wait(gpud_client *c);
 
 /*
  * One round trip. On GPUD_OK, *resp is the unpacked reply (free with
@@ -260,44 +361,6 @@ gpud_status client_call(gpud_client *c, Gpud__Request *req, const void *payload,
 gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 			    Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
 			    size_t *rplen);
-/* Packs req (id and version filled in) with room for plen payload bytes at *payload. */
-gpud_status client_pack(gpud_client *c, Gpud__Request *req, const void *data, size_t plen,
-			nng_msg **m, void **payload);
-/*
- * Checks and unpacks a reply message (taking m), as client_exchange()
- * returns it; errors go to msg (not the thread's message): for jobs.
- * *draining (may be NULL): 1 if the reply said gpud is shutting down, also
- * on an error reply.
- */
-gpud_status client_parse_reply(nng_msg *m, uint64_t id, Gpud__Response **resp, nng_msg **rmsg,
-			       uint8_t **rpayload, size_t *rplen, char *msg, size_t msglen,
-			       int *draining);
-/* client_parse_reply with the thread's message; NO_SESSION marks session gen lost. */
-gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
-			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
-			      size_t *rplen);
-/* Expects the reply body `want`; frees and fails otherwise. */
-gpud_status client_expect_body(gpud_client *c, Gpud__Response *r, Gpud__Response__BodyCase want,
-			       const char *verb);
-/* Asks gpud to cancel request id, without waiting (safe from any thread). */
-void client_cancel_async(gpud_client *c, uint64_t id);
-/* The status for an nng error of a round trip's send or receive. */
-gpud_status client_nng_status(int rv);
-/* The most payload one request may carry: what hello said (gpud's
- * max_message_size, or the tenant's message_size quota where smaller). */
-size_t client_chunk_limit(gpud_client *c);
-/* The most payload one reply may carry (gpud's max_message_size): downloads. */
-size_t client_reply_limit(gpud_client *c);
-/* What sets client_chunk_limit, for messages: "the message_size quota of
- * tenant T" or "the daemon's message size limit (max_message_size ...)". */
-const char *client_limit_name(gpud_client *c, char *buf, size_t len);
-/* The devices of a hello or status reply, up to GPUD_MAX_DEVICES. */
-void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
-
-/* --- job.c ---------------------------------------------------------------- */
-
-/* The socket has closed: waits for every job's end and detaches them from c. */
-void client_jobs_orphan(gpud_client *c);
 
 /* --- region.c ------------------------------------------------------------- */
 
@@ -318,25 +381,6 @@ uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *o
 gpud_status client_scratch(gpud_client *c, size_t want);
 /* Unmaps every region here (gpud_close). */
 void client_regions_free(gpud_client *c);
-
-/* Hands memfd fd (and efd, if not -1) to gpud on the region socket; *id on success. */
-gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				const char *shm_path, const uint8_t *key, uint64_t *id);
-
-/* --- ring.c --------------------------------------------------------------- */
-
-/*
- * The round trip of packed request m (id, session gen) through the
- * connection's request ring, made on first use: 1 with the outcome in *st
- * (m taken) as client_exchange() gives it, or 0 (m untouched) when the
- * ring cannot take it (none, in use by another call, m too large): the
- * caller uses the socket.
- */
-int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
-			 Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload, size_t *rplen,
-			 gpud_status *st);
-/* Unmaps the ring (gpud_close). */
-void client_ring_free(gpud_client *c);
 
 /* Maps the pages of [p, p + len) of a shared region now, in one call, instead
  * of a fault per page (write: about to be written; else read). */
@@ -370,33 +414,10 @@ gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 			   uint32_t max_outputs, call_dst *dst, nng_msg **m, uint64_t *id,
 			   char **names);
 
-/* The endpoint in use (conn.c): any thread. */
-static inline const char *client_url(const gpud_client *c)
-{
-	return __atomic_load_n(&c->url, __ATOMIC_ACQUIRE);
-}
+/* --- job.c ---------------------------------------------------------------- */
 
-/* Dials endpoint i (c->url becomes it, c->dialer its dialer); flags 0 waits
- * for the connection (nng's handshake included) at most wait_ms (<= 0: as
- * long as nng takes; GPUD_ETIMEDOUT past it), NNG_FLAG_NONBLOCK dials in the
- * background (nng keeps trying); on failure the message says why (conn.c;
- * the connecting thread, or the one saying hello). */
-gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms);
-/* CLOCK_MONOTONIC in milliseconds; the milliseconds until deadline, at least 1. */
-int64_t client_now_ms(void);
-int client_left_ms(int64_t deadline);
-
-/* --- access.c ------------------------------------------------------------- */
-
-/*
- * connect() to the Unix socket at path failed with EACCES: GPUD_EPERM with
- * the message "permission denied on WHATPATH (mode 0660 owner gpud group
- * gpud): ask to be added to group gpud ..." (or the directory that keeps
- * this user out, or "log in again" for a group joined since).
- */
-gpud_status client_access_denied(gpud_client *c, const char *what, const char *path);
-/* Appends "[i+1] msg" (after "; ") to buf, which holds used bytes; the new length. */
-size_t client_append_why(char *buf, size_t cap, size_t used, int i, const char *msg);
+/* The socket has closed: waits for every job's end and detaches them from c. */
+void client_jobs_orphan(gpud_client *c);
 
 /* gpud_set_device into a request's pin_device and device. */
 static inline void client_device_into(gpud_client *c, protobuf_c_boolean *pin, int32_t *device)

@@ -24,118 +24,6 @@
 #include "client/internal.h"
 
 /*
- * One registration on the region socket: msg with fds (nfds of them, may be
- * 0), one reply; a descriptor that comes with it goes to *rfd (else -1).
- */
-static gpud_status shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	shm_register msg;
-	int sock = -1;
-	gpud_status st = GPUD_OK;
-
-	*rfd = -1;
-	memset(&msg, 0, sizeof(msg));
-	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
-	memcpy(msg.key, key, sizeof(msg.key));
-	msg.size = size;
-	msg.flags = flags;
-	int fds[2] = {fd, efd}, nfds = fd < 0 ? 0 : efd >= 0 ? 2 : 1;
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} cbuf;
-	memset(&cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = nfds ? cbuf.buf : NULL,
-			    .msg_controllen = nfds ? CMSG_SPACE((size_t)nfds * sizeof(int)) : 0};
-	if (nfds) {
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
-	}
-	memcpy(sa.sun_path, shm_path, strlen(shm_path) + 1);
-	if ((sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
-	    connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		if (sock >= 0 && errno == EACCES) /* its mode and group, as the socket's */
-			st = client_access_denied(c, "the region socket ", shm_path);
-		else
-			st = client_seterr(c, GPUD_ECONNECT, "region socket %s: %s", shm_path,
-					   strerror(errno));
-		goto out;
-	}
-	int t = client_timeout(c);
-	if (t > 0) {
-		struct timeval tv = {.tv_sec = t / 1000, .tv_usec = (t % 1000) * 1000};
-		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
-		st = client_seterr(c, GPUD_ETRANSPORT, "region socket %s: send: %s", shm_path,
-				   strerror(errno));
-		goto out;
-	}
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} rbuf;
-	struct iovec riov = {.iov_base = rep, .iov_len = sizeof(*rep)};
-	struct msghdr rh = {.msg_iov = &riov,
-			    .msg_iovlen = 1,
-			    .msg_control = rbuf.buf,
-			    .msg_controllen = sizeof(rbuf.buf)};
-	ssize_t n = recvmsg(sock, &rh, MSG_CMSG_CLOEXEC);
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&rh); n >= 0 && cm; cm = CMSG_NXTHDR(&rh, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len >= CMSG_LEN(sizeof(int)) && *rfd < 0)
-			memcpy(rfd, CMSG_DATA(cm), sizeof(int));
-	if (n != (ssize_t)sizeof(*rep)) {
-		st = client_seterr(c, n < 0 && errno == EAGAIN ? GPUD_ETIMEDOUT : GPUD_ETRANSPORT,
-				   "region socket %s: no reply (%s)", shm_path,
-				   n < 0 ? strerror(errno) : "connection closed");
-		goto out;
-	}
-	rep->message[sizeof(rep->message) - 1] = '\0';
-	if (rep->status != 0) {
-		st = client_seterr(c,
-				   rep->status > GPUD__STATUS__STATUS_NO_SESSION
-					   ? GPUD_EPROTO
-					   : (gpud_status)rep->status,
-				   "gpud refused the %s: %s",
-				   (flags & GPUD_SHM_RING)   ? "request ring"
-				   : (flags & GPUD_SHM_LEND) ? "lend of host memory"
-							     : "host region",
-				   rep->message);
-		goto out;
-	}
-out:
-	if (sock >= 0)
-		close(sock);
-	if (st != GPUD_OK && *rfd >= 0) {
-		close(*rfd);
-		*rfd = -1;
-	}
-	return st;
-}
-
-gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				const char *shm_path, const uint8_t *key, uint64_t *id)
-{
-	shm_reply rep;
-	int rfd;
-	gpud_status st = shm_exchange(c, fd, efd, size, flags, shm_path, key, &rep, &rfd);
-	if (rfd >= 0)
-		close(rfd); /* none is expected */
-	if (st == GPUD_OK)
-		*id = rep.region;
-	return st;
-}
-
-/*
  * Host memory gpud lends (GPUD_SHM_LEND): already pinned and mapped in gpud,
  * so a fresh process pays neither. GPUD_OK with the region, or a status
  * (without an error message kept) where gpud lends none: the caller makes
@@ -149,7 +37,7 @@ static gpud_status region_lend(gpud_client *c, size_t size, const char *path, co
 	const char *off = getenv("GPUD_NO_LEND");
 	if (off && off[0] && strcmp(off, "0") != 0)
 		return GPUD_EUNSUPPORTED;
-	gpud_status st = shm_exchange(c, -1, -1, size, GPUD_SHM_LEND, path, key, &rep, &fd);
+	gpud_status st = client_shm_exchange(c, -1, -1, size, GPUD_SHM_LEND, path, key, &rep, &fd);
 	if (st != GPUD_OK)
 		return st;
 	if (fd < 0 || rep.size < size || rep.size > SIZE_MAX) {

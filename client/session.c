@@ -337,3 +337,20 @@ gpud_status client_session(gpud_client *c, uint64_t *gen)
 	pthread_mutex_unlock(&c->mu);
 	return st;
 }
+
+gpud_status client_take_reply(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
+			      Gpud__Response **resp, nng_msg **rmsg, uint8_t **rpayload,
+			      size_t *rplen)
+{
+	char err[2048];
+	int draining = 0;
+	gpud_status st = client_parse_reply(m, id, resp, rmsg, rpayload, rplen, err, sizeof(err),
+					    &draining);
+	if (draining)
+		client_session_draining(c, gen);
+	if (st == GPUD_ENOSESSION)
+		client_session_lost(c, gen);
+	if (st != GPUD_OK)
+		return client_seterr(c, st, "%s", err);
+	return GPUD_OK;
+}

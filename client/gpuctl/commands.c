@@ -189,6 +189,13 @@ void print_usage_line(FILE *f, const ctl_command *cmd)
 	fprintf(f, "usage: %s\n", cmd ? cmd->synopsis : GLOBAL_SYNOPSIS);
 }
 
+void print_usage_hint(FILE *f, const char *cmd)
+{
+	const ctl_command *k = cmd ? command_find(cmd) : NULL;
+	print_usage_line(f, k);
+	fprintf(f, "Try 'gpuctl help%s%s' for more.\n", k ? " " : "", k ? k->name : "");
+}
+
 void print_main_help(FILE *f)
 {
 	print_usage_line(f, NULL);

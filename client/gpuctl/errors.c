@@ -3,7 +3,9 @@
  * table of exit statuses (sysexits.h values and gpuctl's own EXIT_SHUTDOWN,
  * documented by `gpuctl help`), the one mapping from every gpud_status to an
  * exit status, errors ("gpuctl: error: ..."), usage errors (with the
- * command's usage line), notes (silenced by -q) and -v's step times.
+ * command's usage line, which the command table above gives through a hook
+ * main.c registers), notes (silenced by -q) and -v's step times. Calls only
+ * state.c and url.c (the hints when gpud is not reachable).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -135,16 +137,23 @@ void die_call(gpud_client *c, gpud_status st, const char *what)
 	die_status(st, c ? gpud_url(c) : NULL, what, gpud_errmsg(c));
 }
 
+/* The command table's usage lines (commands.c, registered by main.c). */
+static void (*usage_hint)(FILE *f, const char *cmd);
+
+void errors_usage_hook(void (*hint)(FILE *f, const char *cmd))
+{
+	usage_hint = hint;
+}
+
 void die_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	const ctl_command *k = cmd ? command_find(cmd) : NULL;
 
 	va_start(ap, fmt);
 	vsay("error", fmt, ap);
 	va_end(ap);
-	print_usage_line(stderr, k);
-	fprintf(stderr, "Try 'gpuctl help%s%s' for more.\n", k ? " " : "", k ? k->name : "");
+	if (usage_hint)
+		usage_hint(stderr, cmd);
 	exit(EX_USAGE);
 }
 

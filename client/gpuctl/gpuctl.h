@@ -5,19 +5,28 @@
  * waiting for runs. gpuctl is the command line over libgpud-client; each
  * file owns one of these concerns and its header comment says which.
  *
- *   main.c       global options, dispatch (-h/--help of every command)
- *   commands.c   the command table: handlers, synopses, help texts; help
- *   errors.c     exit statuses (sysexits.h), gpud_status -> exit status,
- *                errors, usage errors, notes, -v's step times
- *   connect.c    connecting, and what to do when gpud is not reachable
- *   values.c     run's ARG=VALUE forms, integers, numbers, handles, -o
- *   streams.c    .npy from stdin, .npy to files and stdout
- *   transfer.c   uploads and downloads, in pieces under a progress bar
- *   progress.c   the progress bar and the elapsed-time spinner on stderr
- *   wait.c       waiting for a run (plain, or a job with a spinner)
- *   json.c       --json output (json.h)
- *   switches.h   compile-time switches (GPUCTL_RUN_ASYNC)
- *   cmd_*.c      the commands
+ * The files, in layers: each calls only the layers under it (and its
+ * own), never up; where a lower one needs a higher one's answer (a usage
+ * error's usage line, from the command table), the higher one hands it a
+ * function (main.c registers commands.c's with errors.c).
+ *
+ *   0  state.c      the global options (opt), now_s, whether a bar or
+ *                   spinner holds stderr's line; switches.h (compile-time
+ *                   switches, GPUCTL_RUN_ASYNC)
+ *   1  url.c        which URL, from where; the hints when gpud is not
+ *                   reachable there
+ *   2  errors.c     exit statuses (sysexits.h), gpud_status -> exit status,
+ *                   errors, usage errors, notes, -v's step times
+ *   3  values.c     run's ARG=VALUE forms, integers, numbers, handles, -o
+ *      json.c       --json output (json.h)
+ *   4  progress.c   the progress bar and the elapsed-time spinner on stderr
+ *      streams.c    .npy from stdin, .npy to files and stdout
+ *      connect.c    connecting (--timeout, status --wait)
+ *   5  transfer.c   uploads and downloads, in pieces under a progress bar
+ *      wait.c       waiting for a run (plain, or a job with a spinner)
+ *   6  cmd_*.c      the commands
+ *   7  commands.c   the command table: handlers, synopses, help texts; help
+ *   8  main.c       global options, dispatch (-h/--help of every command)
  *   completion.bash  bash completion (its switch tables follow commands.c;
  *                make test-completion checks them against 'gpuctl help')
  */
@@ -33,7 +42,7 @@
 
 #include "client/gpuctl/switches.h"
 
-/* --- global options (main.c) ----------------------------------------------------------- */
+/* --- shared state (state.c) ------------------------------------------------------------ */
 
 typedef struct gpuctl_opts {
 	const char *url; /* --url, or NULL: $GPUD_URL, else the default */
@@ -45,7 +54,19 @@ typedef struct gpuctl_opts {
 
 extern gpuctl_opts opt;
 
+/* CLOCK_MONOTONIC in seconds. */
 double now_s(void);
+/* A bar or spinner left stderr's line open (1), or ended it with a newline (0). */
+void stderr_line_open(int open);
+/* Ends whatever line a bar or spinner left, so a message starts on its own line. */
+void progress_break_line(void);
+
+/* --- the URL (url.c) -------------------------------------------------------------------- */
+
+/* The URL gpuctl tries, and where it came from ("--url", "$GPUD_URL", "the default"). */
+const char *ctl_url(const char **from);
+/* Lines saying how to start gpud or point gpuctl at one, to stderr. */
+void hint_unreachable(const char *url);
 
 /* --- commands (commands.c) ------------------------------------------------------------ */
 
@@ -64,6 +85,9 @@ void print_main_help(FILE *f);
 void print_command_help(FILE *f, const ctl_command *cmd);
 /* "usage: gpuctl [OPTIONS] COMMAND ..." or the command's synopsis, to f. */
 void print_usage_line(FILE *f, const ctl_command *cmd);
+/* A usage error's last lines: the usage line of command cmd (NULL: gpuctl's own)
+ * and where to read more, to f (errors.c's hook). */
+void print_usage_hint(FILE *f, const char *cmd);
 
 int cmd_help(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -97,6 +121,8 @@ _Noreturn void die(int code, const char *fmt, ...) PRINTF(2, 3);
 _Noreturn void die_call(gpud_client *c, gpud_status st, const char *what);
 /* The same with a message given (a job's); the hint needs the URL. */
 _Noreturn void die_status(gpud_status st, const char *url, const char *what, const char *msg);
+/* main.c hands over the command table's usage lines (commands.c) before any usage error. */
+void errors_usage_hook(void (*hint)(FILE *f, const char *cmd));
 /* A usage error of cmd (NULL: gpuctl's own): the message, the usage line, exit EX_USAGE. */
 _Noreturn void die_usage(const char *cmd, const char *fmt, ...) PRINTF(2, 3);
 /* "gpuctl: note: ...", unless -q. */
@@ -113,10 +139,6 @@ gpud_client *ctl_connect_wait(double wait_s);
 /* The same for status: with status_only, a refused hello (no or a bad token) falls
  * back to a connection without hello (gpud_connect_for_status), saying so. */
 gpud_client *ctl_connect_status(double wait_s, int status_only);
-/* The URL gpuctl tries, and where it came from ("--url", "$GPUD_URL", "the default"). */
-const char *ctl_url(const char **from);
-/* Lines saying how to start gpud or point gpuctl at one, to stderr. */
-void hint_unreachable(const char *url);
 
 /* --- command-line values (values.c) -------------------------------------------------- */
 
@@ -228,9 +250,6 @@ void progress_start(progress *p, const char *verb, const char *label, uint64_t t
 void progress_update(progress *p, uint64_t done);
 /* The final state (when anything was drawn) and a newline. */
 void progress_finish(progress *p);
-/* Ends whatever line a bar or spinner left, so a message starts on its own line. */
-void progress_break_line(void);
-
 /* --- waiting for runs (wait.c) ---------------------------------------------------------- */
 
 /* gpud_run / gpud_call, behind a spinner on a terminal when GPUCTL_RUN_ASYNC is 1. The error

@@ -1,24 +1,16 @@
 /*
- * client/gpuctl/main.c — gpuctl's entry: the global options (before the
- * command), -h/--help of gpuctl and of every command (anywhere among a
- * command's arguments), and dispatch through the command table.
+ * client/gpuctl/main.c — gpuctl's entry, the top: the global options
+ * (before the command) into opt (state.c), -h/--help of gpuctl and of
+ * every command (anywhere among a command's arguments), and dispatch
+ * through the command table. It hands errors.c the command table's usage
+ * lines (a hook) before anything can be a usage error.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client/gpuctl/gpuctl.h"
-
-gpuctl_opts opt;
-
-double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The option getopt stopped at, as given. */
 static const char *bad_option(char **argv, char *buf, size_t len)
@@ -42,6 +34,7 @@ int main(int argc, char **argv)
 	int o;
 
 	opt.t_start = now_s();
+	errors_usage_hook(print_usage_hint);
 	opterr = 0; /* gpuctl words its own errors */
 	/* Options before the command only ('+'); ':' tells a missing value apart. */
 	while ((o = getopt_long(argc, argv, "+:u:t:T:qvVh", opts, NULL)) != -1) {

@@ -4,7 +4,8 @@
  * spinner for runs. Drawn only when stderr is a terminal and -q is not given,
  * and only once the work has taken $GPUCTL_PROGRESS_DELAY seconds (default
  * 1); redrawn at most ten times a second, on one line that ends with the
- * final state. Also sizes for people ("1.5 MiB").
+ * final state (whether its line is open is state.c's, which every message
+ * ends first). Also sizes for people ("1.5 MiB").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,9 +15,6 @@
 #include <unistd.h>
 
 #include "client/gpuctl/gpuctl.h"
-
-/* The bar or spinner whose line is on the terminal now (not ended by a newline). */
-static progress *on_screen;
 
 /* $GPUCTL_PROGRESS_DELAY, read once at start (progress_init). */
 static double delay = 1.0;
@@ -109,7 +107,7 @@ static void draw(progress *p, double t, int final)
 	fflush(stderr);
 	p->shown = 1;
 	p->drawn_at = t;
-	on_screen = p;
+	stderr_line_open(1);
 }
 
 void progress_start(progress *p, const char *verb, const char *label, uint64_t total)
@@ -143,13 +141,5 @@ void progress_finish(progress *p)
 	p->done = p->total;
 	draw(p, now_s(), 1);
 	fputc('\n', stderr);
-	on_screen = NULL;
-}
-
-void progress_break_line(void)
-{
-	if (on_screen) {
-		fputc('\n', stderr);
-		on_screen = NULL;
-	}
+	stderr_line_open(0);
 }

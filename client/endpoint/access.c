@@ -1,8 +1,10 @@
 /*
- * client/access.c — why a Unix socket of gpud refused this process (connect
- * failed with EACCES; nng's ipc:// dialer reports it as NNG_EPERM): the
- * socket's mode, owner and group, and what to ask for. Never "is gpud
- * running?": gpud is there, the file's permissions keep this user out.
+ * client/endpoint/access.c — why a Unix socket of gpud refused this
+ * process (connect failed with EACCES; nng's ipc:// dialer reports it as
+ * NNG_EPERM): the socket's mode, owner and group, and what to ask for.
+ * Never "is gpud running?": gpud is there, the file's permissions keep
+ * this user out. The ipc row's cause of a failed dial (ipc.c), and the
+ * region socket's (shm.c).
  *
  * Reads only the file system and the process's credentials, and keeps no
  * state: any thread.
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/endpoint/endpoint.h"
 #include "client/internal.h"
 
 /* A uid's or gid's name, else its number. */

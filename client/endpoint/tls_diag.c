@@ -1,7 +1,9 @@
 /*
- * client/tls_diag.c — why a dial failed, when nng says only "Cryptographic
- * error" or "Connection shutdown": a second connection of its own to the
- * same host and port, made with mbed TLS directly over a plain socket.
+ * client/endpoint/tls_diag.c — why a dial failed, when nng says only
+ * "Cryptographic error" or "Connection shutdown": a second connection of
+ * its own to the same host and port, made with mbed TLS directly over a
+ * plain socket. The tcp and tls rows' cause of a failed dial (tcp.c,
+ * tls.c).
  *
  * nng 1.5.2 maps every failed mbed TLS handshake to NNG_ECRYPTO or
  * NNG_EPEERAUTH and keeps mbed TLS's context (its verify flags, the peer's
@@ -40,6 +42,7 @@
 #include <mbedtls/ssl.h>
 #include <mbedtls/x509_crt.h>
 
+#include "client/endpoint/endpoint.h"
 #include "client/internal.h"
 #include "proto/peek.h"
 
@@ -253,6 +256,12 @@ static void describe_flags(uint32_t flags, const mbedtls_x509_crt *crt, const ch
 		if (n > 0)
 			add(out, len, "the server's certificate: %s", info);
 	}
+}
+
+int client_tls_handshake_error(int rv)
+{
+	return rv == NNG_ECRYPTO || rv == NNG_EPEERAUTH || rv == NNG_ECLOSED ||
+	       rv == NNG_ECONNSHUT || rv == NNG_ECONNRESET || rv == NNG_EPROTO;
 }
 
 static const char *after_scheme(const char *url)
