@@ -42,7 +42,7 @@ static const ctl_command commands[] = {
 	 "                    written to stdout then\n"
 	 "  without -o        a line per output on stdout: name, dtype, shape, values\n"
 	 "  --json            instead, the run as one JSON document on stdout (schema\n"
-	 "                    gpuctl.run, version 1; README); not with -o -\n"
+	 "                    gpuctl.run, version 1; docs/user-guide.md); not with -o -\n"
 	 "\n"
 	 "devices:\n"
 	 "  --device N        run on device N ('gpuctl status' lists them); buffers on\n"
@@ -103,7 +103,8 @@ static const ctl_command commands[] = {
 	 "options:\n"
 	 "  --all    every tenant's, with a tenant column (administrators: a tenant in\n"
 	 "           gpud.conf's admin_tenants; gpud logs it)\n"
-	 "  --json   as one JSON document (schema gpuctl.ls, version 1; README)\n"},
+	 "  --json   as one JSON document (schema gpuctl.ls, version 1;\n"
+	 "           docs/user-guide.md)\n"},
 	{"kernels", cmd_kernels, "gpuctl kernels [--json | --names | --args KERNEL]",
 	 "list the kernels and their arguments",
 	 "Lists every kernel gpud runs for this tenant (built-in, its own and shared\n"
@@ -112,7 +113,7 @@ static const ctl_command commands[] = {
 	 "\n"
 	 "options:\n"
 	 "  --json           as one JSON document (schema gpuctl.kernels, version 1;\n"
-	 "                   README)\n"
+	 "                   docs/user-guide.md)\n"
 	 "  --names          only the kernels' names, one per line (for scripts and shell\n"
 	 "                   completion)\n"
 	 "  --args KERNEL    only KERNEL's arguments, one per line: NAME ROLE (role in,\n"
@@ -156,7 +157,7 @@ static const ctl_command commands[] = {
 	 "  --wait SECONDS   retry until gpud answers, up to SECONDS: scripts that start\n"
 	 "                   gpud use it to know when it is ready\n"
 	 "  --json           the same as one JSON document (schema gpuctl.status,\n"
-	 "                   version 1; README)\n"},
+	 "                   version 1; docs/user-guide.md)\n"},
 	{"demo", cmd_demo, "gpuctl demo [--runs N]", "lombscargle on a built-in signal, timed",
 	 "Runs lombscargle on the built-in benchmark signal (2^20 frequencies), float64\n"
 	 "and float32: the first call in a new connection, then N warm calls (default\n"
