@@ -1,8 +1,9 @@
 /*
  * kernels/core/test_kernel_table.c — unit tests of kernels/core/table.c and
- * args.c: lookup, the ids and the CUDA table made from kernels/kernels.def,
- * parameter descriptions, binding arrays and scalars (the coercions and the
- * refusals, with their messages) and filling defaults. Small kernels of this
+ * args.c: lookup, the ids and every backend's table (cpu, and CUDA) made
+ * from kernels/kernels.def, parameter descriptions, binding arrays and
+ * scalars (the coercions and the refusals, with their messages) and filling
+ * defaults. Small kernels of this
  * file's own cover the parameter kinds lombscargle does not have; one has
  * word scalars (KSCALAR_WORD) and optional inputs and scalars besides
  * lombscargle's normalize, weights and grid.
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 #ifdef GPUD_HAVE_CUDA
@@ -93,9 +95,10 @@ START_TEST(test_find)
 	ck_assert_str_eq(k->name, "lombscargle");
 	ck_assert_int_eq(k->nparams, 14);
 	ck_assert_ptr_nonnull(k->check);
-	ck_assert_ptr_nonnull(k->cpu_items);
-	ck_assert_ptr_nonnull(k->cpu_run);
-	ck_assert_ptr_nonnull(k->cpu_verdict);
+	ck_assert_ptr_nonnull(cpu_kernel_of(k));
+	ck_assert_ptr_nonnull(cpu_kernel_of(k)->items);
+	ck_assert_ptr_nonnull(cpu_kernel_of(k)->run);
+	ck_assert_ptr_nonnull(cpu_kernel_of(k)->verdict);
 	ck_assert_ptr_nonnull(k->verdict_message);
 	ck_assert_ptr_null(kernel_find("nope"));
 	ck_assert_ptr_null(kernel_find(""));
@@ -111,7 +114,8 @@ START_TEST(test_find)
 		ck_assert_int_le(all[i]->nparams, KERNEL_MAX_PARAMS);
 		seen += all[i] == k;
 		/* a kernel with verdicts has both halves */
-		ck_assert_msg((all[i]->cpu_verdict == NULL) == (all[i]->verdict_message == NULL),
+		ck_assert_msg((cpu_kernel_of(all[i])->verdict == NULL) ==
+				      (all[i]->verdict_message == NULL),
 			      "kernel %s has half of the verdict functions", all[i]->name);
 		for (int j = 0; j < all[i]->nparams; j++) {
 			const kernel_param *p = &all[i]->params[j];
@@ -135,8 +139,9 @@ END_TEST
 
 /*
  * kernels/kernels.def made the table: entry i has id i (KERNEL_ID_<name>),
- * names are unique, and with CUDA the CUDA table lists the same kernels in
- * the same order.
+ * names are unique, and every backend's table lists the same kernels in the
+ * same order (the cpu table always, the CUDA table with CUDA); a user's
+ * kernel is in none.
  */
 START_TEST(test_ids)
 {
@@ -155,10 +160,19 @@ START_TEST(test_ids)
 	ck_assert_str_eq(all[KERNEL_ID_normal]->name, "normal");
 	ck_assert_ptr_eq(kernel_find("histogram"), all[KERNEL_ID_histogram]);
 	ck_assert_int_lt(KERNEL_ID_CUSTOM, 0);
-#ifdef GPUD_HAVE_CUDA
 	size_t nc = 0;
-	const cuda_kernel *const *cs = cuda_kernel_list(&nc);
+	const cpu_kernel *const *cpu = cpu_kernel_list(&nc);
+	const kernel_def custom = {.name = "mine", .id = KERNEL_ID_CUSTOM};
 	char err[256] = "";
+	ck_assert_uint_eq(nc, n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(cpu[i]->name, all[i]->name);
+		ck_assert_ptr_eq(cpu_kernel_of(all[i]), cpu[i]);
+	}
+	ck_assert_ptr_null(cpu_kernel_of(&custom));
+	ck_assert_msg(cpu_kernel_tables_check(err, sizeof(err)) == 0, "%s", err);
+#ifdef GPUD_HAVE_CUDA
+	const cuda_kernel *const *cs = cuda_kernel_list(&nc);
 	ck_assert_uint_eq(nc, n);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_str_eq(cs[i]->name, all[i]->name);

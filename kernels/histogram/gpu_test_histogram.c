@@ -12,6 +12,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/histogram/histogram.h"
 #include "tests/gpu/gpu_test.h"
@@ -101,7 +102,7 @@ static void hist_case(gpud_client *c, gpud_dtype dt, size_t n, int64_t bins, dou
 	a.v[HIST_BINS].s.i64 = bins;
 	a.v[HIST_MIN].s.f64 = lo;
 	a.v[HIST_MAX].s.f64 = hi;
-	k->cpu_run(&a, 0, k->cpu_items(&a));
+	cpu_kernel_of(k)->run(&a, 0, cpu_kernel_of(k)->items(&a));
 	int64_t total = 0, unwritten = 0, bad = -1;
 	for (int64_t b = 0; b < bins; b++) {
 		total += ref[b];

@@ -21,6 +21,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/gpu/gpu_test.h"
@@ -82,7 +83,7 @@ static void reference(const ls_case *cs, void *x, void *y, void *w, void *f, voi
 	a.v[LS_PGRAM].arr = a.v[LS_PGRAM].expect;
 	a.v[LS_PGRAM].arr.data = out;
 	a.v[LS_PGRAM].present = 1;
-	k->cpu_run(&a, 0, cs->nf);
+	cpu_kernel_of(k)->run(&a, 0, cs->nf);
 }
 
 /*

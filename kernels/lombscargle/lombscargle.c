@@ -13,8 +13,9 @@
  * |pgram|; nufft.c, nufft.cu), or auto (nufft on a grid where a cost model
  * says it is faster).
  *
- * This file holds the table entry, the argument checks, the check of the
- * weights' values (the verdict) and the CPU reference. The reference
+ * This file holds the table entries (kernel_def, cpu_kernel), the argument
+ * checks, the check of the weights' values (the verdict) and the CPU
+ * reference. The reference
  * computes in float64 for both dtypes, as scipy does, with scipy's two passes
  * over the samples per frequency written out as scipy writes them, and
  * rounds float32 results once at the end; the GPU kernels (one pass, see
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 
@@ -544,10 +546,14 @@ const kernel_def kernel_lombscargle = {
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),
 	.check = ls_check,
-	.cpu_items = ls_cpu_items,
-	.cpu_item_cost = ls_cpu_item_cost,
-	.cpu_run = ls_cpu_run,
 	.samples = ls_samples,
-	.cpu_verdict = ls_cpu_verdict,
 	.verdict_message = ls_verdict_message,
+};
+
+const cpu_kernel cpu_kernel_lombscargle = {
+	.name = "lombscargle",
+	.items = ls_cpu_items,
+	.item_cost = ls_cpu_item_cost,
+	.run = ls_cpu_run,
+	.verdict = ls_cpu_verdict,
 };

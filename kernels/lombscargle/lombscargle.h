@@ -40,7 +40,7 @@ enum { LS_AUTO, LS_DIRECT, LS_NUFFT };
 /* normalize's words, by index (false is power, true is normalize) */
 enum { LS_POWER, LS_NORMALIZED, LS_AMPLITUDE };
 
-/* Verdict codes (kernel_def.cpu_verdict; the CUDA kernel writes the same). */
+/* Verdict codes (cpu_kernel.verdict; the CUDA kernel writes the same). */
 enum {
 	LS_BAD_WEIGHT = 1u,   /* a weight < 0 or NaN */
 	LS_ZERO_WEIGHTS = 2u, /* the weights do not sum to a positive value */
@@ -139,7 +139,7 @@ int ls_nufft_launch(const kernel_args *a, const struct cuda_launch_ctx *ctx, cha
 double ls_direct_cost_us(const kernel_args *a);
 double ls_nufft_cost_us(const kernel_args *a);
 
-/* kernel_def.cpu_item_cost of a run the NUFFT computes. */
+/* cpu_kernel.item_cost of a run the NUFFT computes. */
 size_t ls_nufft_cpu_item_cost(const kernel_args *a);
 /* 1 when the cpu backend computes these arguments by the NUFFT. */
 int ls_cpu_uses_nufft(const kernel_args *a);

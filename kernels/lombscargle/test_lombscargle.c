@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/unit/suites.h"
@@ -298,11 +299,11 @@ static void run_ls(gpud_dtype dt, const ls_case *c, double *re, double *im, int 
 	pv->arr.data = malloc(bytes ? bytes : 1);
 	ck_assert_ptr_nonnull(pv->arr.data);
 	pv->present = 1;
-	ck_assert_uint_eq(k->cpu_items(a), nf);
-	ck_assert_uint_eq(k->cpu_verdict(a), 0);
+	ck_assert_uint_eq(cpu_kernel_of(k)->items(a), nf);
+	ck_assert_uint_eq(cpu_kernel_of(k)->verdict(a), 0);
 
 	poison(&pv->arr);
-	k->cpu_run(a, 0, nf);
+	cpu_kernel_of(k)->run(a, 0, nf);
 	for (size_t i = 0; i < nf; i++) {
 		re[i] = get(&pv->arr, amp ? 2 * i : i);
 		if (amp)
@@ -318,15 +319,15 @@ static void run_ls(gpud_dtype dt, const ls_case *c, double *re, double *im, int 
 	memcpy(whole, pv->arr.data, bytes);
 	for (size_t ci = 0; ci < sizeof(cuts) / sizeof(cuts[0]); ci++) {
 		poison(&pv->arr);
-		k->cpu_run(a, cuts[ci], nf);
-		k->cpu_run(a, 0, cuts[ci]);
+		cpu_kernel_of(k)->run(a, cuts[ci], nf);
+		cpu_kernel_of(k)->run(a, 0, cuts[ci]);
 		ck_assert_msg(memcmp(whole, pv->arr.data, bytes) == 0,
 			      "[0,%zu) + [%zu,%zu) differs from [0,%zu)", cuts[ci], cuts[ci], nf,
 			      nf);
 	}
 	poison(&pv->arr);
 	for (size_t i = nf; i-- > 0;)
-		k->cpu_run(a, i, i + 1);
+		cpu_kernel_of(k)->run(a, i, i + 1);
 	ck_assert_msg(memcmp(whole, pv->arr.data, bytes) == 0, "item-by-item run differs");
 
 	free(whole);
@@ -1539,7 +1540,7 @@ static unsigned verdict_of(gpud_dtype dt, const double *w, size_t n, char *msg, 
 
 	c.w = w;
 	ck_assert_msg(ls_bind(dt, &c, &b, err, sizeof(err)) == 0, "%s", err);
-	unsigned v = k->cpu_verdict(&b.a);
+	unsigned v = cpu_kernel_of(k)->verdict(&b.a);
 	msg[0] = '\0';
 	if (v != 0)
 		k->verdict_message(&b.a, v, msg, len);
@@ -1558,13 +1559,13 @@ START_TEST(test_verdict)
 	const kernel_def *k = ls_kernel();
 	char msg[512];
 
-	ck_assert_ptr_nonnull(k->cpu_verdict);
+	ck_assert_ptr_nonnull(cpu_kernel_of(k)->verdict);
 	ck_assert_ptr_nonnull(k->verdict_message);
 	/* no weights, positive ones, some zero, -0, +inf (scipy's check passes it too) */
 	ls_case c = pcase(3, 2);
 	ls_bound b;
 	ck_assert_msg(ls_bind(dt, &c, &b, msg, sizeof(msg)) == 0, "%s", msg);
-	ck_assert_uint_eq(k->cpu_verdict(&b.a), 0);
+	ck_assert_uint_eq(cpu_kernel_of(k)->verdict(&b.a), 0);
 	ls_unbind(&b);
 	const double ok1[3] = {1, 2, 3}, ok2[3] = {0, 0, 1e-30}, ok3[3] = {-0.0, 1, 0},
 		     ok4[3] = {INFINITY, 1, 1};
@@ -1628,8 +1629,8 @@ static void run_plain(gpud_dtype dt, const ls_case *c, double *re, double *im)
 	poison(&pv->arr);
 	/* as the cpu backend runs it: in chunks, each its own transform */
 	size_t cut = nf / 3;
-	k->cpu_run(&b.a, cut, nf);
-	k->cpu_run(&b.a, 0, cut);
+	cpu_kernel_of(k)->run(&b.a, cut, nf);
+	cpu_kernel_of(k)->run(&b.a, 0, cut);
 	for (size_t i = 0; i < nf; i++) {
 		re[i] = get(&pv->arr, amp ? 2 * i : i);
 		im[i] = amp ? get(&pv->arr, 2 * i + 1) : 0;
@@ -1895,11 +1896,12 @@ START_TEST(test_batch)
 	pv->arr.data = malloc(pv->arr.count * osz);
 	pv->present = 1;
 	poison(&pv->arr);
-	size_t items = k->cpu_items(&a), cut1 = (size_t)nf - 7, cut2 = 2 * (size_t)nf + 5;
+	size_t items = cpu_kernel_of(k)->items(&a), cut1 = (size_t)nf - 7,
+	       cut2 = 2 * (size_t)nf + 5;
 	ck_assert_uint_eq(items, nb * (size_t)nf);
-	k->cpu_run(&a, 0, cut1); /* pieces that cross the rows */
-	k->cpu_run(&a, cut1, cut2);
-	k->cpu_run(&a, cut2, items);
+	cpu_kernel_of(k)->run(&a, 0, cut1); /* pieces that cross the rows */
+	cpu_kernel_of(k)->run(&a, cut1, cut2);
+	cpu_kernel_of(k)->run(&a, cut2, items);
 
 	for (size_t b = 0; b < nb; b++) {
 		kernel_args one;
@@ -1911,7 +1913,7 @@ START_TEST(test_batch)
 		ov->arr.data = malloc(ov->arr.count * osz);
 		ov->present = 1;
 		poison(&ov->arr);
-		k->cpu_run(&one, 0, (size_t)nf);
+		cpu_kernel_of(k)->run(&one, 0, (size_t)nf);
 		/* direct: the same bits; the NUFFT transforms each piece of the
 		 * items as a grid of its own, so the pieces' rounding differs: to
 		 * eps of the row's largest value */
