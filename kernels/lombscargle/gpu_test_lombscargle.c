@@ -391,7 +391,7 @@ static double *nu_run(gpud_client *c, const nu_case *cs, gpud_dtype dt, const gp
 }
 
 /*
- * The periodogram of the double inputs at frequency f, as lombscargle.c's
+ * The periodogram of the double inputs at frequency f, as ref.c's
  * reference computes it (scipy's two passes, or legacy's one) but in long
  * double: phases and sums with 11 more bits, so it stands for the exact
  * value where the direct float64 kernel and the NUFFT disagree by more than

@@ -1,8 +1,9 @@
 /*
  * kernels/lombscargle/lombscargle.h — what lombscargle's files share: the
  * parameters' order, the normalize and method words, the verdict codes, the
- * CPU reference's pieces the tests call, and the NUFFT path's plan
- * (nufft.c, nufft.cu; the shared arithmetic is in nufft.h). No state.
+ * CPU reference's pieces (ref.c) the NUFFT and the tests call, and the NUFFT
+ * path's plan (nufft.c, nufft.cu; the shared arithmetic is in nufft.h).
+ * The .c files depend one way: ref.c <- nufft.c <- lombscargle.c. No state.
  */
 #ifndef GPUD_LOMBSCARGLE_H
 #define GPUD_LOMBSCARGLE_H
@@ -48,6 +49,8 @@ enum {
 
 /* numpy.finfo(float64).epsneg: where scipy clamps CC and SS */
 #define LS_EPSNEG 1.1102230246251565e-16
+
+/* --- the CPU reference (ref.c) ------------------------------------------------------------ */
 
 /* What the reference needs of the samples, independent of the frequency. */
 typedef struct ls_sums {
@@ -141,7 +144,7 @@ double ls_nufft_cost_us(const kernel_args *a);
 
 /* cpu_kernel.item_cost of a run the NUFFT computes. */
 size_t ls_nufft_cpu_item_cost(const kernel_args *a);
-/* 1 when the cpu backend computes these arguments by the NUFFT. */
+/* 1 when the cpu backend computes these arguments by the NUFFT (lombscargle.c). */
 int ls_cpu_uses_nufft(const kernel_args *a);
 
 #ifdef __cplusplus
