@@ -31,7 +31,17 @@
  * entry, its suite or GPU test does not link; a wrong .id or no .samples
  * fails the unit tests.
  *
- * No state: the tables are constant; check runs on the loop.
+ * A backend <b> that runs the built-in kernels adds, on this side:
+ * kernels/core/<b>_kernel.h (its entry type, a struct whose first member is
+ * the kernel's name), kernels/core/<b>_table.c (its table made from
+ * kernels.def as cpu_table.c and cuda_table.c make theirs, checked by
+ * kernel_tables_check) and in every kernel folder one file of its entries,
+ * one per kernel (as <folder>.cu holds cuda's); its self-test, if it has
+ * one, supplies only its run of a sample to kernel_selftest_samples
+ * (kernels/core/selftest.h).
+ *
+ * No state: the tables are constant; check runs on the loop (and, for the
+ * self-test, on each device's opening thread).
  */
 #ifndef GPUD_KERNEL_H
 #define GPUD_KERNEL_H

@@ -5,10 +5,11 @@
  * request's arguments are, its CPU reference computed (cpu_kernel.run of the
  * cpu table, kernels/core/cpu_kernel.h), then handed to the backend's own
  * run, which puts the arguments where its kernels read them, runs the kernel
- * and compares each output with the reference (kernel_sample_compare).
- * A backend supplies only that run: the CUDA one is kernels/core/cuda_selftest.c
- * (at the cuda backend's open, on the GPU); the host one is the unit tests'
- * (kernels/core/test_sample.c).
+ * and compares each output with the reference (kernel_sample_compare). A
+ * backend supplies only that run: the CUDA one is
+ * kernels/core/cuda_selftest.c (at the cuda backend's open, on the GPU); the
+ * host one is the unit tests' (kernels/core/test_sample.c; the cpu backend,
+ * being the reference, runs none at start).
  *
  * No state: it runs on the calling thread (each device's opening thread, a
  * test), and whatever the backend's run keeps is the backend's.
