@@ -24,6 +24,7 @@
 #include "daemon/backend/backend.h"
 #include "daemon/hostmem.h"
 #include "daemon/log.h"
+#include "kernels/core/cpu_kernel.h"
 
 /* The pool's threads beyond cpu_threads: copies, and a tenant's first chunk
  * (the kernels' section below). */
@@ -54,6 +55,9 @@ static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t e
 	}
 	cb->threads = cfg->cpu_threads;
 	b->impl = cb;
+	/* every kernel's code from the cpu table (kernels/core/cpu_kernel.h), by id */
+	if (cpu_kernel_tables_check(err, errlen) != 0)
+		return -1;
 	const char *lose = getenv("GPUD_CPU_LOSE_DEVICE");
 	int id;
 	unsigned long at;
@@ -71,10 +75,10 @@ static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t e
 		 cfg->cpu_devices == 1 ? "" : "s (simulated)");
 	/* Kernels that load a library (kernels/core/libs.h) load it now, not on a run. */
 	size_t nk;
-	const kernel_def *const *ks = kernel_list(&nk);
+	const cpu_kernel *const *ks = cpu_kernel_list(&nk);
 	char why[1024], last[1024] = "";
 	for (size_t i = 0; i < nk; i++) {
-		if (ks[i]->cpu_available && ks[i]->cpu_available(why, sizeof(why)) != 0 &&
+		if (ks[i]->available && ks[i]->available(why, sizeof(why)) != 0 &&
 		    strcmp(why, last) != 0) /* kernels sharing a library say it once */
 			log_warn("%s", strcpy(last, why));
 	}
@@ -251,7 +255,7 @@ static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *
 
 /*
  * A run is cut into chunks of about CHUNK_COST units of work
- * (kernel_def.cpu_item_cost: a sine and cosine, a multiply-add), a few
+ * (cpu_kernel.item_cost: a sine and cosine, a multiply-add), a few
  * milliseconds each, and the chunks of every run (of every device: the pool
  * is one) are handed to the pool's threads from the loop, cpu_threads at a
  * time, the next as one ends. So a cancelled run stops within a chunk.
@@ -291,7 +295,8 @@ struct cpu_share {
 };
 
 struct run_job {
-	const kernel_def *k;
+	const kernel_def *def; /* what the run is: its name, its verdicts' message */
+	const cpu_kernel *k;   /* how: the cpu table's entry */
 	const kernel_args *a;
 	backend_done_fn done;
 	void *arg;
@@ -308,7 +313,7 @@ struct run_job {
 	int timed_out;
 	double *kernel_us;
 	uint64_t t0_ns;
-	unsigned verdict; /* kernel_def.cpu_verdict's code: the first chunk's worker writes it */
+	unsigned verdict; /* cpu_kernel.verdict's code: the first chunk's worker writes it */
 	unsigned nchunks; /* chunk slots: at most one chunk per pool thread */
 	run_chunk chunks[];
 };
@@ -331,10 +336,9 @@ static void run_work(uv_work_t *w)
 	}
 	/* Arguments whose values are wrong: the first chunk looks (the others
 	 * run meanwhile; outputs of a run with a verdict hold no result). */
-	if (c->lo == 0 && c->job->k->cpu_verdict)
-		__atomic_store_n(&c->job->verdict, c->job->k->cpu_verdict(c->job->a),
-				 __ATOMIC_RELEASE);
-	c->job->k->cpu_run(c->job->a, c->lo, c->hi);
+	if (c->lo == 0 && c->job->k->verdict)
+		__atomic_store_n(&c->job->verdict, c->job->k->verdict(c->job->a), __ATOMIC_RELEASE);
+	c->job->k->run(c->job->a, c->lo, c->hi);
 }
 
 static void run_after(uv_work_t *w, int status);
@@ -456,7 +460,7 @@ static void run_end(run_job *j)
 	dstatus st = ST_OK;
 	const char *m = NULL;
 	if (verdict != 0 && !j->failed) {
-		j->k->verdict_message(j->a, verdict, msg, sizeof(msg));
+		j->def->verdict_message(j->a, verdict, msg, sizeof(msg));
 		st = ST_INVALID;
 		m = msg;
 	} else if (j->skipped || (left && __atomic_load_n(j->cancel, __ATOMIC_ACQUIRE))) {
@@ -469,7 +473,7 @@ static void run_end(run_job *j)
 		snprintf(msg, sizeof(msg),
 			 "run of %s stopped after %.1f s: over run_timeout (%g s); split the "
 			 "work or ask the admin",
-			 j->k->name, (double)(now - j->t0_ns) / 1e9, (double)j->timeout_ms / 1e3);
+			 j->def->name, (double)(now - j->t0_ns) / 1e9, (double)j->timeout_ms / 1e3);
 		st = ST_QUOTA;
 		m = msg;
 	}
@@ -550,24 +554,26 @@ static dstatus lost_check(gpud_backend *b, int is_run, char *err, size_t errlen)
 	return ST_BACKEND;
 }
 
-static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
+static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, const kernel_args *a,
 		       const backend_tenant *t, const int *cancel, double *kernel_us,
 		       backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cpu_backend *cb = b->impl;
+	/* a built-in's entry by its id (the tables were checked at open); none for a user's */
+	const cpu_kernel *k = cpu_kernel_of(kd);
 	dstatus lost = lost_check(b, 1, err, errlen);
 	if (lost != ST_OK)
 		return lost;
-	if (k->cpu_items == NULL || k->cpu_run == NULL) {
+	if (k == NULL) {
 		snprintf(
 			err, errlen,
 			"custom kernels need the cuda backend (this gpud runs the cpu backend; the "
 			"arguments were checked and are fine)");
 		return ST_UNSUPPORTED;
 	}
-	if (k->cpu_available && k->cpu_available(err, errlen) != 0)
+	if (k->available && k->available(err, errlen) != 0)
 		return ST_UNSUPPORTED;
-	size_t items = k->cpu_items(a), cost = k->cpu_item_cost ? k->cpu_item_cost(a) : 1;
+	size_t items = k->items(a), cost = k->item_cost ? k->item_cost(a) : 1;
 	size_t threads = (size_t)cb->threads;
 	if (cost == 0)
 		cost = 1;
@@ -592,7 +598,8 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *k, con
 		return ST_OUT_OF_MEMORY;
 	}
 	uint64_t t0 = uv_hrtime(), timeout_ms = t ? t->run_timeout_ms : 0;
-	*j = (run_job){.k = k,
+	*j = (run_job){.def = kd,
+		       .k = k,
 		       .a = a,
 		       .done = done,
 		       .arg = arg,

@@ -1,7 +1,9 @@
 /*
  * kernels/core/cuda_kernel.h — the CUDA side of the kernel table: for every
  * built-in kernel its launch function, the code paths it chooses among, and
- * the attributes of each compiled variant. Built only when nvcc is found.
+ * the attributes of each compiled variant; defined in each kernel's folder
+ * (<folder>.cu), the table made from kernels/kernels.def as the cpu table is
+ * (kernels/core/cpu_kernel.h). Built only when nvcc is found.
  *
  * The kernels are compiled by nvcc into a fatbin embedded in gpud (machine
  * code for every CUDA_ARCHS entry and PTX for the newest); gpud loads them
@@ -85,7 +87,7 @@ typedef struct cuda_variant_attr {
 enum { CUDA_NEEDS_BLAS = 1, CUDA_NEEDS_RNG = 2 };
 
 typedef struct cuda_kernel {
-	const char *name; /* matches the kernel_def */
+	const char *name; /* matches the kernel_def (every backend's entry starts with it) */
 	/* Enqueues the kernel on ctx->stream. 0, or -1 with "cudaX: error" in err. */
 	int (*launch)(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen);
 	/* Fills up to max variant attributes; returns how many, or -1 + err.
@@ -118,9 +120,9 @@ typedef struct cuda_kernel {
 const cuda_kernel *const *cuda_kernel_list(size_t *n);
 
 /*
- * 0 when cuda_kernel_list() and kernel_list() agree (as many entries, the
- * same names in the same order, every kernel_def's id its position), else -1
- * with the first difference in err.
+ * 0 when cuda_kernel_list() and kernel_list() agree (kernel_tables_check: as
+ * many entries, the same names in the same order, every kernel_def's id its
+ * position), else -1 with the first difference in err.
  */
 int cuda_kernel_tables_check(char *err, size_t errlen);
 

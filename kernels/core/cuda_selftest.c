@@ -1,7 +1,9 @@
 /*
  * kernels/core/cuda_selftest.c — every kernel's samples on the GPU against
  * its CPU reference (kernels/core/cuda_selftest.h), through the CUDA
- * runtime's C API.
+ * runtime's C API: the CUDA run of one sample (device memory, every path)
+ * under selftest.h's loop over samples and dtypes. State: the scratch block,
+ * the calling (opening) thread's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,7 @@
 
 #include "kernels/core/cuda_check.h"
 #include "kernels/core/cuda_selftest.h"
-#include "kernels/core/sample.h"
+#include "kernels/core/selftest.h"
 
 /* In a function with `char *err, size_t errlen` that sets rv and cleans up at `out`. */
 #define SELF_CHECK(call, name)                                                                     \
@@ -148,12 +150,23 @@ out:
 	return rv;
 }
 
+/* run_sample through selftest.h's loop */
+typedef struct cuda_selftest {
+	const cuda_kernel *ck;
+	const cuda_launch_ctx *ctx;
+} cuda_selftest;
+
+static int run_one(const kernel_sample *s, int have_ref, const char *where, void *arg, char *err,
+		   size_t errlen)
+{
+	const cuda_selftest *t = arg;
+	return run_sample(t->ck, t->ctx, s, have_ref, where, err, errlen);
+}
+
 int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launch_ctx *ctx,
 		    int with_reference, char *err, size_t errlen)
 {
-	char msg[768], why[768] = "", refused[768], where[256];
-	gpud_dtype dts[4];
-	int ndt = kernel_sample_dtypes(k, dts);
+	cuda_selftest t = {.ck = ck, .ctx = ctx};
 
 	if ((ck->needs & CUDA_NEEDS_BLAS) && ctx->blas == NULL) {
 		snprintf(err, errlen, "%s: not self-tested: %s", k->name,
@@ -165,49 +178,9 @@ int kernel_selftest(const kernel_def *k, const cuda_kernel *ck, const cuda_launc
 			 ctx->rng_why && ctx->rng_why[0] ? ctx->rng_why : "no cuRAND generator");
 		return 1;
 	}
-	if (k->samples == NULL || k->samples[0] == NULL) {
-		snprintf(err, errlen, "%s: the kernel has no samples to self-test", k->name);
-		return -1;
-	}
 	if (ck->npaths > 0 && ck->launch_path == NULL) {
 		snprintf(err, errlen, "%s: %d paths but no launch_path", k->name, ck->npaths);
 		return -1;
 	}
-	int have_ref = with_reference &&
-		       (k->cpu_available == NULL || k->cpu_available(why, sizeof(why)) == 0);
-	for (int si = 0; k->samples[si] != NULL; si++) {
-		const char *text = k->samples[si];
-		int ran = 0;
-		refused[0] = '\0';
-		for (int d = 0; d < ndt; d++) {
-			kernel_sample s;
-			int rv = kernel_sample_build(k, text, dts[d], &s, msg, sizeof(msg));
-			snprintf(where, sizeof(where), "%s sample %d (\"%.80s\"), %s", k->name, si,
-				 text,
-				 dts[d] == GPUD_DTYPE_INVALID ? "-" : gpud_dtype_name(dts[d]));
-			if (rv < 0) {
-				snprintf(err, errlen, "%s: %s", where, msg);
-				kernel_sample_free(&s);
-				return -1;
-			}
-			if (rv > 0) { /* this dtype is refused for this sample */
-				snprintf(refused, sizeof(refused), "%s", msg);
-				kernel_sample_free(&s);
-				continue;
-			}
-			ran++;
-			if (have_ref)
-				k->cpu_run(&s.a, 0, k->cpu_items(&s.a));
-			rv = run_sample(ck, ctx, &s, have_ref, where, err, errlen);
-			kernel_sample_free(&s);
-			if (rv != 0)
-				return -1;
-		}
-		if (ran == 0) {
-			snprintf(err, errlen, "%s sample %d (\"%.80s\") runs for no dtype: %s",
-				 k->name, si, text, refused);
-			return -1;
-		}
-	}
-	return 0;
+	return kernel_selftest_samples(k, with_reference, run_one, &t, err, errlen);
 }

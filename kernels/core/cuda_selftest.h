@@ -1,11 +1,11 @@
 /*
  * kernels/core/cuda_selftest.h — the self-test every built-in kernel runs when
- * the cuda backend opens, which is also its warm-up: every sample of the
- * kernel (kernel_def.samples, kernels/core/sample.h), for every dtype the
- * kernel takes, on the GPU against the CPU reference, with every forced path
- * of a kernel that has several (cuda_kernel.npaths). Each variant's code is
- * so loaded and run once before gpud answers, and a kernel that disagrees
- * with its reference stops gpud from starting. Built only with CUDA.
+ * the cuda backend opens, which is also its warm-up: the cuda backend's run
+ * of kernels/core/selftest.h's samples (every sample, for every dtype the
+ * kernel takes, against the CPU reference), with every forced path of a
+ * kernel that has several (cuda_kernel.npaths). Each variant's code is so
+ * loaded and run once before gpud answers, and a kernel that disagrees with
+ * its reference stops gpud from starting. Built only with CUDA.
  */
 #ifndef GPUD_KERNELS_CUDA_SELFTEST_H
 #define GPUD_KERNELS_CUDA_SELFTEST_H
@@ -23,10 +23,11 @@ extern "C" {
  * for each sample and dtype, the arguments are built and bound on the host as
  * a request's are, copied into device memory (outputs poisoned), run
  * with ck->launch (then with each path of ck->launch_path, outputs poisoned
- * again), copied back and compared with k->cpu_run on the host copy: float32
- * within 1e-2, float64 within 1e-8 of max(1, max |reference|), integers
- * exactly, every output written and finite where the reference is. Where
- * k->cpu_available says the reference cannot run in this process, or
+ * again), copied back and compared with the CPU reference (cpu_kernel.run,
+ * computed by kernel_selftest_samples on the host copy): float32 within
+ * 1e-2, float64 within 1e-8 of max(1, max |reference|), integers exactly,
+ * every output written and finite where the reference is. Where
+ * cpu_kernel.available says the reference cannot run in this process, or
  * with_reference is 0 (a kernel tested on every stream needs its reference
  * once), outputs are only checked written and finite.
  *

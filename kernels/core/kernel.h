@@ -1,27 +1,47 @@
 /*
- * kernels/core/kernel.h — the kernel table: one entry per named kernel.
+ * kernels/core/kernel.h — the kernel table: one entry per named kernel, what
+ * every backend shares of it.
  *
  * An entry declares its parameters (buffers in or out with accepted dtypes
  * and rank, typed scalars with defaults), a check of what the generic binder
- * cannot see (equal lengths, one dtype, output shapes), a CPU reference, and
- * samples: argument texts the self-test runs at start on the GPU against the
- * reference (kernels/core/sample.h). The daemon binds a request's arguments
- * against the parameters (kernels/core/args.c), calls check, allocates
- * missing outputs and hands the bound arguments to the backend.
+ * cannot see (equal lengths, one dtype, output shapes), samples: argument
+ * texts the self-test runs at start against the CPU reference
+ * (kernels/core/sample.h, selftest.h), and the message of its verdicts. The
+ * daemon binds a request's arguments against the parameters
+ * (kernels/core/args.c), calls check, allocates missing outputs and hands
+ * the bound arguments to the backend. How a backend computes the kernel is
+ * in that backend's own table, one entry per kernel of the same type for
+ * every kernel, by id: cpu_kernel (kernels/core/cpu_kernel.h: the host code,
+ * also the reference the others are tested against) and cuda_kernel
+ * (kernels/core/cuda_kernel.h: launch, paths, attributes).
  *
  * Adding a kernel <name> to a folder that exists: one line
  * KERNEL(<name>, <folder>) in kernels/kernels.def, and in the folder's files
- * its kernel_def kernel_<name> (.id = KERNEL_ID_<name>, .samples), its
- * cuda_kernel cuda_kernel_<name>, and its unit and GPU tests. A new folder
+ * its kernel_def kernel_<name> (.id = KERNEL_ID_<name>, .samples) and
+ * cpu_kernel cpu_kernel_<name> (<folder>.c), its cuda_kernel
+ * cuda_kernel_<name> (<folder>.cu), and its unit and GPU tests. A new folder
  * kernels/<folder>/ adds a KERNEL_FOLDER(<folder>) line too and four files:
- * <folder>.c (the kernel_def: params, check, CPU reference, samples),
- * <folder>.cu (the cuda_kernel: launch, attributes), test_<folder>.c
- * (Suite *<folder>_suite(void)) and gpu_test_<folder>.c (void
- * gpu_test_<folder>(gpud_client *c, const char *kernel)), plus a header where
- * its files share declarations. Nothing else: the tables, the unit-test
- * suites and the GPU test list are made from kernels.def and the Makefile
- * finds the files. A kernel lacking its kernel_def, cuda_kernel, suite or GPU
- * test does not link; a wrong .id or no .samples fails the unit tests.
+ * <folder>.c (the kernel_def: params, check, samples; the cpu_kernel: the
+ * CPU reference), <folder>.cu (the cuda_kernel: launch, attributes),
+ * test_<folder>.c (Suite *<folder>_suite(void)) and gpu_test_<folder>.c
+ * (void gpu_test_<folder>(gpud_client *c, const char *kernel)), plus a
+ * header where its files share declarations. Nothing else: the tables, the
+ * unit-test suites and the GPU test list are made from kernels.def and the
+ * Makefile finds the files. A kernel lacking its kernel_def, a backend's
+ * entry, its suite or GPU test does not link; a wrong .id or no .samples
+ * fails the unit tests.
+ *
+ * A backend <b> that runs the built-in kernels adds, on this side:
+ * kernels/core/<b>_kernel.h (its entry type, a struct whose first member is
+ * the kernel's name), kernels/core/<b>_table.c (its table made from
+ * kernels.def as cpu_table.c and cuda_table.c make theirs, checked by
+ * kernel_tables_check) and in every kernel folder one file of its entries,
+ * one per kernel (as <folder>.cu holds cuda's); its self-test, if it has
+ * one, supplies only its run of a sample to kernel_selftest_samples
+ * (kernels/core/selftest.h).
+ *
+ * No state: the tables are constant; check runs on the loop (and, for the
+ * self-test, on each device's opening thread).
  */
 #ifndef GPUD_KERNEL_H
 #define GPUD_KERNEL_H
@@ -128,28 +148,12 @@ typedef struct kernel_def {
 	 * compared against them). 0 or -1 with a message in err.
 	 */
 	int (*check)(kernel_args *a, char *err, size_t errlen);
-	/* cpu backend: independent work items, and the function running [lo, hi). */
-	size_t (*cpu_items)(const kernel_args *a);
-	void (*cpu_run)(const kernel_args *a, size_t lo, size_t hi);
-	/*
-	 * cpu backend, optional: the work of one item in units of about a
-	 * multiply-add or a sine (lombscargle: a frequency costs ~2 per sample);
-	 * NULL means 1. The backend cuts runs into chunks of about equal work,
-	 * so a cancelled run stops within milliseconds.
-	 */
-	size_t (*cpu_item_cost)(const kernel_args *a);
-	/*
-	 * cpu backend, optional: 0 when cpu_run can work in this process, else -1
-	 * with why in err (a library it loads at run time is missing). The cpu
-	 * backend asks at start (loading the library there, not on a run) and
-	 * before each run.
-	 */
-	int (*cpu_available)(char *err, size_t errlen);
 	/*
 	 * Argument texts the self-test runs, NULL-terminated (kernels/core/sample.h
 	 * gives the syntax): each for every dtype of the kernel's first input
 	 * array (or first dtype-name scalar) that check accepts, on the GPU at
-	 * start against cpu_run. Every built-in kernel has at least one.
+	 * start against the CPU reference (cpu_kernel.run). Every built-in
+	 * kernel has at least one.
 	 */
 	const char *const *samples;
 	/* a user's kernel (struct custom_kernel, kernels/custom/custom.h); NULL for built-ins */
@@ -157,19 +161,27 @@ typedef struct kernel_def {
 	/*
 	 * Optional, for arguments whose values, not only their shapes, can be
 	 * wrong (negative weights), which check cannot see (on the cuda backend
-	 * the arrays are in device memory). The run itself finds it: cpu_verdict
-	 * (cpu backend, on a worker, with the run) returns 0 or a code of the
-	 * kernel's own; the CUDA kernel writes the same code to
-	 * cuda_launch_ctx.verdict. A run with a code fails with ST_INVALID and
-	 * verdict_message's words; its outputs hold no result.
+	 * the arrays are in device memory). The run itself finds it: each
+	 * backend's code returns 0 or a code of the kernel's own (cpu_kernel.verdict;
+	 * the CUDA kernel writes it to cuda_launch_ctx.verdict). A run with a
+	 * code fails with ST_INVALID and verdict_message's words; its outputs
+	 * hold no result.
 	 */
-	unsigned (*cpu_verdict)(const kernel_args *a);
 	void (*verdict_message)(const kernel_args *a, unsigned code, char *err, size_t errlen);
 } kernel_def;
 
 /* --- the table (kernels/core/table.c), in the order of kernels/kernels.def --- */
 const kernel_def *kernel_find(const char *name);
 const kernel_def *const *kernel_list(size_t *n);
+/*
+ * The check every backend's table passes (cpu_kernel_tables_check,
+ * cuda_kernel_tables_check): its n entries, each a struct whose first member
+ * is its kernel's name, agree with kernel_list() (as many entries, the same
+ * names in the same order, every kernel_def's id its position). 0, or -1
+ * with the first difference in err, naming the backend.
+ */
+int kernel_tables_check(const char *backend, const void *const *entries, size_t n, char *err,
+			size_t errlen);
 
 /* --- arguments (kernels/core/args.c) --- */
 int kernel_param_index(const kernel_def *k, const char *name);

@@ -1,7 +1,8 @@
 /*
  * kernels/core/list.h — the ids of the built-in kernels, generated from
  * kernels/kernels.def: KERNEL_ID_<name> is the kernel's position in
- * kernel_list() and cuda_kernel_list(), and its kernel_def's id.
+ * kernel_list() and in every backend's table (cpu_kernel_list(),
+ * cuda_kernel_list()), and its kernel_def's id.
  */
 #ifndef GPUD_KERNELS_LIST_H
 #define GPUD_KERNELS_LIST_H

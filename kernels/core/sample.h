@@ -1,7 +1,8 @@
 /*
  * kernels/core/sample.h — a kernel's samples (kernel_def.samples): argument
- * texts that the self-test runs on the GPU at start against the CPU reference
- * (kernels/core/cuda_selftest.h), and the unit tests on the host.
+ * texts that the self-test runs against the CPU reference
+ * (kernels/core/selftest.h; on the GPU at the cuda backend's start,
+ * cuda_selftest.h), and the unit tests on the host.
  *
  * A sample is `name=value` words separated by spaces, one per argument it
  * gives, e.g.

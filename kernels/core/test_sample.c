@@ -1,7 +1,8 @@
 /*
- * kernels/core/test_sample.c — unit tests of kernels/core/sample.c: every
- * built-in kernel's every sample through parse, bind, check and the CPU
- * reference on the host (a broken sample fails here, without a GPU); the
+ * kernels/core/test_sample.c — unit tests of kernels/core/sample.c and
+ * selftest.c: every built-in kernel's every sample through parse, bind,
+ * check and the CPU reference on the host, by the self-test's loop with a
+ * run of the host's own (a broken sample fails here, without a GPU); the
  * sample syntax, its refusals with their messages, the dtypes the samples run
  * for, and the comparison the self-test makes.
  */
@@ -9,10 +10,13 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/core/sample.h"
+#include "kernels/core/selftest.h"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/histogram/histogram.h"
 #include "kernels/lombscargle/lombscargle.h"
@@ -66,59 +70,59 @@ static double at(const kernel_array *a, size_t i)
 
 /* --- every sample of every kernel ------------------------------------------------------ */
 
+/*
+ * The host's run of a built sample, in the shape of the CUDA self-test's
+ * (kernels/core/cuda_selftest.c): the cpu entry again, into outputs poisoned
+ * first; every output written, finite, and equal to the reference. arg
+ * counts the runs.
+ */
+static int host_run(const kernel_sample *s, int have_ref, const char *where, void *arg, char *err,
+		    size_t errlen)
+{
+	const kernel_def *k = s->a.kernel;
+	const cpu_kernel *ck = cpu_kernel_of(k);
+	kernel_args a = s->a;
+	void *got[KERNEL_MAX_PARAMS] = {0};
+	char msg[512];
+	int rv = 0;
+
+	++*(int *)arg;
+	if (!have_ref) /* the bound arguments are all there is to see */
+		return 0;
+	for (int p = 0; p < k->nparams; p++) {
+		if (k->params[p].role != KPARAM_OUT)
+			continue;
+		size_t bytes = kernel_sample_bytes(s, p);
+		ck_assert_ptr_nonnull(got[p] = malloc(bytes ? bytes : 1));
+		kernel_sample_poison(a.v[p].arr.dtype, got[p], a.v[p].arr.count);
+		a.v[p].arr.data = got[p];
+	}
+	ck->run(&a, 0, ck->items(&a));
+	for (int p = 0; p < k->nparams && rv == 0; p++) {
+		if (got[p] == NULL)
+			continue;
+		if (kernel_sample_compare(s, p, got[p], 0, msg, sizeof(msg)) != 0 ||
+		    kernel_sample_compare(s, p, got[p], 1, msg, sizeof(msg)) != 0) {
+			snprintf(err, errlen, "%s: the reference: %s", where, msg);
+			rv = -1;
+		}
+	}
+	for (int p = 0; p < KERNEL_MAX_PARAMS; p++)
+		free(got[p]);
+	return rv;
+}
+
 START_TEST(test_every_sample)
 {
 	size_t nk;
 	const kernel_def *const *ks = kernel_list(&nk);
 	int runs = 0;
+	char err[1024];
 
-	for (size_t i = 0; i < nk; i++) {
-		const kernel_def *k = ks[i];
-		gpud_dtype dts[4];
-		int ndt = kernel_sample_dtypes(k, dts);
-		char why[1024], err[512];
-		int have_ref = k->cpu_available == NULL || k->cpu_available(why, sizeof(why)) == 0;
-
-		ck_assert_msg(k->samples && k->samples[0], "kernel %s has no samples", k->name);
-		for (int si = 0; k->samples[si]; si++) {
-			int ran = 0;
-			for (int d = 0; d < ndt; d++) {
-				kernel_sample s;
-				int rv = kernel_sample_build(k, k->samples[si], dts[d], &s, err,
-							     sizeof(err));
-				ck_assert_msg(rv >= 0, "%s sample %d (%s), %s: %s", k->name, si,
-					      k->samples[si], gpud_dtype_name(dts[d]), err);
-				if (rv > 0) {
-					kernel_sample_free(&s);
-					continue;
-				}
-				ran++;
-				runs++;
-				for (int p = 0; p < k->nparams; p++)
-					if (k->params[p].role == KPARAM_OUT)
-						kernel_sample_poison(s.a.v[p].arr.dtype, s.host[p],
-								     s.a.v[p].arr.count);
-				if (!have_ref) { /* the bound arguments are all there is to see */
-					kernel_sample_free(&s);
-					continue;
-				}
-				k->cpu_run(&s.a, 0, k->cpu_items(&s.a));
-				/* every output written, and finite */
-				for (int p = 0; p < k->nparams; p++)
-					if (k->params[p].role == KPARAM_OUT)
-						ck_assert_msg(
-							kernel_sample_compare(&s, p, s.host[p], 0,
-									      err,
-									      sizeof(err)) == 0,
-							"%s sample %d (%s), %s: the reference: %s",
-							k->name, si, k->samples[si],
-							gpud_dtype_name(dts[d]), err);
-				kernel_sample_free(&s);
-			}
-			ck_assert_msg(ran > 0, "%s sample %d (%s) runs for no dtype", k->name, si,
-				      k->samples[si]);
-		}
-	}
+	for (size_t i = 0; i < nk; i++)
+		ck_assert_msg(kernel_selftest_samples(ks[i], 1, host_run, &runs, err,
+						      sizeof(err)) == 0,
+			      "%s", err);
 	ck_assert_int_ge(runs, 100);
 }
 END_TEST

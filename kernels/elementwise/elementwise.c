@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/elementwise/elementwise.h"
 
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
@@ -221,9 +222,8 @@ static const char *const s_float_a[] = {
 					.params = ps,                                              \
 					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
 					.check = ew_check,                                         \
-					.cpu_items = ew_items,                                     \
-					.cpu_run = ew_run,                                         \
-					.samples = smp}
+					.samples = smp};                                           \
+	const cpu_kernel cpu_kernel_##nm = {.name = #nm, .items = ew_items, .run = ew_run}
 
 EW_DEF(add, "z = x + y", p_any, s_any);
 EW_DEF(sub, "z = x - y", p_any, s_any);

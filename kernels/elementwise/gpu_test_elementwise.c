@@ -1,7 +1,7 @@
 /*
  * kernels/elementwise/gpu_test_elementwise.c — each elementwise kernel through
  * gpud on the cuda backend against its CPU reference: every dtype it takes,
- * several lengths, a broadcast scalar on either side (tests/gpu/main.c runs
+ * several lengths, a broadcast scalar on either side (tests/gpu/kernels.c runs
  * it).
  */
 #include <check.h>
@@ -13,6 +13,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/elementwise/elementwise.h"
 #include "tests/gpu/gpu_test.h"
@@ -67,7 +68,7 @@ static void ew_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, i
 	a.v[EW_Z].arr =
 		(kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = ref};
 	a.v[EW_A].s.f64 = av;
-	k->cpu_run(&a, 0, n);
+	cpu_kernel_of(k)->run(&a, 0, n);
 	double tol = dt == GPUD_F32 ? 2e-6 : 1e-13, worst = 0;
 	size_t unwritten = 0, bad = n;
 	for (size_t i = 0; i < n; i++) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/elementwise/elementwise.h"
 #include "tests/unit/suites.h"
 
@@ -45,7 +46,7 @@ static int run(const char *name, gpud_dtype dt, size_t n, void *x, double sx, vo
 		return -1;
 	ka.v[EW_Z].arr = arr(ka.v[EW_Z].expect.dtype, ka.v[EW_Z].expect.count, z);
 	ka.v[EW_Z].present = 1;
-	k->cpu_run(&ka, 0, k->cpu_items(&ka));
+	cpu_kernel_of(k)->run(&ka, 0, cpu_kernel_of(k)->items(&ka));
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * kernels/histogram/gpu_test_histogram.c — histogram through gpud on the cuda
  * backend against the CPU reference, count for count: every dtype, sizes and
- * bin counts reaching each path (tests/gpu/main.c runs it).
+ * bin counts reaching each path (tests/gpu/kernels.c runs it).
  */
 #include <check.h>
 #include <math.h>
@@ -12,6 +12,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/histogram/histogram.h"
 #include "tests/gpu/gpu_test.h"
@@ -43,7 +44,7 @@ static void put_sample(gpud_dtype dt, void *x, size_t i, double v)
 
 /*
  * histogram of n fresh samples of dt over [lo, hi] in `bins` bins through gpud
- * (counts poisoned first) against the reference's cpu_run: every count must be
+ * (counts poisoned first) against the reference's cpu entry: every count must be
  * equal. A fifth of the samples lie exactly on edges (the edges as the
  * reference rounds them), some on range_min and range_max, NaN and ±inf for
  * floats; the rest spread over the range and 10% of its width either side.
@@ -101,7 +102,7 @@ static void hist_case(gpud_client *c, gpud_dtype dt, size_t n, int64_t bins, dou
 	a.v[HIST_BINS].s.i64 = bins;
 	a.v[HIST_MIN].s.f64 = lo;
 	a.v[HIST_MAX].s.f64 = hi;
-	k->cpu_run(&a, 0, k->cpu_items(&a));
+	cpu_kernel_of(k)->run(&a, 0, cpu_kernel_of(k)->items(&a));
 	int64_t total = 0, unwritten = 0, bad = -1;
 	for (int64_t b = 0; b < bins; b++) {
 		total += ref[b];

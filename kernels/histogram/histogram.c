@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/histogram/histogram.h"
 
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
@@ -331,7 +332,11 @@ const kernel_def kernel_histogram = {
 	.params = p_hist,
 	.nparams = sizeof(p_hist) / sizeof(p_hist[0]),
 	.check = hist_check,
-	.cpu_items = hist_items,
-	.cpu_run = hist_run,
 	.samples = hist_samples,
+};
+
+const cpu_kernel cpu_kernel_histogram = {
+	.name = "histogram",
+	.items = hist_items,
+	.run = hist_run,
 };

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/histogram/histogram.h"
 #include "tests/unit/suites.h"
 
@@ -50,7 +51,7 @@ static int hist(gpud_dtype dt, size_t n, const void *x, int64_t bins, double lo,
 	a.v[HIST_COUNTS].present = 1;
 	for (size_t i = 0; i < e->count; i++)
 		counts[i] = -7; /* every count must be written */
-	k->cpu_run(&a, 0, k->cpu_items(&a));
+	cpu_kernel_of(k)->run(&a, 0, cpu_kernel_of(k)->items(&a));
 	return 0;
 }
 

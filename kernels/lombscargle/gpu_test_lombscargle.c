@@ -1,11 +1,11 @@
 /*
  * kernels/lombscargle/gpu_test_lombscargle.c — lombscargle through gpud on the
- * cuda backend against the CPU reference (the kernel table's own cpu_run, in
+ * cuda backend against the CPU reference (the kernel's cpu entry, in
  * float64), on fresh random inputs with the output buffer poisoned: every
  * normalize mode, weights or not, floating_mean or not, frequencies as an
  * array or a grid, both dtypes; precenter and legacy; phases |f x| up to
  * 1e6; tile and size edges; and bad weights, which fail the run with the
- * kernel's verdict while gpud goes on (tests/gpu/main.c runs it). Those
+ * kernel's verdict while gpud goes on (tests/gpu/kernels.c runs it). Those
  * runs say method=direct; method=nufft is tested against the float64 direct
  * kernel (nufft_case): uneven samples with gaps, 10 to 10^6 of them, 10^3 to
  * 10^7 frequencies reaching many times the mean sampling rate, every mode,
@@ -21,6 +21,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/gpu/gpu_test.h"
@@ -82,7 +83,7 @@ static void reference(const ls_case *cs, void *x, void *y, void *w, void *f, voi
 	a.v[LS_PGRAM].arr = a.v[LS_PGRAM].expect;
 	a.v[LS_PGRAM].arr.data = out;
 	a.v[LS_PGRAM].present = 1;
-	k->cpu_run(&a, 0, cs->nf);
+	cpu_kernel_of(k)->run(&a, 0, cs->nf);
 }
 
 /*
@@ -390,7 +391,7 @@ static double *nu_run(gpud_client *c, const nu_case *cs, gpud_dtype dt, const gp
 }
 
 /*
- * The periodogram of the double inputs at frequency f, as lombscargle.c's
+ * The periodogram of the double inputs at frequency f, as ref.c's
  * reference computes it (scipy's two passes, or legacy's one) but in long
  * double: phases and sums with 11 more bits, so it stands for the exact
  * value where the direct float64 kernel and the NUFFT disagree by more than

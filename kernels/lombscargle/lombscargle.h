@@ -1,8 +1,9 @@
 /*
  * kernels/lombscargle/lombscargle.h — what lombscargle's files share: the
  * parameters' order, the normalize and method words, the verdict codes, the
- * CPU reference's pieces the tests call, and the NUFFT path's plan
- * (nufft.c, nufft.cu; the shared arithmetic is in nufft.h). No state.
+ * CPU reference's pieces (ref.c) the NUFFT and the tests call, and the NUFFT
+ * path's plan (nufft.c, nufft.cu; the shared arithmetic is in nufft.h).
+ * The .c files depend one way: ref.c <- nufft.c <- lombscargle.c. No state.
  */
 #ifndef GPUD_LOMBSCARGLE_H
 #define GPUD_LOMBSCARGLE_H
@@ -40,7 +41,7 @@ enum { LS_AUTO, LS_DIRECT, LS_NUFFT };
 /* normalize's words, by index (false is power, true is normalize) */
 enum { LS_POWER, LS_NORMALIZED, LS_AMPLITUDE };
 
-/* Verdict codes (kernel_def.cpu_verdict; the CUDA kernel writes the same). */
+/* Verdict codes (cpu_kernel.verdict; the CUDA kernel writes the same). */
 enum {
 	LS_BAD_WEIGHT = 1u,   /* a weight < 0 or NaN */
 	LS_ZERO_WEIGHTS = 2u, /* the weights do not sum to a positive value */
@@ -48,6 +49,8 @@ enum {
 
 /* numpy.finfo(float64).epsneg: where scipy clamps CC and SS */
 #define LS_EPSNEG 1.1102230246251565e-16
+
+/* --- the CPU reference (ref.c) ------------------------------------------------------------ */
 
 /* What the reference needs of the samples, independent of the frequency. */
 typedef struct ls_sums {
@@ -139,9 +142,9 @@ int ls_nufft_launch(const kernel_args *a, const struct cuda_launch_ctx *ctx, cha
 double ls_direct_cost_us(const kernel_args *a);
 double ls_nufft_cost_us(const kernel_args *a);
 
-/* kernel_def.cpu_item_cost of a run the NUFFT computes. */
+/* cpu_kernel.item_cost of a run the NUFFT computes. */
 size_t ls_nufft_cpu_item_cost(const kernel_args *a);
-/* 1 when the cpu backend computes these arguments by the NUFFT. */
+/* 1 when the cpu backend computes these arguments by the NUFFT (lombscargle.c). */
 int ls_cpu_uses_nufft(const kernel_args *a);
 
 #ifdef __cplusplus

@@ -335,7 +335,7 @@ int ls_nufft_cpu_pick(const kernel_args *a)
 }
 
 /*
- * The cpu backend's work per frequency (kernel_def.cpu_item_cost's units,
+ * The cpu backend's work per frequency (cpu_kernel.item_cost's units,
  * about a sine or a multiply-add) of the NUFFT: the epilogue's ~100, and the
  * spreading's 3 N ns shared by a chunk's CPU_CHUNK_MODES frequencies.
  */

@@ -1,7 +1,7 @@
 /*
  * kernels/lombscargle/test_lombscargle.c — unit tests of kernels/lombscargle/lombscargle.c, called the
  * way gpud calls it: found in the kernel table, arguments bound and checked,
- * the output allocated from what check expects, then cpu_run over the items
+ * the output allocated from what check expects, then the cpu entry's run over the items
  * (whole, and in pieces). Values are worked by hand below (scipy >= 1.15's
  * modes: weights, floating_mean, normalize=normalize and amplitude, the grid;
  * and legacy=true, scipy <= 1.14), random inputs are compared against an

@@ -2,7 +2,7 @@
  * kernels/lombscargle/test_lombscargle_util.c — the harness the lombscargle
  * unit tests share (test_lombscargle.h): the kernel found in the table, a
  * case's arguments bound and checked the way gpud binds them, the output
- * allocated from what check expects and cpu_run over the items (whole and in
+ * allocated from what check expects and the cpu entry's run over the items (whole and in
  * pieces), check's verdicts, a seeded generator and the sample sets. Every
  * use of the kernel's cpu entry points goes through ls_test_items, ls_test_run
  * and ls_test_verdict at the top. Single-threaded: Check runs each test in
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "kernels/lombscargle/test_lombscargle.h"
@@ -23,22 +24,22 @@
 
 size_t ls_test_items(const kernel_args *a)
 {
-	return a->kernel->cpu_items(a);
+	return cpu_kernel_of(a->kernel)->items(a);
 }
 
 void ls_test_run(const kernel_args *a, size_t lo, size_t hi)
 {
-	a->kernel->cpu_run(a, lo, hi);
+	cpu_kernel_of(a->kernel)->run(a, lo, hi);
 }
 
 unsigned ls_test_verdict(const kernel_args *a)
 {
-	return a->kernel->cpu_verdict(a);
+	return cpu_kernel_of(a->kernel)->verdict(a);
 }
 
 void ls_assert_cpu_verdict(void)
 {
-	ck_assert_ptr_nonnull(ls_kernel()->cpu_verdict);
+	ck_assert_ptr_nonnull(cpu_kernel_of(ls_kernel())->verdict);
 }
 
 /* --- calling the kernel --------------------------------------------------------------- */

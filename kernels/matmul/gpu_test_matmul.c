@@ -1,6 +1,6 @@
 /*
  * kernels/matmul/gpu_test_matmul.c — matmul (cuBLAS) through gpud on the cuda
- * backend against a float64 product here (tests/gpu/main.c runs it).
+ * backend against a float64 product here (tests/gpu/kernels.c runs it).
  */
 #include <check.h>
 #include <math.h>

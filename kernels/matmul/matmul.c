@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/libs.h"
 #include "kernels/matmul/matmul.h"
 
@@ -108,8 +109,12 @@ const kernel_def kernel_matmul = {
 	.params = params,
 	.nparams = sizeof(params) / sizeof(params[0]),
 	.check = mm_check,
-	.cpu_items = mm_items,
-	.cpu_run = mm_run,
-	.cpu_available = mm_available,
 	.samples = mm_samples,
+};
+
+const cpu_kernel cpu_kernel_matmul = {
+	.name = "matmul",
+	.items = mm_items,
+	.run = mm_run,
+	.available = mm_available,
 };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/matmul/matmul.h"
 #include "tests/unit/suites.h"
 
@@ -46,9 +47,9 @@ static int mm2(gpud_dtype adt, gpud_dtype bdt, uint64_t m, uint64_t k, uint64_t 
 		return 0;
 	a.v[MM_C].arr = *e;
 	a.v[MM_C].arr.data = C;
-	ck_assert_msg(k_->cpu_available(err, errlen) == 0, "%s", err);
-	ck_assert_uint_eq(k_->cpu_items(&a), 1);
-	k_->cpu_run(&a, 0, 1);
+	ck_assert_msg(cpu_kernel_of(k_)->available(err, errlen) == 0, "%s", err);
+	ck_assert_uint_eq(cpu_kernel_of(k_)->items(&a), 1);
+	cpu_kernel_of(k_)->run(&a, 0, 1);
 	return 0;
 }
 
@@ -225,7 +226,7 @@ START_TEST(test_checks)
 	ck_assert_int_eq(kernel_bind_array(k, &k->params[MM_B], &i2, &v, err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "matmul: argument 'b' must be float32|float64 2-d array, got int32");
 	/* the library is there (this machine has OpenBLAS) */
-	ck_assert_msg(k->cpu_available(err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(cpu_kernel_of(k)->available(err, sizeof(err)) == 0, "%s", err);
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /*
  * kernels/random/gpu_test_random.c — uniform and normal (cuRAND) through gpud
- * on the cuda backend against cuRAND's host generator (tests/gpu/main.c runs
+ * on the cuda backend against cuRAND's host generator (tests/gpu/kernels.c runs
  * it).
  */
 #include <check.h>
@@ -12,6 +12,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/random/random.h"
 #include "tests/gpu/gpu_test.h"
@@ -56,8 +57,8 @@ static void rnd_case(gpud_client *c, const char *name, gpud_dtype dt, uint64_t n
 	a.v[RND_OUT].arr =
 		(kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = ref};
 	char err[1024];
-	ck_assert_msg(k->cpu_available(err, sizeof(err)) == 0, "the reference: %s", err);
-	k->cpu_run(&a, 0, 1);
+	ck_assert_msg(cpu_kernel_of(k)->available(err, sizeof(err)) == 0, "the reference: %s", err);
+	cpu_kernel_of(k)->run(&a, 0, 1);
 	size_t unwritten = 0, bitwise = 0;
 	/*
 	 * normal: cuRAND's device Box-Muller for float32 takes sin and cos from the

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/libs.h"
 #include "kernels/random/random.h"
 
@@ -157,7 +158,7 @@ static void rnd_run(const kernel_args *a, size_t lo, size_t hi)
 
 	if (n == 0)
 		return;
-	/* Without cuRAND the backend refused the run (cpu_available); NaN all the same. */
+	/* Without cuRAND the backend refused the run (cpu_kernel.available); NaN all the same. */
 	if (cr == NULL || cr->create_host(&g, LIBS_CURAND_RNG_PSEUDO_PHILOX4_32_10) != 0) {
 		fill_nan(o);
 		return;
@@ -211,10 +212,14 @@ const kernel_def kernel_uniform = {
 	.params = p_uniform,
 	.nparams = sizeof(p_uniform) / sizeof(p_uniform[0]),
 	.check = rnd_check,
-	.cpu_items = rnd_items,
-	.cpu_run = rnd_run,
-	.cpu_available = rnd_available,
 	.samples = uniform_samples,
+};
+
+const cpu_kernel cpu_kernel_uniform = {
+	.name = "uniform",
+	.items = rnd_items,
+	.run = rnd_run,
+	.available = rnd_available,
 };
 
 const kernel_def kernel_normal = {
@@ -224,8 +229,12 @@ const kernel_def kernel_normal = {
 	.params = p_normal,
 	.nparams = sizeof(p_normal) / sizeof(p_normal[0]),
 	.check = rnd_check,
-	.cpu_items = rnd_items,
-	.cpu_run = rnd_run,
-	.cpu_available = rnd_available,
 	.samples = normal_samples,
+};
+
+const cpu_kernel cpu_kernel_normal = {
+	.name = "normal",
+	.items = rnd_items,
+	.run = rnd_run,
+	.available = rnd_available,
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/random/random.h"
 #include "tests/unit/suites.h"
 
@@ -50,9 +51,9 @@ static int gen(const char *name, int64_t n, int64_t seed, const char *dtype, dou
 	ck_assert_int_eq(e->dtype, dtype ? kernel_dtype_parse(dtype) : GPUD_F64);
 	a.v[RND_OUT].arr = *e;
 	a.v[RND_OUT].arr.data = out;
-	ck_assert_msg(k->cpu_available(err, errlen) == 0, "%s", err);
-	ck_assert_uint_eq(k->cpu_items(&a), 1);
-	k->cpu_run(&a, 0, 1);
+	ck_assert_msg(cpu_kernel_of(k)->available(err, errlen) == 0, "%s", err);
+	ck_assert_uint_eq(cpu_kernel_of(k)->items(&a), 1);
+	cpu_kernel_of(k)->run(&a, 0, 1);
 	return 0;
 }
 

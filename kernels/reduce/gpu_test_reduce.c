@@ -1,7 +1,7 @@
 /*
  * kernels/reduce/gpu_test_reduce.c — each reduction through gpud on the cuda
  * backend against its CPU reference: every dtype it takes, several lengths,
- * NaN for min and max (tests/gpu/main.c runs it).
+ * NaN for min and max (tests/gpu/kernels.c runs it).
  */
 #include <check.h>
 #include <math.h>
@@ -12,6 +12,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/reduce/reduce.h"
 #include "tests/gpu/gpu_test.h"
@@ -50,7 +51,7 @@ static void red_case(gpud_client *c, const char *name, gpud_dtype dt, size_t n, 
 	a.v[0].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = x};
 	a.v[1].arr = (kernel_array){.dtype = dt, .ndim = 1, .shape = {n}, .count = n, .data = y};
 	a.v[oi].arr = (kernel_array){.dtype = odt, .ndim = 0, .count = 1, .data = ref};
-	k->cpu_run(&a, 0, 1);
+	cpu_kernel_of(k)->run(&a, 0, 1);
 	double g = get_any(odt, got, 0), r = get_any(odt, ref, 0);
 	double scale = 0; /* sum of |terms| */
 	for (size_t i = 0; i < n; i++)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/reduce/reduce.h"
 
 #define KDT_INT (KDT(GPUD_I32) | KDT(GPUD_I64))
@@ -188,9 +189,8 @@ static const char *const s_dot[] = {
 					.params = ps,                                              \
 					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
 					.check = red_check,                                        \
-					.cpu_items = red_items,                                    \
-					.cpu_run = red_run,                                        \
-					.samples = smp}
+					.samples = smp};                                           \
+	const cpu_kernel cpu_kernel_##nm = {.name = #nm, .items = red_items, .run = red_run}
 
 RED_DEF(sum, "sum of x (integers: int64); float32 accumulates in float64", p_any, s_any);
 RED_DEF(asum, "sum of |x|; float32 accumulates in float64", p_float, s_float);

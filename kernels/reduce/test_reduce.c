@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/reduce/reduce.h"
 #include "tests/unit/suites.h"
 
@@ -33,7 +34,7 @@ static int red(const char *name, gpud_dtype dt, size_t n, void *x, void *y, void
 	*odt = a.v[oi].expect.dtype;
 	ck_assert_int_eq(a.v[oi].expect.ndim, 0);
 	a.v[oi].arr = (kernel_array){.dtype = *odt, .ndim = 0, .count = 1, .data = out};
-	k->cpu_run(&a, 0, k->cpu_items(&a));
+	cpu_kernel_of(k)->run(&a, 0, cpu_kernel_of(k)->items(&a));
 	return 0;
 }
 

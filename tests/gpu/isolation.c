@@ -27,6 +27,7 @@
 
 #include <gpud/client.h>
 
+#include "kernels/core/cpu_kernel.h"
 #include "kernels/core/kernel.h"
 #include "kernels/lombscargle/lombscargle.h"
 #include "tests/gpu/gpu_test.h"
@@ -163,7 +164,7 @@ static void ls_reference(alice_loop *a)
 	ka.v[LS_PGRAM].arr = ka.v[LS_PGRAM].expect;
 	ka.v[LS_PGRAM].arr.data = a->want;
 	ka.v[LS_PGRAM].present = 1;
-	k->cpu_run(&ka, 0, LS_NF);
+	cpu_kernel_of(k)->run(&ka, 0, LS_NF);
 }
 
 static void *alice_work(void *p)

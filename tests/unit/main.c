@@ -19,6 +19,7 @@ int main(void)
 	srunner_add_suite(sr, config_reload_suite());
 	srunner_add_suite(sr, wire_suite());
 	srunner_add_suite(sr, kernel_table_suite());
+	srunner_add_suite(sr, kernel_args_suite());
 	srunner_add_suite(sr, alias_suite());
 	srunner_add_suite(sr, sample_suite());
 	srunner_add_suite(sr, custom_suite());

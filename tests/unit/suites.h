@@ -9,6 +9,7 @@ Suite *config_suite(void);
 Suite *config_reload_suite(void);
 Suite *wire_suite(void);
 Suite *kernel_table_suite(void);
+Suite *kernel_args_suite(void);
 Suite *alias_suite(void);
 Suite *sample_suite(void);
 Suite *custom_suite(void);

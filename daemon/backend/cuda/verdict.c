@@ -1,6 +1,6 @@
 /*
  * daemon/backend/cuda/verdict.c — the words in which a CUDA kernel reports
- * that its arguments' values were wrong (kernel_def.cpu_verdict,
+ * that its arguments' values were wrong (cpu_kernel.verdict on the cpu backend,
  * cuda_launch_ctx.verdict): negative weights, say, which no check before the
  * run can see because the data is in device memory.
  *
