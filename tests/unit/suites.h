@@ -22,6 +22,7 @@ Suite *placement_suite(void);
 Suite *hello_guard_suite(void);
 Suite *hostmem_suite(void);
 Suite *drain_suite(void);
+Suite *endpoint_suite(void);
 /* kernels/<folder>/test_<folder>.c of each folder of kernels/kernels.def */
 #define KERNEL_FOLDER(folder) Suite *folder##_suite(void);
 #include "kernels/kernels.def"
