@@ -2,7 +2,8 @@
  * daemon/config.c — the config file is INI, parsed by libinih (Debian's
  * libinih-dev); this file maps keys to fields through one table of options
  * and checks values. Each option of the table says whether a reload
- * (SIGHUP) applies it live or it needs a restart (OPT_LIVE).
+ * (SIGHUP) applies it live or it needs a restart (OPT_LIVE). A listen URL
+ * is checked by its endpoint kind (daemon/endpoint/).
  *
  * Threads: read at start, before any thread exists; a reload builds a new
  * gpud_config on the loop thread and copies its live options into the
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 
 void config_defaults(gpud_config *c)
@@ -102,8 +104,9 @@ void config_shm_path(const gpud_config *c, char *out, size_t outlen)
 		return;
 	}
 	for (int i = 0; i < c->nlisten; i++) {
-		if (strncmp(c->listen[i], "ipc://", 6) == 0) {
-			snprintf(out, outlen, "%s.shm", c->listen[i] + 6);
+		const char *path = endpoint_path(c->listen[i]);
+		if (path) {
+			snprintf(out, outlen, "%s.shm", path);
 			return;
 		}
 	}
@@ -165,38 +168,6 @@ int config_parse_size(const char *s, uint64_t *out)
 	if (shift && v > (UINT64_MAX >> shift))
 		return -1;
 	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-/*
- * A tcp:// or tls+tcp:// listen URL's port: nng takes one left out for 0,
- * a port chosen at random that no client knows. An explicit 0 stays
- * allowed (tests; gpud logs the port it got). 0, or -1 with err.
- */
-static int check_port(const char *url, size_t scheme_len, char *err, size_t errlen)
-{
-	const char *host = url + scheme_len, *colon;
-
-	if (host[0] == '[') { /* an IPv6 address: [::1]:7878 */
-		const char *rb = strchr(host, ']');
-		colon = rb && rb[1] == ':' ? rb + 1 : NULL;
-	} else {
-		colon = strrchr(host, ':');
-	}
-	if (colon == NULL || colon[1] == '\0') {
-		snprintf(err, errlen,
-			 "listen URL '%s' has no port (nng would listen on one chosen at random, "
-			 "which no client knows); expected %.*sHOST:PORT, e.g. %.*s127.0.0.1:7878",
-			 url, (int)scheme_len, url, (int)scheme_len, url);
-		return -1;
-	}
-	const char *p = colon + 1;
-	size_t digits = strspn(p, "0123456789");
-	if (digits == 0 || digits > 5 || p[digits] != '\0' || atol(p) > 65535) {
-		snprintf(err, errlen,
-			 "listen URL '%s': the port '%s' is not a number from 0 to 65535", url, p);
-		return -1;
-	}
 	return 0;
 }
 
@@ -301,19 +272,7 @@ int config_check_hostport(const char *key, const char *value, char *err, size_t 
 
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 {
-	static const char *const tcp_schemes[] = {"tcp://", "tcp4://", "tcp6://", "tls+tcp://"};
-	size_t tcp = 0;
-	for (size_t i = 0; i < sizeof(tcp_schemes) / sizeof(tcp_schemes[0]); i++)
-		if (strncmp(url, tcp_schemes[i], strlen(tcp_schemes[i])) == 0)
-			tcp = strlen(tcp_schemes[i]);
-	if (strncmp(url, "ipc://", 6) != 0 && tcp == 0) {
-		snprintf(err, errlen,
-			 "listen URL '%s': expected ipc://PATH, tcp://HOST:PORT or "
-			 "tls+tcp://HOST:PORT",
-			 url);
-		return -1;
-	}
-	if (tcp && check_port(url, tcp, err, errlen) != 0)
+	if (endpoint_check(url, err, errlen) != 0)
 		return -1;
 	if (c->nlisten == GPUD_MAX_LISTEN) {
 		snprintf(err, errlen, "listen URL '%s': at most %d listen URLs", url,
