@@ -3,7 +3,8 @@
  * libinih-dev); this file maps keys to fields through one table of options
  * and checks values. Each option of the table says whether a reload
  * (SIGHUP) applies it live or it needs a restart (OPT_LIVE). A listen URL
- * is checked by its endpoint kind (daemon/endpoint/).
+ * is checked by its endpoint kind (daemon/endpoint/); the [quota] and
+ * [tenant NAME] sections are config_tenants.c's.
  *
  * Threads: read at start, before any thread exists; a reload builds a new
  * gpud_config on the loop thread and copies its live options into the
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
+#include "daemon/config_tenants.h"
 #include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 
@@ -84,14 +86,6 @@ int config_is_admin(const gpud_config *c, const char *name)
 		p += len;
 	}
 	return 0;
-}
-
-tenant_quota config_quota(const gpud_config *c, const char *name)
-{
-	for (int i = 0; i < c->ntenants; i++)
-		if (strcmp(c->tenants[i].name, name) == 0)
-			return c->tenants[i].quota;
-	return c->quota;
 }
 
 void config_shm_path(const gpud_config *c, char *out, size_t outlen)
@@ -574,64 +568,6 @@ static int set_double(const config_option *o, double *field, const char *value, 
 	return 0;
 }
 
-/* A key of [quota] or [tenant NAME]. */
-static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
-{
-	/* kernel_timeout (custom kernels) and run_timeout (built-in ones):
-	 * seconds, to the millisecond, 0 for no limit */
-	int custom = !strcmp(key, "kernel_timeout");
-	if (custom || !strcmp(key, "run_timeout")) {
-		const config_option o = {.name = key,
-					 .lo = 0,
-					 .hi = 86400,
-					 .what = "seconds (0: no limit)"};
-		uint64_t *ms = custom ? &q->kernel_timeout_ms : &q->run_timeout_ms;
-		double sec;
-		if (set_double(&o, &sec, value, err, errlen) != 0)
-			return -1;
-		*ms = (uint64_t)(sec * 1000 + 0.5);
-		if (sec > 0 && *ms == 0)
-			*ms = 1;
-		return 0;
-	}
-	if (!strncmp(key, "device_bytes.", 13)) {
-		char *end;
-		long d = strtol(key + 13, &end, 10);
-		if (end == key + 13 || *end != '\0' || d < 0 || d >= GPUD_DEVICES_MAX) {
-			snprintf(err, errlen,
-				 "quota key '%s': expected device_bytes.N with N a device id, 0 to "
-				 "%d",
-				 key, GPUD_DEVICES_MAX - 1);
-			return -1;
-		}
-		if (config_parse_size(value, &q->device_bytes_on[d]) != 0) {
-			snprintf(err, errlen,
-				 "%s = '%s': expected a number or a size (0: no limit)", key,
-				 value);
-			return -1;
-		}
-		return 0;
-	}
-	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
-		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
-		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
-		      : !strcmp(key, "message_size")       ? &q->message_size
-							   : NULL;
-	if (f == NULL) {
-		snprintf(err, errlen,
-			 "unknown quota key '%s' (device_bytes, device_bytes.N, kept_buffers, "
-			 "requests_in_flight, message_size, kernel_timeout, run_timeout)",
-			 key);
-		return -1;
-	}
-	if (config_parse_size(value, f) != 0) {
-		snprintf(err, errlen, "%s = '%s': expected a number or a size (0: no limit)", key,
-			 value);
-		return -1;
-	}
-	return 0;
-}
-
 static int set_string(const config_option *o, char *field, const char *value, char *err,
 		      size_t errlen)
 {
@@ -759,34 +695,9 @@ static int on_ini_pair(void *user, const char *section, const char *name, const 
 
 	if (ctx->failed)
 		return 0;
-	gpud_config *c = ctx->c;
-	if (strcmp(section, "quota") == 0) {
-		if (quota_set(&c->quota, name, value, ctx->err, ctx->errlen) != 0)
-			ctx->failed = 1;
-		return !ctx->failed;
-	}
-	if (strncmp(section, "tenant ", 7) == 0 && section[7] != '\0') {
-		const char *tn = section + 7;
-		int i;
-		for (i = 0; i < c->ntenants && strcmp(c->tenants[i].name, tn) != 0; i++)
-			;
-		if (i == c->ntenants) {
-			if (c->ntenants == GPUD_MAX_TENANT_RULES ||
-			    strlen(tn) >= GPUD_TENANT_NAME) {
-				snprintf(ctx->err, ctx->errlen,
-					 "[tenant %s]: at most %d tenant sections, names under %d "
-					 "characters",
-					 tn, GPUD_MAX_TENANT_RULES, GPUD_TENANT_NAME);
-				ctx->failed = 1;
-				return 0;
-			}
-			/* Starts from [quota] as read so far: put [quota] first. */
-			snprintf(c->tenants[i].name, sizeof(c->tenants[i].name), "%s", tn);
-			c->tenants[i].quota = c->quota;
-			c->ntenants++;
-		}
-		if (quota_set(&c->tenants[i].quota, name, value, ctx->err, ctx->errlen) != 0)
-			ctx->failed = 1;
+	int rv = config_tenant_key(ctx->c, section, name, value, ctx->err, ctx->errlen);
+	if (rv != 0) { /* [quota] or [tenant NAME] */
+		ctx->failed = rv < 0;
 		return !ctx->failed;
 	}
 	if (section[0] != '\0' && strcmp(section, "gpud") != 0) {
@@ -923,17 +834,6 @@ static int option_same(const config_option *o, const gpud_config *a, const gpud_
 	}
 }
 
-static int tenants_same(const gpud_config *a, const gpud_config *b)
-{
-	if (a->ntenants != b->ntenants)
-		return 0;
-	for (int i = 0; i < a->ntenants; i++)
-		if (strcmp(a->tenants[i].name, b->tenants[i].name) != 0 ||
-		    memcmp(&a->tenants[i].quota, &b->tenants[i].quota, sizeof(tenant_quota)) != 0)
-			return 0;
-	return 1;
-}
-
 void config_changes(const gpud_config *cur, const gpud_config *next,
 		    void (*fn)(void *arg, const char *name, int live), void *arg)
 {
@@ -944,7 +844,7 @@ void config_changes(const gpud_config *cur, const gpud_config *next,
 	}
 	if (memcmp(&cur->quota, &next->quota, sizeof(tenant_quota)) != 0)
 		fn(arg, "[quota]", 1);
-	if (!tenants_same(cur, next))
+	if (!config_tenants_same(cur, next))
 		fn(arg, "[tenant]", 1);
 }
 

@@ -114,7 +114,8 @@ typedef struct gpud_config {
 
 /* 1 if name is listed in admin_tenants. */
 int config_is_admin(const gpud_config *c, const char *name);
-/* The quota of tenant name: its [tenant NAME] section over [quota]. */
+/* The quota of tenant name: its [tenant NAME] section over [quota]
+ * (daemon/config_tenants.c). */
 tenant_quota config_quota(const gpud_config *c, const char *name);
 
 /* The region socket for cfg: "" when none (off, or no listener makes a
