@@ -169,10 +169,10 @@ static int secret_equal(const char *a, const char *b)
 	return d == 0;
 }
 
-dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *name, size_t len,
-		    char *err, size_t errlen)
+dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *token, char *name,
+		    size_t len, char *err, size_t errlen)
 {
-	if (peer_uid >= 0) {
+	if (local) {
 		struct passwd pw, *res = NULL;
 		char buf[1024];
 		if (getpwuid_r((uid_t)peer_uid, &pw, buf, sizeof(buf), &res) == 0 && res &&

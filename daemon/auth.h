@@ -45,12 +45,13 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen);
 void auth_fini(auth *a);
 
 /*
- * The tenant name of a connection: an ipc:// peer (peer_uid >= 0) by user;
+ * The tenant name of a connection: a local one (gpud_session.local, from its
+ * endpoint: daemon/endpoint/endpoint.h) by its peer's user, peer_uid;
  * otherwise by the token hello presented (may be "" or NULL). ST_OK with
  * name set, or ST_UNAUTHENTICATED with err (an unknown or missing token).
  */
-dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *name, size_t len,
-		    char *err, size_t errlen);
+dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *token, char *name,
+		    size_t len, char *err, size_t errlen);
 
 /*
  * 1 if a tcp:// or tls+tcp:// hello may still be tenant name: a token of a

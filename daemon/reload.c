@@ -228,7 +228,7 @@ static gone close_tenant(gpud_server *s, gpud_tenant *tn)
 	{
 		if (sess->tenant != tn)
 			continue;
-		if (sess->peer_uid >= 0) {
+		if (sess->local) { /* its tenant is its user, not a token */
 			g.ipc_left++;
 			continue;
 		}

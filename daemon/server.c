@@ -1,7 +1,8 @@
 /*
  * daemon/server.c — the nng REP socket, its contexts, the event queue into
- * the loop, the checks every request passes before its verb, and orderly
- * shutdown.
+ * the loop, connections' sessions (their peers, as their endpoints tell
+ * them: daemon/endpoint/), the checks every request passes before its
+ * verb, and orderly shutdown.
  *
  * Each context runs: recv (nng thread) -> posted to the loop -> decoded,
  * checked and dispatched on the loop -> reply sent (nng thread) -> recv
@@ -19,9 +20,9 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
-#include <arpa/inet.h>
 
 #include "daemon/drain.h"
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/metrics_text.h"
@@ -40,10 +41,9 @@ typedef struct server_event {
 	enum event_type type;
 	server_ctx *ctx;
 	uint32_t pipe_id;
-	int64_t peer_uid; /* pipe add over ipc:// */
-	int probe;        /* pipe add over ipc:// from gpud itself: its health probe */
-	char peer[64];
-	int heap; /* malloc'd (pipe events) rather than embedded in a context */
+	endpoint_peer peer; /* pipe add: who connected, as its endpoint tells it */
+	int probe;          /* pipe add from gpud itself (by its pid): its health probe */
+	int heap;           /* malloc'd (pipe events) rather than embedded in a context */
 	struct server_event *next;
 } server_event;
 
@@ -82,6 +82,8 @@ static void post_event(gpud_server *s, server_event *ev)
 }
 
 static void handle_request(server_ctx *c);
+static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoint_peer *peer);
+static void overtaken(gpud_server *s, server_ctx *c);
 static void teardown(gpud_server *s);
 
 /*
@@ -176,6 +178,7 @@ static void on_wake(uv_async_t *h)
 		int heap = ev->heap;
 		switch (ev->type) {
 		case EV_REQUEST:
+			overtaken(s, ev->ctx);
 			handle_request(ev->ctx);
 			break;
 		case EV_CTX_STOPPED:
@@ -184,15 +187,12 @@ static void on_wake(uv_async_t *h)
 		case EV_PIPE_ADD: {
 			/* Sessions are the connections: a removal nng reports for a pipe
 			 * that never got here finds none and counts nothing. */
-			gpud_session *sess = sessions_get(&s->buffers, ev->pipe_id, 1);
-			if (sess && sess->peer[0] == '\0') {
-				sess->peer_uid = ev->peer_uid;
-				snprintf(sess->peer, sizeof(sess->peer), "%s", ev->peer);
-			}
+			gpud_session *sess = session_open(s, ev->pipe_id, &ev->peer);
 			if (sess && ev->probe)
 				sessions_mark_probe(&s->buffers, sess);
 			s->metrics.connections_total++;
-			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)", ev->peer);
+			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)",
+				 ev->peer.addr);
 			break;
 		}
 		case EV_PIPE_REM: {
@@ -209,25 +209,14 @@ static void on_wake(uv_async_t *h)
 	}
 }
 
-/* Who is on the other end: the uid over ipc://, the address over tcp://. */
+/* Who is on the other end of p, as its endpoint tells it: the text and uid
+ * of handle_request's fallback, where no session was made at connect. */
 static void pipe_peer(nng_pipe p, int64_t *peer_uid, char *peer, size_t len)
 {
-	uint64_t uid;
-	nng_sockaddr sa;
-	*peer_uid = -1;
-	peer[0] = '\0';
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
-		*peer_uid = (int64_t)uid;
-		snprintf(peer, len, "uid %" PRIu64, uid);
-	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET) {
-		const uint8_t *a = (const uint8_t *)&sa.s_in.sa_addr;
-		snprintf(peer, len, "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
-			 (unsigned)ntohs(sa.s_in.sa_port));
-	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET6) {
-		char ip[INET6_ADDRSTRLEN] = "?";
-		inet_ntop(AF_INET6, sa.s_in6.sa_addr, ip, sizeof(ip));
-		snprintf(peer, len, "[%s]:%u", ip, (unsigned)ntohs(sa.s_in6.sa_port));
-	}
+	endpoint_peer e;
+	endpoint_pipe_peer(p, &e);
+	*peer_uid = e.uid;
+	snprintf(peer, len, "%s", e.addr);
 }
 
 static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
@@ -248,14 +237,11 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 	ev->type = what == NNG_PIPE_EV_ADD_POST ? EV_PIPE_ADD : EV_PIPE_REM;
 	ev->pipe_id = (uint32_t)nng_pipe_id(p);
 	ev->heap = 1;
-	ev->peer_uid = -1;
 	if (what == NNG_PIPE_EV_ADD_POST) {
-		uint64_t pid;
-		pipe_peer(p, &ev->peer_uid, ev->peer, sizeof(ev->peer));
-		/* gpud's own health probe over ipc:// is known by its pid from the
-		 * start (over tcp:// by its hello's probe key) */
-		ev->probe = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
-			    pid == (uint64_t)getpid();
+		endpoint_pipe_peer(p, &ev->peer);
+		/* gpud's own health probe is known by its pid from the start where
+		 * its endpoint tells the pid (ipc://), else by its hello's probe key */
+		ev->probe = ev->peer.pid == (int64_t)getpid();
 	}
 	post_event(s, ev);
 }
@@ -486,6 +472,12 @@ int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m
 	c->inject_cb = cb;
 	c->inject_arg = arg;
 	c->msg = m;
+	if (sessions_get(&s->buffers, pipe_id, 0) == NULL) {
+		/* a pseudo connection, local (as over ipc://) when it has a peer uid */
+		endpoint_peer peer = {.local = peer_uid >= 0, .uid = peer_uid, .pid = -1};
+		snprintf(peer.addr, sizeof(peer.addr), "injected");
+		session_open(s, pipe_id, &peer);
+	}
 	handle_request(c);
 	return 0;
 }
@@ -493,6 +485,37 @@ int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m
 void server_inject_close(gpud_server *s, uint32_t pipe_id)
 {
 	sessions_close(&s->buffers, pipe_id);
+}
+
+/* --- connections' sessions (loop thread) --------------------------------------- */
+
+/*
+ * The session of connection pipe_id, made at its connection: its peer as its
+ * endpoint told it (daemon/endpoint/endpoint.h), local or not. A session
+ * already made keeps the peer it has.
+ */
+static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoint_peer *peer)
+{
+	gpud_session *sess = sessions_get(&s->buffers, pipe_id, 1);
+	if (sess && sess->peer[0] == '\0') {
+		sess->local = peer->local;
+		sess->peer_uid = peer->uid;
+		snprintf(sess->peer, sizeof(sess->peer), "%s", peer->addr);
+	}
+	return sess;
+}
+
+/* A request that overtook its connection's add event: the session is made
+ * now, as that event would make it, so its first request already knows
+ * whether the connection is local. A connection already gone gets none. */
+static void overtaken(gpud_server *s, server_ctx *c)
+{
+	nng_pipe p = nng_msg_get_pipe(c->msg);
+	endpoint_peer peer;
+	if (sessions_get(&s->buffers, (uint32_t)nng_pipe_id(p), 0) != NULL || !pipe_alive(p))
+		return;
+	endpoint_pipe_peer(p, &peer);
+	session_open(s, (uint32_t)nng_pipe_id(p), &peer);
 }
 
 /* --- start and shutdown ----------------------------------------------------- */
