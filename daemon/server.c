@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -620,20 +619,6 @@ void server_shutdown(gpud_server *s)
 	uv_timer_start(&s->stop_timer, on_stop_tick, 0, 10);
 }
 
-/* ipc:// paths: make the directory if missing, so a first start just works. */
-static void ensure_ipc_dir(const char *url)
-{
-	if (strncmp(url, "ipc://", 6) != 0)
-		return;
-	char path[4096];
-	snprintf(path, sizeof(path), "%s", url + 6);
-	char *slash = strrchr(path, '/');
-	if (slash == NULL || slash == path)
-		return;
-	*slash = '\0';
-	mkdir(path, 0755); /* an error shows up as the listen failure below */
-}
-
 /*
  * A device is lost (devices.c marked it): its work fails with the CUDA
  * error, placement leaves it out, and the others keep serving. gpud exits
@@ -817,7 +802,7 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		return SERVER_BAD_CONFIG;
 	}
 	for (int i = 0; i < cfg->nlisten; i++)
-		if (strncmp(cfg->listen[i], "tls+", 4) == 0) {
+		if (endpoint_tls(cfg->listen[i])) {
 			if (auth_tls_check(cfg, err, errlen) != 0) {
 				auth_fini(&s->auth);
 				return SERVER_BAD_CONFIG;
@@ -875,43 +860,22 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	s->stop_timer.data = s;
 
 	for (int i = 0; i < cfg->nlisten; i++) {
-		ensure_ipc_dir(cfg->listen[i]);
-		rv = nng_listener_create(&s->listeners[i], s->sock, cfg->listen[i]);
-		if (rv == 0)
-			rv = nng_listener_set_size(s->listeners[i], NNG_OPT_RECVMAXSZ,
-						   request_cap(cfg));
-		if (rv == 0 && strncmp(cfg->listen[i], "tls+", 4) == 0 &&
-		    auth_tls_listener(cfg, s->listeners[i], cfg->listen[i], err, errlen) != 0)
+		if (endpoint_listen(s->sock, cfg, cfg->listen[i], request_cap(cfg),
+				    &s->listeners[i], err, errlen) != 0)
 			return -1;
-		if (rv == 0)
-			rv = nng_listener_start(s->listeners[i], 0);
-		if (rv != 0) {
-			snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen[i],
-				 nng_strerror(rv));
-			return -1;
-		}
 		s->nlisteners++;
-		int port = -1;
-		if (strncmp(cfg->listen[i], "ipc://", 6) != 0 &&
-		    strcmp(strrchr(cfg->listen[i], ':'), ":0") == 0)
-			nng_listener_get_int(s->listeners[i], NNG_OPT_TCP_BOUND_PORT, &port);
-		if (port >= 0) /* port 0: the system's choice, which clients need to know */
-			log_info("listening on %s (port %d)", cfg->listen[i], port);
-		else
-			log_info("listening on %s", cfg->listen[i]);
 	}
 
 	for (int i = 0; i < cfg->nlisten; i++)
-		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 ||
-		     strncmp(cfg->listen[i], "tls+", 4) == 0) &&
-		    s->auth.ntokens == 0)
+		if (!endpoint_local(cfg->listen[i]) && s->auth.ntokens == 0)
 			log_warn("%s: no tokens_file, so every tcp:// client is tenant 'anonymous' "
 				 "and they share one another's buffers",
 				 cfg->listen[i]);
-	for (int i = 0; i < s->nlisteners; i++)
-		if (strncmp(cfg->listen[i], "ipc://", 6) == 0 &&
-		    auth_socket_access(cfg, cfg->listen[i] + 6, err, errlen) != 0)
+	for (int i = 0; i < s->nlisteners; i++) {
+		const char *path = endpoint_path(cfg->listen[i]);
+		if (path && auth_socket_access(cfg, path, err, errlen) != 0)
 			return SERVER_BAD_CONFIG;
+	}
 	char shm[sizeof(cfg->shm_socket)];
 	config_shm_path(cfg, shm, sizeof(shm));
 	/* Host memory is pinned through the first device, for every device
