@@ -1,9 +1,9 @@
 /*
  * daemon/server.h — gpud's core: the libuv loop that owns all state, the nng
  * REP socket with its contexts, the event queue into the loop, start and
- * orderly shutdown. Only main.c, server.c, reload.c (SIGHUP) and the tests'
- * injection hook (the fuzzer, the verb tests) include this; verbs reach the
- * daemon through daemon/request.h.
+ * orderly shutdown. Only main.c, server.c, server_start.c (start-up),
+ * reload.c (SIGHUP) and the tests' injection hook (the fuzzer, the verb
+ * tests) include this; verbs reach the daemon through daemon/request.h.
  *
  * Threads: nng's threads receive and send; they only hand events to the loop
  * (a locked queue plus uv_async) and flip their context's state under its
