@@ -31,6 +31,7 @@
 #include <nng/supplemental/tls/tls.h>
 
 #include "daemon/auth.h"
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 #include "proto/peek.h"
 
@@ -169,10 +170,10 @@ static int secret_equal(const char *a, const char *b)
 	return d == 0;
 }
 
-dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *name, size_t len,
-		    char *err, size_t errlen)
+dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *token, char *name,
+		    size_t len, char *err, size_t errlen)
 {
-	if (peer_uid >= 0) {
+	if (local) {
 		struct passwd pw, *res = NULL;
 		char buf[1024];
 		if (getpwuid_r((uid_t)peer_uid, &pw, buf, sizeof(buf), &res) == 0 && res &&
@@ -472,11 +473,11 @@ static void not_member(const char *group, const char *path, char *err, size_t er
 int auth_socket_group_check(const gpud_config *cfg, char *err, size_t errlen)
 {
 	char shm[sizeof(cfg->shm_socket)];
-	int ipc = 0;
+	int files = 0; /* listeners that make a socket file */
 	for (int i = 0; i < cfg->nlisten; i++)
-		ipc |= strncmp(cfg->listen[i], "ipc://", 6) == 0;
+		files |= endpoint_path(cfg->listen[i]) != NULL;
 	config_shm_path(cfg, shm, sizeof(shm));
-	if (cfg->socket_group[0] == '\0' || (!ipc && shm[0] == '\0'))
+	if (cfg->socket_group[0] == '\0' || (!files && shm[0] == '\0'))
 		return 0; /* no socket file to give it */
 	struct group gr, *res = NULL;
 	char buf[16384];

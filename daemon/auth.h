@@ -1,12 +1,13 @@
 /*
  * daemon/auth.h — who a connection is, and who may connect.
  *
- * A connection's tenant: over ipc:// the peer's user (by name, else
- * "uid:N"); over tcp:// and tls+tcp:// the tenant whose bearer token hello
- * presents (tokens_file: "TENANT TOKEN" lines), or "anonymous" when gpud has
- * no tokens. tls+tcp:// listeners get the certificate and key of tls_cert /
- * tls_key (and, with tls_ca, ask clients for certificates); ipc:// socket
- * files get socket_mode / socket_group.
+ * A connection's tenant: over a local endpoint (ipc://) the peer's user (by
+ * name, else "uid:N"); over the others (tcp://, tls+tcp://) the tenant
+ * whose bearer token hello presents (tokens_file: "TENANT TOKEN" lines), or
+ * "anonymous" when gpud has no tokens. Listeners of a TLS endpoint get the
+ * certificate and key of tls_cert / tls_key (and, with tls_ca, ask clients
+ * for certificates); socket files (ipc://) get socket_mode / socket_group.
+ * Which endpoint is which: daemon/endpoint/endpoint.h.
  *
  * Loaded at start on the loop thread; a reload (SIGHUP, daemon/reload.c)
  * loads a new one on the loop and puts it in the old one's place. A failed inbound
@@ -45,12 +46,13 @@ int auth_load(auth *a, const gpud_config *cfg, char *err, size_t errlen);
 void auth_fini(auth *a);
 
 /*
- * The tenant name of a connection: an ipc:// peer (peer_uid >= 0) by user;
+ * The tenant name of a connection: a local one (gpud_session.local, from its
+ * endpoint: daemon/endpoint/endpoint.h) by its peer's user, peer_uid;
  * otherwise by the token hello presented (may be "" or NULL). ST_OK with
  * name set, or ST_UNAUTHENTICATED with err (an unknown or missing token).
  */
-dstatus auth_tenant(const auth *a, int64_t peer_uid, const char *token, char *name, size_t len,
-		    char *err, size_t errlen);
+dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *token, char *name,
+		    size_t len, char *err, size_t errlen);
 
 /*
  * 1 if a tcp:// or tls+tcp:// hello may still be tenant name: a token of a

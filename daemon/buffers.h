@@ -92,7 +92,10 @@ struct gpud_session {
 	uint64_t bytes;
 	uint64_t requests;
 	uint32_t in_flight;
-	int64_t peer_uid;             /* ipc://: the peer's uid; -1 otherwise */
+	/* from a local endpoint (daemon/endpoint/endpoint.h: ipc://), set at
+	 * connect: tenant by user, host regions, rings */
+	int local;
+	int64_t peer_uid;             /* local: the peer's uid; -1 otherwise */
 	char peer[64];                /* for status and logs */
 	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
 	gpud_tenant *tenant;          /* set by a successful hello */

@@ -2,7 +2,9 @@
  * daemon/config.c — the config file is INI, parsed by libinih (Debian's
  * libinih-dev); this file maps keys to fields through one table of options
  * and checks values. Each option of the table says whether a reload
- * (SIGHUP) applies it live or it needs a restart (OPT_LIVE).
+ * (SIGHUP) applies it live or it needs a restart (OPT_LIVE). A listen URL
+ * is checked by its endpoint kind (daemon/endpoint/); the [quota] and
+ * [tenant NAME] sections are config_tenants.c's.
  *
  * Threads: read at start, before any thread exists; a reload builds a new
  * gpud_config on the loop thread and copies its live options into the
@@ -25,6 +27,8 @@
 #include <unistd.h>
 
 #include "daemon/config.h"
+#include "daemon/config_tenants.h"
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 
 void config_defaults(gpud_config *c)
@@ -84,14 +88,6 @@ int config_is_admin(const gpud_config *c, const char *name)
 	return 0;
 }
 
-tenant_quota config_quota(const gpud_config *c, const char *name)
-{
-	for (int i = 0; i < c->ntenants; i++)
-		if (strcmp(c->tenants[i].name, name) == 0)
-			return c->tenants[i].quota;
-	return c->quota;
-}
-
 void config_shm_path(const gpud_config *c, char *out, size_t outlen)
 {
 	out[0] = '\0';
@@ -102,8 +98,9 @@ void config_shm_path(const gpud_config *c, char *out, size_t outlen)
 		return;
 	}
 	for (int i = 0; i < c->nlisten; i++) {
-		if (strncmp(c->listen[i], "ipc://", 6) == 0) {
-			snprintf(out, outlen, "%s.shm", c->listen[i] + 6);
+		const char *path = endpoint_path(c->listen[i]);
+		if (path) {
+			snprintf(out, outlen, "%s.shm", path);
 			return;
 		}
 	}
@@ -165,38 +162,6 @@ int config_parse_size(const char *s, uint64_t *out)
 	if (shift && v > (UINT64_MAX >> shift))
 		return -1;
 	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-/*
- * A tcp:// or tls+tcp:// listen URL's port: nng takes one left out for 0,
- * a port chosen at random that no client knows. An explicit 0 stays
- * allowed (tests; gpud logs the port it got). 0, or -1 with err.
- */
-static int check_port(const char *url, size_t scheme_len, char *err, size_t errlen)
-{
-	const char *host = url + scheme_len, *colon;
-
-	if (host[0] == '[') { /* an IPv6 address: [::1]:7878 */
-		const char *rb = strchr(host, ']');
-		colon = rb && rb[1] == ':' ? rb + 1 : NULL;
-	} else {
-		colon = strrchr(host, ':');
-	}
-	if (colon == NULL || colon[1] == '\0') {
-		snprintf(err, errlen,
-			 "listen URL '%s' has no port (nng would listen on one chosen at random, "
-			 "which no client knows); expected %.*sHOST:PORT, e.g. %.*s127.0.0.1:7878",
-			 url, (int)scheme_len, url, (int)scheme_len, url);
-		return -1;
-	}
-	const char *p = colon + 1;
-	size_t digits = strspn(p, "0123456789");
-	if (digits == 0 || digits > 5 || p[digits] != '\0' || atol(p) > 65535) {
-		snprintf(err, errlen,
-			 "listen URL '%s': the port '%s' is not a number from 0 to 65535", url, p);
-		return -1;
-	}
 	return 0;
 }
 
@@ -301,19 +266,7 @@ int config_check_hostport(const char *key, const char *value, char *err, size_t 
 
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen)
 {
-	static const char *const tcp_schemes[] = {"tcp://", "tcp4://", "tcp6://", "tls+tcp://"};
-	size_t tcp = 0;
-	for (size_t i = 0; i < sizeof(tcp_schemes) / sizeof(tcp_schemes[0]); i++)
-		if (strncmp(url, tcp_schemes[i], strlen(tcp_schemes[i])) == 0)
-			tcp = strlen(tcp_schemes[i]);
-	if (strncmp(url, "ipc://", 6) != 0 && tcp == 0) {
-		snprintf(err, errlen,
-			 "listen URL '%s': expected ipc://PATH, tcp://HOST:PORT or "
-			 "tls+tcp://HOST:PORT",
-			 url);
-		return -1;
-	}
-	if (tcp && check_port(url, tcp, err, errlen) != 0)
+	if (endpoint_check(url, err, errlen) != 0)
 		return -1;
 	if (c->nlisten == GPUD_MAX_LISTEN) {
 		snprintf(err, errlen, "listen URL '%s': at most %d listen URLs", url,
@@ -615,64 +568,6 @@ static int set_double(const config_option *o, double *field, const char *value, 
 	return 0;
 }
 
-/* A key of [quota] or [tenant NAME]. */
-static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
-{
-	/* kernel_timeout (custom kernels) and run_timeout (built-in ones):
-	 * seconds, to the millisecond, 0 for no limit */
-	int custom = !strcmp(key, "kernel_timeout");
-	if (custom || !strcmp(key, "run_timeout")) {
-		const config_option o = {.name = key,
-					 .lo = 0,
-					 .hi = 86400,
-					 .what = "seconds (0: no limit)"};
-		uint64_t *ms = custom ? &q->kernel_timeout_ms : &q->run_timeout_ms;
-		double sec;
-		if (set_double(&o, &sec, value, err, errlen) != 0)
-			return -1;
-		*ms = (uint64_t)(sec * 1000 + 0.5);
-		if (sec > 0 && *ms == 0)
-			*ms = 1;
-		return 0;
-	}
-	if (!strncmp(key, "device_bytes.", 13)) {
-		char *end;
-		long d = strtol(key + 13, &end, 10);
-		if (end == key + 13 || *end != '\0' || d < 0 || d >= GPUD_DEVICES_MAX) {
-			snprintf(err, errlen,
-				 "quota key '%s': expected device_bytes.N with N a device id, 0 to "
-				 "%d",
-				 key, GPUD_DEVICES_MAX - 1);
-			return -1;
-		}
-		if (config_parse_size(value, &q->device_bytes_on[d]) != 0) {
-			snprintf(err, errlen,
-				 "%s = '%s': expected a number or a size (0: no limit)", key,
-				 value);
-			return -1;
-		}
-		return 0;
-	}
-	uint64_t *f = !strcmp(key, "device_bytes")         ? &q->device_bytes
-		      : !strcmp(key, "kept_buffers")       ? &q->kept_buffers
-		      : !strcmp(key, "requests_in_flight") ? &q->requests_in_flight
-		      : !strcmp(key, "message_size")       ? &q->message_size
-							   : NULL;
-	if (f == NULL) {
-		snprintf(err, errlen,
-			 "unknown quota key '%s' (device_bytes, device_bytes.N, kept_buffers, "
-			 "requests_in_flight, message_size, kernel_timeout, run_timeout)",
-			 key);
-		return -1;
-	}
-	if (config_parse_size(value, f) != 0) {
-		snprintf(err, errlen, "%s = '%s': expected a number or a size (0: no limit)", key,
-			 value);
-		return -1;
-	}
-	return 0;
-}
-
 static int set_string(const config_option *o, char *field, const char *value, char *err,
 		      size_t errlen)
 {
@@ -800,34 +695,9 @@ static int on_ini_pair(void *user, const char *section, const char *name, const 
 
 	if (ctx->failed)
 		return 0;
-	gpud_config *c = ctx->c;
-	if (strcmp(section, "quota") == 0) {
-		if (quota_set(&c->quota, name, value, ctx->err, ctx->errlen) != 0)
-			ctx->failed = 1;
-		return !ctx->failed;
-	}
-	if (strncmp(section, "tenant ", 7) == 0 && section[7] != '\0') {
-		const char *tn = section + 7;
-		int i;
-		for (i = 0; i < c->ntenants && strcmp(c->tenants[i].name, tn) != 0; i++)
-			;
-		if (i == c->ntenants) {
-			if (c->ntenants == GPUD_MAX_TENANT_RULES ||
-			    strlen(tn) >= GPUD_TENANT_NAME) {
-				snprintf(ctx->err, ctx->errlen,
-					 "[tenant %s]: at most %d tenant sections, names under %d "
-					 "characters",
-					 tn, GPUD_MAX_TENANT_RULES, GPUD_TENANT_NAME);
-				ctx->failed = 1;
-				return 0;
-			}
-			/* Starts from [quota] as read so far: put [quota] first. */
-			snprintf(c->tenants[i].name, sizeof(c->tenants[i].name), "%s", tn);
-			c->tenants[i].quota = c->quota;
-			c->ntenants++;
-		}
-		if (quota_set(&c->tenants[i].quota, name, value, ctx->err, ctx->errlen) != 0)
-			ctx->failed = 1;
+	int rv = config_tenant_key(ctx->c, section, name, value, ctx->err, ctx->errlen);
+	if (rv != 0) { /* [quota] or [tenant NAME] */
+		ctx->failed = rv < 0;
 		return !ctx->failed;
 	}
 	if (section[0] != '\0' && strcmp(section, "gpud") != 0) {
@@ -964,17 +834,6 @@ static int option_same(const config_option *o, const gpud_config *a, const gpud_
 	}
 }
 
-static int tenants_same(const gpud_config *a, const gpud_config *b)
-{
-	if (a->ntenants != b->ntenants)
-		return 0;
-	for (int i = 0; i < a->ntenants; i++)
-		if (strcmp(a->tenants[i].name, b->tenants[i].name) != 0 ||
-		    memcmp(&a->tenants[i].quota, &b->tenants[i].quota, sizeof(tenant_quota)) != 0)
-			return 0;
-	return 1;
-}
-
 void config_changes(const gpud_config *cur, const gpud_config *next,
 		    void (*fn)(void *arg, const char *name, int live), void *arg)
 {
@@ -985,7 +844,7 @@ void config_changes(const gpud_config *cur, const gpud_config *next,
 	}
 	if (memcmp(&cur->quota, &next->quota, sizeof(tenant_quota)) != 0)
 		fn(arg, "[quota]", 1);
-	if (!tenants_same(cur, next))
+	if (!config_tenants_same(cur, next))
 		fn(arg, "[tenant]", 1);
 }
 

@@ -114,10 +114,13 @@ typedef struct gpud_config {
 
 /* 1 if name is listed in admin_tenants. */
 int config_is_admin(const gpud_config *c, const char *name);
-/* The quota of tenant name: its [tenant NAME] section over [quota]. */
+/* The quota of tenant name: its [tenant NAME] section over [quota]
+ * (daemon/config_tenants.c). */
 tenant_quota config_quota(const gpud_config *c, const char *name);
 
-/* The region socket for cfg: "" when none (off, or no ipc:// listener). */
+/* The region socket for cfg: "" when none (off, or no listener makes a
+ * socket file: daemon/endpoint/endpoint.h, path); by default next to the
+ * first listener's socket file. */
 void config_shm_path(const gpud_config *c, char *out, size_t outlen);
 
 void config_defaults(gpud_config *c);
@@ -174,7 +177,8 @@ void config_apply_live(gpud_config *cur, const gpud_config *next);
  * ("key = 'value': ..."). */
 int config_check_hostport(const char *key, const char *value, char *err, size_t errlen);
 
-/* Appends a listen URL (after checking its scheme). 0 or -1 + err. */
+/* Appends a listen URL, checked by its endpoint kind (endpoint_check:
+ * daemon/endpoint/endpoint.h). 0 or -1 + err. */
 int config_add_listen(gpud_config *c, const char *url, char *err, size_t errlen);
 void config_clear_listen(gpud_config *c);
 

@@ -14,6 +14,7 @@
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/health.h"
 #include "daemon/log.h"
 #include "proto/wire.h"
@@ -37,37 +38,6 @@ static struct timespec after_ms(clockid_t clock, unsigned ms)
 		t.tv_nsec -= 1000000000L;
 	}
 	return t;
-}
-
-/*
- * Where the probe dials for a listen URL: a wildcard host (empty, "*",
- * 0.0.0.0, [::]) becomes the loopback address of its family, port 0 the
- * port the system chose.
- */
-static void dial_url(const char *url, nng_listener l, char *out, size_t len)
-{
-	const char *hp = strstr(url, "://"), *colon = strrchr(url, ':');
-	int port = -1;
-	if (hp == NULL || !strncmp(url, "ipc://", 6) || colon == NULL || colon < hp + 3) {
-		snprintf(out, len, "%s", url);
-		return;
-	}
-	hp += 3;
-	if (!strcmp(colon, ":0"))
-		nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port);
-	size_t hlen = (size_t)(colon - hp);
-	char host[200];
-	snprintf(host, sizeof(host), "%.*s", (int)(hlen < sizeof(host) ? hlen : sizeof(host) - 1),
-		 hp);
-	const char *h = host;
-	if (!host[0] || !strcmp(host, "*") || !strcmp(host, "0.0.0.0"))
-		h = "127.0.0.1";
-	else if (!strcmp(host, "[::]"))
-		h = "[::1]";
-	char portbuf[16];
-	if (port >= 0)
-		snprintf(portbuf, sizeof(portbuf), "%d", port);
-	snprintf(out, len, "%.*s%s:%s", (int)(hp - url), url, h, port >= 0 ? portbuf : colon + 1);
 }
 
 /*
@@ -111,7 +81,7 @@ static int probe_once(health *h, health_target *t, int timeout_ms, char *why, si
 	}
 	nng_aio_set_timeout(h->aio, timeout_ms);
 	nng_socket_set_ms(s, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
-	if ((rv = nng_dialer_create(&d, s, t->dial)) == 0 && !strncmp(t->dial, "tls+", 4))
+	if ((rv = nng_dialer_create(&d, s, t->dial)) == 0 && t->tls)
 		rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, h->tls);
 	if (rv == 0)
 		rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK);
@@ -270,7 +240,8 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 		h->stall_ns = 3000000000ull;
 	for (int i = 0; i < n; i++) {
 		snprintf(h->t[i].url, sizeof(h->t[i].url), "%s", cfg->listen[i]);
-		dial_url(cfg->listen[i], ls[i], h->t[i].dial, sizeof(h->t[i].dial));
+		endpoint_dial_url(cfg->listen[i], ls[i], h->t[i].dial, sizeof(h->t[i].dial));
+		h->t[i].tls = endpoint_tls(cfg->listen[i]);
 	}
 	if (getrandom(h->key, sizeof(h->key), 0) != (ssize_t)sizeof(h->key)) {
 		snprintf(err, errlen, "health: getrandom: %s", strerror(errno));

@@ -45,6 +45,7 @@
 typedef struct health_target {
 	char url[256];      /* as gpud listens on it */
 	char dial[256];     /* where the probe dials (a wildcard host made loopback) */
+	int tls;            /* dialled with TLS (its endpoint's; daemon/endpoint/endpoint.h) */
 	atomic_int fails;   /* failed probes in a row (0: the last one answered) */
 	atomic_int no_pipe; /* the last failure: the handshake never completed */
 	atomic_uint_fast64_t probes, failures;

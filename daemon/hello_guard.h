@@ -1,6 +1,8 @@
 /*
- * daemon/hello_guard.h — failed hellos, counted per peer: the uid over
- * ipc://, the address (without its port) over tcp:// and tls+tcp://.
+ * daemon/hello_guard.h — failed hellos, counted per peer: the peer as its
+ * endpoint names it (daemon/endpoint/endpoint.h, endpoint_peer.addr:
+ * "uid N" over ipc://, an address over tcp:// and tls+tcp://), less a port
+ * (guard_key).
  *
  * A peer's first GUARD_FREE_FAILURES wrong or missing tokens are answered
  * as they are; each further one makes it back off: for GUARD_BACKOFF_FIRST_S

@@ -441,7 +441,7 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	}
 	/* An unknown key and another user's key get the same answer. */
 	s = session_by_key(rs, msg.key);
-	if (s == NULL || s->peer_uid < 0 || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
+	if (s == NULL || !s->local || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
 		conn_reply(c, ST_NOT_FOUND, 0, 0,
 			   "unknown session key (from hello on an ipc:// connection of this user)");
 		goto out;

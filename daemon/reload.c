@@ -62,6 +62,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/tls/tls.h>
 
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/notify.h"
@@ -80,11 +81,6 @@ typedef struct reload_probe {
 } reload_probe;
 
 static void finish(gpud_server *s);
-
-static int is_tls(const char *url)
-{
-	return strncmp(url, "tls+", 4) == 0;
-}
 
 static double unix_now(void)
 {
@@ -228,7 +224,7 @@ static gone close_tenant(gpud_server *s, gpud_tenant *tn)
 	{
 		if (sess->tenant != tn)
 			continue;
-		if (sess->peer_uid >= 0) {
+		if (sess->local) { /* its tenant is its user, not a token */
 			g.ipc_left++;
 			continue;
 		}
@@ -395,7 +391,7 @@ void reload_run(gpud_server *s)
 		return;
 	}
 	for (int i = 0; i < s->nlisteners; i++) {
-		if (!is_tls(s->cfg->listen[i]))
+		if (!endpoint_tls(s->cfg->listen[i]))
 			continue;
 		if ((ntls == 0 && auth_tls_check(&next, err, sizeof(err)) != 0) ||
 		    auth_tls_config(&next, s->cfg->listen[i], &tls[i], err, sizeof(err)) != 0) {

@@ -1,7 +1,8 @@
 /*
  * daemon/server.c — the nng REP socket, its contexts, the event queue into
- * the loop, the checks every request passes before its verb, and orderly
- * shutdown.
+ * the loop, connections' sessions (their peers, as their endpoints tell
+ * them: daemon/endpoint/), the checks every request passes before its
+ * verb, and orderly shutdown. Start-up is daemon/server_start.c's.
  *
  * Each context runs: recv (nng thread) -> posted to the loop -> decoded,
  * checked and dispatched on the loop -> reply sent (nng thread) -> recv
@@ -14,19 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
-#include <arpa/inet.h>
 
 #include "daemon/drain.h"
+#include "daemon/endpoint/endpoint.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
 #include "daemon/metrics_text.h"
 #include "daemon/notify.h"
 #include "daemon/server.h"
+#include "daemon/server_internal.h"
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
 
@@ -40,10 +41,9 @@ typedef struct server_event {
 	enum event_type type;
 	server_ctx *ctx;
 	uint32_t pipe_id;
-	int64_t peer_uid; /* pipe add over ipc:// */
-	int probe;        /* pipe add over ipc:// from gpud itself: its health probe */
-	char peer[64];
-	int heap; /* malloc'd (pipe events) rather than embedded in a context */
+	endpoint_peer peer; /* pipe add: who connected, as its endpoint tells it */
+	int probe;          /* pipe add from gpud itself (by its pid): its health probe */
+	int heap;           /* malloc'd (pipe events) rather than embedded in a context */
 	struct server_event *next;
 } server_event;
 
@@ -82,6 +82,8 @@ static void post_event(gpud_server *s, server_event *ev)
 }
 
 static void handle_request(server_ctx *c);
+static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoint_peer *peer);
+static void overtaken(gpud_server *s, server_ctx *c);
 static void teardown(gpud_server *s);
 
 /*
@@ -176,6 +178,7 @@ static void on_wake(uv_async_t *h)
 		int heap = ev->heap;
 		switch (ev->type) {
 		case EV_REQUEST:
+			overtaken(s, ev->ctx);
 			handle_request(ev->ctx);
 			break;
 		case EV_CTX_STOPPED:
@@ -184,15 +187,12 @@ static void on_wake(uv_async_t *h)
 		case EV_PIPE_ADD: {
 			/* Sessions are the connections: a removal nng reports for a pipe
 			 * that never got here finds none and counts nothing. */
-			gpud_session *sess = sessions_get(&s->buffers, ev->pipe_id, 1);
-			if (sess && sess->peer[0] == '\0') {
-				sess->peer_uid = ev->peer_uid;
-				snprintf(sess->peer, sizeof(sess->peer), "%s", ev->peer);
-			}
+			gpud_session *sess = session_open(s, ev->pipe_id, &ev->peer);
 			if (sess && ev->probe)
 				sessions_mark_probe(&s->buffers, sess);
 			s->metrics.connections_total++;
-			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)", ev->peer);
+			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)",
+				 ev->peer.addr);
 			break;
 		}
 		case EV_PIPE_REM: {
@@ -209,25 +209,14 @@ static void on_wake(uv_async_t *h)
 	}
 }
 
-/* Who is on the other end: the uid over ipc://, the address over tcp://. */
+/* Who is on the other end of p, as its endpoint tells it: the text and uid
+ * of handle_request's fallback, where no session was made at connect. */
 static void pipe_peer(nng_pipe p, int64_t *peer_uid, char *peer, size_t len)
 {
-	uint64_t uid;
-	nng_sockaddr sa;
-	*peer_uid = -1;
-	peer[0] = '\0';
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
-		*peer_uid = (int64_t)uid;
-		snprintf(peer, len, "uid %" PRIu64, uid);
-	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET) {
-		const uint8_t *a = (const uint8_t *)&sa.s_in.sa_addr;
-		snprintf(peer, len, "%u.%u.%u.%u:%u", a[0], a[1], a[2], a[3],
-			 (unsigned)ntohs(sa.s_in.sa_port));
-	} else if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0 && sa.s_family == NNG_AF_INET6) {
-		char ip[INET6_ADDRSTRLEN] = "?";
-		inet_ntop(AF_INET6, sa.s_in6.sa_addr, ip, sizeof(ip));
-		snprintf(peer, len, "[%s]:%u", ip, (unsigned)ntohs(sa.s_in6.sa_port));
-	}
+	endpoint_peer e;
+	endpoint_pipe_peer(p, &e);
+	*peer_uid = e.uid;
+	snprintf(peer, len, "%s", e.addr);
 }
 
 static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
@@ -248,14 +237,11 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 	ev->type = what == NNG_PIPE_EV_ADD_POST ? EV_PIPE_ADD : EV_PIPE_REM;
 	ev->pipe_id = (uint32_t)nng_pipe_id(p);
 	ev->heap = 1;
-	ev->peer_uid = -1;
 	if (what == NNG_PIPE_EV_ADD_POST) {
-		uint64_t pid;
-		pipe_peer(p, &ev->peer_uid, ev->peer, sizeof(ev->peer));
-		/* gpud's own health probe over ipc:// is known by its pid from the
-		 * start (over tcp:// by its hello's probe key) */
-		ev->probe = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0 &&
-			    pid == (uint64_t)getpid();
+		endpoint_pipe_peer(p, &ev->peer);
+		/* gpud's own health probe is known by its pid from the start where
+		 * its endpoint tells the pid (ipc://), else by its hello's probe key */
+		ev->probe = ev->peer.pid == (int64_t)getpid();
 	}
 	post_event(s, ev);
 }
@@ -487,6 +473,12 @@ int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m
 	c->inject_cb = cb;
 	c->inject_arg = arg;
 	c->msg = m;
+	if (sessions_get(&s->buffers, pipe_id, 0) == NULL) {
+		/* a pseudo connection, local (as over ipc://) when it has a peer uid */
+		endpoint_peer peer = {.local = peer_uid >= 0, .uid = peer_uid, .pid = -1};
+		snprintf(peer.addr, sizeof(peer.addr), "injected");
+		session_open(s, pipe_id, &peer);
+	}
 	handle_request(c);
 	return 0;
 }
@@ -494,6 +486,37 @@ int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m
 void server_inject_close(gpud_server *s, uint32_t pipe_id)
 {
 	sessions_close(&s->buffers, pipe_id);
+}
+
+/* --- connections' sessions (loop thread) --------------------------------------- */
+
+/*
+ * The session of connection pipe_id, made at its connection: its peer as its
+ * endpoint told it (daemon/endpoint/endpoint.h), local or not. A session
+ * already made keeps the peer it has.
+ */
+static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoint_peer *peer)
+{
+	gpud_session *sess = sessions_get(&s->buffers, pipe_id, 1);
+	if (sess && sess->peer[0] == '\0') {
+		sess->local = peer->local;
+		sess->peer_uid = peer->uid;
+		snprintf(sess->peer, sizeof(sess->peer), "%s", peer->addr);
+	}
+	return sess;
+}
+
+/* A request that overtook its connection's add event: the session is made
+ * now, as that event would make it, so its first request already knows
+ * whether the connection is local. A connection already gone gets none. */
+static void overtaken(gpud_server *s, server_ctx *c)
+{
+	nng_pipe p = nng_msg_get_pipe(c->msg);
+	endpoint_peer peer;
+	if (sessions_get(&s->buffers, (uint32_t)nng_pipe_id(p), 0) != NULL || !pipe_alive(p))
+		return;
+	endpoint_pipe_peer(p, &peer);
+	session_open(s, (uint32_t)nng_pipe_id(p), &peer);
 }
 
 /* --- start and shutdown ----------------------------------------------------- */
@@ -598,20 +621,6 @@ void server_shutdown(gpud_server *s)
 	uv_timer_start(&s->stop_timer, on_stop_tick, 0, 10);
 }
 
-/* ipc:// paths: make the directory if missing, so a first start just works. */
-static void ensure_ipc_dir(const char *url)
-{
-	if (strncmp(url, "ipc://", 6) != 0)
-		return;
-	char path[4096];
-	snprintf(path, sizeof(path), "%s", url + 6);
-	char *slash = strrchr(path, '/');
-	if (slash == NULL || slash == path)
-		return;
-	*slash = '\0';
-	mkdir(path, 0755); /* an error shows up as the listen failure below */
-}
-
 /*
  * A device is lost (devices.c marked it): its work fails with the CUDA
  * error, placement leaves it out, and the others keep serving. gpud exits
@@ -621,7 +630,7 @@ static void ensure_ipc_dir(const char *url)
  * serve with; an administrator who wants the lost GPU back sooner restarts
  * gpud, or sets exit.
  */
-static void on_device_lost(void *owner, gpud_device *d)
+void server_on_device_lost(void *owner, gpud_device *d)
 {
 	gpud_server *s = owner;
 	char msg[768];
@@ -648,7 +657,7 @@ static void on_device_lost(void *owner, gpud_device *d)
 	server_shutdown(s);
 }
 
-static void on_session_close(void *arg, gpud_session *sess)
+void server_on_session_close(void *arg, gpud_session *sess)
 {
 	gpud_server *s = arg;
 	ring_session_closed(&s->rings, sess); /* replies to its requests are dropped */
@@ -656,186 +665,29 @@ static void on_session_close(void *arg, gpud_session *sess)
 	regions_session_closed(&s->regions, sess);
 }
 
-/* The request rings' way in: the same path as an injected message. */
-static int ring_deliver(void *arg, uint32_t pipe_id, nng_msg *m,
-			void (*done)(void *done_arg, nng_msg *reply), void *done_arg)
-{
-	gpud_server *s = arg;
-	gpud_session *sess = sessions_get(&s->buffers, pipe_id, 0);
-	return server_inject(s, pipe_id, sess ? sess->peer_uid : -1, m, done, done_arg);
-}
-
-static int ring_register(void *arg, gpud_session *sess, void *base, size_t size, int efd, char *err,
-			 size_t errlen)
-{
-	gpud_server *s = arg;
-	return ring_attach(&s->rings, sess, base, size, 1, efd, err, errlen);
-}
+/* --- what start-up (server_start.c) takes from here ---------------------------- */
 
 /*
  * The transport refuses (drops the connection on) a message over this; one a
  * little over max_message_size still arrives and gets a clear TOO_LARGE.
  */
-static size_t request_cap(const gpud_config *cfg)
+size_t server_request_cap(const gpud_config *cfg)
 {
 	return (size_t)cfg->max_message_size + REQUEST_HEADER_ROOM + GPUD_WIRE_PREFIX;
 }
 
-static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen);
-
-/* The hello guard's close of a connection that kept failing hello. */
-static void close_conn(void *arg, uint32_t pipe_id)
-{
-	nng_pipe p = NNG_PIPE_INITIALIZER;
-	(void)arg;
-	p.id = pipe_id;
-	nng_pipe_close(p); /* gone already: nothing to do */
-}
-
-/* /metrics (daemon/observe.c), on the loop. */
-static const char *why_not_ready(void *arg, char *buf, size_t len)
-{
-	gpud_server *s = arg;
-	return health_why_not(&s->health, 0, buf, len);
-}
-
-static const char *why_no_ping(void *arg, char *buf, size_t len)
-{
-	gpud_server *s = arg;
-	return health_why_not(&s->health, 1, buf, len);
-}
-
-static int count_lost(void *arg)
-{
-	gpud_server *s = arg;
-	return s->devices.n - s->devices.nlive;
-}
-
-static void render_metrics(void *arg, FILE *out)
-{
-	gpud_server *s = arg;
-	char why[512];
-	metrics_page p = {.m = &s->metrics,
-			  .ready = atomic_load(&s->observe.state) == OBSERVE_READY &&
-				   why_not_ready(s, why, sizeof(why)) == NULL,
-			  .backend_lost = s->fatal != NULL,
-			  .nlisteners = s->nlisteners,
-			  .listen = (const char *const *)s->cfg->listen};
-	for (int i = 0; i < s->nlisteners && i < GPUD_MAX_LISTEN; i++)
-		p.listener_up[i] = health_listener_up(&s->health, i);
-	metrics_text(out, &s->core, &p);
-}
-
-/*
- * The host memory budget: host_memory_limit, or (auto) a share of the
- * cgroup's limit or of the machine's memory. A limit set above the cgroup's
- * is kept, with a warning: the kernel would end gpud before it refuses.
- */
-static int host_budget(gpud_server *s, const gpud_config *cfg, char *err, size_t errlen)
-{
-	uint64_t limit = cfg->host_memory_limit, cg;
-	const char *file;
-	char why[256] = "host_memory_limit", a[32], b[32];
-	if (limit == 0 && hostmem_default_limit("", &limit, why, sizeof(why)) != 0) {
-		snprintf(err, errlen, "host_memory_limit = auto: %s; set host_memory_limit", why);
-		return -1;
-	}
-	hostmem_init(&s->hostmem, limit);
-	hostmem_format(limit, a, sizeof(a));
-	log_info("host memory limit: %s (%s)", a, why);
-	if (cfg->host_memory_limit && hostmem_cgroup_limit("", &cg, &file) == 0 && limit > cg) {
-		hostmem_format(cg, b, sizeof(b));
-		log_warn(
-			"host_memory_limit %s is above the cgroup's %s %s: the kernel may end gpud "
-			"before gpud refuses what clients ask",
-			a, file, b);
-	}
-	return 0;
-}
-
-/* Starts gpud; on failure leaves no socket file behind (nng unlinks its ipc://
- * paths on close; the region socket's is ours). */
-int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
-{
-	int rv = start_steps(s, loop, cfg, err, errlen);
-	if (rv != 0) {
-		health_stop(&s->health, 3000);
-		observe_stop(&s->observe);
-		if (nng_socket_id(s->sock) > 0)
-			nng_close(s->sock);
-		if (s->regions.fd >= 0)
-			regions_stop(&s->regions);
-	}
-	return rv;
-}
-
-static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, size_t errlen)
+/* The nng REP socket (no listener yet), its connections' events, and the
+ * loop's handles: the event queue's wake-up, signals, shutdown timers. */
+int server_socket_open(gpud_server *s, uv_loop_t *loop, const gpud_config *cfg, char *err,
+		       size_t errlen)
 {
 	int rv;
-
-	memset(s, 0, sizeof(*s));
-	s->regions.fd = -1;
-	s->loop = loop;
-	s->cfg = cfg;
-	s->stats.started_ns = now_ns();
-	pthread_mutex_init(&s->qlock, NULL);
-	/* SIGHUP from now on: one during the backend's warm-up is handled
-	 * once the loop runs, never the default action (the end of gpud). */
-	reload_init(s);
-
-	notify_status("starting: opening the %s backend, loading and self-testing its kernels",
-		      cfg->backend);
-	/* Tokens and TLS files first: a tokens_file or tls_key gpud refuses
-	 * stops it before it binds anything (and before the backend's
-	 * warm-up), as a config error. */
-	if (auth_load(&s->auth, cfg, err, errlen) != 0)
-		return SERVER_BAD_CONFIG;
-	if (auth_socket_group_check(cfg, err, errlen) != 0) {
-		auth_fini(&s->auth);
-		return SERVER_BAD_CONFIG;
-	}
-	for (int i = 0; i < cfg->nlisten; i++)
-		if (strncmp(cfg->listen[i], "tls+", 4) == 0) {
-			if (auth_tls_check(cfg, err, errlen) != 0) {
-				auth_fini(&s->auth);
-				return SERVER_BAD_CONFIG;
-			}
-			break;
-		}
-	guard_init(&s->guard, loop, close_conn, s);
-	/* The health endpoint answers while the backend warms up. */
-	if (observe_start(&s->observe, loop, cfg->metrics_listen, render_metrics, s, err, errlen) !=
-	    0)
-		return -1;
-	if (host_budget(s, cfg, err, errlen) != 0 ||
-	    devices_open(&s->devices, loop, cfg, &s->hostmem, err, errlen) != 0)
-		return -1;
-	s->devices.on_lost = on_device_lost;
-	s->devices.owner = s;
-	buffers_init(&s->buffers, &s->devices);
-	s->buffers.on_session_close = on_session_close;
-	s->buffers.hook_arg = s;
-	/* Custom kernels compile once, on the first device (their code loads
-	 * into every device's context: cudaLibraryLoadData). */
-	registry_init(&s->registry, cfg, &s->devices.dev[0].be, &s->buffers);
-	s->core = (gpud_core){.loop = loop,
-			      .cfg = cfg,
-			      .devices = &s->devices,
-			      .buffers = &s->buffers,
-			      .regions = &s->regions,
-			      .registry = &s->registry,
-			      .auth = &s->auth,
-			      .guard = &s->guard,
-			      .stats = &s->stats,
-			      .metrics = &s->metrics,
-			      .host = &s->hostmem};
-
 	if ((rv = nng_rep0_open(&s->sock)) != 0) {
 		snprintf(err, errlen, "nng_rep0_open: %s", nng_strerror(rv));
 		return -1;
 	}
 	/* Requests carry the payload; leave room for the header and framing. */
-	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, request_cap(cfg));
+	nng_socket_set_size(s->sock, NNG_OPT_RECVMAXSZ, server_request_cap(cfg));
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_PRE, on_pipe_event, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_ADD_POST, on_pipe_event, s);
 	nng_pipe_notify(s->sock, NNG_PIPE_EV_REM_POST, on_pipe_event, s);
@@ -851,70 +703,13 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 	s->shutdown_timer.data = s;
 	uv_timer_init(loop, &s->stop_timer);
 	s->stop_timer.data = s;
+	return 0;
+}
 
-	for (int i = 0; i < cfg->nlisten; i++) {
-		ensure_ipc_dir(cfg->listen[i]);
-		rv = nng_listener_create(&s->listeners[i], s->sock, cfg->listen[i]);
-		if (rv == 0)
-			rv = nng_listener_set_size(s->listeners[i], NNG_OPT_RECVMAXSZ,
-						   request_cap(cfg));
-		if (rv == 0 && strncmp(cfg->listen[i], "tls+", 4) == 0 &&
-		    auth_tls_listener(cfg, s->listeners[i], cfg->listen[i], err, errlen) != 0)
-			return -1;
-		if (rv == 0)
-			rv = nng_listener_start(s->listeners[i], 0);
-		if (rv != 0) {
-			snprintf(err, errlen, "cannot listen on %s: %s", cfg->listen[i],
-				 nng_strerror(rv));
-			return -1;
-		}
-		s->nlisteners++;
-		int port = -1;
-		if (strncmp(cfg->listen[i], "ipc://", 6) != 0 &&
-		    strcmp(strrchr(cfg->listen[i], ':'), ":0") == 0)
-			nng_listener_get_int(s->listeners[i], NNG_OPT_TCP_BOUND_PORT, &port);
-		if (port >= 0) /* port 0: the system's choice, which clients need to know */
-			log_info("listening on %s (port %d)", cfg->listen[i], port);
-		else
-			log_info("listening on %s", cfg->listen[i]);
-	}
-
-	for (int i = 0; i < cfg->nlisten; i++)
-		if ((strncmp(cfg->listen[i], "tcp", 3) == 0 ||
-		     strncmp(cfg->listen[i], "tls+", 4) == 0) &&
-		    s->auth.ntokens == 0)
-			log_warn("%s: no tokens_file, so every tcp:// client is tenant 'anonymous' "
-				 "and they share one another's buffers",
-				 cfg->listen[i]);
-	for (int i = 0; i < s->nlisteners; i++)
-		if (strncmp(cfg->listen[i], "ipc://", 6) == 0 &&
-		    auth_socket_access(cfg, cfg->listen[i] + 6, err, errlen) != 0)
-			return SERVER_BAD_CONFIG;
-	char shm[sizeof(cfg->shm_socket)];
-	config_shm_path(cfg, shm, sizeof(shm));
-	/* Host memory is pinned through the first device, for every device
-	 * (cuda: cudaHostRegisterPortable). */
-	if (regions_start(&s->regions, loop, &s->devices.dev[0].be, &s->buffers, shm,
-			  cfg->shm_max_bytes, err, errlen) != 0)
-		return -1;
-
-	if (s->regions.fd >= 0 && auth_socket_access(cfg, shm, err, errlen) != 0)
-		return SERVER_BAD_CONFIG;
-	ring_server_init(&s->rings, loop, (uint64_t)cfg->ring_spin_us, request_cap(cfg),
-			 ring_deliver, s);
-	s->rings.host = &s->hostmem;
-	if (cfg->ring) {
-		s->regions.on_ring = ring_register;
-		s->regions.ring_arg = s;
-	}
-	regions_lend_start(&s->regions, (size_t)cfg->lend_unit, (size_t)cfg->lend_spare,
-			   (size_t)cfg->lend_keep, (unsigned)cfg->lend_keep_s);
-
-	registry_load(&s->registry);
-	/* From here on the loop owns the state (start-up itself may wait). */
-	loop_thread_set();
-	memtrim_start(&s->trim, loop, &s->hostmem, &s->sending);
-
+/* The contexts, each waiting for a request. */
+int server_contexts_start(gpud_server *s, const gpud_config *cfg, char *err, size_t errlen)
+{
+	int rv;
 	s->nctx = cfg->contexts;
 	s->ctxs = calloc((size_t)s->nctx, sizeof(server_ctx));
 	if (s->ctxs == NULL) {
@@ -933,15 +728,5 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		c->state = CTX_RECV;
 		nng_ctx_recv(c->ctx, c->aio);
 	}
-	/* Ready, as long as every listener answers gpud's own hello, the loop
-	 * runs and no device is lost (daemon/health.h). */
-	s->core.health = &s->health;
-	if (health_start(&s->health, loop, cfg, s->listeners, s->nlisteners, count_lost, s, err,
-			 errlen) != 0)
-		return -1;
-	s->observe.why_not = why_not_ready;
-	s->observe.why_arg = s;
-	notify_watchdog_gate(why_no_ping, s);
-	observe_set_state(&s->observe, OBSERVE_READY);
 	return 0;
 }

@@ -1,9 +1,9 @@
 /*
  * daemon/server.h — gpud's core: the libuv loop that owns all state, the nng
  * REP socket with its contexts, the event queue into the loop, start and
- * orderly shutdown. Only main.c, server.c, reload.c (SIGHUP) and the tests'
- * injection hook (the fuzzer, the verb tests) include this; verbs reach the
- * daemon through daemon/request.h.
+ * orderly shutdown. Only main.c, server.c, server_start.c (start-up),
+ * reload.c (SIGHUP) and the tests' injection hook (the fuzzer, the verb
+ * tests) include this; verbs reach the daemon through daemon/request.h.
  *
  * Threads: nng's threads receive and send; they only hand events to the loop
  * (a locked queue plus uv_async) and flip their context's state under its
@@ -106,11 +106,13 @@ int server_start(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *err, s
 void server_shutdown(gpud_server *s);
 
 /*
- * For tests, the fuzzer and the request rings: runs message m (taken) through the request path
- * as if it came on connection pipe_id from a peer of uid peer_uid (-1: not
- * ipc), on the loop thread. cb gets the reply (NULL if none could be built;
- * the callee frees nothing of it: cb owns it) once the request is done, which
- * may be after further turns of the loop.
+ * For tests, the fuzzer and the request rings: runs message m (taken)
+ * through the request path as if it came on connection pipe_id from a peer
+ * of uid peer_uid: a local connection, as over ipc:// (-1: not local, as
+ * over tcp://; a connection new to gpud gets its session so), on the loop
+ * thread. cb gets the reply (NULL if none could be built; the callee frees
+ * nothing of it: cb owns it) once the request is done, which may be after
+ * further turns of the loop.
  */
 int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m,
 		  void (*cb)(void *arg, nng_msg *reply), void *arg);

@@ -7,7 +7,8 @@
 #   2. every page says what the code has:
 #        gpud(8)           every long option of daemon/main.c's option table;
 #        gpud.conf(5)      every key of daemon/config.c's option table and
-#                          every [quota] key, each as a "*key* = ..." entry,
+#                          every [quota] key (daemon/config_tenants.c), each
+#                          as a "*key* = ..." entry,
 #                          and in RELOADING every key the table marks live;
 #        gpuctl(1)         every command of client/gpuctl/commands.c as a
 #                          "## command" section, and every switch that GPUCTL's
@@ -79,7 +80,7 @@ n=0
 for key in $(table 'static const config_option options\[\]' daemon/config.c |
 	sed -n -e 's/^[[:space:]]*\(INT\|SIZE\|STRING\)("\([a-z_0-9]*\)".*/\2/p' \
 		-e 's/.*\.name = "\([a-z_0-9]*\)".*/\1/p') \
-	$(sed -n 's/.*strcmp(key, "\([a-z_0-9]*\)").*/\1/p' daemon/config.c); do
+	$(sed -n 's/.*strcmp(key, "\([a-z_0-9]*\)").*/\1/p' daemon/config_tenants.c); do
 	grep -qE "^\*$key\* = " docs/man/gpud.conf.5.scd ||
 		problem "gpud.conf.5.scd has no entry '*$key* = ...' for the key $key (daemon/config.c)"
 	n=$((n + 1))

@@ -134,8 +134,8 @@ static int assign_tenant_or_fail(gpud_request *r)
 		fail_hello(r, GUARD_BACKOFF, err);
 		return -1;
 	}
-	dstatus st = auth_tenant(r->core->auth, sess->peer_uid, r->req->hello->token, name,
-				 sizeof(name), err, sizeof(err));
+	dstatus st = auth_tenant(r->core->auth, sess->local, sess->peer_uid, r->req->hello->token,
+				 name, sizeof(name), err, sizeof(err));
 	if (st == ST_UNAUTHENTICATED) {
 		uint32_t backoff = guard_failed(r->core->guard, key, r->t0_ns);
 		size_t n = strlen(err);
@@ -218,8 +218,8 @@ void verb_hello(gpud_request *r)
 	hello.message_size = r->session->tenant->quota.message_size;
 	hello.connection = r->pipe_id;
 	hello.instance = r->core->buffers->instance;
-	/* Host regions need the peer's uid, so only over ipc://. */
-	if (r->core->regions->fd >= 0 && r->session->peer_uid >= 0) {
+	/* Host regions need the peer's uid, so only over a local endpoint (ipc://). */
+	if (r->core->regions->fd >= 0 && r->session->local) {
 		hello.shm_socket = r->core->regions->path;
 		hello.session_key.data = r->session->key;
 		hello.session_key.len = sizeof(r->session->key);
