@@ -209,16 +209,6 @@ static void on_wake(uv_async_t *h)
 	}
 }
 
-/* Who is on the other end of p, as its endpoint tells it: the text and uid
- * of handle_request's fallback, where no session was made at connect. */
-static void pipe_peer(nng_pipe p, int64_t *peer_uid, char *peer, size_t len)
-{
-	endpoint_peer e;
-	endpoint_pipe_peer(p, &e);
-	*peer_uid = e.uid;
-	snprintf(peer, len, "%s", e.addr);
-}
-
 static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 {
 	gpud_server *s = arg;
@@ -392,15 +382,15 @@ static void handle_request(server_ctx *c)
 	}
 	r->session = prev;
 	if (r->session == NULL && (c->injected || pipe_alive(p))) {
-		/* The request overtook its pipe's add event: learn the peer here. */
-		r->session = sessions_get(&s->buffers, r->pipe_id, 1);
-		if (r->session && c->injected) {
-			r->session->peer_uid = c->inject_uid;
-			snprintf(r->session->peer, sizeof(r->session->peer), "injected");
-		} else if (r->session) {
-			pipe_peer(p, &r->session->peer_uid, r->session->peer,
-				  sizeof(r->session->peer));
-		}
+		/* The request overtook its pipe's add event (on_wake and server_inject
+		 * made its session already, unless memory ran out): made as that
+		 * event would make it, local or not as its endpoint says. */
+		endpoint_peer peer = {.local = c->inject_uid >= 0, .uid = c->inject_uid, .pid = -1};
+		if (c->injected)
+			snprintf(peer.addr, sizeof(peer.addr), "injected");
+		else
+			endpoint_pipe_peer(p, &peer);
+		r->session = session_open(s, r->pipe_id, &peer);
 	}
 	if (r->session == NULL) {
 		/* The connection is gone (or memory is): nobody will read a reply. */
