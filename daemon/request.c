@@ -95,7 +95,7 @@ static uint64_t trace_bytes(const gpud_request *r)
 /* r is dispatched: its NVTX range starts (daemon/trace.h). */
 static void trace_start(gpud_request *r)
 {
-	if (r->req == NULL)
+	if (r->req == NULL || !trace_on())
 		return;
 	trace_about a = {.tenant = request_tenant_name(r),
 			 .verb = request_verb_name((int)r->req->body_case),

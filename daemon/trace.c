@@ -31,6 +31,12 @@ void trace_init(void)
 	domain = nvtxDomainCreateA("gpud");
 }
 
+int trace_on(void)
+{
+	trace_init();
+	return domain != NULL;
+}
+
 int trace_request_start(const trace_about *t, uint64_t *id)
 {
 	char msg[256];
@@ -73,6 +79,11 @@ void trace_request_end(uint64_t id)
 
 void trace_init(void)
 {
+}
+
+int trace_on(void)
+{
+	return 0;
 }
 
 int trace_request_start(const trace_about *a, uint64_t *id)

@@ -37,6 +37,9 @@ typedef struct trace_about {
 
 /* Creates the domain (and loads an attached tool); optional, else done on the first range. */
 void trace_init(void);
+/* 1 when ranges are recorded (a tool is attached): a request's range is
+ * worth working out only then. */
+int trace_on(void);
 /* A request is dispatched: its range starts. 1 and the range's id in *id,
  * or 0 when nothing traces (no tool attached, or built without NVTX). */
 int trace_request_start(const trace_about *a, uint64_t *id);
