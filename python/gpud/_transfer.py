@@ -127,11 +127,11 @@ class Transfers:
         return Buffer(self, self._upload_owned(arr, code), arr.dtype, arr.shape)
 
     def _open_like(self, keep):
-        from ._client import Client  # the module that imports this one
-
+        # a Client like this one (type(self): this class is one of its bases,
+        # so this module never imports gpud._client, which imports it)
         url, token, timeout, cto = self._connect_args
-        kc = Client(url=lib.gpud_url(self._c).decode(), token=token, timeout=timeout,
-                    connect_timeout=cto)
+        kc = type(self)(url=lib.gpud_url(self._c).decode(), token=token, timeout=timeout,
+                        connect_timeout=cto)
         if keep:
             lib.gpud_set_keep(kc._c, 1)
         return kc
