@@ -4,7 +4,7 @@
  * and checks values. Each option of the table says whether a reload
  * (SIGHUP) applies it live or it needs a restart (OPT_LIVE). A listen URL
  * is checked by its endpoint kind (daemon/endpoint/); the [quota] and
- * [tenant NAME] sections are config_tenants.c's.
+ * [tenant NAME] sections are config_tenants.c's, sizes config_size.c's.
  *
  * Threads: read at start, before any thread exists; a reload builds a new
  * gpud_config on the loop thread and copies its live options into the
@@ -116,53 +116,6 @@ void config_clear_listen(gpud_config *c)
 void config_free(gpud_config *c)
 {
 	config_clear_listen(c);
-}
-
-int config_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -1;
-	while (*end == ' ')
-		end++;
-	unsigned shift = 0;
-	if (*end != '\0') {
-		switch (toupper((unsigned char)*end)) {
-		case 'K':
-			shift = 10;
-			break;
-		case 'M':
-			shift = 20;
-			break;
-		case 'G':
-			shift = 30;
-			break;
-		case 'T':
-			shift = 40;
-			break;
-		case 'B':
-			break;
-		default:
-			return -1;
-		}
-		if (toupper((unsigned char)*end) != 'B') {
-			end++;
-			if (strcasecmp(end, "iB") == 0 || strcasecmp(end, "B") == 0)
-				end += strlen(end);
-		} else {
-			end++;
-		}
-		if (*end != '\0')
-			return -1;
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
 }
 
 /* A host name: labels of letters, digits and '-' between dots. */
