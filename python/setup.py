@@ -38,4 +38,9 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", os.environ.get("GPUD_WHEEL_PLAT") or plat
 
 
+here = os.path.dirname(os.path.abspath(__file__))
+if not os.path.exists(os.path.join(here, "gpud", "_libs", "libgpud-client.so.0")):
+    raise SystemExit("setup.py: gpud/_libs/libgpud-client.so.0 is missing: the wheel is built "
+                     "by `make wheel` in gpud's source tree, which puts it there")
+
 setup(version=version(), distclass=WithLibrary, cmdclass={"bdist_wheel": PlatformWheel})
