@@ -482,12 +482,54 @@ test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
 	cd python && $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
       test-python test-install test-examples test-asan test-tsan test-valgrind fuzz \
-      test-man test-docs test-completion test-systemd test-deploy
+      test-man test-docs test-completion test-systemd test-deploy test-wheel
 # `make test` STRESS_RUNS times beside two CPU-bound busy loops, as CI's 2
 # shared cores can be at their worst: every run must pass.
 STRESS_RUNS ?= 5
 test-stress:
 	MAKE="$(MAKE)" STRESS_LOGS=$(BUILD)/stress scripts/test-stress.sh $(STRESS_RUNS)
+
+# --- the Python client as a wheel (pyproject.toml in python/) ---------------
+# make wheel: $(BUILD)/wheel/gpud-VERSION-py3-none-PLAT.whl, built offline
+# with Debian's setuptools and wheel (pip wheel --no-build-isolation) from a
+# copy of python/ under $(BUILD)/wheel/src, so the tree gets no build/ or
+# egg-info. Inside, gpud/_libs/libgpud-client.so.0: the library's objects
+# with nng, mbed TLS and protobuf-c linked in (Debian's .a files are PIC),
+# exporting only gpud_* (the version script), needing only glibc, debug
+# information left out (strip -g; $(WHEEL_SO) keeps it). PLAT is
+# manylinux_2_X_x86_64, X the newest GLIBC_2.X its symbols ask for (on
+# another machine than x86_64: linux_MACHINE).
+WHEEL_DIR := $(BUILD)/wheel
+WHEEL_SO  := $(WHEEL_DIR)/lib/$(SONAME)
+WHEEL_SYMS := $(WHEEL_DIR)/lib/exports.map
+WHEEL_ARCH := $(shell uname -m)
+.PHONY: wheel test-wheel
+$(WHEEL_SYMS):
+	@mkdir -p $(@D)
+	printf '{\n  global: gpud_*;\n  local: *;\n};\n' > $@
+$(WHEEL_SO): $(CLIENT_PIC) $(NNG_CLIENT_A) $(WHEEL_SYMS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,--exclude-libs,ALL \
+	  -Wl,--version-script,$(WHEEL_SYMS) -static-libgcc $(LDFLAGS) -o $@ \
+	  $(CLIENT_PIC) $(NNG_CLIENT_A) $(MBEDTLS_A) $(PBC_A) -lm
+wheel: $(WHEEL_SO) python/pyproject.toml python/setup.py $(PY_SRC)
+	rm -rf $(WHEEL_DIR)/src $(WHEEL_DIR)/*.whl
+	mkdir -p $(WHEEL_DIR)/src/gpud/_libs
+	cp python/pyproject.toml python/setup.py $(WHEEL_DIR)/src/
+	cp $(PY_SRC) $(WHEEL_DIR)/src/gpud/
+	strip -g -o $(WHEEL_DIR)/src/gpud/_libs/$(SONAME) $(WHEEL_SO)
+	glibc=$$(objdump -T $(WHEEL_SO) | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1); \
+	  plat=$$(if [ $(WHEEL_ARCH) = x86_64 ] && [ -n "$$glibc" ]; then \
+	    echo manylinux_2_$${glibc#GLIBC_2.}_$(WHEEL_ARCH); else echo linux_$(WHEEL_ARCH); fi); \
+	  echo "wheel: $(SONAME) needs $$glibc: $$plat"; \
+	  cd $(WHEEL_DIR)/src && GPUD_WHEEL_VERSION=$(VERSION) GPUD_WHEEL_PLAT=$$plat \
+	    $(PYTHON) -m pip wheel -q --no-index --no-build-isolation --no-deps -w .. .
+	@ls -l $(WHEEL_DIR)/*.whl
+# The wheel installed with pip --no-index into a fresh venv (numpy from
+# Debian's python3-numpy through --system-site-packages), then part of the
+# Python suite run from outside the tree, PYTHONPATH and GPUD_LIB unset: the
+# package must be the venv's and its library the wheel's (tests/wheel_check.sh).
+test-wheel: wheel $(GPUD) $(GPUCTL)
+	PYTHON=$(PYTHON) tests/wheel_check.sh $(WHEEL_DIR) $(GPUD) $(GPUCTL)
 
 # --- GPU: tests and benchmarks (need a device; built whenever nvcc is found) ---
 STANDALONE   := $(BUILD)/bench/standalone_lombscargle

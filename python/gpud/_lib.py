@@ -5,11 +5,18 @@ declares what include/gpud/client.h, npy.h and types.h declare, with the same
 layouts. ctypes releases the GIL for the length of every call into it.
 
 Where the library is looked for, in order (the first that loads is used):
-  1. $GPUD_LIB, a path to libgpud-client.so.0 (only that, when set);
-  2. the library directory `make install` recorded in gpud/_install.py;
-  3. build/ of the source tree this package sits in (python/../build);
-  4. libgpud-client.so.0 through the dynamic loader (ldconfig's paths,
+  1. $GPUD_LIB, a path to libgpud-client.so.0 (only that, when set): the
+     user's explicit choice wins over everything, a wheel's library too;
+  2. the package's own gpud/_libs/libgpud-client.so.0, as a wheel built by
+     `make wheel` carries it (only that, when it is there: if it does not
+     load, the import fails and says why, rather than taking another
+     library of perhaps another version);
+  3. the library directory `make install` recorded in gpud/_install.py;
+  4. build/ of the source tree this package sits in (python/../build);
+  5. libgpud-client.so.0 through the dynamic loader (ldconfig's paths,
      $LD_LIBRARY_PATH).
+`path` is the library loaded and `source` which of these it came from
+("GPUD_LIB", "wheel", "install", "tree" or "loader").
 """
 import ctypes
 import os
@@ -207,29 +214,39 @@ _FUNCS = {
 
 
 def _candidates():
+    """(path, source) pairs to try, in order; see the module's docstring."""
     env = os.environ.get("GPUD_LIB")
     if env:
-        return [env]
+        return [(env, "GPUD_LIB")]
+    here = os.path.dirname(os.path.abspath(__file__))
+    own = os.path.join(here, "_libs", SONAME)
+    if os.path.exists(own):
+        return [(own, "wheel")]
     out = []
     try:
         from gpud import _install  # written by make install
-        out.append(os.path.join(_install.LIBDIR, SONAME))
+        out.append((os.path.join(_install.LIBDIR, SONAME), "install"))
     except ImportError:
         pass
-    here = os.path.dirname(os.path.abspath(__file__))
     tree = os.path.join(here, os.pardir, os.pardir, "build", SONAME)
     if os.path.exists(tree):
-        out.append(os.path.normpath(tree))
-    out.append(SONAME)
+        out.append((os.path.normpath(tree), "tree"))
+    out.append((SONAME, "loader"))
     return out
 
 
 def _load():
     tried = []
-    for path in _candidates():
+    for path, source in _candidates():
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
+            if source == "wheel":
+                raise ImportError(
+                    "gpud: cannot load the package's own libgpud-client, %s: %s. A wheel's "
+                    "library needs glibc 2.X or newer (the wheel's tag manylinux_2_X) and "
+                    "the architecture the tag names; set GPUD_LIB to the path of another "
+                    "%s to use that one instead" % (path, e, SONAME)) from None
             tried.append("%s: %s" % (path, e))
             continue
         for name, (res, args) in _FUNCS.items():
@@ -241,13 +258,13 @@ def _load():
             f.restype = res
             f.argtypes = args
         lib.gpud_free_libc = ctypes.CDLL(None).free
-        return lib, path
+        return lib, path, source
     raise ImportError(
         "gpud: cannot load libgpud-client (%s). Build it ('make' in gpud's source tree), "
         "install it ('make install'), or set GPUD_LIB to the path of %s. Tried: %s"
         % (SONAME, SONAME, "; ".join(tried)))
 
 
-lib, path = _load()
+lib, path, source = _load()
 lib.gpud_free_libc.argtypes = [c_void_p]
 lib.gpud_free_libc.restype = None
