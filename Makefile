@@ -742,4 +742,5 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not in make deb's copy of the tree, whose tmpfiles.d and sysusers.d are folders)
+-include $(shell find $(BUILD) -path '$(BUILD)/deb*' -prune -o -type f -name '*.d' -print 2>/dev/null)
