@@ -41,9 +41,9 @@ for t in dpkg systemd-sysusers systemd-tmpfiles deb-systemd-helper; do
 done
 debs=()
 for p in "${pkgs[@]}"; do
-	f=$(ls "$dir/${p}_"*.deb 2>/dev/null | head -1)
-	[ -n "$f" ] || fail "no ${p}_*.deb in $dir (make deb)"
-	debs+=("$f")
+	f=("$dir/${p}_"*.deb)
+	[ -e "${f[0]}" ] || fail "no ${p}_*.deb in $dir (make deb)"
+	debs+=("${f[0]}")
 done
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 
