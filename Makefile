@@ -231,7 +231,8 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install test-docs uninstall format format-check FORCE
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
 # --- nng, from third_party/nng (see NNG_SRC) --------------------------------
@@ -481,7 +482,7 @@ PYTEST_ENV = GPUD_LIB=$(abspath $(BUILD)/$(SONAME)) GPUD_BIN=$(abspath $(GPUD)) 
 test-python: $(GPUD) $(GPUCTL) $(LIB_SO)
 	cd python && $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
 test: format-check test-symbols test-headers test-deps test-unit test-e2e test-scipy \
-      test-python test-install test-examples test-asan test-tsan test-valgrind fuzz \
+      test-python test-install test-deb test-examples test-asan test-tsan test-valgrind fuzz \
       test-man test-docs test-completion test-systemd test-deploy test-wheel
 # `make test` STRESS_RUNS times beside two CPU-bound busy loops, as CI's 2
 # shared cores can be at their worst: every run must pass.
@@ -746,6 +747,33 @@ uninstall:
 	  $(DESTDIR)$(DOCDIR) \
 	  $(DESTDIR)$(PYTHONDIR)/gpud 2>/dev/null || true
 
+# make deb: the Debian packages (debian/, debhelper 13) with dpkg-buildpackage
+# -b, from a copy of the tree (tracked and untracked, not ignored, files) in
+# $(DEB_DIR)/gpud-$(VERSION), so the debs and the build stay out of the
+# tree; the nng already built for $(BUILD) is reused. The .debs, .changes
+# and .buildinfo land in $(DEB_DIR), then lintian checks them (errors fail).
+# CUDA=0/1 on make's command line forces the backend choice (the packages'
+# description names it); otherwise the cuda backend is in where nvcc is.
+DEB_DIR     := $(BUILD)/deb
+DEB_SRC     := $(DEB_DIR)/gpud-$(VERSION)
+DEB_CHANGES  = $(wildcard $(DEB_DIR)/gpud_*.changes)
+deb: $(BUILD)/nng/server/libnng.a $(BUILD)/nng/client/libnng.a
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)/build-deb
+	git ls-files -z -co --exclude-standard | tar -c --null -T - | tar -x -C $(DEB_SRC)
+	cp -a $(BUILD)/nng $(DEB_SRC)/build-deb/
+	cd $(DEB_SRC) && GPUD_CUDA=$(if $(filter command line,$(origin CUDA)),$(CUDA)) \
+	  dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || { tail -40 ../build.log >&2; exit 1; }
+	rm -rf $(DEB_SRC)
+	cd $(DEB_DIR) && { lintian --fail-on error --info $$(ls gpud_*.changes) >lintian.log 2>&1; \
+	  rc=$$?; grep -v '^N:' lintian.log; exit $$rc; }
+	@ls -l $(DEB_DIR)/*.deb
+# make test-deb: the packages installed into a scratch root, gpud started
+# from it, its gpuctl and Python package run against it, then purged
+# (tests/deb_check.sh). Builds them first if $(DEB_DIR) has none.
+test-deb:
+	@test -n "$(DEB_CHANGES)" || $(MAKE) deb
+	PYTHON=$(PYTHON) tests/deb_check.sh $(DEB_DIR)
+
 # clang-format (Debian's clang-format-14) with the project's .clang-format.
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cu' ':!third_party')
 format:
@@ -756,4 +784,5 @@ format-check:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (not in make deb's copy of the tree, whose tmpfiles.d and sysusers.d are folders)
+-include $(shell find $(BUILD) -path '$(BUILD)/deb*' -prune -o -type f -name '*.d' -print 2>/dev/null)

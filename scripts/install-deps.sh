@@ -26,6 +26,7 @@ packages=(
 	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 	libfftw3-double3                   # lombscargle method=nufft on the cpu backend (libfftw3.so.3, dlopen'd)
 	yamllint python3-yaml shellcheck   # deploy/'s manifests and Slurm job (make test-deploy)
+	debhelper dh-python dpkg-dev fakeroot lintian  # the Debian packages (make deb, make test-deb)
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get install)" >&2
