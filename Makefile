@@ -9,8 +9,11 @@
 #                     cffi), make install into a DESTDIR with programs linked
 #                     against it, the C examples of README.md, docs/*.md and
 #                     headers, the docs' relative links,
-#                     and the systemd unit (make test-systemd), and deploy/'s
-#                     examples (make test-deploy)
+#                     and the systemd unit (make test-systemd), deploy/'s
+#                     examples (make test-deploy), the Debian packages
+#                     installed, run and purged in a scratch root (make
+#                     test-deb) and the wheel installed in a fresh venv
+#                     (make test-wheel)
 #   make test-gpu     the suite against the cuda backend (needs a GPU)
 #   make demo         start gpud on a temporary socket, run the demo, stop it
 #   make deps         install the Debian packages the build needs (root)
