@@ -764,7 +764,11 @@ deb: $(BUILD)/nng/server/libnng.a $(BUILD)/nng/client/libnng.a
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)/build-deb
 	git ls-files -z -co --exclude-standard | tar -c --null -T - | tar -x -C $(DEB_SRC)
 	cp -a $(BUILD)/nng $(DEB_SRC)/build-deb/
-	cd $(DEB_SRC) && GPUD_CUDA=$(if $(filter command line,$(origin CUDA)),$(CUDA)) \
+	# the package build takes its flags from debian/rules and dpkg-buildflags
+	# alone: none of this make's command line (WERROR=1 would reach nng's
+	# cmake build through CFLAGS) or its exported CFLAGS
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u CPPFLAGS -u LDFLAGS \
+	  GPUD_CUDA=$(if $(filter command line,$(origin CUDA)),$(CUDA)) \
 	  dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || { tail -40 ../build.log >&2; exit 1; }
 	rm -rf $(DEB_SRC)
 	cd $(DEB_DIR) && { lintian --fail-on error --info $$(ls gpud_*.changes) >lintian.log 2>&1; \
