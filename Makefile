@@ -768,6 +768,7 @@ deb: $(BUILD)/nng/server/libnng.a $(BUILD)/nng/client/libnng.a
 	# alone: none of this make's command line (WERROR=1 would reach nng's
 	# cmake build through CFLAGS) or its exported CFLAGS
 	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u CPPFLAGS -u LDFLAGS \
+	  -u WERROR -u SANITIZE -u LOOP_CHECK -u OPT \
 	  GPUD_CUDA=$(if $(filter command line,$(origin CUDA)),$(CUDA)) \
 	  dpkg-buildpackage -b -us -uc -j2 >../build.log 2>&1 || { tail -40 ../build.log >&2; exit 1; }
 	rm -rf $(DEB_SRC)
