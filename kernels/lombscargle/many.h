@@ -1,0 +1,73 @@
+/*
+ * kernels/lombscargle/many.h — many periodograms of their own lengths and
+ * sample times in one launch: the descriptor of one series, the parameters
+ * every series of the launch shares, and the launch over a table of
+ * descriptors (many.c: the CPU reference's loop; many.cu: one CUDA launch).
+ *
+ * Two callers build the table: the lombscargle_many kernel (B series
+ * concatenated, cut by offsets) and gpud's dynamic batcher (single-series
+ * lombscargle runs of several clients, each series in its own request's
+ * buffers, each output written straight into its own request's output).
+ * The arithmetic is lombscargle's (lombscargle.h), series by series: the
+ * results equal those of one lombscargle run per series.
+ * No state: the CPU side runs on the cpu backend's workers, the CUDA side on
+ * the thread that launches on the stream.
+ */
+#ifndef GPUD_LOMBSCARGLE_MANY_H
+#define GPUD_LOMBSCARGLE_MANY_H
+
+#include <stddef.h>
+
+#include "kernels/core/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One series: where its samples are and where its m outputs go (device
+ * pointers for the CUDA launch, host pointers for the CPU one). */
+typedef struct ls_series {
+	const void *x, *y; /* n values of the launch's dtype */
+	const void *w;     /* n weights of that dtype, or NULL: all equal */
+	void *out;         /* m outputs: the dtype, or its complex dtype for amplitude */
+	long long n;       /* >= 1 */
+} ls_series;
+
+/* What every series of a launch shares. */
+typedef struct ls_many {
+	gpud_dtype dtype;  /* GPUD_F32 or GPUD_F64 */
+	int precenter;     /* 0/1 */
+	int normalize;     /* LS_POWER, LS_NORMALIZED, LS_AMPLITUDE */
+	int floating_mean; /* 0/1 */
+	int legacy;        /* 0/1: scipy <= 1.14's results */
+	const void *freqs; /* m angular frequencies of the dtype, or NULL: the grid */
+	double f0, df;     /* the grid f0 + df k, k < m (float64), when freqs is NULL */
+	long long m;       /* >= 1 */
+} ls_many;
+
+/*
+ * The CPU reference for series [lo, hi) of s: each as lombscargle's direct
+ * reference computes it. verdicts[i] (when not NULL) gets series i's verdict
+ * code (LS_BAD_WEIGHT, LS_ZERO_WEIGHTS, or 0), and that series' outputs are
+ * left unwritten.
+ */
+void ls_many_cpu(const ls_many *p, const ls_series *s, size_t lo, size_t hi, unsigned *verdicts);
+
+/* --- CUDA builds only (many.cu) --- */
+struct cuda_launch_ctx;
+/*
+ * Enqueues one launch (as few as the grid's limits allow) computing b series
+ * on ctx's stream. dev_series: the table of b descriptors in device memory;
+ * dev_verdicts: b words in device memory, zeroed by the caller, where series
+ * i's verdict code goes (NULL: none is read). max_n: the largest n of the
+ * table (sizes the shared-memory tiles). Scratch, if it needs any, comes
+ * from ctx->scratch. 0, or -1 with err.
+ */
+int ls_many_launch(const ls_many *p, const ls_series *dev_series, size_t b, long long max_n,
+		   unsigned *dev_verdicts, const struct cuda_launch_ctx *ctx, char *err,
+		   size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
