@@ -152,6 +152,19 @@ static void print_scope(const gpud_daemon_status *st)
 		printf("scope        every tenant (%s is in admin_tenants)\n", st->tenant);
 }
 
+/* What follows a device's name: " (sm_90, 132 SMs)" for a CUDA device; the
+ * cpu backend's devices have no compute capability, and their sm_count is
+ * its worker threads (", 2 worker threads"). */
+static const char *device_kind(const gpud_device_info *d, char *buf, size_t len)
+{
+	if (d->cc_major > 0)
+		snprintf(buf, len, " (sm_%d%d, %d SMs)", d->cc_major, d->cc_minor, d->sm_count);
+	else
+		snprintf(buf, len, ", %d worker thread%s", d->sm_count,
+			 d->sm_count == 1 ? "" : "s");
+	return buf;
+}
+
 /* Before hello gpud says what it is, nothing of what it does. */
 static void print_before_hello(const gpud_daemon_status *st)
 {
@@ -164,8 +177,9 @@ static void print_before_hello(const gpud_daemon_status *st)
 		const gpud_device_info *d = &st->server.devices[i];
 		human_bytes(d->memory_free, a, sizeof(a));
 		human_bytes(d->memory_total, b, sizeof(b));
-		printf("device %-2d    %s (sm_%d%d, %d SMs), %s free of %s%s\n", d->index, d->name,
-		       d->cc_major, d->cc_minor, d->sm_count, a, b, d->lost ? "; LOST" : "");
+		char kind[64];
+		printf("device %-2d    %s%s, %s free of %s%s\n", d->index, d->name,
+		       device_kind(d, kind, sizeof(kind)), a, b, d->lost ? "; LOST" : "");
 	}
 }
 
@@ -218,15 +232,15 @@ int cmd_status(int argc, char **argv)
 		printf("degraded     a device is lost; the others serve\n");
 	for (int i = 0; i < st.server.ndevices; i++) {
 		gpud_device_info *d = &st.server.devices[i];
-		char u[32], busy[32] = "";
+		char u[32], busy[32] = "", kind[64];
 		human_bytes(d->memory_free, a, sizeof(a));
 		human_bytes(d->memory_total, b, sizeof(b));
 		human_bytes(d->bytes_in_use, u, sizeof(u));
 		if (st.uptime_s > 0)
 			snprintf(busy, sizeof(busy), " (%.0f%% of uptime)",
 				 100.0 * d->busy_s / st.uptime_s);
-		printf("device %-2d    %s (sm_%d%d, %d SMs), %s free of %s\n", d->index, d->name,
-		       d->cc_major, d->cc_minor, d->sm_count, a, b);
+		printf("device %-2d    %s%s, %s free of %s\n", d->index, d->name,
+		       device_kind(d, kind, sizeof(kind)), a, b);
 		if (d->lost)
 			printf("             LOST: %s\n", d->lost_message);
 		printf("             %u runs in flight of %u slots, %" PRIu64

@@ -4,7 +4,8 @@
  * answers, in order; a lost session moves to the next one that answers (the
  * old handles GPUD_ESTALE there: no job spans two gpuds); none answering
  * fails with every endpoint's reason; malformed lists are refused; gpuctl
- * takes the same list. Two cpu-backend gpuds: the fixture's and one of its own.
+ * takes the same list; gpud --help names every scheme gpud listens on. Two
+ * cpu-backend gpuds: the fixture's and one of its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,23 @@ START_TEST(test_gpuctl_list)
 }
 END_TEST
 
+/* gpud --help names each listen URL's form (the rows of daemon/endpoint/). */
+START_TEST(test_help_names_schemes)
+{
+	static const char *const forms[] = {"ipc://PATH", "tcp://HOST:PORT", "tls+tcp://HOST:PORT"};
+	char cmd[1200], out[8192];
+	snprintf(cmd, sizeof(cmd), "'%s' --help", gpud_bin);
+	FILE *p = popen(cmd, "r");
+	ck_assert_msg(p != NULL, "popen %s", cmd);
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	ck_assert_int_eq(pclose(p), 0);
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		ck_assert_msg(strstr(out, forms[i]) != NULL, "gpud --help lacks %s: '%s'", forms[i],
+			      out);
+}
+END_TEST
+
 TCase *e2e_endpoints(void)
 {
 	TCase *tc = tcase_create("endpoints");
@@ -218,5 +236,6 @@ TCase *e2e_endpoints(void)
 	tcase_add_test(tc, test_bad_lists);
 	tcase_add_test(tc, test_failover);
 	tcase_add_test(tc, test_gpuctl_list);
+	tcase_add_test(tc, test_help_names_schemes);
 	return tc;
 }

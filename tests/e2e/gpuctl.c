@@ -376,6 +376,15 @@ START_TEST(test_gpuctl_kernels_and_status)
 			      r->out);
 	}
 	ck_assert_msg(strstr(r->out, "buffers      0") != NULL, "status output: '%s'", r->out);
+	/* a device line: the cpu backend's its worker threads, a CUDA device's its SMs */
+	if (!strcmp(expected_backend(), "cpu"))
+		ck_assert_msg(strstr(r->out, "cpu (host memory), ") &&
+				      strstr(r->out, " worker thread") && !strstr(r->out, "sm_"),
+			      "status's cpu device line: '%s'", r->out);
+	else if (!strcmp(expected_backend(), "cuda"))
+		ck_assert_msg(strstr(r->out, " (sm_") && strstr(r->out, " SMs), ") &&
+				      !strstr(r->out, "sm_00"),
+			      "status's cuda device line: '%s'", r->out);
 
 	r = CTL("status", "--wait", "5");
 	assert_ctl_ok(r);
