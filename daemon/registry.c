@@ -262,9 +262,10 @@ static void evict(registry *g, home *h, custom_entry *e, const char *for_name)
 	if (reg_path(g->cfg, h->rel, e->k.name, path, sizeof(path)) == 0)
 		unlink(path);
 	log_conn(LOG_INFO, 0, h->tn ? h->tn->name : NULL,
-		 "evicted custom kernel %s of %s (unpinned, last used %.0f s ago) to make room "
+		 "evicted custom kernel %s of %s%s (unpinned, last used %.0f s ago) to make room "
 		 "for %s: custom_kernels = %llu",
-		 LOG_CLIP(e->k.name), h->who, (double)ts.tv_sec - e->last_used, LOG_CLIP(for_name),
+		 LOG_CLIP(e->k.name), h->tn ? "tenant " : "", h->who,
+		 (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - e->last_used, LOG_CLIP(for_name),
 		 (unsigned long long)h->cap);
 	if (h->tn)
 		h->tn->metrics.custom_evicted++;
@@ -291,12 +292,13 @@ static int make_room(registry *g, home *h, const char *name, int check_only, cha
 			h->tn->metrics.quota_refused[QUOTA_KERNELS]++;
 		snprintf(
 			err, errlen,
-			"register %s: %s have %llu custom kernels, at the custom_kernels quota of "
+			"register %s: %s%s %s %llu custom kernels, at the custom_kernels quota of "
 			"%llu, and %llu of them could be evicted (unpinned, not running): remove "
 			"some (gpuctl kernels --custom lists them; gpuctl kernel rm NAME), register "
 			"kernels unpinned (gpuctl kernel add --unpinned), or raise custom_kernels "
 			"in gpud.conf ([quota] or [tenant %s])",
-			LOG_CLIP(name), h->who, (unsigned long long)n, (unsigned long long)h->cap,
+			LOG_CLIP(name), h->tn ? "tenant " : "", h->who, h->tn ? "has" : "have",
+			(unsigned long long)n, (unsigned long long)h->cap,
 			(unsigned long long)evictable, h->tn ? h->tn->name : "NAME");
 		return -1;
 	}

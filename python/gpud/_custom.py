@@ -11,8 +11,12 @@ A kernel is registered in gpud (compiled there by NVRTC, kept for the
 tenant) on its first call through a client, under its name and a hash of
 everything that defines it (``add_scaled_3f2c...``): a later process with the
 same kernel finds it registered and does not compile again; an edited kernel
-gets a new name. Kernels stay registered for the tenant, like
-`gpuctl kernel add`; Kernel.unregister(client) removes one.
+gets a new name. Kernels are registered unpinned: they stay registered for
+the tenant until it holds as many custom kernels as its custom_kernels quota
+(gpud.conf, default 256) and registers another, when gpud evicts the least
+recently used unpinned one (`gpuctl kernel add` registers pinned kernels,
+which stay). A kernel evicted meanwhile is registered again on its next
+call. Kernel.unregister(client) removes one.
 
 gpud's custom kernels take concrete dtypes (float32, float64, int32, int64
 and their short forms f32 ...): CuPy's type placeholders ("T x"), raw
@@ -32,8 +36,8 @@ from ._client import Buffer, Client
 from ._kernels import Kernel
 from ._default import default_client
 from ._dtypes import describe
-from ._errors import ArgumentTypeError, InvalidArgument, Unsupported
-from ._lib import KernelSpec
+from ._errors import ArgumentTypeError, InvalidArgument, NotFound, Status, Unsupported
+from ._lib import REGISTER_UNPINNED, KernelSpec
 
 _DTYPES = {"float32", "float64", "int32", "int64", "f32", "f64", "i32", "i64"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -105,22 +109,36 @@ class _Custom:
         """The gpud.Kernel as registered on client (registering it first if need be)."""
         c = client if client is not None else default_client()
         key = id(c)
-        if key not in self._ready:
-            with self._lock:
-                if c._kernel(self.registered_name) is None:
-                    spec, keep = self._spec()
-                    try:
-                        c._register(spec, keep)
-                    except InvalidArgument:
-                        # Registered meanwhile by another client of this tenant?
-                        if c._kernel(self.registered_name) is None:
-                            raise
-                self._ready.add(key)
-        k = c._kernel(self.registered_name)
-        if k is None:
-            raise InvalidArgument("%s: registered in gpud, but gpud does not list it"
-                                  % self.registered_name)
-        return c, k
+        for _ in range(2):
+            if key not in self._ready:
+                with self._lock:
+                    if c._kernel(self.registered_name) is None:
+                        spec, keep = self._spec()
+                        try:
+                            c._register(spec, keep, REGISTER_UNPINNED)
+                        except InvalidArgument:
+                            # Registered meanwhile by another client of this tenant?
+                            if c._kernel(self.registered_name) is None:
+                                raise
+                    self._ready.add(key)
+            k = c._kernel(self.registered_name)
+            if k is not None:
+                return c, k
+            self._ready.discard(key)  # evicted at the custom_kernels quota: again
+        raise InvalidArgument("%s: registered in gpud, but gpud does not list it"
+                              % self.registered_name)
+
+    def _run(self, c, kw):
+        """c.run of the registered kernel; registered again (once) if gpud evicted it."""
+        try:
+            return c.run(self.registered_name, **kw)
+        except NotFound as e:
+            if getattr(e, "status", None) != Status.EUNKNOWN_KERNEL or id(c) not in self._ready:
+                raise
+        self._ready.discard(id(c))
+        c._kernels = None  # the cached list still names it
+        self.kernel(c)
+        return c.run(self.registered_name, **kw)
 
     def unregister(self, client: Optional[Client] = None) -> None:
         """Removes the kernel from gpud (for the client's tenant)."""
@@ -179,7 +197,7 @@ class ElementwiseKernel(_Custom):
                 if not isinstance(kw[n], (np.ndarray, Buffer)):
                     raise ArgumentTypeError("%s: output '%s' must be a numpy array or a "
                                             "gpud.Buffer, got %s" % (self.name, n, describe(kw[n])))
-        res = c.run(self.registered_name, **kw)
+        res = self._run(c, kw)
         if self.no_return:
             return None
         if isinstance(res, dict):
@@ -269,7 +287,7 @@ class RawKernel(_Custom):
                     raise ArgumentTypeError("%s: output '%s' must be a gpud.Buffer or a numpy "
                                             "array, got %s" % (self.name, p.name, describe(v)))
                 kw[p.name] = v
-            c.run(self.registered_name, **kw)
+            self._run(c, kw)
             for arr, b in fill:
                 arr[...] = b.get().reshape(arr.shape)
         finally:

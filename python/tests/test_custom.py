@@ -108,3 +108,56 @@ def test_compile_error_verbatim(client):
         return
     with pytest.raises(gpud.InvalidArgument, match="undefined_name"):
         k.kernel(client)
+
+
+def test_unpinned_kernels_evicted_at_the_quota(start_gpud, rng, tmp_path):
+    """custom_kernels = 3: the least recently used unpinned kernel makes room."""
+    g = start_gpud("[gpud]\nkernel_cache = %s\n[quota]\ncustom_kernels = 3\n" % tmp_path)
+    c = gpud.connect(g.url)
+    try:
+        ks = {n: gpud.ElementwiseKernel("float32 x", "float32 z", "z = x * %d" % i, n)
+              for i, n in enumerate(("py_pin", "py_a", "py_b", "py_c"))}
+        spec, keep = ks["py_pin"]._spec()
+        c._register(spec, keep)  # pinned, as gpuctl kernel add registers
+        ks["py_a"].kernel(c)
+        ks["py_b"].kernel(c)
+        x = rng.normal(size=64).astype(np.float32)
+
+        def use(name):
+            if runs_custom(c):
+                np.testing.assert_allclose(ks[name](x, client=c),
+                                           x * np.float32(list(ks).index(name)), rtol=1e-6)
+            else:
+                with pytest.raises(gpud.Unsupported, match="cuda backend"):
+                    ks[name](x, client=c)
+
+        def custom():
+            return {n: k for n, k in c.kernels.items() if k.custom}
+
+        use("py_a")  # py_b is now the least recently used unpinned kernel
+        ks["py_c"].kernel(c)
+        names = {ks[n].registered_name: n for n in ks}
+        have = custom()
+        assert sorted(names[n] for n in have) == ["py_a", "py_c", "py_pin"]
+        assert have[ks["py_pin"].registered_name].pinned
+        assert not have[ks["py_a"].registered_name].pinned
+        assert all(k.last_used > 1e9 and not k.shared for k in have.values())
+        assert all(not k.custom and k.last_used is None for k in c.kernels.values()
+                   if k.name not in names)
+        # py_b, evicted, is registered again on its next call; py_a goes now
+        use("py_b")
+        assert sorted(names[n] for n in custom()) == ["py_b", "py_c", "py_pin"]
+        regs = sorted(p.name for p in tmp_path.glob("tenants/*/*.reg"))
+        assert regs == sorted(ks[n].registered_name + ".reg" for n in ("py_b", "py_c", "py_pin"))
+    finally:
+        c.close()
+    # pinned or not is kept across a restart
+    g.restart()
+    c = gpud.connect(g.url)
+    try:
+        have = {n: k for n, k in c.kernels.items() if k.custom}
+        assert {n: k.pinned for n, k in have.items()} == {
+            ks["py_pin"].registered_name: True, ks["py_b"].registered_name: False,
+            ks["py_c"].registered_name: False}
+    finally:
+        c.close()

@@ -479,6 +479,24 @@ int main(int argc, char **argv)
 	r.body_case = GPUD__REQUEST__BODY_RUN;
 	r.run = keep_run;
 	add(&r, arrays, sizeof(arrays));
+	/* unpinned registrations past the custom_kernels quota (4, fuzz_request.c):
+	 * the least recently used ones evicted; then the list, with their state */
+	static const char *const unpinned[] = {"u0", "u1", "u2", "u3", "u4", "u5"};
+	rg.out_params = "float32 z";
+	rg.unpinned = 1;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_REGISTER;
+	r.register_ = &rg;
+	for (size_t i = 0; i < sizeof(unpinned) / sizeof(unpinned[0]); i++) {
+		rg.name = (char *)unpinned[i];
+		add(&r, NULL, 0);
+	}
+	rg.unpinned = 0;
+	Gpud__KernelsRequest kq = GPUD__KERNELS_REQUEST__INIT;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_KERNELS;
+	r.kernels = &kq;
+	add(&r, NULL, 0);
 	Gpud__UnregisterRequest ug = GPUD__UNREGISTER_REQUEST__INIT;
 	ug.name = "my_saxpy_trig";
 	r = (Gpud__Request)GPUD__REQUEST__INIT;

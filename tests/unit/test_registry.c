@@ -295,11 +295,12 @@ START_TEST(test_lru_eviction)
 	Gpud__RegisterRequest q = scale_request("k5", 0);
 	ck_assert_int_eq(add(ann, &q, err, sizeof(err)), ST_QUOTA);
 	ck_assert_str_eq(
-		err, "register k5: ann have 3 custom kernels, at the custom_kernels quota of 3, "
-		     "and 0 of them could be evicted (unpinned, not running): remove some "
-		     "(gpuctl kernels --custom lists them; gpuctl kernel rm NAME), register "
-		     "kernels unpinned (gpuctl kernel add --unpinned), or raise custom_kernels "
-		     "in gpud.conf ([quota] or [tenant ann])");
+		err,
+		"register k5: tenant ann has 3 custom kernels, at the custom_kernels quota of 3, "
+		"and 0 of them could be evicted (unpinned, not running): remove some "
+		"(gpuctl kernels --custom lists them; gpuctl kernel rm NAME), register "
+		"kernels unpinned (gpuctl kernel add --unpinned), or raise custom_kernels "
+		"in gpud.conf ([quota] or [tenant ann])");
 	ck_assert_uint_eq(ann->metrics.quota_refused[QUOTA_KERNELS], 1);
 	registry_unref(running); /* the run answered: k1 may go */
 	add_named(ann, "k5", 1);
