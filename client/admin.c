@@ -118,6 +118,54 @@ static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec, u
 	return st;
 }
 
+static gpud_status register_reduction_once(gpud_client *c, const gpud_reduction_spec *spec,
+					   unsigned flags)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__RegisterRequest q = GPUD__REGISTER_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (spec == NULL || spec->name == NULL || spec->map_expr == NULL)
+		return client_seterr(c, GPUD_EARG,
+				     "gpud_register_reduction: name and map_expr are required");
+	if (flags & ~GPUD_REGISTER_UNPINNED)
+		return client_seterr(c, GPUD_EARG,
+				     "gpud_register_reduction: flags: expected 0 or "
+				     "GPUD_REGISTER_UNPINNED (1), got %u",
+				     flags);
+	q.name = (char *)spec->name;
+	q.kind = GPUD__REGISTER_REQUEST__KIND__KIND_REDUCTION;
+	q.source = "";
+	q.entry = "";
+	q.signature = "";
+	q.in_params = (char *)(spec->in_params ? spec->in_params : "");
+	q.out_params = (char *)(spec->out_params ? spec->out_params : "");
+	q.map_expr = (char *)spec->map_expr;
+	q.reduce_expr = (char *)(spec->reduce_expr ? spec->reduce_expr : "");
+	q.post_map_expr = (char *)(spec->post_map_expr ? spec->post_map_expr : "");
+	q.identity = (char *)(spec->identity ? spec->identity : "");
+	q.reduce_type = (char *)(spec->reduce_type ? spec->reduce_type : "");
+	q.block = spec->block;
+	q.fast_math = spec->fast_math;
+	q.max_registers = spec->max_registers;
+	q.shared = spec->shared;
+	q.unpinned = (flags & GPUD_REGISTER_UNPINNED) != 0;
+	req.body_case = GPUD__REQUEST__BODY_REGISTER;
+	req.register_ = &q;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	st = client_expect_body(c, r, GPUD__RESPONSE__BODY_REGISTER, "register");
+	if (st == GPUD_OK)
+		gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
+gpud_status gpud_register_reduction(gpud_client *c, const gpud_reduction_spec *spec, unsigned flags)
+{
+	CLIENT_RETRY(c, register_reduction_once(c, spec, flags));
+}
+
 static gpud_status unregister(gpud_client *c, const char *name, int shared)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;

@@ -111,7 +111,9 @@ static void describe(custom_entry *e)
 		snprintf(how, sizeof(how), "; %s, %d registers",
 			 k->cached ? "loaded from the compile cache" : "compiled", k->registers);
 	snprintf(k->doc, sizeof(k->doc), "%s %s kernel%s%s", e->shared ? "shared" : "custom",
-		 k->kind == CUSTOM_RAW ? "raw" : "elementwise",
+		 k->kind == CUSTOM_RAW         ? "raw"
+		 : k->kind == CUSTOM_REDUCTION ? "reduction"
+					       : "elementwise",
 		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)"
 								: "",
 		 how);
@@ -123,7 +125,13 @@ static void describe(custom_entry *e)
  */
 static custom_entry *parse(const Gpud__RegisterRequest *q, dstatus *st, char *err, size_t errlen)
 {
-	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW,
+	    red = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_REDUCTION;
+	custom_reduction rx = {.map_expr = q->map_expr,
+			       .reduce_expr = q->reduce_expr,
+			       .post_map_expr = q->post_map_expr,
+			       .identity = q->identity,
+			       .reduce_type = q->reduce_type};
 	const char *name = q->name ? q->name : "";
 	char perr[512];
 	custom_entry *e;
@@ -161,8 +169,22 @@ static custom_entry *parse(const Gpud__RegisterRequest *q, dstatus *st, char *er
 		free(e);
 		return NULL;
 	}
-	if (custom_build(k, name, raw ? CUSTOM_RAW : CUSTOM_ELEMENTWISE, q->source, q->entry, perr,
-			 sizeof(perr)) != 0) {
+	if (q->kind != GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE && !raw && !red) {
+		snprintf(err, errlen,
+			 "register %s: kind %d: expected raw (0), elementwise (1) or "
+			 "reduction (2)",
+			 LOG_CLIP(name), (int)q->kind);
+		free(e);
+		return NULL;
+	}
+	k->red = red ? &rx : NULL;
+	int built = custom_build(k, name,
+				 raw   ? CUSTOM_RAW
+				 : red ? CUSTOM_REDUCTION
+				       : CUSTOM_ELEMENTWISE,
+				 q->source, q->entry, perr, sizeof(perr));
+	k->red = NULL; /* rx is this function's */
+	if (built != 0) {
 		snprintf(err, errlen, "register: %s", perr);
 		custom_free(k);
 		free(e);

@@ -596,6 +596,26 @@ GPUD_API gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
 #define GPUD_REGISTER_UNPINNED 1u
 GPUD_API gpud_status gpud_register_flags(gpud_client *c, const gpud_kernel_spec *spec,
 					 unsigned flags);
+
+/*
+ * A reduction kernel, CuPy's ReductionKernel: in_params and out_params (one
+ * output) as elementwise ones; map_expr of the inputs, reduce_expr of a and
+ * b, identity, post_map_expr of a setting the output ("y = a"); reduce_type
+ * a dtype name, NULL or "" for the output's. A run reduces the whole arrays
+ * to a 0-d output, or with _axis -1 the last axis of 2-d arrays.
+ */
+typedef struct gpud_reduction_spec {
+	const char *name;
+	const char *in_params, *out_params;
+	const char *map_expr, *reduce_expr, *post_map_expr, *identity, *reduce_type;
+	unsigned block; /* threads per block, a power of two; 0: 256 */
+	int fast_math;
+	unsigned max_registers;
+	int shared; /* for every tenant: administrators only (admin_tenants) */
+} gpud_reduction_spec;
+/* Registers a reduction kernel; flags as gpud_register_flags'. */
+GPUD_API gpud_status gpud_register_reduction(gpud_client *c, const gpud_reduction_spec *spec,
+					     unsigned flags);
 GPUD_API gpud_status gpud_unregister(gpud_client *c, const char *name);
 /* Removes a shared kernel (administrators only). */
 GPUD_API gpud_status gpud_unregister_shared(gpud_client *c, const char *name);

@@ -293,7 +293,7 @@ class Client(Transfers, Runs):
     def _register(self, spec, keep, flags=0):
         c = self._enter()
         try:
-            st = lib.gpud_register_flags(c, _byref(spec), flags)
+            st = getattr(lib, spec.register_fn)(c, _byref(spec), flags)
             if st != 0:
                 self._fail(st)
         finally:
