@@ -79,7 +79,7 @@ static gpud_status list_once(gpud_client *c, int all, gpud_buffer_info **out_own
 	return GPUD_OK;
 }
 
-static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec)
+static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec, unsigned flags)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RegisterRequest q = GPUD__REGISTER_REQUEST__INIT;
@@ -88,6 +88,12 @@ static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec)
 
 	if (spec == NULL || spec->name == NULL || spec->source == NULL)
 		return client_seterr(c, GPUD_EARG, "gpud_register: name and source are required");
+	if (flags & ~GPUD_REGISTER_UNPINNED)
+		return client_seterr(
+			c, GPUD_EARG,
+			"gpud_register_flags: flags: expected 0 or GPUD_REGISTER_UNPINNED "
+			"(1), got %u",
+			flags);
 	q.name = (char *)spec->name;
 	q.kind = spec->elementwise ? GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE
 				   : GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
@@ -101,6 +107,7 @@ static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec)
 	q.fast_math = spec->fast_math;
 	q.max_registers = spec->max_registers;
 	q.shared = spec->shared;
+	q.unpinned = (flags & GPUD_REGISTER_UNPINNED) != 0;
 	req.body_case = GPUD__REQUEST__BODY_REGISTER;
 	req.register_ = &q;
 	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -109,6 +116,54 @@ static gpud_status register_once(gpud_client *c, const gpud_kernel_spec *spec)
 	if (st == GPUD_OK)
 		gpud__response__free_unpacked(r, NULL);
 	return st;
+}
+
+static gpud_status register_reduction_once(gpud_client *c, const gpud_reduction_spec *spec,
+					   unsigned flags)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__RegisterRequest q = GPUD__REGISTER_REQUEST__INIT;
+	Gpud__Response *r;
+	gpud_status st;
+
+	if (spec == NULL || spec->name == NULL || spec->map_expr == NULL)
+		return client_seterr(c, GPUD_EARG,
+				     "gpud_register_reduction: name and map_expr are required");
+	if (flags & ~GPUD_REGISTER_UNPINNED)
+		return client_seterr(c, GPUD_EARG,
+				     "gpud_register_reduction: flags: expected 0 or "
+				     "GPUD_REGISTER_UNPINNED (1), got %u",
+				     flags);
+	q.name = (char *)spec->name;
+	q.kind = GPUD__REGISTER_REQUEST__KIND__KIND_REDUCTION;
+	q.source = "";
+	q.entry = "";
+	q.signature = "";
+	q.in_params = (char *)(spec->in_params ? spec->in_params : "");
+	q.out_params = (char *)(spec->out_params ? spec->out_params : "");
+	q.map_expr = (char *)spec->map_expr;
+	q.reduce_expr = (char *)(spec->reduce_expr ? spec->reduce_expr : "");
+	q.post_map_expr = (char *)(spec->post_map_expr ? spec->post_map_expr : "");
+	q.identity = (char *)(spec->identity ? spec->identity : "");
+	q.reduce_type = (char *)(spec->reduce_type ? spec->reduce_type : "");
+	q.block = spec->block;
+	q.fast_math = spec->fast_math;
+	q.max_registers = spec->max_registers;
+	q.shared = spec->shared;
+	q.unpinned = (flags & GPUD_REGISTER_UNPINNED) != 0;
+	req.body_case = GPUD__REQUEST__BODY_REGISTER;
+	req.register_ = &q;
+	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+		return st;
+	st = client_expect_body(c, r, GPUD__RESPONSE__BODY_REGISTER, "register");
+	if (st == GPUD_OK)
+		gpud__response__free_unpacked(r, NULL);
+	return st;
+}
+
+gpud_status gpud_register_reduction(gpud_client *c, const gpud_reduction_spec *spec, unsigned flags)
+{
+	CLIENT_RETRY(c, register_reduction_once(c, spec, flags));
 }
 
 static gpud_status unregister(gpud_client *c, const char *name, int shared)
@@ -138,6 +193,22 @@ gpud_status gpud_unregister_shared(gpud_client *c, const char *name)
 	CLIENT_RETRY(c, unregister(c, name, 1));
 }
 
+/* A gpud_kernels list as allocated: the public list, then each kernel's
+ * registration (gpud_kernel_registration_get). */
+typedef struct kernel_list_full {
+	gpud_kernel_list pub;
+	gpud_kernel_registration *reg;
+} kernel_list_full;
+
+gpud_status gpud_kernel_registration_get(const gpud_kernel_list *l, size_t i,
+					 gpud_kernel_registration *out)
+{
+	if (l == NULL || out == NULL || i >= l->count)
+		return GPUD_EARG;
+	*out = ((const kernel_list_full *)l)->reg[i];
+	return GPUD_OK;
+}
+
 void gpud_kernel_list_free(gpud_kernel_list *l)
 {
 	if (l == NULL)
@@ -156,6 +227,7 @@ void gpud_kernel_list_free(gpud_kernel_list *l)
 		free(k->doc);
 	}
 	free(l->kernels);
+	free(((kernel_list_full *)l)->reg);
 	free(l);
 }
 
@@ -194,15 +266,21 @@ static gpud_status kernels_once(gpud_client *c, gpud_kernel_list **out)
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_KERNELS, "kernels")) != GPUD_OK)
 		return st;
 	Gpud__KernelsResponse *kr = r->kernels;
-	gpud_kernel_list *l = calloc(1, sizeof(*l));
+	kernel_list_full *full = calloc(1, sizeof(*full));
+	gpud_kernel_list *l = full ? &full->pub : NULL;
 	if (l == NULL ||
-	    (l->kernels = calloc(kr->n_kernels ? kr->n_kernels : 1, sizeof(*l->kernels))) == NULL)
+	    (l->kernels = calloc(kr->n_kernels ? kr->n_kernels : 1, sizeof(*l->kernels))) == NULL ||
+	    (full->reg = calloc(kr->n_kernels ? kr->n_kernels : 1, sizeof(*full->reg))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < kr->n_kernels; i++, l->count++) {
 		Gpud__KernelInfo *ki = kr->kernels[i];
 		gpud_kernel_info *o = &l->kernels[i];
 		o->name = dupstr(ki->name);
 		o->doc = dupstr(ki->doc);
+		full->reg[i] = (gpud_kernel_registration){.custom = ki->custom,
+							  .shared = ki->shared,
+							  .pinned = ki->pinned,
+							  .last_used = ki->last_used};
 		if ((o->params = calloc(ki->n_params ? ki->n_params : 1, sizeof(*o->params))) ==
 		    NULL)
 			goto oom;
@@ -368,7 +446,12 @@ gpud_status gpud_list_all(gpud_client *c, gpud_tenant_buffer **out, size_t *n)
 
 gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec)
 {
-	CLIENT_RETRY(c, register_once(c, spec));
+	CLIENT_RETRY(c, register_once(c, spec, 0));
+}
+
+gpud_status gpud_register_flags(gpud_client *c, const gpud_kernel_spec *spec, unsigned flags)
+{
+	CLIENT_RETRY(c, register_once(c, spec, flags));
 }
 
 gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out)

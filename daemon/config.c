@@ -70,7 +70,8 @@ void config_defaults(gpud_config *c)
 				  .requests_in_flight = 64,
 				  .message_size = 0,
 				  .kernel_timeout_ms = 10000,
-				  .run_timeout_ms = 3600000};
+				  .run_timeout_ms = 3600000,
+				  .custom_kernels = CONFIG_CUSTOM_KERNELS_DEFAULT};
 	c->kernel_workers = 1;
 	c->socket_mode = -1;
 }

@@ -22,6 +22,10 @@
 /* Devices one gpud drives at most (daemon/devices.h). */
 #define GPUD_DEVICES_MAX 16
 
+/* custom_kernels: its default, and the most it may be set to */
+#define CONFIG_CUSTOM_KERNELS_DEFAULT 256
+#define CONFIG_CUSTOM_KERNELS_MAX 65536
+
 /* What one tenant may hold and do at once; 0 means no limit. */
 typedef struct tenant_quota {
 	uint64_t device_bytes; /* bytes of buffers, connection-owned and kept */
@@ -30,6 +34,9 @@ typedef struct tenant_quota {
 	uint64_t message_size;      /* payload bytes of one request (also max_message_size) */
 	uint64_t kernel_timeout_ms; /* a custom kernel's run (config: kernel_timeout, seconds) */
 	uint64_t run_timeout_ms;    /* a built-in kernel's run (config: run_timeout, seconds) */
+	/* custom kernels registered at once (daemon/registry.h): at the cap a
+	 * registration evicts the least recently used unpinned one */
+	uint64_t custom_kernels;
 	/* device_bytes.N: bytes of buffers on device N alone (0: only the total) */
 	uint64_t device_bytes_on[GPUD_DEVICES_MAX];
 } tenant_quota;

@@ -6,6 +6,7 @@
  * Threads: daemon/config.c's: read at start, before any thread exists; a
  * reload builds new settings on the loop thread.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,29 @@ static int set_timeout(uint64_t *ms, const char *key, const char *value, char *e
 	return 0;
 }
 
+/* custom_kernels: a count, 1 to CONFIG_CUSTOM_KERNELS_MAX (no "no limit":
+ * registrations are kept on disk and compiled again at every start). */
+static int set_custom_kernels(uint64_t *n, const char *key, const char *value, char *err,
+			      size_t errlen)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(value, &end, 10);
+	if (end == value || *end != '\0' || value[0] == '-' || errno != 0 || v < 1 ||
+	    v > CONFIG_CUSTOM_KERNELS_MAX) {
+		snprintf(err, errlen, "%s = '%s': expected a number of kernels from 1 to %d", key,
+			 value, CONFIG_CUSTOM_KERNELS_MAX);
+		return -1;
+	}
+	*n = v;
+	return 0;
+}
+
 /* A key of [quota] or [tenant NAME]. */
 static int quota_set(tenant_quota *q, const char *key, const char *value, char *err, size_t errlen)
 {
+	if (!strcmp(key, "custom_kernels"))
+		return set_custom_kernels(&q->custom_kernels, key, value, err, errlen);
 	if (!strcmp(key, "kernel_timeout"))
 		return set_timeout(&q->kernel_timeout_ms, key, value, err, errlen);
 	if (!strcmp(key, "run_timeout"))
@@ -70,7 +91,8 @@ static int quota_set(tenant_quota *q, const char *key, const char *value, char *
 	if (f == NULL) {
 		snprintf(err, errlen,
 			 "unknown quota key '%s' (device_bytes, device_bytes.N, kept_buffers, "
-			 "requests_in_flight, message_size, kernel_timeout, run_timeout)",
+			 "requests_in_flight, message_size, kernel_timeout, run_timeout, "
+			 "custom_kernels)",
 			 key);
 		return -1;
 	}

@@ -17,7 +17,7 @@ static const char *const quota_names[QUOTA_KINDS] = {
 	[QUOTA_KEPT_BUFFERS] = "kept_buffers",
 	[QUOTA_REQUESTS_IN_FLIGHT] = "requests_in_flight",
 	[QUOTA_MESSAGE_SIZE] = "message_size",
-	[QUOTA_KERNELS] = "kernels",
+	[QUOTA_KERNELS] = "custom_kernels",
 	[QUOTA_RUN_TIMEOUT] = "run_timeout",
 };
 

@@ -58,6 +58,9 @@ typedef struct tenant_metrics {
 	/* requests that ended cancelled because their connection closed (for
 	 * the tenant's status; requests[][ST_CANCELLED] counts them all) */
 	uint64_t cancelled_closed;
+	/* its unpinned custom kernels removed to make room for another
+	 * (daemon/registry.h) */
+	uint64_t custom_evicted;
 } tenant_metrics;
 
 /* Prometheus histogram buckets (upper bounds, seconds): 10 µs to 10 s. */

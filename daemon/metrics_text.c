@@ -99,6 +99,7 @@ static void add_counters(tenant_metrics *to, const tenant_metrics *from)
 	for (int q = 0; q < QUOTA_KINDS; q++)
 		to->quota_refused[q] += from->quota_refused[q];
 	to->runs += from->runs;
+	to->custom_evicted += from->custom_evicted;
 	to->kernel_seconds += from->kernel_seconds;
 }
 
@@ -190,6 +191,10 @@ static void tenant_families(FILE *f, tenant_row *rows, size_t n)
 		 offsetof(tenant_row, kept), 1},
 		{"gpud_tenant_runs_queued", "gauge", "Runs waiting for a run slot, by tenant.",
 		 offsetof(tenant_row, queued), 1},
+		{"gpud_custom_kernels_evicted_total", "counter",
+		 "Unpinned custom kernels removed to make room for another (custom_kernels "
+		 "quota), by tenant.",
+		 offsetof(tenant_row, m.custom_evicted), 1},
 	};
 	for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
 		family(f, fams[i].name, fams[i].type, fams[i].help);

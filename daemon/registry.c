@@ -1,9 +1,14 @@
-/* daemon/registry.c — custom kernel tables, registration steps, the copy on disk. */
+/*
+ * daemon/registry.c — custom kernel tables, registration steps, the copy on
+ * disk, and the eviction of the least recently used unpinned kernel at the
+ * custom_kernels quota. Owned by the loop thread.
+ */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/log.h"
@@ -17,6 +22,15 @@ void registry_init(registry *g, const gpud_config *cfg, gpud_backend *backend,
 	g->cfg = cfg;
 	g->backend = backend;
 	g->buffers = buffers;
+}
+
+/* A run of e (or its registration): last in the LRU order from now. */
+static void touch(registry *g, custom_entry *e)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	e->use_seq = ++g->tick;
+	e->last_used = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void registry_unref(custom_entry *e)
@@ -54,8 +68,10 @@ custom_entry *registry_find(registry *g, gpud_tenant *tn, const char *name)
 		HASH_FIND_STR(tn->customs, name, e);
 	if (e == NULL)
 		HASH_FIND_STR(g->shared, name, e);
-	if (e)
+	if (e) {
 		e->refs++; /* until the reply: an unregister meanwhile cannot free it */
+		touch(g, e);
+	}
 	return e;
 }
 
@@ -95,7 +111,9 @@ static void describe(custom_entry *e)
 		snprintf(how, sizeof(how), "; %s, %d registers",
 			 k->cached ? "loaded from the compile cache" : "compiled", k->registers);
 	snprintf(k->doc, sizeof(k->doc), "%s %s kernel%s%s", e->shared ? "shared" : "custom",
-		 k->kind == CUSTOM_RAW ? "raw" : "elementwise",
+		 k->kind == CUSTOM_RAW         ? "raw"
+		 : k->kind == CUSTOM_REDUCTION ? "reduction"
+					       : "elementwise",
 		 k->kind == CUSTOM_RAW && k->blocks_per_sm == 0 ? " (_grid and _block per run)"
 								: "",
 		 how);
@@ -107,7 +125,13 @@ static void describe(custom_entry *e)
  */
 static custom_entry *parse(const Gpud__RegisterRequest *q, dstatus *st, char *err, size_t errlen)
 {
-	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW;
+	int raw = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_RAW,
+	    red = q->kind == GPUD__REGISTER_REQUEST__KIND__KIND_REDUCTION;
+	custom_reduction rx = {.map_expr = q->map_expr,
+			       .reduce_expr = q->reduce_expr,
+			       .post_map_expr = q->post_map_expr,
+			       .identity = q->identity,
+			       .reduce_type = q->reduce_type};
 	const char *name = q->name ? q->name : "";
 	char perr[512];
 	custom_entry *e;
@@ -145,8 +169,22 @@ static custom_entry *parse(const Gpud__RegisterRequest *q, dstatus *st, char *er
 		free(e);
 		return NULL;
 	}
-	if (custom_build(k, name, raw ? CUSTOM_RAW : CUSTOM_ELEMENTWISE, q->source, q->entry, perr,
-			 sizeof(perr)) != 0) {
+	if (q->kind != GPUD__REGISTER_REQUEST__KIND__KIND_ELEMENTWISE && !raw && !red) {
+		snprintf(err, errlen,
+			 "register %s: kind %d: expected raw (0), elementwise (1) or "
+			 "reduction (2)",
+			 LOG_CLIP(name), (int)q->kind);
+		free(e);
+		return NULL;
+	}
+	k->red = red ? &rx : NULL;
+	int built = custom_build(k, name,
+				 raw   ? CUSTOM_RAW
+				 : red ? CUSTOM_REDUCTION
+				       : CUSTOM_ELEMENTWISE,
+				 q->source, q->entry, perr, sizeof(perr));
+	k->red = NULL; /* rx is this function's */
+	if (built != 0) {
 		snprintf(err, errlen, "register: %s", perr);
 		custom_free(k);
 		free(e);
@@ -162,11 +200,17 @@ typedef struct home {
 	custom_entry **table;
 	char rel[GPUD_TENANT_NAME + 16];
 	const char *who; /* for messages */
+	gpud_tenant *tn; /* NULL: the shared table */
+	uint64_t cap;    /* custom_kernels: the tenant's, or [quota]'s for the shared one */
 } home;
 
 static home home_of(registry *g, gpud_tenant *tn, int shared)
 {
 	home h;
+	h.tn = shared ? NULL : tn;
+	h.cap = shared ? g->cfg->quota.custom_kernels : tn->quota.custom_kernels;
+	if (h.cap == 0) /* a config not read from a file */
+		h.cap = CONFIG_CUSTOM_KERNELS_DEFAULT;
 	if (shared) {
 		h.table = &g->shared;
 		snprintf(h.rel, sizeof(h.rel), "shared");
@@ -220,6 +264,71 @@ static void reg_save(registry *g, const gpud_tenant *tn, const char *rel,
 	free(buf);
 }
 
+/* The entry evicted next from table: the least recently used unpinned one
+ * with no run in flight (the table's own reference only); NULL if none. */
+static custom_entry *lru_victim(custom_entry *table)
+{
+	custom_entry *v = NULL;
+	for (custom_entry *e = table; e; e = e->hh.next)
+		if (!e->pinned && e->refs == 1 && (v == NULL || e->use_seq < v->use_seq))
+			v = e;
+	return v;
+}
+
+static void evict(registry *g, home *h, custom_entry *e, const char *for_name)
+{
+	struct timespec ts;
+	char path[1024];
+	clock_gettime(CLOCK_REALTIME, &ts);
+	HASH_DELETE(hh, *h->table, e);
+	if (reg_path(g->cfg, h->rel, e->k.name, path, sizeof(path)) == 0)
+		unlink(path);
+	log_conn(LOG_INFO, 0, h->tn ? h->tn->name : NULL,
+		 "evicted custom kernel %s of %s%s (unpinned, last used %.0f s ago) to make room "
+		 "for %s: custom_kernels = %llu",
+		 LOG_CLIP(e->k.name), h->tn ? "tenant " : "", h->who,
+		 (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - e->last_used, LOG_CLIP(for_name),
+		 (unsigned long long)h->cap);
+	if (h->tn)
+		h->tn->metrics.custom_evicted++;
+	registry_unref(e); /* runs in flight: none (lru_victim) */
+}
+
+/*
+ * Room for one more entry in h's table: as many least recently used unpinned
+ * entries as it takes to be under the cap (more than one after a reload
+ * lowered it) evicted, unless check_only. 0, or -1 with err if the evictable
+ * ones are too few (nothing evicted then).
+ */
+static int make_room(registry *g, home *h, const char *name, int check_only, char *err,
+		     size_t errlen)
+{
+	uint64_t n = HASH_COUNT(*h->table), evictable = 0;
+	if (n < h->cap)
+		return 0;
+	uint64_t need = n + 1 - h->cap;
+	for (custom_entry *e = *h->table; e; e = e->hh.next)
+		evictable += !e->pinned && e->refs == 1;
+	if (evictable < need) {
+		if (h->tn)
+			h->tn->metrics.quota_refused[QUOTA_KERNELS]++;
+		snprintf(
+			err, errlen,
+			"register %s: %s%s %s %llu custom kernels, at the custom_kernels quota of "
+			"%llu, and %llu of them could be evicted (unpinned, not running): remove "
+			"some (gpuctl kernels --custom lists them; gpuctl kernel rm NAME), register "
+			"kernels unpinned (gpuctl kernel add --unpinned), or raise custom_kernels "
+			"in gpud.conf ([quota] or [tenant %s])",
+			LOG_CLIP(name), h->tn ? "tenant " : "", h->who, h->tn ? "has" : "have",
+			(unsigned long long)n, (unsigned long long)h->cap,
+			(unsigned long long)evictable, h->tn ? h->tn->name : "NAME");
+		return -1;
+	}
+	while (!check_only && need-- > 0)
+		evict(g, h, lru_victim(*h->table), name);
+	return 0;
+}
+
 custom_entry *registry_prepare(registry *g, gpud_tenant *tn, const Gpud__RegisterRequest *q,
 			       dstatus *st, char *err, size_t errlen)
 {
@@ -236,15 +345,6 @@ custom_entry *registry_prepare(registry *g, gpud_tenant *tn, const Gpud__Registe
 		return NULL;
 	}
 	home h = home_of(g, tn, q->shared);
-	if (HASH_COUNT(*h.table) >= REGISTRY_MAX_KERNELS) {
-		*st = ST_QUOTA;
-		tn->metrics.quota_refused[QUOTA_KERNELS]++;
-		snprintf(err, errlen,
-			 "register: %s have %d kernels registered, the most allowed; remove some "
-			 "(gpuctl kernel rm)",
-			 h.who, REGISTRY_MAX_KERNELS);
-		return NULL;
-	}
 	*st = ST_INVALID;
 	if (!q->shared) {
 		HASH_FIND_STR(g->shared, name, old);
@@ -260,6 +360,10 @@ custom_entry *registry_prepare(registry *g, gpud_tenant *tn, const Gpud__Registe
 			 "register: kernel '%s' is registered already; remove it first (gpuctl "
 			 "kernel rm %s)",
 			 name, name);
+		return NULL;
+	}
+	if (make_room(g, &h, name, 1, err, errlen) != 0) {
+		*st = ST_QUOTA;
 		return NULL;
 	}
 	custom_entry *e = parse(q, st, err, errlen);
@@ -293,7 +397,11 @@ dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e, const Gpud__
 		snprintf(err, errlen, "register: kernel '%s' is registered already", e->k.name);
 		return ST_INVALID;
 	}
+	if (make_room(g, &h, e->k.name, 0, err, errlen) != 0)
+		return ST_QUOTA; /* filled meanwhile by other connections */
 	e->shared = q->shared;
+	e->pinned = !q->unpinned;
+	touch(g, e);
 	describe(e);
 	HASH_ADD_STR(*h.table, k.name, e);
 	reg_save(g, tn, h.rel, q);
@@ -355,6 +463,8 @@ static int load_one(registry *g, const char *path, const char *tenant, int share
 	     be->ops->compile_now(be, &e->k, g->cfg->kernel_cache_dir, err, sizeof(err)) == 0)) {
 		e->backend = be;
 		e->shared = shared;
+		e->pinned = !q->unpinned;
+		touch(g, e); /* last use is not kept on disk: loading is a use */
 		describe(e);
 		HASH_ADD_STR(*table, k.name, e);
 		ok = 1;

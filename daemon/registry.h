@@ -11,6 +11,13 @@
  *
  * Entries are reference-counted: the table holds one, every run in flight
  * another, so removing a kernel that is running only takes it out of reach.
+ *
+ * A table holds at most custom_kernels entries (the tenant's quota; the
+ * shared table: [quota]'s). Each entry is pinned or not (RegisterRequest.
+ * unpinned, kept in its .reg file) and records its last use (its last run
+ * or its registration; not kept across a restart: loading counts as a use).
+ * A registration into a full table evicts the least recently used unpinned
+ * entry with no run in flight, and is refused if there is none.
  * Owned by the loop thread; registry_load runs at start, before gpud serves.
  */
 #ifndef GPUD_REGISTRY_H
@@ -26,13 +33,14 @@
 #include "gpud.pb-c.h"
 #include "kernels/custom/custom.h"
 
-#define REGISTRY_MAX_KERNELS 256 /* per tenant, and shared */
-
 typedef struct custom_entry {
 	custom_kernel k;
 	int refs;
 	gpud_backend *backend; /* holds its compiled code */
 	int shared;            /* for every tenant */
+	int pinned;            /* never evicted to make room */
+	uint64_t use_seq;      /* registry.tick at its last use: the LRU order */
+	double last_used;      /* Unix seconds of its last use */
 	UT_hash_handle hh;
 } custom_entry;
 
@@ -41,6 +49,7 @@ typedef struct registry {
 	gpud_backend *backend;
 	buffer_table *buffers; /* the tenants */
 	custom_entry *shared;
+	uint64_t tick; /* uses so far, for use_seq */
 } registry;
 
 void registry_init(registry *g, const gpud_config *cfg, gpud_backend *backend,
@@ -54,6 +63,12 @@ void registry_fini(registry *g);
  * reference the caller gives back with registry_unref. NULL if none. */
 custom_entry *registry_find(registry *g, gpud_tenant *tn, const char *name);
 void registry_unref(custom_entry *e);
+
+/* The entry of a kernel_def registry_visible gave (its k.def). */
+static inline const custom_entry *registry_entry_of(const kernel_def *d)
+{
+	return (const custom_entry *)((const char *)d - offsetof(custom_entry, k.def));
+}
 
 /* The kernels tenant tn sees (its own, then shared ones it does not shadow),
  * up to max of them into out; returns how many there are. */
@@ -75,7 +90,9 @@ int registry_compiles(const registry *g);
 dstatus registry_compile(registry *g, custom_entry *e, backend_done_fn done, void *arg, char *err,
 			 size_t errlen);
 /* Step three, once compiled: into its table (taking the caller's reference) and
- * onto disk. ST_OK, or a status with err (registered meanwhile) and e untouched. */
+ * onto disk, evicting the least recently used unpinned entry if the table is
+ * full. ST_OK, or a status with err (registered meanwhile, or full of pinned
+ * kernels) and e untouched. */
 dstatus registry_add(registry *g, gpud_tenant *tn, custom_entry *e, const Gpud__RegisterRequest *q,
 		     char *err, size_t errlen);
 /* Out of tn's table (or the shared one) and off disk; runs in flight keep it. */

@@ -123,9 +123,10 @@ expect 'gpuctl status --' --wait --json --help
 expect 'gpuctl status --wait ' # seconds
 expect 'gpuctl run -' -o --output --json --device --help
 expect 'gpuctl upload --' --keep --device --help
-expect 'gpuctl kernels --' --json --names --args --help
+expect 'gpuctl kernels --' --json --names --custom --args --help
 expect 'gpuctl kernel ' add rm
 expect 'gpuctl kernel add k --b' --block --blocks-per-sm
+expect 'gpuctl kernel add k --u' --unpinned
 expect 'gpuctl kernel add k --entry ' # a function name
 expect 'gpuctl kernel rm k --' --shared --help
 expect 'gpuctl demo --r' --runs

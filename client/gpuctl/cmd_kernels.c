@@ -1,7 +1,8 @@
 /*
  * client/gpuctl/cmd_kernels.c — the kernel commands: kernels (every kernel
- * with its arguments; --json: schema gpuctl.kernels; --names and --args
- * KERNEL: bare words for scripts and shell completion), kernel add
+ * with its arguments in aligned columns; --json: schema gpuctl.kernels;
+ * --names and --args KERNEL: bare words for scripts and shell completion;
+ * --custom: the tenant's custom kernels, pinned or not, last use), kernel add
  * (register a raw CUDA C kernel, its source from a file or stdin, or an
  * elementwise one) and kernel rm.
  */
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/gpuctl/gpuctl.h"
@@ -83,11 +85,69 @@ static void kernel_args(const gpud_kernel_list *l, const char *name)
 	    name);
 }
 
+/* A kernel's parameters, one a line, in columns as wide as their widest cell. */
+static void kernel_table(const gpud_kernel_info *k)
+{
+	int wn = 0, wr = 0, wt = 0;
+	for (size_t j = 0; j < k->nparams; j++) {
+		const gpud_param_info *p = &k->params[j];
+		int n = (int)strlen(p->name), r = (int)strlen(roles[p->role % 3]),
+		    t = (int)strlen(p->type);
+		wn = n > wn ? n : wn;
+		wr = r > wr ? r : wr;
+		wt = t > wt ? t : wt;
+	}
+	printf("%s\n    %s\n", k->name, k->doc);
+	for (size_t j = 0; j < k->nparams; j++) {
+		const gpud_param_info *p = &k->params[j];
+		char line[1024];
+		int n = snprintf(line, sizeof(line), "    %-*s  %-*s  %-*s  %s", wn, p->name, wr,
+				 roles[p->role % 3], wt, p->type, p->doc);
+		if (p->inplace_of && p->inplace_of[0] && n > 0 && (size_t)n < sizeof(line))
+			snprintf(line + n, sizeof(line) - (size_t)n,
+				 "%s(may be written in place of %s)", p->doc[0] ? " " : "",
+				 p->inplace_of);
+		size_t len = strlen(line);
+		while (len > 0 && line[len - 1] == ' ')
+			line[--len] = '\0'; /* no doc: no trailing blanks */
+		printf("%s\n", line);
+	}
+}
+
+/* --custom: NAME, SCOPE (own or shared), PIN (pinned or unpinned), LAST USED. */
+static void custom_table(const gpud_kernel_list *l)
+{
+	int wn = 4, any = 0;
+	gpud_kernel_registration g;
+	for (size_t i = 0; i < l->count; i++)
+		if (gpud_kernel_registration_get(l, i, &g) == GPUD_OK && g.custom) {
+			int n = (int)strlen(l->kernels[i].name);
+			wn = n > wn ? n : wn;
+			any = 1;
+		}
+	if (!any) {
+		printf("no custom kernels (gpuctl kernel add registers one)\n");
+		return;
+	}
+	printf("%-*s  %-6s  %-8s  %s\n", wn, "NAME", "SCOPE", "PIN", "LAST USED");
+	for (size_t i = 0; i < l->count; i++) {
+		if (gpud_kernel_registration_get(l, i, &g) != GPUD_OK || !g.custom)
+			continue;
+		char when[64] = "-";
+		time_t t = (time_t)g.last_used;
+		struct tm tm;
+		if (g.last_used > 0 && localtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%-*s  %-6s  %-8s  %s\n", wn, l->kernels[i].name,
+		       g.shared ? "shared" : "own", g.pinned ? "pinned" : "unpinned", when);
+	}
+}
+
 int cmd_kernels(int argc, char **argv)
 {
 	gpud_kernel_list *l;
 	gpud_status st;
-	int json = 0, names = 0;
+	int json = 0, names = 0, custom = 0;
 	const char *args_of = NULL;
 
 	for (int i = 0; i < argc; i++) {
@@ -95,6 +155,8 @@ int cmd_kernels(int argc, char **argv)
 			json = 1;
 		else if (!strcmp(argv[i], "--names"))
 			names = 1;
+		else if (!strcmp(argv[i], "--custom"))
+			custom = 1;
 		else if (!strcmp(argv[i], "--args") && i + 1 < argc)
 			args_of = argv[++i];
 		else if (!strncmp(argv[i], "--args=", 7))
@@ -106,9 +168,9 @@ int cmd_kernels(int argc, char **argv)
 		else
 			die_usage("kernels", "unexpected argument '%s'", argv[i]);
 	}
-	if (json + names + (args_of != NULL) > 1)
-		die_usage("kernels", "--json, --names and --args KERNEL each print the list their "
-				     "own way: give one of them");
+	if (json + names + custom + (args_of != NULL) > 1)
+		die_usage("kernels", "--json, --names, --custom and --args KERNEL each print the "
+				     "list their own way: give one of them");
 	gpud_client *c = ctl_connect();
 	if ((st = gpud_kernels(c, &l)) != GPUD_OK)
 		die_call(c, st, NULL);
@@ -116,21 +178,12 @@ int cmd_kernels(int argc, char **argv)
 		kernels_json(l);
 	else if (args_of)
 		kernel_args(l, args_of);
+	else if (custom)
+		custom_table(l);
 	for (size_t i = 0; names && i < l->count; i++)
 		printf("%s\n", l->kernels[i].name);
-	for (size_t i = 0; !json && !names && !args_of && i < l->count; i++) {
-		gpud_kernel_info *k = &l->kernels[i];
-		printf("%s\n    %s\n", k->name, k->doc);
-		for (size_t j = 0; j < k->nparams; j++) {
-			gpud_param_info *p = &k->params[j];
-			printf("    %-12s %-7s %-34s %s", p->name, roles[p->role % 3], p->type,
-			       p->doc);
-			if (p->inplace_of && p->inplace_of[0])
-				printf("%s(may be written in place of %s)", p->doc[0] ? " " : "",
-				       p->inplace_of);
-			printf("\n");
-		}
-	}
+	for (size_t i = 0; !json && !names && !custom && !args_of && i < l->count; i++)
+		kernel_table(&l->kernels[i]);
 	gpud_kernel_list_free(l);
 	gpud_close(c);
 	return 0;
@@ -194,6 +247,7 @@ static int kernel_add(int argc, char **argv)
 	gpud_kernel_spec spec;
 	const char *file = NULL;
 	gpud_status st;
+	int unpinned = 0;
 
 	memset(&spec, 0, sizeof(spec));
 	if (argc < 2 || argv[1][0] == '-')
@@ -225,6 +279,8 @@ static int kernel_add(int argc, char **argv)
 			spec.fast_math = 1;
 		else if (!strcmp(o, "--shared"))
 			spec.shared = 1;
+		else if (!strcmp(o, "--unpinned"))
+			unpinned = 1;
 		else if (o[0] == '-')
 			die_usage("kernel", "kernel add: unknown or incomplete option '%s'%s", o,
 				  !strcmp(o, "--elementwise") ? " (it takes IN OUT BODY)" : "");
@@ -245,10 +301,10 @@ static int kernel_add(int argc, char **argv)
 			  spec.name);
 	}
 	gpud_client *c = ctl_connect();
-	if ((st = gpud_register(c, &spec)) != GPUD_OK)
+	if ((st = gpud_register_flags(c, &spec, unpinned ? GPUD_REGISTER_UNPINNED : 0)) != GPUD_OK)
 		die_call(c, st, NULL);
-	printf("registered %s (%s%s)\n", spec.name, spec.shared ? "shared, by " : "tenant ",
-	       gpud_server(c)->tenant);
+	printf("registered %s (%s%s%s)\n", spec.name, spec.shared ? "shared, by " : "tenant ",
+	       gpud_server(c)->tenant, unpinned ? "; unpinned" : "");
 	free(text);
 	gpud_close(c);
 	return 0;

@@ -105,7 +105,7 @@ static const ctl_command commands[] = {
 	 "           gpud.conf's admin_tenants; gpud logs it)\n"
 	 "  --json   as one JSON document (schema gpuctl.ls, version 1;\n"
 	 "           docs/user-guide.md)\n"},
-	{"kernels", cmd_kernels, "gpuctl kernels [--json | --names | --args KERNEL]",
+	{"kernels", cmd_kernels, "gpuctl kernels [--json | --names | --custom | --args KERNEL]",
 	 "list the kernels and their arguments",
 	 "Lists every kernel gpud runs for this tenant (built-in, its own and shared\n"
 	 "custom kernels): what it does, and each argument's role (in, out, scalar),\n"
@@ -117,7 +117,10 @@ static const ctl_command commands[] = {
 	 "  --names          only the kernels' names, one per line (for scripts and shell\n"
 	 "                   completion)\n"
 	 "  --args KERNEL    only KERNEL's arguments, one per line: NAME ROLE (role in,\n"
-	 "                   out or scalar)\n"},
+	 "                   out or scalar)\n"
+	 "  --custom         only the custom kernels: own or shared, pinned or unpinned,\n"
+	 "                   last used (unpinned ones are evicted, least recently used\n"
+	 "                   first, at the custom_kernels quota)\n"},
 	{"kernel", cmd_kernel,
 	 "gpuctl kernel add NAME --source FILE.cu|- --entry ENTRY --sig SIG [OPTIONS]\n"
 	 "       gpuctl kernel add NAME --elementwise IN OUT BODY [OPTIONS]\n"
@@ -139,6 +142,9 @@ static const ctl_command commands[] = {
 	 "                       without it take _grid and _block as run arguments)\n"
 	 "  --fast-math, --max-registers R\n"
 	 "  --shared             one kernel for every tenant (admin_tenants only)\n"
+	 "  --unpinned           evictable: at the custom_kernels quota a registration\n"
+	 "                       removes the least recently used unpinned kernel\n"
+	 "                       (kernels are pinned by default)\n"
 	 "\n"
 	 "examples:\n"
 	 "  gpuctl kernel add my_saxpy_trig --elementwise \\\n"

@@ -27,11 +27,11 @@ _gpuctl_switches() {
 	download) echo '-o --output --help' ;;
 	free) echo '--tenant --help' ;;
 	ls) echo '--all --json --help' ;;
-	kernels) echo '--json --names --args --help' ;;
+	kernels) echo '--json --names --custom --args --help' ;;
 	kernel) echo '--help' ;;
 	'kernel add')
 		echo '--source --entry --sig --elementwise --block --blocks-per-sm --fast-math' \
-			'--max-registers --shared --help'
+			'--max-registers --shared --unpinned --help'
 		;;
 	'kernel rm') echo '--shared --help' ;;
 	status) echo '--wait --json --help' ;;

@@ -497,6 +497,13 @@ void verb_kernels(gpud_request *r)
 		infos[i].doc = (char *)k->doc;
 		infos[i].params = &pptrs[pi];
 		infos[i].n_params = (size_t)k->nparams;
+		if (i >= nb) { /* a custom kernel: how it stands in the registry */
+			const custom_entry *e = registry_entry_of(k);
+			infos[i].custom = 1;
+			infos[i].shared = e->shared;
+			infos[i].pinned = e->pinned;
+			infos[i].last_used = e->last_used;
+		}
 		for (int j = 0; j < k->nparams; j++, pi++) {
 			const kernel_param *p = &k->params[j];
 			Gpud__Param *q = &params[pi];

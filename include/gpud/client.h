@@ -587,6 +587,35 @@ typedef struct gpud_kernel_spec {
  * log comes back in gpud_errmsg on failure.
  */
 GPUD_API gpud_status gpud_register(gpud_client *c, const gpud_kernel_spec *spec);
+/*
+ * gpud_register with flags: GPUD_REGISTER_UNPINNED registers the kernel
+ * unpinned: at the tenant's custom_kernels quota (gpud.conf), registering
+ * another kernel evicts the least recently used unpinned one. gpud_register
+ * registers kernels pinned (they stay until removed).
+ */
+#define GPUD_REGISTER_UNPINNED 1u
+GPUD_API gpud_status gpud_register_flags(gpud_client *c, const gpud_kernel_spec *spec,
+					 unsigned flags);
+
+/*
+ * A reduction kernel, CuPy's ReductionKernel: in_params and out_params (one
+ * output) as elementwise ones; map_expr of the inputs, reduce_expr of a and
+ * b, identity, post_map_expr of a setting the output ("y = a"); reduce_type
+ * a dtype name, NULL or "" for the output's. A run reduces the whole arrays
+ * to a 0-d output, or with _axis -1 the last axis of 2-d arrays.
+ */
+typedef struct gpud_reduction_spec {
+	const char *name;
+	const char *in_params, *out_params;
+	const char *map_expr, *reduce_expr, *post_map_expr, *identity, *reduce_type;
+	unsigned block; /* threads per block, a power of two; 0: 256 */
+	int fast_math;
+	unsigned max_registers;
+	int shared; /* for every tenant: administrators only (admin_tenants) */
+} gpud_reduction_spec;
+/* Registers a reduction kernel; flags as gpud_register_flags'. */
+GPUD_API gpud_status gpud_register_reduction(gpud_client *c, const gpud_reduction_spec *spec,
+					     unsigned flags);
 GPUD_API gpud_status gpud_unregister(gpud_client *c, const char *name);
 /* Removes a shared kernel (administrators only). */
 GPUD_API gpud_status gpud_unregister_shared(gpud_client *c, const char *name);
@@ -594,6 +623,18 @@ GPUD_API gpud_status gpud_unregister_shared(gpud_client *c, const char *name);
 /* Lists the daemon's kernels; free with gpud_kernel_list_free. */
 GPUD_API gpud_status gpud_kernels(gpud_client *c, gpud_kernel_list **out);
 GPUD_API void gpud_kernel_list_free(gpud_kernel_list *l);
+
+/* How kernel i of a gpud_kernels list stands in gpud's registry. */
+typedef struct gpud_kernel_registration {
+	int custom;       /* 0: built in (and the rest 0) */
+	int shared;       /* registered by an administrator for every tenant */
+	int pinned;       /* never evicted to make room (see gpud_register_flags) */
+	double last_used; /* Unix seconds of its last run, or of its registration or
+			     of gpud's start if later; 0 from a gpud too old to say */
+} gpud_kernel_registration;
+/* GPUD_EARG if l is NULL, out is NULL or i is not under l->count. */
+GPUD_API gpud_status gpud_kernel_registration_get(const gpud_kernel_list *l, size_t i,
+						  gpud_kernel_registration *out);
 
 /* --- asynchronous jobs ---------------------------------------------------------
  *

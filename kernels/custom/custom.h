@@ -21,6 +21,15 @@
  * the shape of the first array input. Raw kernels take their arguments in
  * the declared order (arrays as device pointers, scalars by value); their
  * outputs must be passed as buffers (gpud cannot know their shapes).
+ *
+ * Reduction kernels (CuPy's ReductionKernel): elementwise-style inputs and
+ * one output, map_expr (of the inputs), reduce_expr (of a and b, the two
+ * partial values), identity, post_map_expr (of a, setting the output) and
+ * the reduce type. A run reduces the whole of its arrays to a 0-d output, or
+ * with _axis -1 (or 1) the last axis of 2-d arrays to one value per row.
+ * The generated CUDA C gives each output value one block: a strided map
+ * over its elements, then a tree over the block in shared memory (no
+ * atomics, one launch; a whole-array reduction runs on one SM).
  */
 #ifndef GPUD_KERNELS_CUSTOM_H
 #define GPUD_KERNELS_CUSTOM_H
@@ -35,7 +44,20 @@ extern "C" {
 
 #define CUSTOM_NAME_MAX 64
 
-typedef enum custom_kind { CUSTOM_RAW = 0, CUSTOM_ELEMENTWISE = 1 } custom_kind;
+typedef enum custom_kind {
+	CUSTOM_RAW = 0,
+	CUSTOM_ELEMENTWISE = 1,
+	CUSTOM_REDUCTION = 2
+} custom_kind;
+
+/* A reduction's expressions (CUDA C), as CuPy's ReductionKernel takes them. */
+typedef struct custom_reduction {
+	const char *map_expr;      /* of the inputs: "x * x" */
+	const char *reduce_expr;   /* of a and b: "a + b" */
+	const char *post_map_expr; /* of a, setting the output: "y = sqrt(a)" */
+	const char *identity;      /* "0" */
+	const char *reduce_type;   /* a dtype (float32 ...) or NULL/"": the output's */
+} custom_reduction;
 
 typedef struct custom_param {
 	char name[CUSTOM_NAME_MAX];
@@ -58,6 +80,8 @@ typedef struct custom_kernel {
 	unsigned blocks_per_sm; /* grid-stride launch: SMs x this; 0: grid and block per run */
 	int fast_math;
 	unsigned max_registers; /* 0: the compiler's choice */
+	/* CUSTOM_REDUCTION: its expressions, read by custom_build only */
+	const custom_reduction *red;
 	/* what runs bind against (params point into the fields above) */
 	kernel_def def;
 	kernel_param kparams[KERNEL_MAX_PARAMS];
@@ -100,6 +124,9 @@ void custom_free(custom_kernel *k);
 
 /* The generated CUDA C of an elementwise kernel (malloc'd), NULL if out of memory. */
 char *custom_ew_source(const custom_kernel *k, const char *body);
+/* The generated CUDA C of a reduction kernel (malloc'd), NULL if out of memory;
+ * rt: the reduce type's C name. */
+char *custom_red_source(const custom_kernel *k, const custom_reduction *r, const char *rt);
 
 #ifdef __cplusplus
 }

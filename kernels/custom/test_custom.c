@@ -392,6 +392,150 @@ START_TEST(test_long_names_clipped)
 }
 END_TEST
 
+/* sum of squares, then a square root: CuPy's L2-norm example */
+static int build_l2(custom_kernel *k, const char *in, const char *out, unsigned block,
+		    const custom_reduction *r, char *err, size_t errlen)
+{
+	memset(k, 0, sizeof(*k));
+	k->block = block;
+	if (custom_parse_ew_params(in, KPARAM_IN, k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
+				   errlen) != 0 ||
+	    custom_parse_ew_params(out, KPARAM_OUT, k->params, KERNEL_MAX_PARAMS, &k->nparams, err,
+				   errlen) != 0)
+		return -1;
+	k->red = r;
+	int rv = custom_build(k, "l2", CUSTOM_REDUCTION, NULL, NULL, err, errlen);
+	k->red = NULL;
+	return rv;
+}
+
+START_TEST(test_reduction)
+{
+	custom_kernel k;
+	kernel_args a;
+	char err[512];
+	float buf[12];
+	custom_reduction r = {.map_expr = "x * x * w",
+			      .reduce_expr = "a + b",
+			      .post_map_expr = "y = sqrt(a)",
+			      .identity = "0",
+			      .reduce_type = "float64"};
+	ck_assert_msg(build_l2(&k, "float32 x, float32 w", "float32 y", 0, &r, err, sizeof(err)) ==
+			      0,
+		      "%s", err);
+	ck_assert_str_eq(k.entry, "gpud_red_l2");
+	assert_has(k.source, "typedef double _gpud_rt;");
+	assert_has(k.source, "__launch_bounds__(256) gpud_red_l2(long long _n");
+	assert_has(k.source, "__shared__ _gpud_rt _s[256];");
+	assert_has(k.source, "#line 1 \"l2 map_expr\"\nx * x * w\n");
+	assert_has(k.source, "const _gpud_rt a = _acc, b = _m;");
+	assert_has(k.source, "#line 1 \"l2 post_map_expr\"\ny = sqrt(a);");
+	assert_has(k.source, "_y_p[blockIdx.x] = y;");
+	ck_assert_str_eq(k.def.doc, "custom reduction kernel");
+	ck_assert_int_eq(k.def.nparams, 4); /* x, w, y, _axis */
+	ck_assert_str_eq(k.kparams[3].name, "_axis");
+	ck_assert_int_eq(k.kparams[3].optional, 1);
+	ck_assert_int_eq(k.kparams[1].broadcast, 1);
+
+	/* the whole arrays: a 0-d output; w a scalar broadcast */
+	memset(&a, 0, sizeof(a));
+	a.kernel = &k.def;
+	kernel_array x = vec(GPUD_F32, 6, buf), x5 = vec(GPUD_F32, 5, buf + 6);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[1], KGIVEN_F64, 0, 0, 2.0, &a.v[1],
+					    err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_args_finish(&a, err, sizeof(err)), 0);
+	ck_assert_msg(k.def.check(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[2].expect.dtype, GPUD_F32);
+	ck_assert_int_eq(a.v[2].expect.ndim, 0);
+	/* arrays must match */
+	memset(&a, 0, sizeof(a));
+	a.kernel = &k.def;
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &x, &a.v[0], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &x5, &a.v[1], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
+	assert_has(err, "l2: 'w' has 5 elements but 'x' has 6; a reduction's arrays must match");
+	/* _axis -1 of a 2-d array: one value per row */
+	kernel_array m = vec(GPUD_F32, 6, buf);
+	m.ndim = 2;
+	m.shape[0] = 2;
+	m.shape[1] = 3;
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[0], &m, &a.v[0], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_array(&k.def, &k.kparams[1], &m, &a.v[1], err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[3], KGIVEN_I64, 0, -1, 0, &a.v[3],
+					    err, sizeof(err)),
+			 0);
+	ck_assert_msg(k.def.check(&a, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(a.v[2].expect.ndim, 1);
+	ck_assert_uint_eq(a.v[2].expect.shape[0], 2);
+	/* any other axis, or a 1-d array with _axis: refused */
+	ck_assert_int_eq(kernel_bind_scalar(&k.def, &k.kparams[3], KGIVEN_I64, 0, 0, 0, &a.v[3],
+					    err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(k.def.check(&a, err, sizeof(err)), -1);
+	assert_has(err, "l2: _axis 0 of a 2-d array: gpud reduces the whole arrays (no _axis) or "
+			"the last axis of 2-d arrays (_axis -1 or 1)");
+	custom_free(&k);
+
+	/* what a reduction must have */
+	static const struct {
+		const char *in, *out;
+		unsigned block;
+		custom_reduction r;
+		const char *want;
+	} bad[] = {
+		{"float32 x",
+		 "float32 y, float32 z",
+		 0,
+		 {"x", "a + b", "y = a", "0", NULL},
+		 "l2: a reduction has exactly one output, got 2"},
+		{"float32 x",
+		 "float32 y inplace(x)",
+		 0,
+		 {"x", "a + b", "y = a", "0", NULL},
+		 "l2: a reduction's output 'y' cannot be inplace(x)"},
+		{"float32 x",
+		 "float32 y",
+		 96,
+		 {"x", "a + b", "y = a", "0", NULL},
+		 "l2: block 96: a reduction's block is a power of two (32 to 1024)"},
+		{"float32 x",
+		 "float32 y",
+		 0,
+		 {"x", " ", "y = a", "0", NULL},
+		 "l2: the reduce_expr is empty"},
+		{"float32 x",
+		 "float32 y",
+		 0,
+		 {"x", "a + b", "y = a", "", NULL},
+		 "l2: the identity is empty"},
+		{"float32 x",
+		 "float32 y",
+		 0,
+		 {"", "a + b", "y = a", "0", NULL},
+		 "l2: the map_expr is empty"},
+		{"float32 x",
+		 "float32 y",
+		 0,
+		 {"x", "a + b", "y = a", "0", "T"},
+		 "l2: reduce_type 'T': expected float32, float64, int32 or int64"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_int_eq(build_l2(&k, bad[i].in, bad[i].out, bad[i].block, &bad[i].r, err,
+					  sizeof(err)),
+				 -1);
+		assert_has(err, bad[i].want);
+		custom_free(&k);
+	}
+}
+END_TEST
+
 Suite *custom_suite(void)
 {
 	Suite *s = suite_create("custom");
@@ -402,6 +546,7 @@ Suite *custom_suite(void)
 	tcase_add_test(tc, test_elementwise_binding);
 	tcase_add_test(tc, test_raw_kernels);
 	tcase_add_test(tc, test_inplace);
+	tcase_add_test(tc, test_reduction);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("custom_messages");
 	tcase_add_test(tc, test_long_names_clipped);

@@ -22,13 +22,14 @@ from ._lib import lib as _clib
 from ._client import Buffer, Client, ServerInfo, connect
 from ._kernels import Kernel, Param
 from ._default import default_client, set_default_client
-from ._custom import ElementwiseKernel, RawKernel
+from ._custom import ElementwiseKernel, RawKernel, ReductionKernel
 
 __version__ = _clib.gpud_version().decode()
 
 __all__ = [
     "connect", "Client", "Buffer", "ServerInfo", "Kernel", "Param", "default_client",
-    "set_default_client", "ElementwiseKernel", "RawKernel", "Status", "Error", "InvalidArgument",
+    "set_default_client", "ElementwiseKernel", "RawKernel", "ReductionKernel", "Status",
+    "Error", "InvalidArgument",
     "ArgumentTypeError", "NotFound", "StaleHandle", "OutOfMemory", "QuotaExceeded",
     "Unavailable", "ShuttingDown", "Timeout", "Cancelled", "AccessDenied", "PermissionDenied",
     "Unsupported", "BackendError", "ProtocolError", "ClientClosed", "BufferFreed",

@@ -290,10 +290,10 @@ class Client(Transfers, Runs):
         if self._kernels is not None:
             self._kernels.pop(name, None)
 
-    def _register(self, spec, keep):
+    def _register(self, spec, keep, flags=0):
         c = self._enter()
         try:
-            st = lib.gpud_register(c, _byref(spec))
+            st = getattr(lib, spec.register_fn)(c, _byref(spec), flags)
             if st != 0:
                 self._fail(st)
         finally:

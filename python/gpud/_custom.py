@@ -4,6 +4,10 @@
                                         "z = a * x + y", "add_scaled")
     z = add_scaled(x, y, 0.5)                      # numpy in, numpy out
 
+    l2 = gpud.ReductionKernel("float32 x", "float32 y", "x * x", "a + b", "y = sqrt(a)", "0",
+                              "l2norm")
+    n = l2(x)                                      # 0-d; l2(m, axis=-1): one per row
+
     scale = gpud.RawKernel(source, "scale", signature="x:in f32[], y:out f32[], s:f32, n:i64")
     scale((blocks,), (threads,), (x, y, 2.0, n))   # y (numpy or gpud.Buffer) is written
 
@@ -11,8 +15,12 @@ A kernel is registered in gpud (compiled there by NVRTC, kept for the
 tenant) on its first call through a client, under its name and a hash of
 everything that defines it (``add_scaled_3f2c...``): a later process with the
 same kernel finds it registered and does not compile again; an edited kernel
-gets a new name. Kernels stay registered for the tenant, like
-`gpuctl kernel add`; Kernel.unregister(client) removes one.
+gets a new name. Kernels are registered unpinned: they stay registered for
+the tenant until it holds as many custom kernels as its custom_kernels quota
+(gpud.conf, default 256) and registers another, when gpud evicts the least
+recently used unpinned one (`gpuctl kernel add` registers pinned kernels,
+which stay). A kernel evicted meanwhile is registered again on its next
+call. Kernel.unregister(client) removes one.
 
 gpud's custom kernels take concrete dtypes (float32, float64, int32, int64
 and their short forms f32 ...): CuPy's type placeholders ("T x"), raw
@@ -32,30 +40,30 @@ from ._client import Buffer, Client
 from ._kernels import Kernel
 from ._default import default_client
 from ._dtypes import describe
-from ._errors import ArgumentTypeError, InvalidArgument, Unsupported
-from ._lib import KernelSpec
+from ._errors import ArgumentTypeError, InvalidArgument, NotFound, Status, Unsupported
+from ._lib import REGISTER_UNPINNED, KernelSpec, ReductionSpec
 
 _DTYPES = {"float32", "float64", "int32", "int64", "f32", "f64", "i32", "i64"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-def _parse_ew(text, what):
+def _parse_ew(text, what, who="ElementwiseKernel"):
     """'float32 x, float32 y' -> ['x', 'y'] after checking the types are gpud's."""
     if not isinstance(text, str):
-        raise ArgumentTypeError("ElementwiseKernel: %s must be a str such as 'float32 x, "
-                                "float32 y', got %s" % (what, describe(text)))
+        raise ArgumentTypeError("%s: %s must be a str such as 'float32 x, "
+                                "float32 y', got %s" % (who, what, describe(text)))
     names = []
     for item in text.split(","):
         parts = item.split()
         if len(parts) != 2:
-            raise InvalidArgument("ElementwiseKernel: %s: expected 'DTYPE NAME' items, got %r"
-                                  % (what, item.strip()))
+            raise InvalidArgument("%s: %s: expected 'DTYPE NAME' items, got %r"
+                                  % (who, what, item.strip()))
         t, n = parts
         if t not in _DTYPES:
             raise Unsupported(
-                "ElementwiseKernel: %s: %r has type %r; gpud's elementwise kernels take "
+                "%s: %s: %r has type %r; gpud's custom kernels take "
                 "concrete dtypes (float32, float64, int32, int64), not CuPy's placeholders or "
-                "raw arguments" % (what, item.strip(), t))
+                "raw arguments" % (who, what, item.strip(), t))
         names.append(n)
     return names
 
@@ -79,6 +87,8 @@ def _flag_options(options, what):
 class _Custom:
     """What both kinds share: the registered name and registering per client."""
 
+    _spec_class = KernelSpec
+
     def __init__(self, name, fields):
         if not isinstance(name, str) or not _IDENT.match(name):
             raise InvalidArgument("%s: the name must be a C identifier, got %r"
@@ -91,7 +101,7 @@ class _Custom:
         self._lock = threading.Lock()
 
     def _spec(self):
-        spec = KernelSpec()
+        spec = self._spec_class()
         keep = []
         for k, v in self._fields.items():
             if isinstance(v, str):
@@ -105,22 +115,36 @@ class _Custom:
         """The gpud.Kernel as registered on client (registering it first if need be)."""
         c = client if client is not None else default_client()
         key = id(c)
-        if key not in self._ready:
-            with self._lock:
-                if c._kernel(self.registered_name) is None:
-                    spec, keep = self._spec()
-                    try:
-                        c._register(spec, keep)
-                    except InvalidArgument:
-                        # Registered meanwhile by another client of this tenant?
-                        if c._kernel(self.registered_name) is None:
-                            raise
-                self._ready.add(key)
-        k = c._kernel(self.registered_name)
-        if k is None:
-            raise InvalidArgument("%s: registered in gpud, but gpud does not list it"
-                                  % self.registered_name)
-        return c, k
+        for _ in range(2):
+            if key not in self._ready:
+                with self._lock:
+                    if c._kernel(self.registered_name) is None:
+                        spec, keep = self._spec()
+                        try:
+                            c._register(spec, keep, REGISTER_UNPINNED)
+                        except InvalidArgument:
+                            # Registered meanwhile by another client of this tenant?
+                            if c._kernel(self.registered_name) is None:
+                                raise
+                    self._ready.add(key)
+            k = c._kernel(self.registered_name)
+            if k is not None:
+                return c, k
+            self._ready.discard(key)  # evicted at the custom_kernels quota: again
+        raise InvalidArgument("%s: registered in gpud, but gpud does not list it"
+                              % self.registered_name)
+
+    def _run(self, c, kw):
+        """c.run of the registered kernel; registered again (once) if gpud evicted it."""
+        try:
+            return c.run(self.registered_name, **kw)
+        except NotFound as e:
+            if getattr(e, "status", None) != Status.EUNKNOWN_KERNEL or id(c) not in self._ready:
+                raise
+        self._ready.discard(id(c))
+        c._kernels = None  # the cached list still names it
+        self.kernel(c)
+        return c.run(self.registered_name, **kw)
 
     def unregister(self, client: Optional[Client] = None) -> None:
         """Removes the kernel from gpud (for the client's tenant)."""
@@ -179,7 +203,7 @@ class ElementwiseKernel(_Custom):
                 if not isinstance(kw[n], (np.ndarray, Buffer)):
                     raise ArgumentTypeError("%s: output '%s' must be a numpy array or a "
                                             "gpud.Buffer, got %s" % (self.name, n, describe(kw[n])))
-        res = c.run(self.registered_name, **kw)
+        res = self._run(c, kw)
         if self.no_return:
             return None
         if isinstance(res, dict):
@@ -269,7 +293,7 @@ class RawKernel(_Custom):
                     raise ArgumentTypeError("%s: output '%s' must be a gpud.Buffer or a numpy "
                                             "array, got %s" % (self.name, p.name, describe(v)))
                 kw[p.name] = v
-            c.run(self.registered_name, **kw)
+            self._run(c, kw)
             for arr, b in fill:
                 arr[...] = b.get().reshape(arr.shape)
         finally:
@@ -279,3 +303,101 @@ class RawKernel(_Custom):
 
     def __repr__(self):
         return "<gpud.RawKernel %s %s>" % (self.name, self._fields["signature"])
+
+
+class ReductionKernel(_Custom):
+    """cupy.ReductionKernel's form: map_expr, reduce_expr (of a and b), post_map_expr, identity.
+
+    ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+    name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='', options=())``,
+    with one output. Called ``k(x, y, ..., axis=None, keepdims=False)`` with the inputs
+    (arrays, gpud.Buffers or scalars, which broadcast): axis=None reduces the whole
+    arrays to a 0-d result; the last axis of 2-d arrays (axis=-1 or 1) gives one value
+    per row. Other axes raise gpud.Unsupported. reduce_type is a dtype name (float32,
+    float64, int32, int64) or None for the output's. gpud generates the CUDA C: one
+    block per output value, a strided map then a tree in shared memory (block, a power
+    of two, default 256).
+    """
+
+    _spec_class = ReductionSpec
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                 name="reduce_kernel", reduce_type=None, reduce_dims=True, preamble="",
+                 options=(), *, block=0, fast_math=False, max_registers=0):
+        if preamble:
+            raise Unsupported("ReductionKernel: preamble is not supported by gpud's reduction "
+                              "kernels (write the expressions in CUDA C)")
+        if identity is None:
+            raise Unsupported("ReductionKernel: gpud needs an identity (the value reduce_expr "
+                              "starts from), got None")
+        for what, v in (("map_expr", map_expr), ("reduce_expr", reduce_expr),
+                        ("post_map_expr", post_map_expr), ("identity", identity)):
+            if not isinstance(v, str) or not v.strip():
+                raise InvalidArgument("ReductionKernel: %s must be a non-empty str of CUDA C, "
+                                      "got %s" % (what, describe(v)))
+        if reduce_type is not None:
+            try:
+                reduce_type = np.dtype(reduce_type).name
+            except TypeError:
+                raise Unsupported("ReductionKernel: reduce_type %r: gpud takes float32, "
+                                  "float64, int32 or int64" % (reduce_type,)) from None
+            if reduce_type not in _DTYPES:
+                raise Unsupported("ReductionKernel: reduce_type %r: gpud takes float32, "
+                                  "float64, int32 or int64" % (reduce_type,))
+        self.in_names = _parse_ew(in_params, "in_params", "ReductionKernel")
+        self.out_names = _parse_ew(out_params, "out_params", "ReductionKernel")
+        if len(self.out_names) != 1:
+            raise InvalidArgument("ReductionKernel: out_params: a reduction has exactly one "
+                                  "output, got %d (%s)" % (len(self.out_names), out_params))
+        fast, maxreg = _flag_options(options, "ReductionKernel")
+        super().__init__(name, {
+            "in_params": in_params, "out_params": out_params, "map_expr": map_expr,
+            "reduce_expr": reduce_expr, "post_map_expr": post_map_expr, "identity": identity,
+            "reduce_type": reduce_type or "", "block": int(block),
+            "fast_math": int(bool(fast_math) or fast),
+            "max_registers": int(max_registers or maxreg)})
+
+    def _axis(self, args, axis):
+        """(pass _axis, result ndim before keepdims, the arrays' ndim) for axis."""
+        ndim = None
+        for a in args:
+            if isinstance(a, (np.ndarray, Buffer)):
+                ndim = len(a.shape)
+                break
+        if axis is None:
+            return False, ndim
+        if isinstance(axis, tuple) and ndim is not None and \
+                sorted(d % ndim if ndim else d for d in axis) == list(range(ndim)):
+            return False, ndim  # every axis: the whole arrays
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or ndim is None:
+            raise Unsupported("%s: axis=%r: gpud reduces the whole arrays (axis=None) or the "
+                              "last axis of 2-d arrays (axis=-1)" % (self.name, axis))
+        ax = int(axis) + ndim if axis < 0 else int(axis)
+        if ndim == 1 and ax == 0:
+            return False, ndim
+        if ndim == 2 and ax == 1:
+            return True, ndim
+        raise Unsupported("%s: axis=%r of a %d-d array: gpud reduces the whole arrays "
+                          "(axis=None) or the last axis of 2-d arrays (axis=-1)"
+                          % (self.name, axis, ndim))
+
+    def __call__(self, *args: Any, axis: Any = None, keepdims: bool = False,
+                 client: Optional[Client] = None) -> Any:
+        if len(args) != len(self.in_names):
+            raise ArgumentTypeError("%s: takes %d inputs (%s), got %d arguments" % (
+                self.name, len(self.in_names), ", ".join(self.in_names), len(args)))
+        last, ndim = self._axis(args, axis)
+        c, _ = self.kernel(client)
+        kw = dict(zip(self.in_names, args))
+        if last:
+            kw["_axis"] = -1
+        res = self._run(c, kw)
+        if isinstance(res, dict):
+            res = res[self.out_names[0]]
+        if keepdims and ndim:
+            res = res.reshape((res.shape[0], 1) if last else (1,) * ndim)
+        return res
+
+    def __repr__(self):
+        return "<gpud.ReductionKernel %s (%s) -> %s>" % (
+            self.name, ", ".join(self.in_names), self.out_names[0])

@@ -9,7 +9,7 @@ and tab completion work; calling one is client.run with those arguments.
 import ctypes
 
 from . import _dtypes
-from ._lib import PARAM_IN, PARAM_OUT, KernelList, lib
+from ._lib import PARAM_IN, PARAM_OUT, KernelList, KernelRegistration, lib
 
 ROLE_NAMES = {PARAM_IN: "in", PARAM_OUT: "out", 2: "scalar"}
 
@@ -56,13 +56,23 @@ class Param:
 
 
 class Kernel:
-    """A kernel of gpud: ``name``, ``doc``, ``params`` (a tuple of Param), and ``signature``."""
+    """A kernel of gpud: ``name``, ``doc``, ``params`` (a tuple of Param), and ``signature``.
 
-    __slots__ = ("name", "doc", "params", "by_name", "outputs", "__dict__")
+    Custom kernels (``custom`` True) also say whether they are ``shared``,
+    ``pinned`` (never evicted at the custom_kernels quota), and ``last_used``
+    (Unix seconds of their last run or registration, as of the listing).
+    """
 
-    def __init__(self, k):
+    __slots__ = ("name", "doc", "params", "by_name", "outputs", "custom", "shared", "pinned",
+                 "last_used", "__dict__")
+
+    def __init__(self, k, reg=None):
         self.name = _text(k.name)
         self.doc = _text(k.doc)
+        self.custom = bool(reg.custom) if reg is not None else False
+        self.shared = bool(reg.shared) if reg is not None else False
+        self.pinned = bool(reg.pinned) if reg is not None else False
+        self.last_used = float(reg.last_used) if reg is not None and reg.custom else None
         self.params = tuple(Param(k.params[i]) for i in range(k.nparams))
         self.by_name = {p.name: p for p in self.params}
         self.outputs = tuple(p.name for p in self.params if p.role == "out")
@@ -140,7 +150,14 @@ def fetch(c):
         return st, None
     try:
         l = lp.contents
-        return 0, {k.name: k for k in (Kernel(l.kernels[i]) for i in range(l.count))}
+        out = {}
+        for i in range(l.count):
+            reg = KernelRegistration()
+            if lib.gpud_kernel_registration_get(lp, i, ctypes.byref(reg)) != 0:
+                reg = None
+            k = Kernel(l.kernels[i], reg)
+            out[k.name] = k
+        return 0, out
     finally:
         lib.gpud_kernel_list_free(lp)
 

@@ -128,6 +128,27 @@ class KernelSpec(ctypes.Structure):
                 ("fast_math", c_int), ("max_registers", c_uint), ("shared", c_int)]
 
 
+KernelSpec.register_fn = "gpud_register_flags"
+
+
+class ReductionSpec(ctypes.Structure):
+    """gpud_reduction_spec."""
+    _fields_ = [("name", c_char_p), ("in_params", c_char_p), ("out_params", c_char_p),
+                ("map_expr", c_char_p), ("reduce_expr", c_char_p), ("post_map_expr", c_char_p),
+                ("identity", c_char_p), ("reduce_type", c_char_p), ("block", c_uint),
+                ("fast_math", c_int), ("max_registers", c_uint), ("shared", c_int)]
+    register_fn = "gpud_register_reduction"
+
+
+class KernelRegistration(ctypes.Structure):
+    """gpud_kernel_registration."""
+    _fields_ = [("custom", c_int), ("shared", c_int), ("pinned", c_int),
+                ("last_used", ctypes.c_double)]
+
+
+REGISTER_UNPINNED = 1  # GPUD_REGISTER_UNPINNED
+
+
 class BufferInfo(ctypes.Structure):
     """gpud_buffer_info."""
     _fields_ = [("handle", c_u64), ("dtype", c_int), ("ndim", c_int),
@@ -205,9 +226,12 @@ _FUNCS = {
     "gpud_call": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, P(Result), c_size_t,
                           P(c_size_t), P(RunInfo)]),
     "gpud_register": (c_int, [c_void_p, P(KernelSpec)]),
+    "gpud_register_flags": (c_int, [c_void_p, P(KernelSpec), c_uint]),
+    "gpud_register_reduction": (c_int, [c_void_p, P(ReductionSpec), c_uint]),
     "gpud_unregister": (c_int, [c_void_p, c_char_p]),
     "gpud_kernels": (c_int, [c_void_p, P(P(KernelList))]),
     "gpud_kernel_list_free": (None, [P(KernelList)]),
+    "gpud_kernel_registration_get": (c_int, [P(KernelList), c_size_t, P(KernelRegistration)]),
     "gpud_status_get": (c_int, [c_void_p, P(DaemonStatus)]),
     "gpud_array_free": (None, [P(Array)]),
 }

@@ -497,7 +497,8 @@ START_TEST(test_kernels_names_args)
 		const char *cmd, *words;
 	} usage[] = {
 		{"gpuctl kernels --args", "--args needs a value: a KERNEL name"},
-		{"gpuctl kernels --names --json", "--json, --names and --args KERNEL"},
+		{"gpuctl kernels --names --json", "--json, --names, --custom and --args KERNEL"},
+		{"gpuctl kernels --custom --names", "give one of them"},
 		{"gpuctl kernels --args add --names", "give one of them"},
 		{"gpuctl kernels --names add", "unexpected argument 'add'"},
 	};

@@ -237,6 +237,14 @@ START_TEST(test_custom_kernels_registered)
 	assert_ctl_ok(r);
 	ck_assert_msg(strstr(r->out, "my_saxpy_trig") && strstr(r->out, "float32 array or scalar"),
 		      "kernels: %s", r->out);
+	/* columns apart: name, role and type each followed by two blanks */
+	ck_assert_msg(strstr(r->out, "\n    x  in   float32 array or scalar\n"), "kernels: %s",
+		      r->out);
+	r = CTL("kernels", "--custom");
+	assert_ctl_ok(r);
+	ck_assert_msg(strncmp(r->out, "NAME           SCOPE   PIN       LAST USED\n", 43) == 0 &&
+			      strstr(r->out, "\nmy_saxpy_trig  own     pinned    20"),
+		      "kernels --custom: %s", r->out);
 
 	float x[4] = {0.1f, 0.2f, 0.3f, 0.4f}, y[5] = {1, 2, 3, 4, 5};
 	char px[700], py[700], py5[700], px64[700], ax[720], ay[720], ay5[720], ax64[720];

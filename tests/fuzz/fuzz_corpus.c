@@ -479,6 +479,52 @@ int main(int argc, char **argv)
 	r.body_case = GPUD__REQUEST__BODY_RUN;
 	r.run = keep_run;
 	add(&r, arrays, sizeof(arrays));
+	/* unpinned registrations past the custom_kernels quota (4, fuzz_request.c):
+	 * the least recently used ones evicted; then the list, with their state */
+	static const char *const unpinned[] = {"u0", "u1", "u2", "u3", "u4", "u5"};
+	rg.out_params = "float32 z";
+	rg.unpinned = 1;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_REGISTER;
+	r.register_ = &rg;
+	for (size_t i = 0; i < sizeof(unpinned) / sizeof(unpinned[0]); i++) {
+		rg.name = (char *)unpinned[i];
+		add(&r, NULL, 0);
+	}
+	rg.unpinned = 0;
+	/* a reduction (CuPy's ReductionKernel), a run of it by rows, and a broken one */
+	Gpud__RegisterRequest red = GPUD__REGISTER_REQUEST__INIT;
+	red.name = "l2";
+	red.kind = GPUD__REGISTER_REQUEST__KIND__KIND_REDUCTION;
+	red.in_params = "float32 x, float32 y";
+	red.out_params = "float32 z";
+	red.map_expr = "x * y";
+	red.reduce_expr = "a + b";
+	red.post_map_expr = "z = sqrt(a)";
+	red.identity = "0";
+	red.reduce_type = "float64";
+	r.register_ = &red;
+	add(&r, NULL, 0);
+	run.kernel = "l2";
+	run.n_args = 2;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_RUN;
+	r.run = keep_run;
+	add(&r, arrays, sizeof(arrays));
+	run.n_args = 3;
+	red.name = "l2_broken";
+	red.block = 96;
+	red.reduce_type = "T";
+	red.identity = "";
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_REGISTER;
+	r.register_ = &red;
+	add(&r, NULL, 0);
+	Gpud__KernelsRequest kq = GPUD__KERNELS_REQUEST__INIT;
+	r = (Gpud__Request)GPUD__REQUEST__INIT;
+	r.body_case = GPUD__REQUEST__BODY_KERNELS;
+	r.kernels = &kq;
+	add(&r, NULL, 0);
 	Gpud__UnregisterRequest ug = GPUD__UNREGISTER_REQUEST__INIT;
 	ug.name = "my_saxpy_trig";
 	r = (Gpud__Request)GPUD__REQUEST__INIT;

@@ -101,6 +101,7 @@ static void init(void)
 	cfg.quota.device_bytes = 64u << 20;
 	cfg.host_memory_limit = 512u << 20; /* not the machine's: the same budget everywhere */
 	cfg.quota.kept_buffers = 64;
+	cfg.quota.custom_kernels = 4; /* the corpus registers more: evictions */
 	/* Every record, into a file of its own (stderr stays libFuzzer's). */
 	if ((log_fd = memfd_create("gpud-fuzz-log", MFD_CLOEXEC)) < 0)
 		abort();

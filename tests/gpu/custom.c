@@ -233,12 +233,100 @@ START_TEST(custom_kernel_fault_ends_the_context)
 }
 END_TEST
 
+/* Reduction kernels (CuPy's ReductionKernel): the whole array, and each row of
+ * a 2-d array into a poisoned output, against sums done here in long double. */
+START_TEST(custom_reduction_against_cpu)
+{
+	start_gpud_with("[gpud]\nlog_level = warn\n");
+	gpud_client *c;
+	ck_assert(connect_timeout(&c) == GPUD_OK);
+	gpud_reduction_spec l2 = {.name = "l2_c",
+				  .in_params = "float32 x",
+				  .out_params = "float32 y",
+				  .map_expr = "x * x",
+				  .reduce_expr = "a + b",
+				  .post_map_expr = "y = sqrt(a)",
+				  .identity = "0",
+				  .reduce_type = "float64"};
+	ck_assert_msg(gpud_register_reduction(c, &l2, GPUD_REGISTER_UNPINNED) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	uint64_t n = (1u << 20) + 13;
+	float *x = make_array(GPUD_F32, n, -3, 3, 0);
+	gpud_array ax = {.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .data = x, .nbytes = n * 4};
+	gpud_arg a1[] = {gpud_arg_array("x", &ax)};
+	gpud_result res;
+	size_t no;
+	ck_assert_msg(gpud_call(c, "l2_c", a1, 1, &res, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	long double ss = 0;
+	for (uint64_t i = 0; i < n; i++)
+		ss += (long double)x[i] * x[i];
+	double ref = sqrt((double)ss), got = ((float *)res.array.data)[0];
+	printf("custom reduction l2_c f32 (f64 sums), n=%llu: %.9g vs %.9g\n",
+	       (unsigned long long)n, got, ref);
+	ck_assert_int_eq(res.array.ndim, 0);
+	ck_assert_msg(fabs(got - ref) <= 1e-6 * ref, "l2: %.9g, expected %.9g", got, ref);
+	gpud_array_free(&res.array);
+
+	/* rows of a 2-d float64 array, weighted by another, into a poisoned buffer */
+	gpud_reduction_spec ws = {.name = "wsum_c",
+				  .in_params = "float64 x, float64 w",
+				  .out_params = "float64 y",
+				  .map_expr = "x * w",
+				  .reduce_expr = "a + b",
+				  .post_map_expr = "y = a",
+				  .identity = "0",
+				  .block = 512};
+	ck_assert_msg(gpud_register_reduction(c, &ws, 0) == GPUD_OK, "%s", gpud_errmsg(c));
+	uint64_t rows = 301, cols = 4099, shape[2] = {rows, cols};
+	double *m = make_array(GPUD_F64, rows * cols, -2, 2, 0),
+	       *w = make_array(GPUD_F64, rows * cols, 0, 1, 0), *y = malloc(rows * 8);
+	gpud_handle hm, hw, hy = poisoned(c, GPUD_F64, rows);
+	ck_assert(gpud_alloc(c, GPUD_F64, 2, shape, m, &hm) == GPUD_OK);
+	ck_assert(gpud_alloc(c, GPUD_F64, 2, shape, w, &hw) == GPUD_OK);
+	gpud_arg a2[] = {gpud_arg_buffer("x", hm), gpud_arg_buffer("w", hw),
+			 gpud_arg_i64("_axis", -1), gpud_arg_buffer("y", hy)};
+	gpud_output o;
+	ck_assert_msg(gpud_run(c, "wsum_c", a2, 4, &o, 1, &no, NULL) == GPUD_OK, "%s",
+		      gpud_errmsg(c));
+	ck_assert(gpud_download_range(c, hy, 0, y, rows * 8) == GPUD_OK);
+	double worst = 0;
+	size_t unwritten = 0;
+	for (uint64_t r = 0; r < rows; r++) {
+		if (is_poison(GPUD_F64, y, r)) {
+			unwritten++;
+			continue;
+		}
+		long double s = 0, mag = 0;
+		for (uint64_t j = 0; j < cols; j++) {
+			s += (long double)m[r * cols + j] * w[r * cols + j];
+			mag += fabsl((long double)m[r * cols + j] * w[r * cols + j]);
+		}
+		double e = fabs(y[r] - (double)s) / (double)mag;
+		if (!(e <= worst))
+			worst = e;
+	}
+	printf("custom reduction wsum_c f64 rows=%llu cols=%llu: max err %.2e of the sum of "
+	       "|terms|, unwritten %zu\n",
+	       (unsigned long long)rows, (unsigned long long)cols, worst, unwritten);
+	ck_assert_uint_eq(unwritten, 0);
+	ck_assert_msg(worst < 1e-13, "wsum max error %g", worst);
+	gpud_close(c);
+	stop_gpud();
+	free(x);
+	free(m);
+	free(w);
+	free(y);
+}
+END_TEST
+
 TCase *custom_tcase(void)
 {
 	TCase *tc = tcase_create("custom kernels");
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, custom_kernels_against_cpu);
+	tcase_add_test(tc, custom_reduction_against_cpu);
 	tcase_add_test(tc, custom_kernel_fault_ends_the_context);
 	return tc;
 }

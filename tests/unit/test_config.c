@@ -651,14 +651,16 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(d.requests_in_flight, 64);
 	ck_assert_uint_eq(d.kernel_timeout_ms, 10000);
 	ck_assert_uint_eq(d.run_timeout_ms, 3600000);
+	ck_assert_uint_eq(d.custom_kernels, 256);
 	ck_assert_int_eq(c.kernel_workers, 1);
 	ck_assert_int_eq(
 		config_load_string(&c,
 				   "[gpud]\ntokens_file = /etc/gpud/tokens\n"
 				   "socket_mode = 0660\nsocket_group = gpu\n"
 				   "[quota]\ndevice_bytes = 2GiB\nkept_buffers = 10\n"
-				   "kernel_timeout = 2.5\nrun_timeout = 600\n"
+				   "kernel_timeout = 2.5\nrun_timeout = 600\ncustom_kernels = 32\n"
 				   "[tenant alice]\ndevice_bytes = 40GiB\nkernel_timeout = 0\n"
+				   "custom_kernels = 1000\n"
 				   "run_timeout = 0\n"
 				   "[tenant bob]\nrequests_in_flight = 2\nmessage_size = 1MiB\n"
 				   "run_timeout = 0.0004\n",
@@ -683,6 +685,9 @@ START_TEST(test_quota_sections)
 	ck_assert_uint_eq(b.run_timeout_ms, 1); /* under a millisecond, not none */
 	ck_assert_uint_eq(o.run_timeout_ms, 600000);
 	ck_assert_uint_eq(o.kernel_timeout_ms, 2500); /* the two keys set their own fields */
+	ck_assert_uint_eq(a.custom_kernels, 1000);
+	ck_assert_uint_eq(b.custom_kernels, 32); /* from [quota] */
+	ck_assert_uint_eq(o.custom_kernels, 32);
 	config_free(&c);
 
 	ck_assert_int_eq(config_load_string(&c,
@@ -705,6 +710,16 @@ START_TEST(test_quota_sections)
 	assert_has(err, "run_timeout = '1 minute': expected seconds (0: no limit) from 0 to 86400");
 	expect_load_error("[tenant x]\nkept_buffers = many\n", 2, err, sizeof(err));
 	assert_has(err, "kept_buffers = 'many'");
+	const char *bad_counts[] = {"0", "-1", "65537", "many", "12 kernels", ""};
+	for (size_t i = 0; i < sizeof(bad_counts) / sizeof(bad_counts[0]); i++) {
+		char text[96], want[96];
+		snprintf(text, sizeof(text), "[tenant x]\ncustom_kernels = %s\n", bad_counts[i]);
+		expect_load_error(text, 2, err, sizeof(err));
+		snprintf(want, sizeof(want),
+			 "custom_kernels = '%s': expected a number of kernels from 1 to 65536",
+			 bad_counts[i]);
+		assert_has(err, want);
+	}
 	expect_load_error("[gpud]\nsocket_mode = 999\n", 2, err, sizeof(err));
 	assert_has(err, "octal");
 	expect_load_error("[tenants]\nx = 1\n", 2, err, sizeof(err));

@@ -83,7 +83,7 @@ START_TEST(test_apply_live_only)
 	load(&a, "[gpud]\nlisten = ipc:///tmp/a.sock\n[tenant carol]\nkept_buffers = 1\n");
 	load(&b, "[gpud]\nlisten = tcp://127.0.0.1:1\ncontexts = 8\nlog_level = debug\n"
 		 "admin_tenants = bob\ndevice_lost = exit\nshutdown_timeout = 5\n"
-		 "tokens_file = /t\n[tenant bob]\ndevice_bytes = 1M\n");
+		 "tokens_file = /t\n[tenant bob]\ndevice_bytes = 1M\ncustom_kernels = 7\n");
 	config_apply_live(&a, &b);
 	/* live: applied */
 	ck_assert_int_eq(a.log_level, LOG_DEBUG);
@@ -94,6 +94,7 @@ START_TEST(test_apply_live_only)
 	ck_assert_int_eq(a.ntenants, 1);
 	ck_assert_str_eq(a.tenants[0].name, "bob");
 	ck_assert_uint_eq(config_quota(&a, "bob").device_bytes, 1u << 20);
+	ck_assert_uint_eq(config_quota(&a, "bob").custom_kernels, 7); /* live, as quotas are */
 	ck_assert_uint_eq(config_quota(&a, "carol").kept_buffers, a.quota.kept_buffers);
 	/* restart: as they ran */
 	ck_assert_int_eq(a.nlisten, 1);

@@ -237,19 +237,99 @@ START_TEST(test_kept_across_restarts)
 }
 END_TEST
 
-START_TEST(test_at_most_per_tenant)
+/* An unpinned registration (as the Python package's auto-registration makes). */
+static void add_named(gpud_tenant *tn, const char *name, int unpinned)
 {
-	gpud_tenant *ann = tenant("ann");
-	char err[512], name[32];
-	for (int i = 0; i < REGISTRY_MAX_KERNELS; i++) {
-		snprintf(name, sizeof(name), "k%d", i);
-		Gpud__RegisterRequest q = scale_request(name, 0);
-		ck_assert_int_eq(add(ann, &q, err, sizeof(err)), ST_OK);
-	}
-	Gpud__RegisterRequest q = scale_request("one_more", 0);
+	char err[512];
+	Gpud__RegisterRequest q = scale_request(name, 0);
+	q.unpinned = unpinned;
+	ck_assert_msg(add(tn, &q, err, sizeof(err)) == ST_OK, "%s: %s", name, err);
+}
+
+static int has(gpud_tenant *tn, const char *name)
+{
+	custom_entry *e = NULL;
+	HASH_FIND_STR(tn->customs, name, e);
+	return e != NULL;
+}
+
+static int reg_file(const char *tenant_name, const char *name)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/tenants/%s/%s.reg", cache, tenant_name, name);
+	return access(path, F_OK) == 0;
+}
+
+/* A run of name: its last use now. */
+static void use(gpud_tenant *tn, const char *name)
+{
+	custom_entry *e = registry_find(&g, tn, name);
+	ck_assert_ptr_nonnull(e);
+	registry_unref(e);
+}
+
+START_TEST(test_lru_eviction)
+{
+	char err[1024];
+	cfg.quota.custom_kernels = 3;
+	gpud_tenant *ann = tenant("ann"), *bob = tenant("bob");
+
+	add_named(ann, "k0", 0); /* pinned: never evicted */
+	add_named(ann, "k1", 1);
+	add_named(ann, "k2", 1);
+	add_named(bob, "b0", 1); /* bob's: never evicted for ann */
+	use(ann, "k1");          /* k2 is now the least recently used unpinned one */
+	add_named(ann, "k3", 1);
+	ck_assert(!has(ann, "k2") && !reg_file("ann", "k2"));
+	ck_assert(has(ann, "k0") && has(ann, "k1") && has(ann, "k3") && has(bob, "b0"));
+	ck_assert(reg_file("ann", "k1") && reg_file("ann", "k3"));
+	ck_assert_uint_eq(ann->metrics.custom_evicted, 1);
+	ck_assert_uint_eq(bob->metrics.custom_evicted, 0);
+
+	/* k1 (least recently used) has a run in flight: k3 goes instead. */
+	custom_entry *running = registry_find(&g, ann, "k1");
+	use(ann, "k3");
+	add_named(ann, "k4", 0);
+	ck_assert(!has(ann, "k3") && has(ann, "k1") && has(ann, "k4"));
+	/* Now k0, k4 pinned, k1 running: nothing can be evicted. */
+	Gpud__RegisterRequest q = scale_request("k5", 0);
 	ck_assert_int_eq(add(ann, &q, err, sizeof(err)), ST_QUOTA);
-	ck_assert_str_eq(err, "register: ann have 256 kernels registered, the most allowed; "
-			      "remove some (gpuctl kernel rm)");
+	ck_assert_str_eq(
+		err,
+		"register k5: tenant ann has 3 custom kernels, at the custom_kernels quota of 3, "
+		"and 0 of them could be evicted (unpinned, not running): remove some "
+		"(gpuctl kernels --custom lists them; gpuctl kernel rm NAME), register "
+		"kernels unpinned (gpuctl kernel add --unpinned), or raise custom_kernels "
+		"in gpud.conf ([quota] or [tenant ann])");
+	ck_assert_uint_eq(ann->metrics.quota_refused[QUOTA_KERNELS], 1);
+	registry_unref(running); /* the run answered: k1 may go */
+	add_named(ann, "k5", 1);
+	ck_assert(!has(ann, "k1") && has(ann, "k0") && has(ann, "k4") && has(ann, "k5"));
+	ck_assert_uint_eq(ann->metrics.custom_evicted, 3);
+	ck_assert_uint_eq(HASH_COUNT(bob->customs), 1);
+
+	/* Pinned or not is kept on disk; a restart loads both. */
+	close_all();
+	open_all();
+	registry_load(&g);
+	ann = tenant("ann");
+	custom_entry *e;
+	HASH_FIND_STR(ann->customs, "k0", e);
+	ck_assert(e && e->pinned && e->last_used > 0);
+	HASH_FIND_STR(ann->customs, "k5", e);
+	ck_assert(e && !e->pinned);
+
+	/* A cap lowered (reload) below what a tenant holds: as many evicted as it takes. */
+	add_named(ann, "k6", 1); /* evicts k5 */
+	ck_assert(!has(ann, "k5") && !reg_file("ann", "k5"));
+	ck_assert_int_eq(registry_remove(&g, ann, 0, "k4", err, sizeof(err)), ST_OK);
+	add_named(ann, "k7", 1); /* room: nothing evicted */
+	ck_assert(has(ann, "k0") && has(ann, "k6") && has(ann, "k7"));
+	ann->quota.custom_kernels = 2;
+	add_named(ann, "k8", 1); /* k6 and k7 go */
+	ck_assert_uint_eq(HASH_COUNT(ann->customs), 2);
+	ck_assert(has(ann, "k0") && has(ann, "k8"));
+	ck_assert(!reg_file("ann", "k6") && !reg_file("ann", "k7") && reg_file("ann", "k8"));
 }
 END_TEST
 
@@ -262,7 +342,7 @@ Suite *registry_suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_shared_and_own);
 	tcase_add_test(tc, test_kept_across_restarts);
-	tcase_add_test(tc, test_at_most_per_tenant);
+	tcase_add_test(tc, test_lru_eviction);
 	suite_add_tcase(s, tc);
 	return s;
 }

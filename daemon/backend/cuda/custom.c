@@ -321,7 +321,38 @@ int custom_plan_make(cuda_backend *cb, const custom_kernel *k, const kernel_args
 		  block = k->block;
 
 	p->nargs = 0;
-	if (k->kind == CUSTOM_ELEMENTWISE) {
+	if (k->kind == CUSTOM_REDUCTION) {
+		/* One block per output value: the whole arrays (rows 1), or each row
+		 * of 2-d arrays with _axis (kernels/custom/custom.c checked it). */
+		long long n = -1, rows = 1;
+		for (int i = 0; i < k->nparams && n < 0; i++)
+			if (k->params[i].role == KPARAM_IN && !a->v[i].scalar) {
+				n = (long long)a->v[i].arr.count;
+				if (a->v[k->nparams].present) {
+					rows = (long long)a->v[i].arr.shape[0];
+					n = rows ? n / rows : 0;
+				}
+			}
+		if (rows <= 0)
+			return 1; /* nothing to do */
+		if (rows > 2147483647LL) {
+			snprintf(err, errlen, "%s: %lld rows: at most 2^31-1 (one block each)",
+				 k->name, rows);
+			return -1;
+		}
+		plan_add(p, (uint64_t)(n < 0 ? 0 : n), 0);
+		for (int i = 0; i < k->nparams; i++) {
+			const kernel_value *v = &a->v[i];
+			if (k->params[i].role == KPARAM_OUT) {
+				plan_add(p, (uint64_t)(uintptr_t)v->arr.data, 1);
+				continue;
+			}
+			plan_add(p, v->scalar ? 0 : (uint64_t)(uintptr_t)v->arr.data, !v->scalar);
+			plan_add(p, v->scalar ? scalar_bits(k->params[i].dtype, v) : 0, 0);
+			plan_add(p, (uint64_t)!v->scalar, 0);
+		}
+		grid = rows;
+	} else if (k->kind == CUSTOM_ELEMENTWISE) {
 		long long n = -1;
 		for (int i = 0; i < k->nparams && n < 0; i++)
 			if (k->params[i].role == KPARAM_IN && !a->v[i].scalar)
