@@ -52,11 +52,16 @@ struct ls_prep {
 	int bad;             /* LS_BAD_WEIGHT | LS_ZERO_WEIGHTS */
 };
 
-/* Weight j: p.w's, or 1 where a weighted kernel gets no weights (a series
- * of many.cu's table without them: all equal). */
+/* Weight j: p.w's; where the includer defines LS_NULL_WEIGHTS to 1 (many.cu:
+ * a series of a table may have no weights, all equal), 1 for a NULL p.w.
+ * lombscargle.cu leaves it 0: its weighted kernels always have weights, and
+ * the test would cost them registers. */
+#ifndef LS_NULL_WEIGHTS
+#define LS_NULL_WEIGHTS 0
+#endif
 template <typename T> __device__ __forceinline__ double wload(const ls_params &p, long long j)
 {
-	return p.w ? ld<T>(p.w, j) : 1.0;
+	return LS_NULL_WEIGHTS && !p.w ? 1.0 : ld<T>(p.w, j);
 }
 
 template <typename T, bool W, bool FM>

@@ -34,6 +34,7 @@ namespace {
 
 #include "kernels/lombscargle/device.cuh"
 
+#define LS_NULL_WEIGHTS 1 /* a series without weights in a weighted table */
 #include "kernels/lombscargle/direct.cuh"
 
 constexpr unsigned MAX_ROWS = 65535; /* gridDim.y */
