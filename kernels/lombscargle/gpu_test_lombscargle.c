@@ -837,10 +837,16 @@ static void gpu_test_nufft(gpud_client *c)
 	printf("lombscargle nufft: %.1f s\n", wall() - t0);
 }
 
+/* lombscargle_many's GPU test (gpu_test_lombscargle_many.c) */
+void gpu_test_lombscargle_many(gpud_client *c);
+
 void gpu_test_lombscargle(gpud_client *c, const char *kernel)
 {
 	static const gpud_dtype dts[] = {GPUD_F64, GPUD_F32};
-	(void)kernel; /* the folder has one kernel */
+	if (strcmp(kernel, "lombscargle_many") == 0) {
+		gpu_test_lombscargle_many(c); /* gpu_test_lombscargle_many.c */
+		return;
+	}
 	for (int d = 0; d < 2; d++) {
 		gpud_dtype dt = dts[d];
 		/* every mode x weights x floating_mean x array/grid */

@@ -43,6 +43,9 @@ typedef struct ls_many {
 	const void *freqs; /* m angular frequencies of the dtype, or NULL: the grid */
 	double f0, df;     /* the grid f0 + df k, k < m (float64), when freqs is NULL */
 	long long m;       /* >= 1 */
+	/* 1: no series has weights (every w NULL): the unweighted kernel, a
+	 * little faster; 0 (the default): any may, a NULL w all equal */
+	int no_weights;
 } ls_many;
 
 /*
@@ -53,6 +56,21 @@ typedef struct ls_many {
  */
 void ls_many_cpu(const ls_many *p, const ls_series *s, size_t lo, size_t hi, unsigned *verdicts);
 
+/*
+ * Series s of a launch as a single-series lombscargle run (lombscargle.h's
+ * parameter order, 1-d x, y, weights and pgram of s->n and p->m values; the
+ * pointers s's and p's, host or device alike), for ref.c's reference and
+ * the NUFFT paths. method: LS_DIRECT or LS_NUFFT (eps left to its default).
+ */
+void ls_many_view(const ls_many *p, const ls_series *s, int method, kernel_args *view);
+
+/* The lombscargle_many kernel's verdict (many.c; the CUDA entry writes the
+ * same): the bits below, and the first bad index + 1 above LM_VERDICT_SHIFT
+ * (offsets' index for LM_BAD_OFFSETS, else the series'), capped. */
+enum { LM_BAD_OFFSETS = 4u };
+#define LM_VERDICT_SHIFT 3
+#define LM_VERDICT_MAX_INDEX ((1u << (32 - LM_VERDICT_SHIFT)) - 2)
+
 /* --- CUDA builds only (many.cu) --- */
 struct cuda_launch_ctx;
 /*
@@ -60,7 +78,8 @@ struct cuda_launch_ctx;
  * on ctx's stream. dev_series: the table of b descriptors in device memory;
  * dev_verdicts: b words in device memory, zeroed by the caller, where series
  * i's verdict code goes (NULL: none is read). max_n: the largest n of the
- * table (sizes the shared-memory tiles). Scratch, if it needs any, comes
+ * table, or a bound on it (the tiles are of a fixed size; the kernel takes
+ * n < 2^31). Scratch, if it needs any, comes
  * from ctx->scratch. 0, or -1 with err.
  */
 int ls_many_launch(const ls_many *p, const ls_series *dev_series, size_t b, long long max_n,

@@ -611,5 +611,6 @@ Suite *lombscargle_suite(void)
 	lombscargle_check_tcases(s);
 	lombscargle_nufft_tcases(s);
 	lombscargle_verdict_tcases(s);
+	lombscargle_many_tcases(s);
 	return s;
 }

@@ -91,5 +91,7 @@ double ls_rel_err(size_t nf, const double *re, const double *im, const double *w
 void lombscargle_check_tcases(Suite *s);
 void lombscargle_nufft_tcases(Suite *s);
 void lombscargle_verdict_tcases(Suite *s);
+/* lombscargle_many's (test_lombscargle_many.c) */
+void lombscargle_many_tcases(Suite *s);
 
 #endif

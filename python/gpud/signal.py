@@ -16,8 +16,9 @@ import numpy as np
 from ._client import Client
 from ._default import default_client
 from ._errors import ArgumentTypeError, InvalidArgument
+from ._many import lombscargle_many
 
-__all__ = ["lombscargle"]
+__all__ = ["lombscargle", "lombscargle_many"]
 
 _FLOATS = (np.dtype(np.float64), np.dtype(np.float32))
 

@@ -1,0 +1,516 @@
+/*
+ * kernels/lombscargle/direct.cuh — the direct method's device code, which
+ * lombscargle.cu (one series, or a batch of y, per launch) and many.cu (a
+ * table of series of their own lengths in one launch) share: the run's
+ * parameters, the samples' sums (prepare), sine and cosine in cycles, the
+ * sums per frequency and their epilogue, and one block's share of a series
+ * (ls_block). lombscargle.cu's header comment says how and why. Inline device
+ * code only, in each includer's anonymous namespace, after device.cuh; no
+ * state.
+ */
+#ifndef GPUD_LOMBSCARGLE_DIRECT_CUH
+#define GPUD_LOMBSCARGLE_DIRECT_CUH
+
+constexpr int B = 256;  /* threads per block */
+constexpr int TILE = B; /* samples staged at a time */
+constexpr int KA = 2;   /* array: frequencies per thread */
+/* float32 with floating_mean accumulates in a shifted frame (below): 7 sums. */
+template <typename T, bool FM> struct shifted {
+	static constexpr bool value = FM && sizeof(T) == 4;
+};
+/* Frequencies per thread: arrays KA; grids 16 for float32, 8 for float64
+ * and float32 shifted (7 sums and the shifts per frequency): as many as fit
+ * two blocks per SM. float64 with floating_mean spills a few registers at 8
+ * (ptxas -v) and is faster so than at 7 or 5 (H200): its anchor, 17 FP64
+ * operations, is shared by fewer frequencies there. */
+__host__ __device__ constexpr int kfreqs(bool f32, bool grid, bool fm)
+{
+	return !grid ? KA : f32 ? (fm ? 8 : 16) : 8;
+}
+constexpr double INV_2PI = 0.15915494309189533577;
+/* frequency-samples a thread works through between two reads of
+ * cuda_launch_ctx.stop (under a millisecond in float32, a few in float64) */
+constexpr long long STOP_WORK = 1LL << 17;
+
+struct ls_params {
+	const void *x, *y, *w, *freqs;
+	void *out;
+	int n;
+	long long nf;
+	double f0, df; /* grid */
+	int precenter, mode, legacy;
+	unsigned *verdict;
+	const unsigned *stop; /* cuda_launch_ctx.stop: read between chunks of frequencies */
+};
+
+/* What the samples give every block (ls_prep). */
+struct ls_prep {
+	double shift, scale; /* y shift: mean(y) with precenter, and Y with floating_mean; the
+				power's factor */
+	double invw;         /* 1 / sum of weights, or 1 / N */
+	double y1;           /* floating_mean: Σ w y of the y as staged (0 but for rounding) */
+	int bad;             /* LS_BAD_WEIGHT | LS_ZERO_WEIGHTS */
+};
+
+/* Weight j: p.w's; where the includer defines LS_NULL_WEIGHTS to 1 (many.cu:
+ * a series of a table may have no weights, all equal), 1 for a NULL p.w.
+ * lombscargle.cu leaves it 0: its weighted kernels always have weights, and
+ * the test would cost them registers. */
+#ifndef LS_NULL_WEIGHTS
+#define LS_NULL_WEIGHTS 0
+#endif
+template <typename T> __device__ __forceinline__ double wload(const ls_params &p, long long j)
+{
+	return LS_NULL_WEIGHTS && !p.w ? 1.0 : ld<T>(p.w, j);
+}
+
+template <typename T, bool W, bool FM>
+__device__ ls_prep prepare(const ls_params &p, double *scratch)
+{
+	ls_prep r;
+	double sy = 0, sw = 0, y2 = 0;
+	int bad = 0;
+	for (int j = threadIdx.x; j < p.n; j += B) {
+		double v = ld<T>(p.y, j);
+		sy += v;
+		y2 += v * v;
+		if (W) {
+			double w = wload<T>(p, j);
+			bad |= !(w >= 0);
+			sw += w;
+		}
+	}
+	sy = block_sum<B>(sy, scratch);
+	double ydot = block_sum<B>(y2, scratch);
+	r.shift = p.precenter ? sy / p.n : 0.0;
+	if (W) {
+		sw = block_sum<B>(sw, scratch);
+		bad = __syncthreads_or(bad);
+		r.bad = (bad ? LS_BAD_WEIGHT : 0) | (!(sw > 0) ? LS_ZERO_WEIGHTS : 0);
+		r.invw = 1.0 / sw;
+	} else {
+		r.bad = 0;
+		r.invw = 1.0 / p.n;
+	}
+	double s1 = 0, s2 = 0;
+	for (int j = threadIdx.x; j < p.n; j += B) {
+		double w = W ? wload<T>(p, j) * r.invw : r.invw, v = ld<T>(p.y, j) - r.shift;
+		s1 += w * v;
+		s2 += w * v * v;
+	}
+	const double ybar = block_sum<B>(s1, scratch);
+	double yy = block_sum<B>(s2, scratch);
+	/* pgram = p * scale, p = 2 (a YC + b YS) (normalised sums) */
+	if (p.mode == LS_NORMALIZED)
+		/* not fused: one sample gives 0 exactly, so 0/0 = NaN, as scipy */
+		r.scale = p.legacy ? (double)p.n / (2 * ydot)
+				   : 0.5 / (FM ? yy - __dmul_rn(ybar, ybar) : yy);
+	else
+		r.scale = 0.25 * p.n;
+	r.y1 = 0;
+	if (FM) {
+		/* floating_mean subtracts Y C from YC: y staged less Y (the weighted mean)
+		 * makes YC small where it is, with nothing left to cancel but the
+		 * rounding of the staged values, which y1 carries */
+		r.shift += ybar;
+		double res = 0;
+		for (int j = threadIdx.x; j < p.n; j += B) {
+			double w = W ? wload<T>(p, j) * r.invw : r.invw;
+			res += w * (double)(T)(ld<T>(p.y, j) - r.shift);
+		}
+		r.y1 = block_sum<B>(res, scratch);
+	}
+	return r;
+}
+
+/* --- sine and cosine of 2 pi u, u in cycles -------------------------------------------------- */
+
+/* float32: f/2pi as hi + lo; u = (hi + lo) x reduced: t in [-0.5, 0.5] cycles, exactly. */
+__device__ __forceinline__ float reduce_f(float hi, float lo, float x)
+{
+	const float M = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+	float u = __fmul_rn(hi, x);
+	float e = fmaf(hi, x, -u); /* exact: u + e = hi x */
+	float l = fmaf(lo, x, e);
+	float n = __fsub_rn(__fadd_rn(u, M), M);
+	return __fadd_rn(__fsub_rn(u, n), l);
+}
+
+__device__ __forceinline__ void split(double v, float *hi, float *lo)
+{
+	*hi = (float)v;
+	*lo = (float)(v - (double)*hi);
+}
+
+/*
+ * float64: sin and cos of 2 pi u. u = k/256 + r, |r| <= 1/512 cycles
+ * (|2 pi r| <= 0.0123): cos and sin of 2 pi k/256 from a table in shared
+ * memory (TAB entries, made by each block with sincospi), of 2 pi r by
+ * Taylor polynomials to degree 7 and 6 (truncation below 1e-20), combined by
+ * the angle sum. 17 FP64 operations, no libm call.
+ */
+constexpr int TAB = 256;
+__device__ __forceinline__ void sincos_cycles(double u, const double2 *tab, double *s, double *c)
+{
+	const double M = 6755399441055744.0; /* 1.5 * 2^52: adding it rounds to an integer */
+	double qm = fma(u, (double)TAB, M);
+	int k = __double2loint(qm) & (TAB - 1); /* rint(256 u) mod 256 */
+	double r = fma(qm - M, -1.0 / TAB, u);  /* exact */
+	double r2 = r * r;
+	/* sin(2 pi r) = r (S0 + r2 (S1 + r2 (S2 + r2 S3))), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
+	double sp = fma(r2, -7.6705859753061390e+01, 8.1605249276075060e+01);
+	sp = fma(sp, r2, -4.1341702240399760e+01);
+	sp = fma(sp, r2, 6.2831853071795860e+00);
+	double sb = r * sp;
+	/* cos(2 pi r) - 1 = r2 (C1 + r2 (C2 + r2 C3)), C_k = (-1)^k (2pi)^(2k)/(2k)! */
+	double cp = fma(r2, -8.5456817206693730e+01, 6.4939394022668300e+01);
+	cp = fma(cp, r2, -1.9739208802178716e+01);
+	double cb = r2 * cp;
+	const double2 t = tab[k]; /* (cos, sin) of 2 pi k / 256 */
+	*s = fma(t.y, cb, fma(t.x, sb, t.y));
+	*c = fma(t.x, cb, fma(-t.y, sb, t.x));
+}
+
+/* --- the epilogue: rotated sums to the result --------------------------------------------------- */
+
+__device__ __forceinline__ float fdiv(float a, float b)
+{
+	return __fdividef(a, b); /* 2 ulp; the denominators are far from 2^126 */
+}
+__device__ __forceinline__ double fdiv(double a, double b)
+{
+	return a / b;
+}
+
+/*
+ * Per frequency: CC = Σ w cos², CS = Σ w cos sin, C = Σ w cos, S = Σ w sin,
+ * YC = Σ w y cos, YS = Σ w y sin (y as staged). Shifted (float32 with
+ * floating_mean), cos and sin less those of sample 0 at that frequency (c0,
+ * s0), and SS = Σ w sin² besides: floating_mean needs CC - C², which cancels
+ * where the cosines hardly vary (low frequencies, aliases); from shifted
+ * values the two terms are small there, and so are their rounding errors
+ * (the variance is the same in any frame).
+ */
+template <typename T> struct sums {
+	T cc, cs, ss, c, s, yc, ys;
+};
+
+template <typename T, bool W, bool FM>
+__device__ __forceinline__ void finish(const ls_params &p, const ls_prep &pr, sums<T> m,
+				       long long k)
+{
+	constexpr bool SH = shifted<T, FM>::value;
+	/* scipy clamps at float64's epsneg (it computes in float64); float32 sums
+	 * resolve no less than float32's, so the float32 kernels clamp there */
+	const T eps = sizeof(T) == 4 ? (T)5.9604644775390625e-08 : (T)LS_EPSNEG;
+	if (!W) { /* unweighted: plain sums, times 1/N */
+		const T inv = (T)pr.invw;
+		m.cc *= inv, m.cs *= inv, m.ss *= inv, m.c *= inv, m.s *= inv, m.yc *= inv,
+			m.ys *= inv;
+	}
+	/* the covariances of cos and sin (floating_mean), or the raw moments */
+	T vcc = m.cc, vcs = m.cs, vss = SH ? m.ss : (T)1 - m.cc, yc0 = m.yc, ys0 = m.ys;
+	if (FM) {
+		const T y1 = (T)pr.y1;
+		vcc -= m.c * m.c;
+		vss -= m.s * m.s;
+		vcs -= m.c * m.s;
+		yc0 -= y1 * m.c;
+		ys0 -= y1 * m.s;
+	}
+	/* tau = atan2(2 cs, cc - ss) / 2: its cosine and sine by the half angle */
+	T xx = vcc - vss, yy = 2 * vcs, rr = sqrt(xx * xx + yy * yy);
+	T ct = 1, st = 0;
+	if (rr > 0) {
+		T c2 = fdiv(xx, rr), s2 = fdiv(yy, rr);
+		if (xx >= 0) {
+			ct = sqrt((1 + c2) / 2);
+			st = fdiv(s2, 2 * ct);
+		} else {
+			st = copysign(sqrt((1 - c2) / 2), s2);
+			ct = fdiv(s2, 2 * st);
+		}
+	}
+	/* rotated by tau: cos(wx - tau) = cos wx cos tau + sin wx sin tau */
+	T yc = ct * yc0 + st * ys0, ys = ct * ys0 - st * yc0;
+	T cross = 2 * ct * st * vcs;
+	T c2 = ct * ct * vcc + cross + st * st * vss;
+	/* scipy: SS = 1 - CC after the rotation (the variance of sin with floating_mean) */
+	T s2 = FM ? st * st * vcc - cross + ct * ct * vss : (T)1 - c2;
+	c2 = c2 > eps ? c2 : eps;
+	s2 = s2 > eps ? s2 : eps;
+	T a = fdiv(yc, c2), b = fdiv(ys, s2);
+	if (p.mode == LS_AMPLITUDE) {
+		T *o = (T *)p.out;
+		o[2 * k] = a * ct - b * st;
+		o[2 * k + 1] = a * st + b * ct;
+	} else {
+		((T *)p.out)[k] = 2 * (a * yc + b * ys) * (T)pr.scale;
+	}
+}
+
+template <typename T> __device__ void store_nan(const ls_params &p, long long k)
+{
+	T nan = (T)__longlong_as_double(0x7ff8000000000000ll);
+	if (p.mode == LS_AMPLITUDE) {
+		((T *)p.out)[2 * k] = nan;
+		((T *)p.out)[2 * k + 1] = nan;
+	} else {
+		((T *)p.out)[k] = nan;
+	}
+}
+
+/* One sample into the sums: cos c, sin s, y as staged (times w), weight w;
+ * shifted, c0 and s0 are sample 0's cos and sin at this frequency. */
+template <typename T, bool W, bool FM>
+__device__ __forceinline__ void add(sums<T> &a, T c, T s, T y, T w, T c0, T s0)
+{
+	if (shifted<T, FM>::value) {
+		c -= c0;
+		s -= s0;
+		T wc = W ? w * c : c, ws = W ? w * s : s;
+		a.cc = fma(wc, c, a.cc);
+		a.cs = fma(wc, s, a.cs);
+		a.ss = fma(ws, s, a.ss);
+		a.c += wc;
+		a.s += ws;
+	} else if (W) {
+		T wc = w * c;
+		a.cc = fma(wc, c, a.cc);
+		a.cs = fma(wc, s, a.cs);
+		if (FM) {
+			a.c += wc;
+			a.s = fma(w, s, a.s);
+		}
+	} else {
+		a.cc = fma(c, c, a.cc);
+		a.cs = fma(c, s, a.cs);
+		if (FM) {
+			a.c += c;
+			a.s += s;
+		}
+	}
+	a.yc = fma(y, c, a.yc);
+	a.ys = fma(y, s, a.ys);
+}
+
+/* One sample into the sums, cos and sin already times sqrt(w) = sw (grids);
+ * y times sw too. */
+template <typename T, bool W, bool FM>
+__device__ __forceinline__ void add_scaled(sums<T> &a, T c, T s, T y, T sw, T c0, T s0)
+{
+	if (shifted<T, FM>::value) {
+		c = W ? fma(-sw, c0, c) : c - c0;
+		s = W ? fma(-sw, s0, s) : s - s0;
+		a.ss = fma(s, s, a.ss);
+	}
+	a.cc = fma(c, c, a.cc);
+	a.cs = fma(c, s, a.cs);
+	if (FM) {
+		a.c = W ? fma(sw, c, a.c) : a.c + c;
+		a.s = W ? fma(sw, s, a.s) : a.s + s;
+	}
+	a.yc = fma(y, c, a.yc);
+	a.ys = fma(y, s, a.ys);
+}
+
+template <typename T> __device__ __forceinline__ void zero(sums<T> &a)
+{
+	a.cc = a.cs = a.ss = a.c = a.s = a.yc = a.ys = 0;
+}
+template <typename T> __device__ __forceinline__ void fold(sums<T> &t, const sums<T> &a)
+{
+	t.cc += a.cc, t.cs += a.cs, t.ss += a.ss, t.c += a.c, t.s += a.s, t.yc += a.yc,
+		t.ys += a.ys;
+}
+
+/* Shared staging of one tile. */
+template <typename T> struct tile {
+	T x[TILE], y[TILE], w[TILE], sc[TILE], ss[TILE];
+};
+
+/* Tile [t0, t0 + m): x; y shifted (times the normalised weight, weighted); the weight; the step. */
+template <typename T, bool W, bool GRID>
+__device__ void stage(const ls_params &p, const ls_prep &pr, tile<T> &tl, int t0, double step,
+		      const double2 *tab)
+{
+	int j = t0 + (int)threadIdx.x;
+	if (j < p.n) {
+		double x = ld<T>(p.x, j), y = ld<T>(p.y, j) - pr.shift;
+		double w = W ? wload<T>(p, j) * pr.invw : 1.0;
+		tl.x[threadIdx.x] = (T)x;
+		/* grids scale each sample's cos and sin by sqrt(w) (the weights then
+		 * cost two multiplies per sample, not one per frequency), so y by
+		 * sqrt(w) too; arrays multiply by w */
+		if (GRID)
+			w = sqrt(w);
+		tl.y[threadIdx.x] = (T)(W ? w * y : y);
+		tl.w[threadIdx.x] = (T)w;
+		if (GRID) {
+			if (sizeof(T) == 4) {
+				float hi, lo, s, c;
+				split(step, &hi, &lo);
+				sincospif(2 * reduce_f(hi, lo, (float)x), &s, &c);
+				tl.sc[threadIdx.x] = (T)c;
+				tl.ss[threadIdx.x] = (T)s;
+			} else {
+				double s, c;
+				sincos_cycles(step * x, tab, &s, &c);
+				tl.sc[threadIdx.x] = (T)c;
+				tl.ss[threadIdx.x] = (T)s;
+			}
+		}
+	}
+}
+
+/* cos and sin of 2 pi u x, u = hi + lo (float32) or u (float64). */
+__device__ __forceinline__ void anchor(float hi, float lo, float x, const double2 *, float *c,
+				       float *s)
+{
+	__sincosf(reduce_f(hi, lo, x) * 6.28318530717958648f, s, c);
+}
+__device__ __forceinline__ void anchor(double u, double, double x, const double2 *tab, double *c,
+				       double *s)
+{
+	sincos_cycles(u * x, tab, s, c);
+}
+
+template <typename T> struct freq_t {
+	T hi, lo; /* f/2pi: float32 as hi + lo; float64 in hi */
+};
+template <typename T> __device__ __forceinline__ freq_t<T> cycles(double f)
+{
+	freq_t<T> r;
+	if (sizeof(T) == 4) {
+		float hi, lo;
+		split(f * INV_2PI, &hi, &lo);
+		r.hi = (T)hi;
+		r.lo = (T)lo;
+	} else {
+		r.hi = (T)(f * INV_2PI);
+		r.lo = 0;
+	}
+	return r;
+}
+
+/*
+ * One block's share of a run: block bx of gx blocks takes the chunks of B*K
+ * frequencies bx, bx + gx, ... of the series p (lombscargle_kernel: one
+ * series over the grid; many.cu: one series of a table per row of blocks).
+ */
+template <typename T, bool GRID, bool W, bool FM>
+__device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long long gx)
+{
+	constexpr int K = kfreqs(sizeof(T) == 4, GRID, FM);
+	constexpr bool PARTIAL = sizeof(T) == 4 && !GRID;
+	constexpr bool SH = shifted<T, FM>::value;
+	__shared__ tile<T> tl;
+	__shared__ double scratch[B / 32];
+	__shared__ double2 tab[sizeof(T) == 8 ? TAB : 1];
+	if (sizeof(T) == 8)
+		for (int i = threadIdx.x; i < TAB; i += B)
+			sincospi(2.0 * i / TAB, &tab[i].y, &tab[i].x);
+	const ls_prep pr = prepare<T, W, FM>(p, scratch); /* its reductions sync the table */
+
+	if (pr.bad) {
+		if (bx == 0 && threadIdx.x == 0 && p.verdict)
+			*p.verdict = (unsigned)pr.bad;
+		for (long long k = bx * B + threadIdx.x; k < p.nf; k += gx * B)
+			store_nan<T>(p, k);
+		return;
+	}
+	const double step = GRID ? p.df * INV_2PI * B : 0.0; /* cycles per unit x, m to m + 1 */
+	/* Asked to stop (run_timeout): the whole block leaves before a chunk,
+	 * one thread reading the host's word for all of them (a return must be
+	 * the block's, as the tiles' syncs are). The word is host memory, a
+	 * PCIe round trip away: read after every STOP_WORK frequency-samples per
+	 * thread (a chunk at least), so it costs nothing that shows, and a short
+	 * run (a few chunks per block) never reads it. */
+	__shared__ unsigned stopping;
+	const long long every = max(1LL, STOP_WORK / max(1LL, (long long)K * p.n));
+	long long chunk = 0;
+	for (long long base = bx * B * K; base < p.nf; base += gx * B * K) {
+		if (p.stop && ++chunk % every == 0) {
+			if (threadIdx.x == 0)
+				stopping = *(const volatile unsigned *)p.stop;
+			__syncthreads();
+			const bool leave = stopping != 0;
+			__syncthreads();
+			if (leave)
+				return;
+		}
+		const long long k0 = base + threadIdx.x;
+		freq_t<T> f[K];
+#pragma unroll
+		for (int m = 0; m < (GRID ? 1 : K); m++) {
+			long long k = k0 + (long long)m * B;
+			double fk = GRID ? p.f0 + p.df * (double)k
+					 : ld<T>(p.freqs, k < p.nf ? k : p.nf - 1);
+			f[m] = cycles<T>(fk);
+		}
+		sums<T> tot[K], acc[K];
+		T c0[K], s0[K]; /* shifted: sample 0's cos and sin at each frequency */
+#pragma unroll
+		for (int m = 0; m < K; m++) {
+			zero(tot[m]);
+			zero(acc[m]);
+			c0[m] = s0[m] = 0;
+			if (SH) {
+				freq_t<T> fm = GRID ? cycles<T>(p.f0 + p.df * (double)(k0 + m * B))
+						    : f[m];
+				anchor(fm.hi, fm.lo, (T)ld<T>(p.x, 0), tab, &c0[m], &s0[m]);
+			}
+		}
+		for (int t0 = 0; t0 < p.n; t0 += TILE) {
+			__syncthreads();
+			stage<T, W, GRID>(p, pr, tl, t0, step, tab);
+			__syncthreads();
+			const int cnt = min(TILE, p.n - t0);
+			for (int j = 0; j < cnt; j++) {
+				const T x = tl.x[j], y = tl.y[j], w = W ? tl.w[j] : (T)0;
+				if (GRID) {
+					/* the anchor, one rotation by the step, then the
+					 * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] */
+					T c, s;
+					anchor(f[0].hi, f[0].lo, x, tab, &c, &s);
+					if (W)
+						c *= w, s *= w; /* w is sqrt(w) here */
+					const T rc = tl.sc[j], rs = tl.ss[j], a2 = rc + rc;
+					add_scaled<T, W, FM>(tot[0], c, s, y, w, c0[0], s0[0]);
+					T c1 = c * rc - s * rs, s1 = fma(s, rc, c * rs);
+					add_scaled<T, W, FM>(tot[1], c1, s1, y, w, c0[1], s0[1]);
+#pragma unroll
+					for (int m = 2; m < K; m++) {
+						T c2 = fma(a2, c1, -c), s2 = fma(a2, s1, -s);
+						add_scaled<T, W, FM>(tot[m], c2, s2, y, w, c0[m],
+								     s0[m]);
+						c = c1, s = s1, c1 = c2, s1 = s2;
+					}
+				} else {
+#pragma unroll
+					for (int m = 0; m < K; m++) {
+						T c, s;
+						anchor(f[m].hi, f[m].lo, x, tab, &c, &s);
+						add<T, W, FM>(PARTIAL ? acc[m] : tot[m], c, s, y, w,
+							      c0[m], s0[m]);
+					}
+				}
+			}
+			if (PARTIAL) {
+#pragma unroll
+				for (int m = 0; m < K; m++) {
+					fold(tot[m], acc[m]);
+					zero(acc[m]);
+				}
+			}
+		}
+#pragma unroll
+		for (int m = 0; m < K; m++) {
+			long long k = k0 + (long long)m * B;
+			if (k < p.nf)
+				finish<T, W, FM>(p, pr, tot[m], k);
+		}
+	}
+}
+
+#endif

@@ -1,0 +1,246 @@
+"""gpud.signal.lombscargle_many: each row equals gpud.signal.lombscargle on
+that series alone (fresh random ragged series, one sample included, every
+mode, grids and arrays, both dtypes) and a numpy reference of scipy >= 1.15's
+formulas (scipy's own where installed); 2-d inputs; chunking, by a small
+budget and by halving on OutOfMemory, giving identical results; and the
+refusals' messages."""
+import numpy as np
+import pytest
+
+import gpud
+import gpud._many as many
+from gpud.signal import lombscargle, lombscargle_many
+
+MODES = ["power", "normalize", "amplitude"]
+TOL = {np.float64: 1e-9, np.float32: 1e-4}
+
+
+def ls_np(x, y, freqs, precenter=False, normalize="power", weights=None, floating_mean=False):
+    """scipy >= 1.15's lombscargle from its formulas, in float64 (numpy only)."""
+    x, y, f = (np.asarray(a, np.float64) for a in (x, y, freqs))
+    w = np.ones(len(x)) if weights is None else np.asarray(weights, np.float64)
+    w = w / w.sum()
+    if precenter:
+        y = y - y.mean()
+    Y = w @ y
+    epsneg = np.finfo(np.float64).epsneg
+    ph = np.outer(x, f)
+    c, s = np.cos(ph), np.sin(ph)
+    CC = w @ (c * c)
+    SS = 1 - CC
+    CS = w @ (c * s)
+    if floating_mean:
+        C, S = w @ c, w @ s
+        CC, SS, CS = CC - C * C, SS - S * S, CS - C * S
+    tau = 0.5 * np.arctan2(2 * CS, CC - SS)
+    c, s = np.cos(ph - tau), np.sin(ph - tau)
+    YC, YS = (w * y) @ c, (w * y) @ s
+    CC = w @ (c * c)
+    SS = 1 - CC
+    if floating_mean:
+        C, S = w @ c, w @ s
+        YC, YS, CC, SS = YC - Y * C, YS - Y * S, CC - C * C, SS - S * S
+    CC, SS = np.maximum(CC, epsneg), np.maximum(SS, epsneg)
+    a, b = YC / CC, YS / SS
+    p = 2 * (a * YC + b * YS)
+    if normalize == "power":
+        return p * len(x) / 4
+    if normalize == "normalize":
+        return p / (2 * (w @ (y * y) - (Y * Y if floating_mean else 0)))
+    return (a + 1j * b) * np.exp(1j * tau)
+
+
+def ragged(rng, nb, maxn, weights=False):
+    """nb series of 1 (the first) to maxn samples, sorted times of their own."""
+    lens = [1] + list(rng.integers(2, maxn + 1, nb - 1))
+    xs = [np.cumsum(rng.uniform(0.01, 0.5, n)) + rng.uniform(0, 5) for n in lens]
+    ys = [rng.uniform(-3, 3, n) for n in lens]
+    ws = [rng.uniform(0.05, 2, n) for n in lens] if weights else None
+    return xs, ys, ws
+
+
+def assert_rows_close(got, want, dtype):
+    """Row by row within TOL of the row's largest value; NaN where NaN."""
+    assert got.shape == want.shape
+    for b in range(got.shape[0]):
+        g, r = got[b], want[b]
+        assert np.array_equal(np.isnan(g), np.isnan(r)), "series %d: NaNs differ" % b
+        ok = ~np.isnan(r)
+        scale = np.max(np.abs(r[ok]), initial=0) or 1.0
+        err = np.max(np.abs(g[ok] - r[ok]), initial=0)
+        assert err <= TOL[dtype] * scale, "series %d: error %.3g of %.3g" % (b, err, scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("grid", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("floating_mean", [False, True])
+@pytest.mark.parametrize("normalize", MODES)
+def test_rows_are_single_runs(client, rng, dtype, grid, weighted, floating_mean, normalize):
+    xs, ys, ws = ragged(rng, 9, 120, weighted)
+    precenter = bool(rng.integers(2))
+    kw = dict(normalize=normalize, floating_mean=floating_mean, precenter=precenter,
+              dtype=dtype, client=client)
+    if grid:
+        grid_kw = dict(f0=float(rng.uniform(0.1, 0.5)), df=float(rng.uniform(0.01, 0.05)), nf=33)
+        got = lombscargle_many(xs, ys, weights=ws, **grid_kw, **kw)
+        want = [lombscargle(x, y, weights=None if ws is None else ws[b], **grid_kw, **kw)
+                for b, (x, y) in enumerate(zip(xs, ys))]
+    else:
+        freqs = rng.uniform(0.1, 10, 33)
+        got = lombscargle_many(xs, ys, freqs, weights=ws, **kw)
+        want = [lombscargle(x, y, freqs, weights=None if ws is None else ws[b], **kw)
+                for b, (x, y) in enumerate(zip(xs, ys))]
+    odt = np.dtype(dtype) if normalize != "amplitude" else np.result_type(dtype, np.complex64)
+    assert got.dtype == odt and got.shape == (9, 33)
+    want = np.stack(want)
+    if normalize == "amplitude":
+        assert_rows_close(got.real, want.real, dtype)
+        assert_rows_close(got.imag, want.imag, dtype)
+    else:
+        assert_rows_close(got, want, dtype)
+
+
+@pytest.mark.parametrize("precenter", [False, True])
+def test_legacy(client, rng, precenter):
+    xs, ys, _ = ragged(rng, 6, 80)
+    freqs = rng.uniform(0.1, 10, 20)
+    got = lombscargle_many(xs, ys, freqs, legacy=True, precenter=precenter, normalize=True,
+                           client=client)
+    want = np.stack([lombscargle(x, y, freqs, legacy=True, precenter=precenter,
+                                 normalize=True, client=client) for x, y in zip(xs, ys)])
+    assert_rows_close(got[1:], want[1:], np.float64)  # one sample: 0/0 up to rounding
+
+
+@pytest.mark.parametrize("normalize", MODES)
+def test_against_numpy_formulas(client, rng, normalize):
+    xs, ys, ws = ragged(rng, 7, 200, True)
+    xs, ys, ws = xs[1:], ys[1:], ws[1:]  # scipy's results at one sample are rounding
+    freqs = rng.uniform(0.2, 8, 25)
+    got = lombscargle_many(xs, ys, freqs, weights=ws, normalize=normalize, floating_mean=True,
+                           precenter=True, client=client)
+    want = np.stack([ls_np(x, y, freqs, True, normalize, w, True)
+                     for x, y, w in zip(xs, ys, ws)])
+    scipy_signal = None
+    try:
+        import scipy.signal as scipy_signal
+    except ImportError:
+        pass
+    if scipy_signal is not None and normalize != "amplitude":
+        try:
+            want = np.stack([scipy_signal.lombscargle(x, y, freqs, precenter=True,
+                                                      normalize=normalize == "normalize",
+                                                      weights=w, floating_mean=True)
+                             for x, y, w in zip(xs, ys, ws)])
+        except TypeError:  # scipy <= 1.14: no weights; the formulas stay
+            pass
+    for part in ((lambda a: a.real), (lambda a: a.imag)):
+        assert_rows_close(part(got), part(want), np.float64)
+
+
+def test_two_dimensional_inputs(client, rng):
+    x = np.sort(rng.uniform(0, 30, (5, 64)), axis=1)
+    y, w = rng.uniform(-2, 2, (5, 64)), rng.uniform(0.1, 1, (5, 64))
+    freqs = rng.uniform(0.1, 5, 17)
+    a = lombscargle_many(x, y, freqs, weights=w, client=client)
+    b = lombscargle_many(list(x), list(y), freqs, weights=list(w), client=client)
+    assert np.array_equal(a, b)
+    assert a.shape == (5, 17)
+
+
+def test_no_series(client, rng):
+    got = lombscargle_many([], [], rng.uniform(0.1, 1, 4), client=client)
+    assert got.shape == (0, 4)
+
+
+@pytest.mark.parametrize("how", ["max_bytes", "module"])
+def test_chunked_by_budget(client, rng, monkeypatch, how):
+    xs, ys, ws = ragged(rng, 40, 50, True)
+    freqs = rng.uniform(0.1, 10, 30)
+    whole = lombscargle_many(xs, ys, freqs, weights=ws, max_bytes=1 << 40, client=client)
+    calls = []
+    real = client.run
+
+    def counting(kernel, **a):
+        calls.append(len(a["offsets"]) - 1)
+        return real(kernel, **a)
+
+    monkeypatch.setattr(client, "run", counting)
+    if how == "module":
+        monkeypatch.setattr(many, "MAX_CALL_BYTES", 4000)
+        got = lombscargle_many(xs, ys, freqs, weights=ws, client=client)
+    else:
+        got = lombscargle_many(xs, ys, freqs, weights=ws, max_bytes=4000, client=client)
+    assert len(calls) > 3 and sum(calls) == 40
+    assert np.array_equal(got, whole)
+
+
+def test_halved_on_out_of_memory(client, rng, monkeypatch):
+    xs, ys, _ = ragged(rng, 21, 60)
+    freqs = rng.uniform(0.1, 10, 12)
+    whole = lombscargle_many(xs, ys, freqs, client=client)
+    real, calls = client.run, []
+
+    def tight(kernel, **a):  # a device that takes at most 3 series a run
+        calls.append(len(a["offsets"]) - 1)
+        if calls[-1] > 3:
+            raise gpud.OutOfMemory("out of device memory")
+        return real(kernel, **a)
+
+    monkeypatch.setattr(client, "run", tight)
+    got = lombscargle_many(xs, ys, freqs, client=client)
+    assert np.array_equal(got, whole)
+    assert calls[0] == 21 and max(c for c in calls if c <= 3) <= 3
+    # one series that does not fit: the error itself
+    monkeypatch.setattr(client, "run", lambda kernel, **a: (_ for _ in ()).throw(
+        gpud.QuotaExceeded("over the tenant's quota")))
+    with pytest.raises(gpud.QuotaExceeded):
+        lombscargle_many(xs[:1], ys[:1], freqs, client=client)
+
+
+def test_bad_weights_name_the_series(client, rng):
+    xs, ys, ws = ragged(rng, 30, 20, True)
+    ws[23][len(ws[23]) // 2] = -1.0
+    freqs = rng.uniform(0.1, 10, 8)
+    for budget in (None, 600):  # one run, and chunks: the batch's numbering
+        with pytest.raises(gpud.InvalidArgument,
+                           match="series 23 has a negative or NaN weight"):
+            lombscargle_many(xs, ys, freqs, weights=ws, max_bytes=budget, client=client)
+    ws[23][:] = 0
+    with pytest.raises(gpud.InvalidArgument, match="series 23 has weights that sum to 0"):
+        lombscargle_many(xs, ys, freqs, weights=ws, client=client)
+
+
+def test_errors(client, rng):
+    xs, ys, _ = ragged(rng, 4, 10)
+    f = rng.uniform(0.1, 1, 3)
+    with pytest.raises(gpud.InvalidArgument, match=r"xs and ys must hold as many series, "
+                       r"got 4 and 3"):
+        lombscargle_many(xs, ys[:3], f, client=client)
+    bad = list(ys)
+    bad[2] = bad[2][:-1]
+    with pytest.raises(gpud.InvalidArgument, match=r"xs\[2\] and ys\[2\] must have the same "
+                       r"length"):
+        lombscargle_many(xs, bad, f, client=client)
+    with pytest.raises(gpud.InvalidArgument, match="series 1 is empty"):
+        lombscargle_many([xs[0], []], [ys[0], []], f, client=client)
+    with pytest.raises(gpud.InvalidArgument, match=r"'xs\[0\]' must be 1-d, got 2-d"):
+        lombscargle_many([np.ones((2, 2))], [np.ones(4)], f, client=client)
+    with pytest.raises(gpud.InvalidArgument, match="a 3-d array"):
+        lombscargle_many(np.ones((2, 2, 2)), np.ones((2, 2, 2)), f, client=client)
+    with pytest.raises(gpud.InvalidArgument, match=r"weights\[0\] must have the length"):
+        lombscargle_many(xs, ys, f, weights=[np.ones(len(x) + 1) for x in xs], client=client)
+    with pytest.raises(gpud.ArgumentTypeError, match="normalize"):
+        lombscargle_many(xs, ys, f, normalize=1.5, client=client)
+    with pytest.raises(gpud.ArgumentTypeError, match="'xs' must be a sequence"):
+        lombscargle_many(3, ys, f, client=client)
+    with pytest.raises(gpud.InvalidArgument, match="not both"):
+        lombscargle_many(xs, ys, f, f0=0.1, df=0.1, nf=4, client=client)
+    with pytest.raises(gpud.InvalidArgument, match="missing the frequencies"):
+        lombscargle_many(xs, ys, client=client)
+    with pytest.raises(gpud.InvalidArgument, match="method=nufft is not offered"):
+        lombscargle_many(xs, ys, f0=0.1, df=0.1, nf=4, method="nufft", client=client)
+    with pytest.raises(gpud.InvalidArgument, match="legacy=true .* has no floating_mean"):
+        lombscargle_many(xs, ys, f, legacy=True, floating_mean=True, client=client)
+    with pytest.raises(gpud.InvalidArgument, match="dtype must be"):
+        lombscargle_many(xs, ys, f, dtype=np.int32, client=client)
