@@ -8,7 +8,9 @@ How a job goes:
      host memory are read by gpud while the job runs); bigger ones, and
      outputs given as Buffers, are uploaded first, synchronously, then the
      run goes as gpud_run_async. It returns at once with a JobFuture; no
-     thread waits for the job.
+     thread waits for the job. At most MAX_JOBS_IN_FLIGHT of a client's jobs
+     are in gpud at once; more wait in the client's backlog, sent in order by
+     the pool as jobs end.
   2. When the job ends, the library calls _job_ended on one of its own
      threads (nng's). It only marks the future running and hands the job to
      the client's completion pool (two threads), so the library's network
@@ -136,7 +138,9 @@ class Jobs:
         outputs, the Buffers given as outputs).
 
         Returns once the request is sent: any number of jobs may be in flight
-        from one thread, and no thread waits for each. Arguments are as
+        from one thread, and no thread waits for each (at most
+        gpud._async.MAX_JOBS_IN_FLIGHT are in gpud at once, the others wait
+        in the client, sent in order as jobs end). Arguments are as
         run()'s; inputs up to 1 MiB in all go with the request, bigger ones
         are uploaded before submit returns. Numpy arrays passed in (inputs,
         and ``out=`` arrays, filled when the job ends) are kept referenced

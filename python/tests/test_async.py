@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import gpud
+import gpud._async
 import gpud._client
 
 ONE_SLOT = "[gpud]\ncpu_threads = 2\nrun_slots = 1\n"
@@ -181,6 +182,24 @@ def test_cancel_queued_and_running(one_slot, rng):
         wait_until(lambda: c.status()["buffers"] == 3, "the cancelled runs' outputs freed")
 
 
+def test_backlog_cancel(one_slot, monkeypatch, rng):
+    # one job in gpud at a time: the others wait in the client's backlog
+    monkeypatch.setattr(gpud._async, "MAX_JOBS_IN_FLIGHT", 1)
+    with gpud.connect(one_slot.url) as c:
+        a = long_args(c)
+        first = c.submit("lombscargle", **a)
+        xs = [rng.normal(size=50) for _ in range(10)]
+        waiting = [c.submit("sum", x=x) for x in xs]
+        wait_until(lambda: runs_placed(c) >= 1, "the first run placed")
+        assert waiting[3].cancel() and waiting[3].cancelled()
+        assert first.cancel()
+        for i, (f, x) in enumerate(zip(waiting, xs)):
+            if i != 3:
+                assert float(f.result(timeout=60)) == pytest.approx(np.sum(x), rel=1e-12)
+        wait_until(lambda: runs_placed(c) == 0 and c.status()["buffers"] == 3,
+                   "the jobs gone from gpud")
+
+
 def test_close_with_jobs_in_flight(one_slot, rng):
     c = gpud.connect(one_slot.url)
     a = long_args(c)
@@ -236,21 +255,27 @@ def test_asyncio_gather(client, rng):
 
 
 def test_asyncio_first_call_and_big_inputs(url, rng):
-    # a fresh client knows no kernel yet and big inputs need uploads: the submission
-    # goes to the client's pool, off the event loop
+    # A fresh client knows no kernel yet and big inputs need uploads: both are round
+    # trips, made by the client's pool, never on the event loop's thread.
     big = rng.uniform(-1, 1, 3 << 18)
     with gpud.connect(url) as c:
-        async def main():
-            ticks = 0
-            t = asyncio.ensure_future(c.arun("add", x=big, y=big))
-            while not t.done():  # the loop runs while the job is submitted and runs
-                ticks += 1
-                await asyncio.sleep(0)
-            return await t, ticks
+        threads = []
+        for name in ("_kernel_table", "_alloc_raw"):
+            real = getattr(c, name)
 
-        r, ticks = asyncio.run(main())
+            def spy(*a, _real=real, _name=name, **k):
+                threads.append((_name, threading.get_ident()))
+                return _real(*a, **k)
+
+            setattr(c, name, spy)
+
+        async def main():
+            return threading.get_ident(), await c.arun("add", x=big, y=big)
+
+        loop_thread, r = asyncio.run(main())
         np.testing.assert_array_equal(r, big + big)
-        assert ticks > 0
+        assert {n for n, _ in threads} == {"_kernel_table", "_alloc_raw"}
+        assert all(t != loop_thread for _, t in threads), threads
 
 
 def test_asyncio_task_cancel(one_slot, rng):
@@ -289,6 +314,24 @@ def test_asyncio_close_in_flight(one_slot):
             await t
 
     asyncio.run(main())
+
+
+def test_jobs_across_a_restart(start_gpud, rng):
+    g = start_gpud()
+    with gpud.connect(g.url) as c:
+        a = rng.normal(size=1000)
+        old = c.upload(a)
+        assert float(c.submit("sum", x=old).result(timeout=60)) == pytest.approx(a.sum())
+        g.restart()
+        # a job reconnects as run() does; a Buffer from before is stale in its job only
+        stale = c.submit("sum", x=old)
+        futs = [c.submit("sum", x=a * i) for i in range(40)]
+        e = stale.exception(timeout=60)
+        assert isinstance(e, gpud.StaleHandle) and "restarted" in str(e)
+        for i, f in enumerate(futs):
+            assert float(f.result(timeout=60)) == pytest.approx(np.sum(a * i), abs=1e-9 * i
+                                                                * np.sum(np.abs(a)))
+        assert c.reconnects == 1
 
 
 # --- connect(wait=) ------------------------------------------------------------------
