@@ -32,7 +32,6 @@ and frees the jobs it finds (after gpud_close, which ends them).
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
 import ctypes
 import itertools
@@ -266,13 +265,15 @@ class Jobs:
                 lib.gpud_job_cancel(j.ptr)
         j.sent.set()  # the job's end may be handled now
         if st != 0:
-            _JOBS.pop(j.id, None)
-            with self._lock:
-                self._jobs.pop(j.id, None)
-                self._jobs_out -= 1
-            j.fut._gpud_job = None
-            self._free_handles(c, j.temps)
-            self._fail(st)
+            try:
+                self._fail(st)  # the message of this thread's call, before gpud_free's
+            finally:
+                _JOBS.pop(j.id, None)
+                with self._lock:
+                    self._jobs.pop(j.id, None)
+                    self._jobs_out -= 1
+                j.fut._gpud_job = None
+                self._free_handles(c, j.temps)
         j.argv = None
 
     def _pump(self, c):

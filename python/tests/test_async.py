@@ -334,6 +334,21 @@ def test_jobs_across_a_restart(start_gpud, rng):
         assert c.reconnects == 1
 
 
+def test_submit_while_gpud_is_down(start_gpud, rng):
+    g = start_gpud()
+    with gpud.connect(g.url, connect_timeout=1) as c:
+        x = rng.normal(size=100)
+        assert float(c.submit("sum", x=x).result(timeout=60)) == pytest.approx(np.sum(x))
+        g.proc.terminate()
+        assert g.proc.wait() == 0
+        with pytest.raises(gpud.Unavailable) as ei:
+            c.run("sum", x=x)
+        e = c.submit("sum", x=x).exception(timeout=60)  # the send itself fails
+        assert type(e) is type(ei.value) and e.status == ei.value.status and str(e), e
+        g._start()
+        assert float(c.submit("sum", x=x).result(timeout=60)) == pytest.approx(np.sum(x))
+
+
 # --- connect(wait=) ------------------------------------------------------------------
 
 
