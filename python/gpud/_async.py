@@ -32,6 +32,7 @@ and frees the jobs it finds (after gpud_close, which ends them).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import ctypes
 import itertools
@@ -49,6 +50,7 @@ from ._run import MAX_OUTPUTS, ONE_TRIP_MAX, _name, _wrap_result
 _byref = ctypes.byref
 _JOBS: Dict[int, "_Job"] = {}  # id -> job in flight, for the C callback
 _ids = itertools.count(1)
+_PENDING = concurrent.futures._base.PENDING
 POOL_THREADS = 2  # each client's completion pool
 # Jobs of one client in gpud at once; more wait in the client (its backlog) and are
 # sent as jobs end. gpud limits a tenant's requests in flight (requests_in_flight,
@@ -73,10 +75,20 @@ class JobFuture(concurrent.futures.Future):
     def cancel(self) -> bool:
         if not super().cancel():
             return False
+        # CANCELLED_AND_NOTIFIED: done for concurrent.futures.wait/as_completed too
+        self.set_running_or_notify_cancel()
         j = self._gpud_job
         if j is not None:
             j.client._cancel_job(j, self._defer_cancel)
         return True
+
+
+    def _ended(self):
+        """The job ended: the future runs (its outputs are being taken), unless it
+        was cancelled or has ended already (close())."""
+        with self._condition:
+            if self._state == _PENDING:
+                self.set_running_or_notify_cancel()
 
 
 class _Job:
@@ -120,6 +132,17 @@ def _job_ended(_ptr, arg):
             j.client._job_ended(j)
     except BaseException:  # nothing may escape into the C library's thread
         pass
+
+
+@atexit.register
+def _close_at_exit():
+    """Clients with jobs still in flight are closed before the interpreter goes, so
+    that no job ends into a callback of a Python that is no longer there."""
+    for c in {j.client for j in list(_JOBS.values())}:
+        try:
+            c.close()
+        except Exception:
+            pass
 
 
 def _cancel_result(cf):
@@ -305,10 +328,7 @@ class Jobs:
 
     def _job_ended(self, j):
         """On the library's thread: the job ended; the pool takes its outputs."""
-        try:
-            j.fut.set_running_or_notify_cancel()
-        except RuntimeError:  # already ended (close())
-            pass
+        j.fut._ended()
         p = self._job_pool
         if p is not None:
             try:

@@ -192,6 +192,8 @@ def test_backlog_cancel(one_slot, monkeypatch, rng):
         waiting = [c.submit("sum", x=x) for x in xs]
         wait_until(lambda: runs_placed(c) >= 1, "the first run placed")
         assert waiting[3].cancel() and waiting[3].cancelled()
+        done, _ = concurrent.futures.wait([waiting[3]], timeout=0)  # done for wait() too
+        assert done == {waiting[3]}
         assert first.cancel()
         for i, (f, x) in enumerate(zip(waiting, xs)):
             if i != 3:
