@@ -6,6 +6,8 @@
         pgram = c.k.lombscargle(x, y, f, normalize=True)   # help(c.k.lombscargle)
         buf = c.upload(x)                         # stays in gpud across calls
         a = c.empty((1 << 20,), "float32")        # host memory gpud DMAs from: no copies
+        fut = c.submit("sum", x=x)                # a concurrent.futures.Future; fut.result()
+        # in a coroutine: total = await c.arun("sum", x=x)
 
     from gpud.signal import lombscargle           # scipy.signal.lombscargle's signature
 

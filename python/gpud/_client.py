@@ -21,14 +21,17 @@ is queued like a Buffer's free.
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import threading
+import time
 from typing import Any, Dict, Optional
 
 from . import _kernels
+from ._async import Jobs
 from ._buffer import Buffer, ServerInfo
 from ._dtypes import describe
-from ._errors import ArgumentTypeError, ClientClosed, error_for
+from ._errors import ArgumentTypeError, ClientClosed, Status, error_for
 from ._lib import DaemonStatus, Options, lib
 from ._run import MAX_OUTPUTS, ONE_TRIP_MAX, Runs, _name, _scalar, _wrap_result
 from ._transfer import _MAX_DIM, STAGE_MIN, Transfers, _HostMemory
@@ -42,12 +45,27 @@ _byref = ctypes.byref
 _SCOPES = {0: "all", 1: "tenant", 2: "before_hello"}
 
 
-class Client(Transfers, Runs):
+# a failed connect that means gpud is not (yet) there: connect(wait=) tries again
+_ABSENT = (Status.ECONNECT, Status.ETRANSPORT, Status.EUNAVAILABLE, Status.ESHUTDOWN)
+_RETRY_MIN_S, _RETRY_MAX_S = 0.02, 0.2  # connect(wait=): pause between tries, doubling
+
+
+def _try_connect(opts, c):
+    """One gpud_connect_opts (a seam for tests that watch connect(wait=) retry)."""
+    return lib.gpud_connect_opts(_byref(opts), _byref(c))
+
+
+class Client(Transfers, Runs, Jobs):
     """One connection to gpud: see gpud.connect()."""
 
     def __init__(self, url: Optional[str] = None, token: Optional[str] = None,
-                 timeout: Optional[float] = None, connect_timeout: Optional[float] = None) -> None:
+                 timeout: Optional[float] = None, connect_timeout: Optional[float] = None,
+                 wait: Optional[float] = None) -> None:
         self._c = None
+        self._jobs = {}        # id -> gpud._async._Job in flight (under _lock)
+        self._job_pool = None  # the jobs' completion pool, made by the first job
+        self._jobs_out = 0     # jobs sent and not yet finished (under _lock)
+        self._backlog = collections.deque()  # jobs waiting for one of those to end
         self._closed = True
         self._lock = threading.Lock()  # _closed and _active: held for a few bytecodes only
         self._idle = threading.Event()  # set when close() may go on (no call in flight)
@@ -78,14 +96,29 @@ class Client(Transfers, Runs):
         opts.timeout_ms = self._ms(timeout, "timeout")
         opts.connect_timeout_ms = self._ms(connect_timeout if connect_timeout is not None
                                            else timeout, "connect_timeout")
-        c = ctypes.c_void_p()
-        st = lib.gpud_connect_opts(_byref(opts), _byref(c))
-        if st != 0:
+        if wait is not None and (isinstance(wait, bool) or not isinstance(wait, (int, float))
+                                 or not wait >= 0):
+            raise ArgumentTypeError("connect: wait must be a number of seconds >= 0 or None, "
+                                    "got %s" % describe(wait))
+        deadline = time.monotonic() + (wait or 0)
+        pause = _RETRY_MIN_S
+        while True:
+            c = ctypes.c_void_p()
+            st = _try_connect(opts, c)
+            if st == 0:
+                break
             msg = lib.gpud_errmsg(c) if c else None
             msg = msg.decode("utf-8", "replace") if msg else lib.gpud_strerror(st).decode()
             if c:
                 lib.gpud_close(c)
-            raise error_for(st, msg)
+            left = deadline - time.monotonic()
+            # Only an absent gpud is waited for (as gpuctl status --wait): a refusal is final.
+            if st not in _ABSENT or left <= 0:
+                if wait and st in _ABSENT:
+                    msg += " (gave up waiting after %g s)" % wait
+                raise error_for(st, msg)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, _RETRY_MAX_S)
         self._c = c
         self._closed = False
         self._server = ServerInfo(lib.gpud_server(c).contents)
@@ -197,7 +230,8 @@ class Client(Transfers, Runs):
     def close(self) -> None:
         """Closes the connection: gpud frees every buffer it made (kept ones stay).
 
-        Waits for calls in flight on other threads. Host memory from empty()
+        Waits for calls in flight on other threads. Jobs still in flight
+        (submit, arun) end: their futures with gpud.ClientClosed. Host memory from empty()
         or asarray() stays valid while arrays refer to it; the connection is
         closed when the last of them goes. A second close does nothing.
         """
@@ -208,6 +242,13 @@ class Client(Transfers, Runs):
             busy = self._active > 0
         if busy:
             self._idle.wait()
+        url = self.url
+        self._jobs_abandon(None, url)
+        with self._mu:
+            hosts = bool(self._hosts)
+        if hosts:
+            # the connection outlives close() (below): cancel and free the jobs on it now
+            self._jobs_close(url)
         kc, self._keep_client = self._keep_client, None
         if kc is not None:
             kc.close()
@@ -223,6 +264,7 @@ class Client(Transfers, Runs):
                 self._c_close_pending = True
                 return
         self._close_c()
+        self._jobs_close(url)  # gpud_close ended them
 
     def _dead_hosts_flush_locked(self):
         hosts, self._dead_hosts = self._dead_hosts, []
@@ -362,7 +404,7 @@ class Client(Transfers, Runs):
 
 
 def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: Optional[float] = None,
-            connect_timeout: Optional[float] = None) -> Client:
+            connect_timeout: Optional[float] = None, wait: Optional[float] = None) -> Client:
     """Connects to gpud and says hello; returns a Client (a context manager).
 
     url: ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT, or a list of
@@ -373,5 +415,12 @@ def connect(url: Optional[str] = None, token: Optional[str] = None, timeout: Opt
     the connect timeout unless connect_timeout is given (default 10 s).
     Raises gpud.Unavailable (a ConnectionError) naming the URL when gpud
     cannot be reached.
+
+    wait: seconds to wait for gpud to come up (as ``gpuctl status --wait``):
+    while gpud is not there (nothing listens, or it is shutting down), try
+    again, pausing 20 ms doubling to 200 ms between tries, until it answers
+    or the time is over; then raise what a failed connect raises, its
+    message ending "(gave up waiting after N s)". A refusal (a bad token,
+    not gpud at the URL) is raised at once. None or 0: one try.
     """
-    return Client(url, token, timeout, connect_timeout)
+    return Client(url, token, timeout, connect_timeout, wait)

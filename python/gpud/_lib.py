@@ -196,6 +196,8 @@ class DaemonStatus(ctypes.Structure):
 
 
 P = ctypes.POINTER
+# gpud_job_fn: void (*)(gpud_job *job, void *arg), called on a thread of the library's
+JobFn = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 # name: (restype, argtypes)
 _FUNCS = {
     "gpud_version": (c_char_p, []),
@@ -234,6 +236,18 @@ _FUNCS = {
     "gpud_kernel_registration_get": (c_int, [P(KernelList), c_size_t, P(KernelRegistration)]),
     "gpud_status_get": (c_int, [c_void_p, P(DaemonStatus)]),
     "gpud_array_free": (None, [P(Array)]),
+    # asynchronous jobs (a gpud_job * is a c_void_p here)
+    "gpud_run_async": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, JobFn, c_void_p,
+                               P(c_void_p)]),
+    "gpud_call_async": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, JobFn, c_void_p,
+                                P(c_void_p)]),
+    "gpud_job_wait": (c_int, [c_void_p, c_int]),
+    "gpud_job_done": (c_int, [c_void_p]),
+    "gpud_job_cancel": (c_int, [c_void_p]),
+    "gpud_job_outputs": (c_int, [c_void_p, P(Output), c_size_t, P(c_size_t), P(RunInfo)]),
+    "gpud_job_results": (c_int, [c_void_p, P(Result), c_size_t, P(c_size_t), P(RunInfo)]),
+    "gpud_job_errmsg": (c_char_p, [c_void_p]),
+    "gpud_job_free": (None, [c_void_p]),
 }
 
 

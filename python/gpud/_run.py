@@ -145,6 +145,20 @@ class Runs:
         return args
 
     def _run_on(self, c, kernel, k, args, download):
+        argv, n, keep, arrays, given_out, np_out, inline = self._convert(kernel, k, args)
+        one_trip = download and not given_out and (
+            inline <= ONE_TRIP_MAX or (not self._shm and inline <= self._server.max_message_size))
+        if one_trip:
+            res = self._call(c, kernel, k, argv, n, arrays, keep)
+            if res is not None:
+                if not np_out and k is not None and n == len(args):
+                    self._plan_for(kernel, k, args, argv, arrays, len(res))
+                return self._outputs(kernel, res, np_out)
+        return self._run_buffers(c, kernel, k, argv, n, arrays, given_out, np_out, download)
+
+    def _convert(self, kernel, k, args):
+        """The gpud_arg array of a run's arguments: (argv, n, keep, arrays, given_out,
+        np_out, inline); arrays are left for the caller to send inline or upload."""
         n = len(args)
         argv = (Arg * max(n, 1))()
         keep = []            # what the C call points to
@@ -194,16 +208,7 @@ class Runs:
                     inline += a.nbytes
                 arrays.append((i, a, code, inhost))
             i += 1
-        n = i
-        one_trip = download and not given_out and (
-            inline <= ONE_TRIP_MAX or (not self._shm and inline <= self._server.max_message_size))
-        if one_trip:
-            res = self._call(c, kernel, k, argv, n, arrays, keep)
-            if res is not None:
-                if not np_out and k is not None and n == len(args):
-                    self._plan_for(kernel, k, args, argv, arrays, len(res))
-                return self._outputs(kernel, res, np_out)
-        return self._run_buffers(c, kernel, k, argv, n, arrays, given_out, np_out, download)
+        return argv, i, keep, arrays, given_out, np_out, inline
 
     def _plan_for(self, kernel, k, args, argv, arrays, nout):
         """Keeps a _fast.Plan for later runs like this one, if its arguments allow one."""
@@ -225,7 +230,9 @@ class Runs:
         limit = ONE_TRIP_MAX if self._shm else self._server.max_message_size
         self._plans[key] = _fast.Plan(kernel, items, nout, limit)
 
-    def _call(self, c, kernel, k, argv, n, arrays, keep):
+    @staticmethod
+    def _inline(argv, arrays, keep):
+        """Makes the array arguments travel with the request (gpud_arg_array)."""
         for i, a, code, _ in arrays:
             ga = Array()
             ga.dtype = code
@@ -237,6 +244,9 @@ class Runs:
             keep.append(ga)
             argv[i].kind = ARG_ARRAY
             argv[i].v.array = ctypes.pointer(ga)
+
+    def _call(self, c, kernel, k, argv, n, arrays, keep):
+        self._inline(argv, arrays, keep)
         cap = len(k.outputs) if k is not None else MAX_OUTPUTS
         res = (Result * max(cap, 1))()
         nout = ctypes.c_size_t()
