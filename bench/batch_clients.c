@@ -68,9 +68,9 @@ static void *run(void *arg)
 	fill(w, x, y);
 	gpud_array ax = {.dtype = w->dt, .ndim = 1, .shape = {w->n}, .data = x, .nbytes = nb},
 		   ay = {.dtype = w->dt, .ndim = 1, .shape = {w->n}, .data = y, .nbytes = nb};
-	gpud_arg args[] = {gpud_arg_array("x", &ax),	gpud_arg_array("y", &ay),
-			   gpud_arg_f64("f0", 0.1),	gpud_arg_f64("df", 0.01),
-			   gpud_arg_i64("nf", w->m),	gpud_arg_text("method", "direct")};
+	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
+			   gpud_arg_f64("f0", 0.1),  gpud_arg_f64("df", 0.01),
+			   gpud_arg_i64("nf", w->m), gpud_arg_text("method", "direct")};
 	const size_t nargs = sizeof(args) / sizeof(args[0]);
 	gpud_result res;
 	size_t nout;
@@ -97,7 +97,8 @@ static void *run(void *arg)
 		if (i == w->calls - 1 && memcmp(first, res.array.data, (size_t)w->m * es) != 0) {
 			/* the same series, batched or not, must give the same periodogram */
 			snprintf(w->err, sizeof(w->err),
-				 "client %d: the last call's result differs from its first", w->index);
+				 "client %d: the last call's result differs from its first",
+				 w->index);
 			w->failed = 1;
 		}
 		gpud_array_free(&res.array);
