@@ -106,7 +106,7 @@ def _compute(rules, x, y, freqs, precenter, normalize, weights, floating_mean, c
     return out
 
 
-_DOC_HEAD = """Lomb-Scargle periodogram, as scipy.signal.lombscargle of scipy {ver}, computed in gpud.
+_DOC_HEAD = """Lomb-Scargle periodogram, as scipy.signal.lombscargle of scipy {ver}, in gpud.
 
     {what}
 
