@@ -192,7 +192,7 @@ _VARIANTS = {
                "three words; scipy's message, then gpud's."),
 }
 _VARIANTS["1.17"] = dict(
-    _VARIANTS["1.15"], ver=">= 1.17",
+    _VARIANTS["1.15"], ver=">= 1.17 (and without scipy)",
     deprecated="\n        Deprecated (scipy 1.17): giving it at all warns "
                "(DeprecationWarning).",
     what="The generalised periodogram of Zechmeister and Kurster, with sample\n"
