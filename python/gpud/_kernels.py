@@ -7,6 +7,7 @@ and a docstring built from that description, so help(client.k.lombscargle)
 and tab completion work; calling one is client.run with those arguments.
 """
 import ctypes
+import re
 
 from . import _dtypes
 from ._lib import PARAM_IN, PARAM_OUT, KernelList, KernelRegistration, lib
@@ -115,6 +116,9 @@ class Kernel:
             lines += ["Parameters", "----------"]
             for p in ins:
                 t = p.type or p.role
+                # gpud's type text already says "(optional)" or "(default ...)": numpy
+                # style's ", optional" / ", default X" then, instead of saying it twice
+                t = re.sub(r" \((optional|default [^)]*)\)$", "", t)
                 if p.optional:
                     t += ", default %r" % (p.default,) if p.default is not None else ", optional"
                 lines.append("%s : %s" % (p.name, t))

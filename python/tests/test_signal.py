@@ -1,6 +1,11 @@
 """gpud.signal.lombscargle against references computed here in float64.
 
-The default is scipy >= 1.15's generalised periodogram. Debian's scipy
+gpud.signal.lombscargle follows the installed scipy (test_follows_installed);
+lombscargle_for("1.16") (`new` below) is scipy >= 1.15's generalised
+periodogram, lombscargle_for("1.14") (`old`) scipy <= 1.14's; each
+version's checks, exceptions, warnings, signatures and shapes are tested on
+both (test_*_checks, test_deprecations_117, test_shapes), and the drop-in for
+the installed scipy against that scipy itself (test_same_as_installed). Debian's scipy
 (1.10) has none of its new arguments, so the reference is ls_ref below: the
 algorithm transcribed into float64 numpy from its formulas, independent of
 gpud's C; where the installed scipy is >= 1.15 each case is also compared with
@@ -13,17 +18,21 @@ float64 and float32; the default client and client=; the errors.
 Tolerances: float64 1e-9 of max|ref|, float32 1e-4 of max|ref| (the reference
 computed on the same float32-rounded inputs). Values only, never timings.
 """
+import inspect
 import warnings
 
 import numpy as np
 import pytest
 
 import gpud
-from gpud.signal import lombscargle
+from gpud import _scipy_compat
+from gpud.signal import lombscargle, lombscargle_for
 
 scipy_signal = pytest.importorskip("scipy.signal")
 import scipy  # noqa: E402
 
+new = lombscargle_for("1.16")   # today's algorithm, no deprecations
+old = lombscargle_for("1.14")   # Townsend's, scipy <= 1.14's checks
 SCIPY = tuple(int(p) for p in scipy.__version__.split(".")[:2])
 NEW_SCIPY = SCIPY >= (1, 15)
 TOL = {np.float64: 1e-9, np.float32: 1e-4}
@@ -144,10 +153,10 @@ def test_modes(client, rng, normalize, floating_mean, weighted, grid, dtype):
             kw["dtype"] = "float32"
         if grid:
             f0, df = float(f[0]), (10.0 - float(f[0])) / nf
-            got = lombscargle(x, y, None, precenter, normalize, f0=f0, df=df, nf=nf, **kw)
+            got = new(x, y, None, precenter, normalize, f0=f0, df=df, nf=nf, **kw)
             f = f0 + df * np.arange(nf)  # in float64, for both dtypes
         else:
-            got = lombscargle(x, y, f, precenter, normalize, **kw)
+            got = new(x, y, f, precenter, normalize, **kw)
         if normalize == "amplitude":
             assert got.dtype == (np.complex64 if dtype == np.float32 else np.complex128)
         else:
@@ -163,11 +172,14 @@ def test_modes(client, rng, normalize, floating_mean, weighted, grid, dtype):
 @pytest.mark.parametrize("normalize", [False, True])
 def test_bools_are_words(client, rng, normalize):
     x, y, f = make(rng, 50, 100)
-    a = lombscargle(x, y, f, True, normalize, client=client)
-    b = lombscargle(x, y, f, True, MODES[normalize], client=client)
-    c = lombscargle(x, y, f, np.True_, np.bool_(normalize), client=client)
+    a = new(x, y, f, True, normalize, client=client)
+    b = new(x, y, f, True, MODES[normalize], client=client)
+    c = new(x, y, f, np.True_, normalize, client=client)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, c)
+    # scipy >= 1.15 takes a bool, not numpy's: np.bool_ is neither bool nor a word
+    with pytest.raises(ValueError, match="Normalize must be"):
+        new(x, y, f, True, np.bool_(normalize), client=client)
     check(a, ls_ref(x, y, f, True, MODES[normalize]), np.float64, "bool normalize")
 
 
@@ -181,13 +193,17 @@ def test_legacy(client, rng, precenter, normalize):
         for dtype in (np.float64, np.float32):
             x, y, f = make(rng, n, nf, dtype, offset=1.5)
             kw = {"dtype": "float32"} if dtype == np.float32 else {}
-            got = lombscargle(x, y, f, precenter, normalize, legacy=True, client=client, **kw)
+            got = new(x, y, f, precenter, normalize, legacy=True, client=client, **kw)
             assert got.dtype == dtype
+            # scipy <= 1.14's drop-in computes the same by default (normalize by its
+            # truth value there: 'power' is true)
+            np.testing.assert_array_equal(old(x, y, f, precenter, flag, client=client, **kw),
+                                          got)
             ref = legacy_ref(x, y, f, precenter, flag)
             check(got, ref, dtype, "legacy n=%d nf=%d" % (n, nf))
             if precenter and flag:  # where the two differ: not today's results
-                new = ls_ref(x, y, f, precenter, "normalize")
-                assert np.max(np.abs(new - ref)) > 1e-3 * np.max(ref)
+                today = ls_ref(x, y, f, precenter, "normalize")
+                assert np.max(np.abs(today - ref)) > 1e-3 * np.max(ref)
 
 
 def test_grid_is_the_array(client, rng):
@@ -198,32 +214,33 @@ def test_grid_is_the_array(client, rng):
     f = f0 + df * np.arange(nf)
     for mode in ("power", "normalize", "amplitude"):
         for fm in (False, True):
-            a = lombscargle(x, y, f, False, mode, weights=w, floating_mean=fm, client=client)
-            g = lombscargle(x, y, f0=f0, df=df, nf=nf, normalize=mode, weights=w,
+            a = new(x, y, f, False, mode, weights=w, floating_mean=fm, client=client)
+            g = new(x, y, f0=f0, df=df, nf=nf, normalize=mode, weights=w,
                             floating_mean=fm, client=client)
             assert g.dtype == a.dtype and g.shape == (nf,)
             # Equal (the cpu backend computes both in the same order); other
             # backends to float64's rounding.
             check(g, a, np.float64, "grid vs array, %s floating_mean=%s" % (mode, fm))
     # nf = 1 and numpy integers / floats as the grid's scalars
-    g = lombscargle(x, y, f0=np.float32(0.5), df=np.float64(0), nf=np.int64(1), client=client)
-    check(g, ls_ref(x, y, [np.float64(np.float32(0.5))]), np.float64, "nf=1")
+    g = new(x, y, f0=np.float32(0.5), df=np.float64(0), nf=np.int64(1), client=client)
+    assert g.shape == ()  # squeezed, as scipy >= 1.15 squeezes one frequency
+    check(g.reshape(1), ls_ref(x, y, [np.float64(np.float32(0.5))]), np.float64, "nf=1")
 
 
 def test_float32_inputs_computed_as_scipy_does(client, rng):
     """float32 inputs without dtype=: converted to float64, as scipy does."""
     x, y, f = make(rng, 100, 1000, np.float32)
     w = rng.uniform(0.5, 1.5, 100).astype(np.float32)
-    got = lombscargle(x, y, f, weights=w, floating_mean=True, client=client)
+    got = new(x, y, f, weights=w, floating_mean=True, client=client)
     assert got.dtype == np.float64
     check(got, ls_ref(x, y, f, weights=w, floating_mean=True), np.float64, "float32 in")
-    amp = lombscargle(x, y, f, normalize="amplitude", client=client)
+    amp = new(x, y, f, normalize="amplitude", client=client)
     assert amp.dtype == np.complex128
-    fast = lombscargle(x, y, f, weights=w, floating_mean=True, client=client, dtype="float32")
+    fast = new(x, y, f, weights=w, floating_mean=True, client=client, dtype="float32")
     assert fast.dtype == np.float32
     check(fast, ls_ref(x, y, f, weights=w, floating_mean=True), np.float32, "dtype=float32")
     # float64 weights with dtype='float32' are converted too
-    fast = lombscargle(x, y, f, weights=w.astype(np.float64), client=client, dtype=np.float32)
+    fast = new(x, y, f, weights=w.astype(np.float64), client=client, dtype=np.float32)
     check(fast, ls_ref(x, y, f, weights=w), np.float32, "float64 weights, dtype=float32")
 
 
@@ -233,7 +250,8 @@ def test_default_client(url, rng, monkeypatch):
     try:
         x, y, f = make(rng, 50, 200)
         got = lombscargle(x.tolist(), y.tolist(), f.tolist())
-        check(got, ls_ref(x, y, f), np.float64, "lists, default client")
+        ref = legacy_ref(x, y, f) if _scipy_compat.RULES == "1.14" else ls_ref(x, y, f)
+        check(got, ref, np.float64, "lists, default client")
         c = gpud.default_client()
         assert c is gpud.default_client() and c.url == url
         c.close()  # a closed default client is opened again on next use
@@ -244,62 +262,74 @@ def test_default_client(url, rng, monkeypatch):
 
 WEIGHTS_MSG = ("argument 'weights' must hold only non-negative values that sum to a "
                "positive value; got ")
+SCIPY_WEIGHTS = ("Parameter weights must have only non-negative entries which sum to a "
+                 "positive value!")
+SCIPY_SHAPES = "Parameters x, y, weights must be 1-D arrays of equal non-zero length!"
 
 
 def test_bad_weights(client, rng):
+    """scipy's checks (made before gpud is asked), then gpud's own (client.run)."""
     x, y, f = make(rng, 20, 30)
     for dtype in (None, "float32"):
         for w, why in ((np.r_[-1.0, np.ones(19)], "a negative or NaN weight"),
                        (np.r_[np.nan, np.ones(19)], "a negative or NaN weight"),
                        (np.zeros(20), "weights that sum to 0")):
-            with pytest.raises(ValueError) as ei:
-                lombscargle(x, y, f, weights=w, client=client, dtype=dtype)
-            assert isinstance(ei.value, gpud.InvalidArgument)
+            with pytest.raises(gpud.InvalidArgument) as ei:
+                new(x, y, f, weights=w, client=client, dtype=dtype)
+            assert str(ei.value).startswith(SCIPY_WEIGHTS)
+            with pytest.raises(gpud.InvalidArgument) as ei:
+                client.run("lombscargle", x=x, y=y, freqs=f, weights=w)
             assert WEIGHTS_MSG + why in str(ei.value)
+        with pytest.raises(gpud.InvalidArgument) as ei:
+            new(x, y, f, weights=np.ones(19), client=client, dtype=dtype)
+        assert str(ei.value) == SCIPY_SHAPES + " (lombscargle: got x (20,), y (20,), " \
+            "weights (19,))"
         with pytest.raises(ValueError, match="weights must have the length of x, got 19 for 20"):
-            lombscargle(x, y, f, weights=np.ones(19), client=client, dtype=dtype)
+            client.run("lombscargle", x=x, y=y, freqs=f, weights=np.ones(19))
     # the client goes on after a refused run
-    check(lombscargle(x, y, f, client=client), ls_ref(x, y, f), np.float64, "after errors")
+    check(new(x, y, f, client=client), ls_ref(x, y, f), np.float64, "after errors")
 
 
 def test_errors(client, rng):
+    """scipy >= 1.15's refusals (its messages, then what gpud saw), and gpud's own."""
     x, y, f = make(rng, 20, 30)
-    with pytest.raises(ValueError) as ei:
-        lombscargle(x, y[:5], f, client=client)
-    assert "same length" in str(ei.value) and "20" in str(ei.value)
-    with pytest.raises(ValueError, match="1-d|dimension|ndim"):
-        lombscargle(x.reshape(4, 5), y.reshape(4, 5), f, client=client)
-    with pytest.raises(ValueError, match="empty"):
-        lombscargle([], [], f, client=client)
-    with pytest.raises(ValueError, match="argument 'x'"):
-        lombscargle(["a", "b"], y[:2], f, client=client)
+    with pytest.raises(gpud.InvalidArgument) as ei:
+        new(x, y[:5], f, client=client)
+    assert str(ei.value) == SCIPY_SHAPES + " (lombscargle: got x (20,), y (5,), weights (5,))"
+    with pytest.raises(ValueError, match="1-D arrays"):
+        new(x.reshape(4, 5), y.reshape(4, 5), f, client=client)
+    with pytest.raises(ValueError, match="non-zero length"):
+        new([], [], f, client=client)
+    with pytest.raises(ValueError, match="Parameter freqs must be a 1-D array"):
+        new(x, y, [], client=client)
+    with pytest.raises(ValueError, match="could not convert"):  # numpy's, as in scipy
+        new(["a", "b"], y[:2], f, client=client)
     # the frequencies: both forms, neither, an incomplete grid, nf < 1
     with pytest.raises(ValueError, match="not both"):
-        lombscargle(x, y, f, f0=0.1, df=0.1, nf=10, client=client)
-    with pytest.raises(ValueError, match="freqs"):
-        lombscargle(x, y, client=client)
+        new(x, y, f, f0=0.1, df=0.1, nf=10, client=client)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'freqs'"):
+        new(x, y, client=client)
     with pytest.raises(ValueError, match="'df' is missing"):
-        lombscargle(x, y, f0=0.1, nf=10, client=client)
+        new(x, y, f0=0.1, nf=10, client=client)
     with pytest.raises(ValueError, match="nf"):
-        lombscargle(x, y, f0=0.1, df=0.1, nf=0, client=client)
+        new(x, y, f0=0.1, df=0.1, nf=0, client=client)
     with pytest.raises(TypeError, match="nf"):
-        lombscargle(x, y, f0=0.1, df=0.1, nf=10.5, client=client)
+        new(x, y, f0=0.1, df=0.1, nf=10.5, client=client)
     with pytest.raises(TypeError, match="f0"):
-        lombscargle(x, y, f0="a", df=0.1, nf=10, client=client)
-    # normalize: an unknown word (ValueError, gpud's words), not a bool or str (TypeError)
-    with pytest.raises(ValueError, match="normalize") as ei:
-        lombscargle(x, y, f, normalize="bogus", client=client)
-    assert "bogus" in str(ei.value) and "amplitude" in str(ei.value)
-    for bad in (3, 1.0, None, ["power"]):
-        with pytest.raises(TypeError, match="normalize"):
-            lombscargle(x, y, f, normalize=bad, client=client)
+        new(x, y, f0="a", df=0.1, nf=10, client=client)
+    # normalize: anything but a bool or one of the words is a ValueError, as in scipy
+    for bad in ("bogus", 3, 1.0, None, ["power"]):
+        with pytest.raises(gpud.InvalidArgument) as ei:
+            new(x, y, f, normalize=bad, client=client)
+        assert str(ei.value) == ("Normalize must be: False (or 'power'), True (or "
+                                 "'normalize'), or 'amplitude'. (lombscargle: got %r)" % (bad,))
     # legacy takes none of scipy >= 1.15's arguments
     for kw in (dict(weights=np.ones(20)), dict(floating_mean=True),
                dict(normalize="amplitude")):
         with pytest.raises(ValueError, match="legacy"):
-            lombscargle(x, y, f, legacy=True, client=client, **kw)
+            new(x, y, f, legacy=True, client=client, **kw)
     with pytest.raises(ValueError, match="dtype"):
-        lombscargle(x, y, f, dtype="float16", client=client)
+        new(x, y, f, dtype="float16", client=client)
 
 
 @pytest.mark.parametrize("method", ["direct", "nufft"])
@@ -319,3 +349,176 @@ def test_batch_of_series(client, rng, method):
     with pytest.raises(gpud.InvalidArgument) as ei:
         client.run("lombscargle", x=x, y=ys[:, :299], f0=f0, df=df, nf=nf)
     assert "last dimension" in str(ei.value)
+
+
+# --- following the installed scipy, version by version ---
+
+def test_follows_installed():
+    """gpud.signal.lombscargle is the drop-in for the installed scipy's version."""
+    assert _scipy_compat.SCIPY_VERSION == SCIPY
+    want = "1.14" if SCIPY < (1, 15) else "1.15" if SCIPY < (1, 17) else "1.17"
+    assert _scipy_compat.RULES == want
+    assert lombscargle is lombscargle_for(scipy.__version__)
+    assert lombscargle.scipy_rules == want
+    for v, rules in (("1.10.1", "1.14"), ("1.14", "1.14"), ((1, 15), "1.15"),
+                     ("1.16.3", "1.15"), ("1.17.0rc1", "1.17"), ("1.18.1", "1.17"),
+                     (None, "1.17"), ("2.0", "1.17")):
+        assert lombscargle_for(v).scipy_rules == rules, v
+    with pytest.raises(ValueError, match="scipy version"):
+        lombscargle_for("new")
+
+
+EXTRAS = "client=None, dtype=None, legacy=None, f0=None, df=None, nf=None"
+
+
+def test_signatures():
+    """scipy's signature of each version, gpud's extras keyword-only after it."""
+    assert str(inspect.signature(lombscargle_for("1.10"))) == (
+        "(x, y, freqs, precenter=False, normalize=False, *, " + EXTRAS + ")")
+    assert str(inspect.signature(lombscargle_for("1.15"))) == (
+        "(x, y, freqs, precenter=False, normalize=False, *, weights=None, "
+        "floating_mean=False, " + EXTRAS + ")")
+    assert str(inspect.signature(lombscargle_for("1.18"))) == (
+        "(x, y, freqs, *, precenter=<no value>, normalize=False, weights=None, "
+        "floating_mean=False, " + EXTRAS + ")")
+    with pytest.raises(TypeError, match=r"^lombscargle\(\) got an unexpected keyword "
+                                        r"argument 'weights'$"):
+        old([1.0], [1.0], [1.0], weights=[1.0])
+
+
+def test_old_checks(client, rng):
+    """scipy <= 1.14's checks, in its order: conversion, 1-d asserts, lengths, a zero
+    frequency (ZeroDivisionError), then normalize by its truth value."""
+    x, y, f = make(rng, 20, 30)
+    two = x.reshape(4, 5)
+    with pytest.raises(AssertionError, match="'x' must be 1-d, got 2-d"):
+        old(two, y[:5], np.r_[0.0, f], client=client)  # before the lengths and the zero
+    with pytest.raises(AssertionError, match="'freqs' must be 1-d"):
+        old(x, y, f.reshape(5, 6), client=client)
+    with pytest.raises(gpud.InvalidArgument) as ei:
+        old(x, y[:5], np.r_[0.0, f], client=client)  # the lengths before the zero
+    assert str(ei.value) == ("lombscargle: x and y must be of the same size, got 20 and 5 "
+                             "values (scipy: Input arrays do not have the same size.)")
+    with pytest.raises(ZeroDivisionError, match="frequency 3 is 0"):
+        old(x, y, np.r_[f[:3], 0.0, f[3:]], client=client)
+    with pytest.raises(ZeroDivisionError, match="frequency 4 is 0"):
+        old(x, y, f0=-2.0, df=0.5, nf=10, client=client)
+    with pytest.raises(ValueError, match="could not convert"):
+        old(["a"], ["b"], f, client=client)
+    # an empty periodogram for no frequencies; 0-d freqs are one frequency
+    e = old(x, y, [], client=client)
+    assert e.shape == (0,) and e.dtype == np.float64
+    one = old(x, y, f[4], client=client)
+    assert one.shape == (1,)
+    check(one, legacy_ref(x, y, f[4:5]), np.float64, "0-d freqs")
+    # normalize and precenter by truth value: 'power' is true there
+    a = old(x, y, f, 1, "power", client=client)
+    check(a, legacy_ref(x, y, f, True, True), np.float64, "normalize='power'")
+
+
+def test_new_checks_order(client, rng):
+    """scipy >= 1.15's order: the shapes, freqs, the weights, normalize, then (1.17)
+    the precenter warning."""
+    x, y, f = make(rng, 20, 30)
+    for fn in (new, lombscargle_for("1.18")):
+        with pytest.raises(ValueError, match="^Parameters x, y, weights"):
+            fn(x, y[:5], f.reshape(5, 6), weights=-np.ones(5), normalize="x", client=client)
+        with pytest.raises(ValueError, match="^Parameter freqs"):
+            fn(x, y, f.reshape(5, 6), weights=-np.ones(20), normalize="x", client=client)
+        with pytest.raises(ValueError, match="^Parameter weights"):
+            fn(x, y, f, weights=-np.ones(20), normalize="x", client=client)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # the error comes before the warning
+            with pytest.raises(ValueError, match="^Normalize must be"):
+                fn(x, y, f, normalize="x", precenter=True, client=client)
+        with pytest.raises(ValueError, match="^Parameters x, y, weights"):
+            fn(x, y.reshape(4, 5), f, client=client)   # ones_like(y): weights 2-d too
+
+
+def test_deprecations_117(client, rng):
+    """scipy 1.17 / 1.18: precenter given at all warns; arguments after freqs by
+    position warn and work; scipy 1.15 / 1.16 warn about neither."""
+    x, y, f = make(rng, 30, 40)
+    f18 = lombscargle_for("1.18")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = f18(x, y, f, normalize=True, client=client)
+        np.testing.assert_array_equal(new(x, y, f, False, True, client=client), plain)
+    for pc in (True, False):
+        with pytest.warns(DeprecationWarning) as rec:
+            got = f18(x, y, f, precenter=pc, client=client)
+        assert [str(w.message) for w in rec] == [_scipy_compat.PRECENTER_DEPRECATION]
+        assert rec[0].filename == __file__   # points at the caller
+        np.testing.assert_array_equal(got, new(x, y, f, pc, client=client))
+    with pytest.warns(DeprecationWarning) as rec:
+        got = f18(x, y, f, False, "normalize", client=client)
+    msgs = [str(w.message) for w in rec]
+    assert len(msgs) == 2 and msgs[1] == _scipy_compat.PRECENTER_DEPRECATION
+    assert msgs[0] in ["You are passing as positional arguments: %s. Please change your "
+                       "invocation to use keyword arguments. From SciPy 1.19.0, passing "
+                       "these as positional arguments will result in an error." % names
+                       for names in ("precenter, normalize", "normalize, precenter")]
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(got, plain)
+
+
+@pytest.mark.parametrize("version", ["1.14", "1.16", "1.18"])
+def test_shapes_and_inputs(client, rng, version):
+    """Lists, integer arrays, mixed dtypes; one frequency squeezed from 1.15 on (a
+    complex scalar for 'amplitude'); the inputs never written (precenter, weights)."""
+    fn = lombscargle_for(version)
+    x, y, f = make(rng, 25, 12)
+    xi = np.sort(rng.choice(1000, 25, replace=False)).astype(np.int32)
+    kw = {} if version == "1.14" else {"weights": rng.uniform(0.5, 2, 25)}
+    ins = [xi, y.astype(np.float32), f, kw.get("weights")]
+    copies = [None if a is None else a.copy() for a in ins]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        got = fn(xi, y.astype(np.float32), f, precenter=True, client=client, **kw)
+        lists = fn(xi.tolist(), y.astype(np.float32).tolist(), f.tolist(), precenter=True,
+                   client=client, **kw)
+        one = fn(x, y, [f[0]], normalize=True, client=client)
+        if version != "1.14":
+            amp = fn(x, y, f[:1], normalize="amplitude", client=client)
+    for a, c in zip(ins, copies):
+        if a is not None:
+            np.testing.assert_array_equal(a, c)
+    assert got.shape == (12,) and got.dtype == np.float64
+    np.testing.assert_array_equal(got, lists)
+    ref = (legacy_ref(xi, y.astype(np.float32), f, True) if version == "1.14" else
+           ls_ref(xi, y.astype(np.float32), f, True, weights=kw["weights"]))
+    check(got, ref, np.float64, "mixed dtypes")
+    if version == "1.14":
+        assert one.shape == (1,)
+    else:
+        assert type(one) is np.ndarray and one.shape == () and one.dtype == np.float64
+        assert type(amp) is np.complex128
+
+
+def test_same_as_installed(client, rng):
+    """The drop-in against the installed scipy itself: values, shapes, exception types."""
+    x, y, f = make(rng, 40, 60)
+    cases = [((x, y, f), {}), ((x, y, f, True, True), {}), ((x.tolist(), y, f[3]), {}),
+             ((x.astype(np.float32), y, f), {"normalize": True})]
+    if NEW_SCIPY:
+        cases += [((x, y, f[:1]), {"normalize": "amplitude", "floating_mean": True}),
+                  ((x, y, f), {"weights": rng.uniform(0, 1, 40)})]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for args, kw in cases:
+            ref = scipy_signal.lombscargle(*args, **kw)
+            got = lombscargle(*args, client=client, **kw)
+            assert type(got) is type(ref) and np.shape(got) == np.shape(ref)
+            assert np.asarray(got).dtype == np.asarray(ref).dtype
+            check(np.atleast_1d(got), np.atleast_1d(ref), np.float64, repr(kw))
+    bad = [(x.reshape(4, 10), y.reshape(4, 10), f), (x, y[:3], f), (x, y, f.reshape(6, 10))]
+    if NEW_SCIPY:
+        bad.append((x, y, f, False, "bogus"))
+    else:
+        bad.append((x, y, np.r_[f, 0.0]))
+    for args in bad:
+        with pytest.raises(Exception) as want:
+            scipy_signal.lombscargle(*args)
+        with pytest.raises(Exception) as got:
+            lombscargle(*args, client=client)
+        assert isinstance(got.value, type(want.value)), (got.value, want.value)
