@@ -62,6 +62,7 @@ class Client(Transfers, Runs, Jobs):
                  timeout: Optional[float] = None, connect_timeout: Optional[float] = None,
                  wait: Optional[float] = None) -> None:
         self._c = None
+        self._url = None       # the URL connected to, kept after close() for messages
         self._jobs = {}        # id -> gpud._async._Job in flight (under _lock)
         self._job_pool = None  # the jobs' completion pool, made by the first job
         self._jobs_out = 0     # jobs sent and not yet finished (under _lock)
@@ -120,6 +121,7 @@ class Client(Transfers, Runs, Jobs):
             time.sleep(min(pause, left))
             pause = min(pause * 2, _RETRY_MAX_S)
         self._c = c
+        self._url = lib.gpud_url(c).decode()
         self._closed = False
         self._server = ServerInfo(lib.gpud_server(c).contents)
         self._shm = bool(lib.gpud_has_shm(c))
@@ -140,7 +142,8 @@ class Client(Transfers, Runs, Jobs):
         lk.acquire()
         if self._closed:
             lk.release()
-            raise ClientClosed("the gpud client is closed (%s)" % self.url)
+            raise ClientClosed("the gpud client is closed (it was connected to %s)" % self.url
+                               if self.url else "the gpud client is closed")
         self._active += 1
         lk.release()
         if self._dead or self._dead_hosts:
@@ -180,7 +183,8 @@ class Client(Transfers, Runs, Jobs):
 
     @property
     def url(self) -> str:
-        return lib.gpud_url(self._c).decode() if self._c else "(closed)"
+        """The URL gpud answered at (after close(), the one it had)."""
+        return lib.gpud_url(self._c).decode() if self._c else (self._url or "")
 
     @property
     def server(self) -> ServerInfo:
@@ -272,6 +276,8 @@ class Client(Transfers, Runs, Jobs):
             lib.gpud_host_free(self._c, p)
 
     def _close_c(self):
+        if self._c:
+            self._url = lib.gpud_url(self._c).decode()  # where it was last (after failovers)
         c, self._c = self._c, None
         if c:
             lib.gpud_close(c)

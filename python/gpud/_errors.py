@@ -122,8 +122,6 @@ class ClientClosed(Error, ValueError):
     """A call on a Client (or one of its Buffers) after close()."""
 
     def __init__(self, message="the gpud client is closed", status=Status.EARG):
-        # A closed client's url reads "(closed)": said once, not "... closed ((closed))"
-        message = message.replace(" ((closed))", "")
         super().__init__(message, status)
 
 

@@ -43,7 +43,8 @@ def test_client_closed_message(url):
     c.close()
     with pytest.raises(gpud.ClientClosed) as ei:
         c.run("lombscargle", x=np.ones(2), y=np.ones(2), freqs=np.ones(2))
-    assert str(ei.value) == "the gpud client is closed"
+    assert str(ei.value) == "the gpud client is closed (it was connected to %s)" % url
+    assert c.url == url
     assert str(gpud.ClientClosed()) == "the gpud client is closed"
     assert str(gpud.ClientClosed("the gpud client is closed (ipc:///x)")) == \
         "the gpud client is closed (ipc:///x)"
