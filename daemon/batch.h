@@ -29,7 +29,7 @@ typedef struct batch_key {
 struct batch_group;
 typedef struct batch_item {
 	batch_key key;
-	struct batch_item *next;  /* its group's list */
+	struct batch_item *next;   /* its group's list */
 	struct batch_group *group; /* the group it waits in; NULL when not waiting */
 } batch_item;
 
@@ -48,7 +48,7 @@ typedef void (*batch_flush_fn)(void *arg, batch_item *head, size_t n);
 typedef struct batcher {
 	uv_loop_t *loop;
 	uv_timer_t timer;
-	int timer_on; /* initialised (batcher_init) and not closed */
+	int timer_on;        /* initialised (batcher_init) and not closed */
 	batch_group *groups; /* open groups, oldest first */
 	size_t pending;      /* items in them */
 	int stopped;         /* batcher_stop: nothing more is taken */

@@ -213,7 +213,8 @@ static void launch_done(void *arg, dstatus st, const char *msg)
 	}
 	dstatus rv = backend_download(&j->dev->be, j->queue, verdicts_of(j),
 				      (const char *)j->mem + j->n * sizeof(ls_series),
-				      j->n * sizeof(unsigned), 0, verdicts_done, j, err, sizeof(err));
+				      j->n * sizeof(unsigned), 0, verdicts_done, j, err,
+				      sizeof(err));
 	if (rv != ST_OK)
 		verdicts_done(j, rv, err);
 }
@@ -270,8 +271,8 @@ static void job_upload(batch_job *j)
 	j->pending = 1;
 	j->status = ST_OK;
 	j->pending++;
-	dstatus rv = backend_upload(be, j->queue, j->mem, j->table, j->bytes, 0, ready_done, j,
-				    err, sizeof(err));
+	dstatus rv = backend_upload(be, j->queue, j->mem, j->table, j->bytes, 0, ready_done, j, err,
+				    sizeof(err));
 	if (rv != ST_OK)
 		ready_done(j, rv, err);
 	/* queue_ordered backends: an output's clear or a copy may still be
@@ -329,8 +330,7 @@ void run_batch_flush(void *arg, batch_item *head, size_t n)
 	j->dev = first->r.dev;
 	j->queue = first->r.pipe_id;
 	j->n = n;
-	snprintf(j->tenant, sizeof(j->tenant), "%s",
-		 first->r.tenant ? first->r.tenant->name : "");
+	snprintf(j->tenant, sizeof(j->tenant), "%s", first->r.tenant ? first->r.tenant->name : "");
 	long long work;
 	char why[128];
 	ls_batch_shared(&first->kargs, &j->p, &work, why, sizeof(why));

@@ -56,7 +56,8 @@ int ls_batch_shared(const kernel_args *a, ls_many *p, long long *work, char *why
 		return -1;
 	}
 	if (v[LS_Y].arr.ndim != 1 || v[LS_X].arr.ndim != 1) {
-		snprintf(why, whylen, "not a single series (y has %d dimensions)", v[LS_Y].arr.ndim);
+		snprintf(why, whylen, "not a single series (y has %d dimensions)",
+			 v[LS_Y].arr.ndim);
 		return -1;
 	}
 	if (v[LS_FREQS].present) {

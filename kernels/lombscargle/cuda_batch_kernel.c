@@ -8,8 +8,7 @@
 #include "kernels/core/cuda_kernel.h"
 #include "kernels/lombscargle/batch_kernel.h"
 
-static int batch_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err,
-			size_t errlen)
+static int batch_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
 {
 	ls_many p;
 	size_t b;

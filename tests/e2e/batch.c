@@ -68,8 +68,8 @@ static void run_start(one_run *o, gpud_client *c, uint64_t seed, int weights)
 	if (weights < 0)
 		o->w[NX / 2] = -1.0;
 	/* x and y travel with the request (gpud uploads them), weights in a buffer */
-	o->ax = (gpud_array){.dtype = GPUD_F64, .ndim = 1, .shape = {NX}, .data = o->x,
-			     .nbytes = sizeof(o->x)};
+	o->ax = (gpud_array){
+		.dtype = GPUD_F64, .ndim = 1, .shape = {NX}, .data = o->x, .nbytes = sizeof(o->x)};
 	o->ay = o->ax;
 	o->ay.data = o->y;
 	gpud_arg a[8];
@@ -114,8 +114,7 @@ START_TEST(test_batch_four_clients)
 			     connect_token(TOKEN_ALICE), connect_token(TOKEN_BOB)};
 	static one_run r[4];
 	for (int i = 0; i < 4; i++) {
-		run_start(&r[i], c[i], 9100 + (uint64_t)i * 31 + (uint64_t)harness_now_s(),
-			  i % 2);
+		run_start(&r[i], c[i], 9100 + (uint64_t)i * 31 + (uint64_t)harness_now_s(), i % 2);
 		if (i < 3) /* the group holds them until the fourth */
 			wait_metric("gpud_batch_pending_runs", i + 1);
 	}
@@ -175,8 +174,8 @@ START_TEST(test_batch_cancel_and_close_while_waiting)
 	wait_metric("gpud_batch_pending_runs", 2);
 	LIB_OK(c[0], gpud_job_cancel(r[0].job));
 	gpud_status st = gpud_job_wait(r[0].job, -1);
-	ck_assert_msg(st == GPUD_ECANCELED, "cancelled while waiting: %s: %s",
-		      gpud_strerror(st), gpud_job_errmsg(r[0].job));
+	ck_assert_msg(st == GPUD_ECANCELED, "cancelled while waiting: %s: %s", gpud_strerror(st),
+		      gpud_job_errmsg(r[0].job));
 	gpud_job_free(r[0].job);
 	wait_metric("gpud_batch_pending_runs", 1);
 	gpud_close(c[1]); /* its run waits: the connection's close cancels it */
