@@ -92,6 +92,12 @@ static int batch_key_of(run_request *q, batch_key *key)
 	if (ls_batch_shared(&q->kargs, &p, &work, why, sizeof(why)) != 0 ||
 	    work > (long long)cfg->batch_max_work)
 		return -1;
+#ifdef GPUD_HAVE_CUDA
+	/* auto: where cuda's cost model would choose NUFFT, the run goes alone */
+	if ((!q->kargs.v[LS_METHOD].present || q->kargs.v[LS_METHOD].s.i64 == LS_AUTO) &&
+	    ls_nufft_cost_us(&q->kargs) < ls_direct_cost_us(&q->kargs))
+		return -1;
+#endif
 	memset(key, 0, sizeof(*key));
 	key->w[0] = (uint64_t)(uintptr_t)r->dev;
 	/* tenant workers (kernel_workers, on a backend that runs users'
@@ -132,7 +138,8 @@ int run_batch_take(run_request *q)
 {
 	gpud_request *r = &q->r;
 	const gpud_config *cfg = r->core->cfg;
-	if (batch_key_of(q, &q->batch.key) != 0)
+	/* issued behind its uploads on its own queue (early.c): it stays there */
+	if (q->early.on || batch_key_of(q, &q->batch.key) != 0)
 		return 0;
 	r->on_cancel = batch_cancel; /* before: a full group flushes within batcher_add */
 	if (batcher_add(r->core->batch, &q->batch, (uint64_t)cfg->batch_delay_us,

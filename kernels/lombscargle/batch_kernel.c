@@ -69,11 +69,7 @@ int ls_batch_shared(const kernel_args *a, ls_many *p, long long *work, char *why
 		return -1;
 	}
 	if (method == LS_AUTO) {
-		int nufft = ls_cpu_uses_nufft(a);
-#ifdef GPUD_HAVE_CUDA
-		nufft = nufft || ls_nufft_cost_us(a) < ls_direct_cost_us(a);
-#endif
-		if (nufft) {
+		if (ls_cpu_uses_nufft(a)) {
 			snprintf(why, whylen, "method auto chooses nufft here");
 			return -1;
 		}

@@ -22,8 +22,9 @@
 
 static void setup_batch(void)
 {
+	/* kernel_workers = 0: on cuda too, both tenants' runs batch together */
 	start_tenants("metrics_listen = 127.0.0.1:0\nbatch_delay_us = 60000000\n"
-		      "batch_max = 4\nshutdown_timeout = 600\n",
+		      "batch_max = 4\nshutdown_timeout = 600\nkernel_workers = 0\n",
 		      NULL, NULL, NULL);
 	e2e_find_metrics_addr();
 }
