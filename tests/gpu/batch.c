@@ -89,10 +89,11 @@ static void batch_of(gpud_dtype dt)
 			ck_assert_msg(st == GPUD_OK, "client %d: %s: %s", i, gpud_strerror(st),
 				      gpud_job_errmsg(m->job));
 			void *got = malloc(M * es), *ref = malloc(M * es);
-			ck_assert_int_eq(gpud_download_range(m->c, m->out, 0, got, M * es), GPUD_OK);
+			ck_assert_int_eq(gpud_download_range(m->c, m->out, 0, got, M * es),
+					 GPUD_OK);
 			ls_many p = {.dtype = dt, .precenter = 1, .f0 = F0, .df = DF, .m = M};
-			ls_series s = {.x = m->x, .y = m->y, .w = m->w, .out = ref,
-				       .n = (long long)m->n};
+			ls_series s = {
+				.x = m->x, .y = m->y, .w = m->w, .out = ref, .n = (long long)m->n};
 			unsigned v = 0;
 			ls_many_cpu(&p, &s, 0, 1, &v);
 			ck_assert_uint_eq(v, 0);
@@ -101,8 +102,8 @@ static void batch_of(gpud_dtype dt)
 				if (fabs(get(dt, ref, k)) > maxref)
 					maxref = fabs(get(dt, ref, k));
 			for (size_t k = 0; k < M; k++) {
-				ck_assert_msg(!is_poison(dt, got, k), "client %d: output %zu unwritten",
-					      i, k);
+				ck_assert_msg(!is_poison(dt, got, k),
+					      "client %d: output %zu unwritten", i, k);
 				double e = fabs(get(dt, got, k) - get(dt, ref, k)) /
 					   (maxref > 0 ? maxref : 1);
 				if (e > worst)
