@@ -48,6 +48,8 @@ void config_defaults(gpud_config *c)
 	c->health_probe_interval = 5.0;
 	c->drain_grace = 2.0;
 	c->metrics_tenants = 64;
+	c->batch_max = 256;
+	c->batch_max_work = 1 << 20;
 	c->streams = 16;
 	c->pool_bin_growth = 2;
 	c->pool_min_bin = 9;  /* 512 B */
@@ -385,6 +387,24 @@ static const config_option options[] = {
 	INT("cpu_threads", cpu_threads, 1, 1024),
 	INT("streams", streams, 1, 256),
 	INT("run_slots", run_slots, 0, 4096),
+	{.name = "batch_delay_us",
+	 .type = OPT_INT,
+	 FIELD(batch_delay_us),
+	 .lo = 0,
+	 .hi = 60000000,
+	 .flags = OPT_LIVE},
+	{.name = "batch_max",
+	 .type = OPT_INT,
+	 FIELD(batch_max),
+	 .lo = 2,
+	 .hi = 65536,
+	 .flags = OPT_LIVE},
+	{.name = "batch_max_work",
+	 .type = OPT_INT,
+	 FIELD(batch_max_work),
+	 .lo = 1,
+	 .hi = 1 << 30,
+	 .flags = OPT_LIVE},
 	INT("poll_us", poll_us, 0, 1000000),
 	INT("ring", ring, 0, 1),
 	INT("kernel_workers", kernel_workers, 0, 1),

@@ -106,6 +106,13 @@ typedef struct gpud_config {
 	/* kernel runs in the backend at once (0: streams on cuda, twice
 	 * cpu_threads on cpu); more wait, tenants served round-robin */
 	int run_slots;
+	/* dynamic batching (daemon/batch.h, daemon/verbs/batch_run.c): small
+	 * single-series lombscargle runs arriving within batch_delay_us of the
+	 * first (0: off) run as one launch of at most batch_max series, each
+	 * of work n * nf at most batch_max_work */
+	int batch_delay_us;
+	int batch_max;
+	int batch_max_work;
 	/* tenants: [quota] defaults, [tenant NAME] overrides, tcp:// tokens */
 	tenant_quota quota;
 	tenant_rule tenants[GPUD_MAX_TENANT_RULES];

@@ -75,3 +75,13 @@ void metrics_ran(metrics *m, tenant_metrics *t, int kernel_id, double kernel_s)
 	t->runs++;
 	t->kernel_seconds += kernel_s;
 }
+
+void metrics_batch(metrics *m, uint64_t n)
+{
+	int i = 0;
+	while (i < METRICS_BATCH_BUCKETS - 1 && ((uint64_t)1 << i) < n)
+		i++;
+	m->batches++;
+	m->batched_runs += n;
+	m->batch_size_bucket[i]++;
+}

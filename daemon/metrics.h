@@ -63,6 +63,9 @@ typedef struct tenant_metrics {
 	uint64_t custom_evicted;
 } tenant_metrics;
 
+/* Batch sizes (runs per launch), upper bounds: 1, 2, 4, ... 65536. */
+#define METRICS_BATCH_BUCKETS 17
+
 /* Prometheus histogram buckets (upper bounds, seconds): 10 µs to 10 s. */
 #define METRICS_BUCKETS 19
 extern const double metrics_bucket_le[METRICS_BUCKETS];
@@ -88,9 +91,16 @@ typedef struct metrics {
 	uint64_t reloads_ok, reloads_refused;
 	double reload_last_s;
 	int reload_last_ok;
+	/* dynamic batching (daemon/verbs/batch_run.c): launches of batched runs,
+	 * the runs they carried, and how many each carried (buckets: batch_le) */
+	uint64_t batches, batched_runs;
+	uint64_t batch_size_bucket[METRICS_BATCH_BUCKETS];
 } metrics;
 
 void histogram_observe(histogram *h, double seconds);
+
+/* A batch of n runs was launched. */
+void metrics_batch(metrics *m, uint64_t n);
 
 /* A request ended with status (verb: its index, verb_index; one out of range
  * counts as VERB_UNKNOWN), having copied

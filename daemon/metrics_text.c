@@ -22,6 +22,7 @@
 #include "daemon/devices.h"
 #include "daemon/hello_guard.h"
 #include "daemon/hostmem.h"
+#include "daemon/batch.h"
 #include "daemon/metrics_text.h"
 #include "daemon/regions.h"
 #include "daemon/registry.h"
@@ -440,6 +441,27 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 		fprintf(f, "gpud_auth_peers{state=\"counted\"} %zu\n", core->guard->npeers);
 		fprintf(f, "gpud_auth_peers{state=\"backing_off\"} %zu\n",
 			guard_backing_off(core->guard, now_ns()));
+	}
+	family(f, "gpud_batches_total", "counter",
+	       "Launches of dynamically batched lombscargle runs (batch_delay_us).");
+	sample_u(f, "gpud_batches_total", p->m->batches);
+	family(f, "gpud_batched_runs_total", "counter",
+	       "Runs that went through a dynamic batch (each its own request and result).");
+	sample_u(f, "gpud_batched_runs_total", p->m->batched_runs);
+	family(f, "gpud_batch_pending_runs", "gauge",
+	       "Runs waiting in a dynamic batch's group for batch_delay_us or batch_max.");
+	sample_u(f, "gpud_batch_pending_runs", core->batch ? core->batch->pending : 0);
+	family(f, "gpud_batch_size", "histogram", "Runs per dynamically batched launch.");
+	{
+		uint64_t cum = 0;
+		for (int i = 0; i < METRICS_BATCH_BUCKETS; i++) {
+			cum += p->m->batch_size_bucket[i];
+			fprintf(f, "gpud_batch_size_bucket{le=\"%llu\"} %llu\n", 1ull << i,
+				(unsigned long long)cum);
+		}
+		fprintf(f, "gpud_batch_size_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+		fprintf(f, "gpud_batch_size_sum %llu\n", (unsigned long long)p->m->batched_runs);
+		fprintf(f, "gpud_batch_size_count %llu\n", (unsigned long long)p->m->batches);
 	}
 	family(f, "gpud_config_reloads_total", "counter",
 	       "Config reloads (SIGHUP): applied (ok), or refused whole for an error in the "

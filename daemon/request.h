@@ -77,6 +77,7 @@ typedef struct gpud_core {
 	metrics *metrics;      /* counters for /metrics (daemon/metrics.h) */
 	hostmem *host;         /* the host memory budget (daemon/hostmem.h), or NULL */
 	struct health *health; /* the self-probe's key (daemon/health.h), or NULL */
+	struct batcher *batch; /* dynamic batching's groups (daemon/batch.h), or NULL */
 } gpud_core;
 
 typedef struct gpud_request gpud_request;

@@ -578,6 +578,7 @@ static void teardown(gpud_server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->shutdown_timer);
 	close_handle((uv_handle_t *)&s->stop_timer);
+	batcher_close(&s->batch);
 	reload_close(s);
 	memtrim_stop(&s->trim);
 	guard_fini(&s->guard);
@@ -592,6 +593,7 @@ void server_shutdown(gpud_server *s)
 	if (s->drain.on)
 		return;
 	health_stop(&s->health, 0); /* no more probes: they would be refused */
+	batcher_stop(&s->batch);    /* waiting batches launch now; later runs go alone */
 	/* A lost GPU serves nothing but status: no grace. */
 	drain_start(&s->drain, now_ns(), s->fatal ? 0 : s->cfg->drain_grace,
 		    s->cfg->shutdown_timeout);

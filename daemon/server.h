@@ -27,6 +27,7 @@
 #include "daemon/drain.h"
 #include "daemon/hello_guard.h"
 #include "daemon/health.h"
+#include "daemon/batch.h"
 #include "daemon/memtrim.h"
 #include "daemon/observe.h"
 #include "daemon/regions.h"
@@ -57,6 +58,7 @@ struct gpud_server {
 	metrics metrics; /* counters for /metrics */
 	observe observe; /* the metrics and health endpoint */
 	health health;   /* the self-probe and heartbeat behind readiness (daemon/health.h) */
+	batcher batch;   /* dynamic batching's groups (daemon/batch.h) */
 	gpud_core core;
 
 	/* nng: the socket, its listeners and contexts (server_ctx: server.c) */

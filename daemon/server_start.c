@@ -23,6 +23,7 @@
 #include "daemon/notify.h"
 #include "daemon/server.h"
 #include "daemon/server_internal.h"
+#include "daemon/verbs/run.h"
 
 /* The request rings' way in: the same path as an injected message. */
 static int ring_deliver(void *arg, uint32_t pipe_id, nng_msg *m,
@@ -171,7 +172,9 @@ static int start_core(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *e
 			      .guard = &s->guard,
 			      .stats = &s->stats,
 			      .metrics = &s->metrics,
-			      .host = &s->hostmem};
+			      .host = &s->hostmem,
+			      .batch = &s->batch};
+	batcher_init(&s->batch, loop, run_batch_flush, &s->core);
 	return 0;
 }
 

@@ -86,7 +86,9 @@ void run_uploads_start(run_request *q, const inline_upload *up, int nup)
 	gpud_request *r = &q->r;
 	char err[768];
 	gpud_backend *be = &r->dev->be;
-	int in_order = be->ops->queue_ordered;
+	/* a run that may join a dynamic batch waits for its uploads: the
+	 * batch launches on one queue for all its runs */
+	int in_order = be->ops->queue_ordered && !run_batch_wanted(q);
 
 	r->pending = 1;
 	r->pending_status = ST_OK;

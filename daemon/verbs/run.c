@@ -10,6 +10,7 @@
  *            -> bind_args_or_fail (inline_array_or_fail) -> alias_or_fail
  *            -> outputs_or_fail -> peer_inputs_or_fail
  *            -> [early.c: run_uploads_start] -> run_submit -> sched_submit
+ *                                                  (or a dynamic batch: batch_run.c)
  *   slot granted -> run_start -> backend -> run_done -> [early.c: run_ended]
  *            -> run_finish [-> limit_outputs] [-> return_outputs]
  *
@@ -269,6 +270,15 @@ void run_submit(run_request *q)
 		r->run_counted = 1;
 		r->dev->runs++;
 	}
+	if (run_batch_take(q)) /* a dynamic batch runs it (batch_run.c) */
+		return;
+	run_alone(q);
+}
+
+void run_alone(run_request *q)
+{
+	gpud_request *r = &q->r;
+	r->on_cancel = run_cancel;
 	sched_submit(&r->dev->sched, r->tenant ? &r->tenant->runs[r->dev->slot] : NULL, &q->slot);
 }
 
@@ -699,6 +709,7 @@ static void run_begin(run_request *q)
 	q->out_flags = 0;
 	q->early.on = q->early.final = 0;
 	q->early.status = ST_OK;
+	q->batch = (batch_item){0};
 	q->r.on_release = run_release;
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/batch.h"
 #include "daemon/request.h"
 #include "daemon/sched.h"
 #include "kernels/core/kernel.h"
@@ -46,6 +47,7 @@ typedef struct run_request {
 	uint8_t *out_host;  /* return_outputs into a host region (outputs_to): where */
 	unsigned out_flags; /* and its BACKEND_HOST_* */
 	run_early early;
+	batch_item batch; /* its place in a dynamic batch's group (batch_run.c) */
 } run_request;
 
 /* The run request r is the common part of. */
@@ -68,6 +70,21 @@ typedef struct inline_upload {
 void run_submit(run_request *q);
 /* run.c: the run has ended (early: and its uploads too): its reply, or its failure. */
 void run_finish(run_request *q, dstatus status, const char *msg);
+
+/* run.c: the run takes a slot of its own (not batched), cancellable as any. */
+void run_alone(run_request *q);
+
+/* batch_run.c: a run that may join a dynamic batch (batch_delay_us on, a
+ * small single-series lombscargle run with a grid): 1. Its uploads then
+ * complete before it is submitted (no early run: the batch's launch goes on
+ * another queue). */
+int run_batch_wanted(run_request *q);
+/* batch_run.c: run_submit's: 1 if the run joined a batch's group (the batch
+ * replies to it), 0 if it goes alone. */
+int run_batch_take(run_request *q);
+/* batch_run.c: the batcher's flush (daemon/batch.h; arg: the gpud_core):
+ * the group's runs in one launch, each request completed on its own. */
+void run_batch_flush(void *arg, batch_item *head, size_t n);
 
 /* early.c: uploads up[0..nup) to the run's device, then submits the run:
  * after the last upload's done, or at once behind them (early). */

@@ -56,7 +56,8 @@ typedef struct cpu_kernel {
  */
 const cpu_kernel *const *cpu_kernel_list(size_t *n);
 
-/* k's entry (by its id); NULL for a kernel in no table (a user's, KERNEL_ID_CUSTOM). */
+/* k's entry (by its id; gpud's own lombscargle_batch's by KERNEL_ID_LOMBSCARGLE_BATCH);
+ * NULL for a user's kernel (KERNEL_ID_CUSTOM). */
 const cpu_kernel *cpu_kernel_of(const kernel_def *k);
 
 /*

@@ -21,8 +21,12 @@ const cpu_kernel *const *cpu_kernel_list(size_t *n)
 	return table;
 }
 
+extern const cpu_kernel cpu_kernel_lombscargle_batch;
+
 const cpu_kernel *cpu_kernel_of(const kernel_def *k)
 {
+	if (k->id == KERNEL_ID_LOMBSCARGLE_BATCH) /* gpud's own, in no table */
+		return &cpu_kernel_lombscargle_batch;
 	return k->id >= 0 && k->id < KERNEL_COUNT ? table[k->id] : NULL;
 }
 

@@ -19,6 +19,10 @@ enum kernel_id {
 
 /* The id of a user's kernel (kernels/custom/): in no table. */
 #define KERNEL_ID_CUSTOM (-1)
+/* gpud's own kernel behind dynamic batching, lombscargle_batch
+ * (kernels/lombscargle/batch_kernel.h): in no table, no client names it;
+ * cpu_kernel_of and the cuda backend find its entries by this id. */
+#define KERNEL_ID_LOMBSCARGLE_BATCH (-2)
 
 #ifdef __cplusplus
 }

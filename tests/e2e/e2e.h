@@ -5,7 +5,7 @@
  * and a raw-protocol encoder and decoder (fixture_raw.c).
  * Each area file (library.c, sessions.c, gpuctl.c, gpuctl_cli.c, readme.c,
  * limits.c, shutdown.c, drain.c, tenants.c, faults.c, concurrency.c, client_*.c,
- * trace.c, logs.c, endpoints.c, fairness.c,
+ * trace.c, logs.c, endpoints.c, fairness.c, batch.c,
  * host_memory.c, access.c, wedged.c, reload.c, hello.c, memory.c, wedge.c,
  * health.c) makes its Check test cases;
  * main.c puts them in one suite. shell.c runs command lines.
@@ -295,6 +295,7 @@ TCase *e2e_notify(void);       /* notify.c: sd_notify, READY=1 means serving */
 TCase *e2e_trace(void);        /* trace.c: NVTX ranges */
 TCase *e2e_logs(void);         /* logs.c: request log lines, text and JSON */
 TCase *e2e_metrics(void);      /* metrics.c: /metrics, /healthz, /readyz */
+TCase *e2e_batch(void);        /* batch.c: dynamic batching of lombscargle runs */
 TCase *e2e_tls_errors(void);   /* tls_errors.c: why a TLS connect failed */
 TCase *e2e_alias(void);        /* alias.c: outputs overlapping arguments, in place */
 TCase *e2e_endpoints(void);    /* endpoints.c: lists of endpoints, failover */

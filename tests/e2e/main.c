@@ -48,6 +48,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_trace());
 	suite_add_tcase(s, e2e_logs());
 	suite_add_tcase(s, e2e_metrics());
+	suite_add_tcase(s, e2e_batch());
 	suite_add_tcase(s, e2e_tls_errors());
 	suite_add_tcase(s, e2e_alias());
 	suite_add_tcase(s, e2e_endpoints());

@@ -33,6 +33,7 @@ int main(void)
 	suite_add_tcase(s, custom_tcase());
 	suite_add_tcase(s, isolation_tcase());
 	suite_add_tcase(s, devices_tcase());
+	suite_add_tcase(s, batch_tcase());
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);

@@ -37,5 +37,6 @@ TCase *copies_tcase(void);  /* copies.c */
 TCase *custom_tcase(void);  /* custom.c */
 /* isolation_tcase: tests/gpu/gpu_test.h (isolation.c) */
 TCase *devices_tcase(void); /* devices.c */
+TCase *batch_tcase(void);   /* batch.c */
 
 #endif

@@ -24,6 +24,7 @@ int main(void)
 	srunner_add_suite(sr, sample_suite());
 	srunner_add_suite(sr, custom_suite());
 	srunner_add_suite(sr, sched_suite());
+	srunner_add_suite(sr, batch_suite());
 	srunner_add_suite(sr, registry_suite());
 	srunner_add_suite(sr, verbs_suite());
 	srunner_add_suite(sr, verb_table_suite());

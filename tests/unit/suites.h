@@ -14,6 +14,7 @@ Suite *alias_suite(void);
 Suite *sample_suite(void);
 Suite *custom_suite(void);
 Suite *sched_suite(void);
+Suite *batch_suite(void);
 Suite *registry_suite(void);
 Suite *verbs_suite(void);
 Suite *verb_table_suite(void);

@@ -76,6 +76,43 @@ START_TEST(test_changes_live_or_restart)
 }
 END_TEST
 
+/* Dynamic batching's keys: defaults, bounds, and applied at a reload. */
+START_TEST(test_batch_keys)
+{
+	gpud_config a, b;
+	seen s;
+	char err[512];
+	load(&a, "[gpud]\n");
+	ck_assert_int_eq(a.batch_delay_us, 0); /* off unless asked for */
+	ck_assert_int_eq(a.batch_max, 256);
+	ck_assert_int_eq(a.batch_max_work, 1 << 20);
+	load(&b, "[gpud]\nbatch_delay_us = 250\nbatch_max = 32\nbatch_max_work = 4096\n");
+	ck_assert_str_eq(changes(&a, &b, &s), "batch_delay_us=1 batch_max=1 batch_max_work=1");
+	config_apply_live(&a, &b);
+	ck_assert_int_eq(a.batch_delay_us, 250);
+	ck_assert_int_eq(a.batch_max, 32);
+	ck_assert_int_eq(a.batch_max_work, 4096);
+	config_free(&a);
+	config_free(&b);
+	config_defaults(&a);
+	ck_assert_int_eq(config_load_string(&a, "[gpud]\nbatch_max = 1\n", "t.conf", err,
+					    sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "batch_max = '1': expected an integer from 2 to 65536"), "%s",
+		      err);
+	ck_assert_int_eq(config_load_string(&a, "[gpud]\nbatch_delay_us = -5\n", "t.conf", err,
+					    sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "batch_delay_us = '-5': expected an integer from 0 to 60000000"),
+		      "%s", err);
+	ck_assert_int_eq(config_load_string(&a, "[gpud]\nbatch_max_work = 0\n", "t.conf", err,
+					    sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, "batch_max_work"), "%s", err);
+	config_free(&a);
+}
+END_TEST
+
 START_TEST(test_apply_live_only)
 {
 	gpud_config a, b;
@@ -172,6 +209,7 @@ Suite *config_reload_suite(void)
 	tcase_add_test(tc, test_same_config_no_changes);
 	tcase_add_test(tc, test_changes_live_or_restart);
 	tcase_add_test(tc, test_apply_live_only);
+	tcase_add_test(tc, test_batch_keys);
 	tcase_add_test(tc, test_build_file_then_flags);
 	suite_add_tcase(s, tc);
 	return s;

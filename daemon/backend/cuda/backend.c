@@ -642,14 +642,20 @@ static dstatus cuda_clear(gpud_backend *b, uint32_t queue, void *mem, size_t kee
 
 /* --- kernels: enqueued from the loop, completed by their end event ---------------------- */
 
+extern const cuda_kernel cuda_kernel_lombscargle_batch; /* kernels/lombscargle/batch_kernel.h */
+
 static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 			const backend_tenant *t, const int *cancel, double *kernel_us,
 			backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	cuda_backend *cb = b->impl;
 	const custom_kernel *uk = k->custom;
-	/* a built-in's id is its place in the table, checked at open */
-	const cuda_kernel *ck = uk ? NULL : cb->kernels[k->id];
+	/* a built-in's id is its place in the table, checked at open; gpud's
+	 * own batching kernel is in no table */
+	const cuda_kernel *ck = uk ? NULL
+				: k->id == KERNEL_ID_LOMBSCARGLE_BATCH
+					? &cuda_kernel_lombscargle_batch
+					: cb->kernels[k->id];
 	dstatus rv;
 
 	if (ck == NULL && uk == NULL) {
