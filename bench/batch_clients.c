@@ -8,8 +8,9 @@
  *
  * CLIENTS threads, each with its own connection (its own gpud_client), each
  * making CALLS gpud_call runs of lombscargle: N samples (x, y in the request),
- * the grid f0 = 0.1, df = 0.01, nf = M, the periodogram in the reply; every
- * client's series its own. The threads start together (a barrier) after one
+ * the grid f0 = 0.1, df = 0.01, nf = M, method auto (gpud's choice: alone,
+ * its cost model's; in a batch, the direct method), the periodogram in the
+ * reply; every client's series its own. The threads start together (a barrier) after one
  * warm-up call each. Prints
  *   runs R seconds S runs_per_s T p50_us P p99_us Q
  * (T = R / S over the whole run, P and Q over every call of every client),
@@ -69,8 +70,8 @@ static void *run(void *arg)
 	gpud_array ax = {.dtype = w->dt, .ndim = 1, .shape = {w->n}, .data = x, .nbytes = nb},
 		   ay = {.dtype = w->dt, .ndim = 1, .shape = {w->n}, .data = y, .nbytes = nb};
 	gpud_arg args[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),
-			   gpud_arg_f64("f0", 0.1),  gpud_arg_f64("df", 0.01),
-			   gpud_arg_i64("nf", w->m), gpud_arg_text("method", "direct")};
+			   gpud_arg_f64("f0", 0.1), gpud_arg_f64("df", 0.01),
+			   gpud_arg_i64("nf", w->m)};
 	const size_t nargs = sizeof(args) / sizeof(args[0]);
 	gpud_result res;
 	size_t nout;

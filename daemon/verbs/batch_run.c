@@ -92,12 +92,6 @@ static int batch_key_of(run_request *q, batch_key *key)
 	if (ls_batch_shared(&q->kargs, &p, &work, why, sizeof(why)) != 0 ||
 	    work > (long long)cfg->batch_max_work)
 		return -1;
-#ifdef GPUD_HAVE_CUDA
-	/* auto: where cuda's cost model would choose NUFFT, the run goes alone */
-	if ((!q->kargs.v[LS_METHOD].present || q->kargs.v[LS_METHOD].s.i64 == LS_AUTO) &&
-	    ls_nufft_cost_us(&q->kargs) < ls_direct_cost_us(&q->kargs))
-		return -1;
-#endif
 	memset(key, 0, sizeof(*key));
 	key->w[0] = (uint64_t)(uintptr_t)r->dev;
 	/* tenant workers (kernel_workers, on a backend that runs users'

@@ -160,7 +160,13 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 	/* per series: every output written; within tol of the series' max |ref|
 	 * (the frequencies are well inside the sampling's band: no cancellation
 	 * beyond the single-series tests' bounds) */
-	const double tol = cs->dt == GPUD_F64 ? 1e-8 : 2e-3;
+	/* float64 checks the arithmetic (1e-8); float32's error is rounding
+	 * times the sums' conditioning, which for series of a few hundred
+	 * samples at random times reaches a few hundred (the single-series test
+	 * bounds it per frequency: 1e-4 + 64 eps cond); 2.4e-3 was seen on an
+	 * H200 (weights, normalize, 2000 series): 1e-2 keeps a margin and still
+	 * fails any wrong output, whose error is of the order of the maximum */
+	const double tol = cs->dt == GPUD_F64 ? 1e-8 : 1e-2;
 	double worst = 0;
 	size_t worst_b = 0, unwritten = 0, compared = 0;
 	for (size_t b = 0; b < cs->nb; b++) {
