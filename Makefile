@@ -234,7 +234,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -662,6 +662,10 @@ bench-python: gpu-programs
 # The README's first table, every row in one run (ROUNDS, default 15): Numba and CuPy
 # (PEERS), the standalone program, gpuctl with a file and a grid, gpuctl's floors, the
 # Python script; printed as the README's markdown with the versions and the date.
+# Survey scale: lombscargle_many, 64 clients with dynamic batching off and on,
+# and separate calls, in one run (bench/survey.py).
+bench-survey: gpu-programs
+	$(PYEXE) bench/survey.py $(GPUD) $(BUILD)/$(SONAME) $(BATCH_BENCH) $(ROUNDS)
 bench-readme: gpu-programs
 	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
 
