@@ -47,9 +47,8 @@ extern const kernel_def kernel_lombscargle_batch;
  * Whether a checked lombscargle run (a) may join a batch, and if so the
  * parameters it shares with the others (*p, freqs NULL: a grid) and its
  * work n * nf (*work). Joins: one series (y 1-d), a grid f0/df/nf (no freqs
- * array), method direct, or auto where the cpu backend resolves it to
- * direct (the caller also asks the cuda cost model, in CUDA builds: these
- * objects link without it). 0, or -1 with why in the message.
+ * array), method direct or auto (a batch computes by the direct method).
+ * 0, or -1 with why in the message.
  */
 int ls_batch_shared(const kernel_args *a, ls_many *p, long long *work, char *why, size_t whylen);
 /* Series of the run a (lombscargle's arguments, bound): its descriptor. */
