@@ -192,8 +192,8 @@ for k in json.load(sys.stdin)["kernels"]:
 
 for at in "--url $url" "--url=$url" "-q --url $url -v"; do
 	expect "gpuctl $at run " "${kernels[@]}"
-	expect "gpuctl $at run lomb" lombscargle
-	expect "gpuctl $at kernels --args lomb" lombscargle
+	expect "gpuctl $at run lomb" lombscargle lombscargle_many
+	expect "gpuctl $at kernels --args lomb" lombscargle lombscargle_many
 done
 export GPUD_URL=$url
 expect 'gpuctl run ' "${kernels[@]}"
