@@ -754,6 +754,16 @@ START_TEST(test_status_shows_each_its_own)
 		      "bob's gpuctl status names alice (%s):\n%s", alice_peer, r->out);
 	ck_assert_msg(strstr(r->out, "(this gpuctl)") && strstr(r->out, "buffers      2 ("),
 		      "bob's gpuctl status:\n%s", r->out);
+	/* that gpuctl has exited, but gpud may not have seen its connection
+	 * close yet: wait until bob's library client is his only session */
+	for (double t_end = harness_now_s() + E2E_SAFETY_S;;) {
+		gpud_daemon_status sw = lib_status(bob);
+		if (sw.nsessions == 1)
+			break;
+		ck_assert_msg(harness_now_s() < t_end,
+			      "bob's first gpuctl's session still open after %.0f s", E2E_SAFETY_S);
+		usleep(10000);
+	}
 	r = CTL_AT(tcp_url, "--token", TOKEN_BOB, "status", "--json");
 	assert_ctl_ok(r);
 	json_error_t je;
