@@ -22,6 +22,7 @@ packages=(
 	python3-numpy python3-scipy        # scipy agreement check
 	python3-cffi                       # public headers through cffi and pycparser (make test-headers)
 	python3-pytest                     # the Python package's suite (make test-python)
+	python3-distributed python3-dask   # gpud.dask and its tests (make test-python)
 	python3-pip python3-setuptools python3-wheel python3-venv  # make wheel (offline, Debian's tools), make test-wheel (a venv)
 	libopenblas0-pthread               # matmul on the cpu backend (libopenblas.so.0, dlopen'd)
 	libfftw3-double3                   # lombscargle method=nufft on the cpu backend (libfftw3.so.3, dlopen'd)
