@@ -21,7 +21,7 @@ template <typename T, bool FM> struct shifted {
 /* Frequencies per thread: arrays KA; grids 16 for float32, 8 for float64
  * and float32 shifted (7 sums and the shifts per frequency): as many as fit
  * two blocks per SM. float64 with floating_mean spills a few registers at 8
- * (ptxas -v) and is faster so than at 7 or 5 (H200): its anchor, 17 FP64
+ * (ptxas -v) and is faster so than at 7 or 5 (H200): its anchor, 13 FP64
  * operations, is shared by fewer frequencies there. */
 __host__ __device__ constexpr int kfreqs(bool f32, bool grid, bool fm)
 {
@@ -125,15 +125,14 @@ __device__ ls_prep prepare(const ls_params &p, double *scratch)
 
 /* --- sine and cosine of 2 pi u, u in cycles -------------------------------------------------- */
 
-/* float32: f/2pi as hi + lo; u = (hi + lo) x reduced: t in [-0.5, 0.5] cycles, exactly. */
+/* float32: f/2pi as hi + lo; u = (hi + lo) x reduced to t in [-0.5, 0.5]
+ * cycles: n = rint(hi x), then hi x - n by one fma (rounded once, an error
+ * below 2^-25 cycles, far under the fast sine's 2^-20.9), plus lo x. */
 __device__ __forceinline__ float reduce_f(float hi, float lo, float x)
 {
 	const float M = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-	float u = __fmul_rn(hi, x);
-	float e = fmaf(hi, x, -u); /* exact: u + e = hi x */
-	float l = fmaf(lo, x, e);
-	float n = __fsub_rn(__fadd_rn(u, M), M);
-	return __fadd_rn(__fsub_rn(u, n), l);
+	float n = __fsub_rn(__fadd_rn(__fmul_rn(hi, x), M), M);
+	return fmaf(lo, x, fmaf(hi, x, -n));
 }
 
 __device__ __forceinline__ void split(double v, float *hi, float *lo)
@@ -143,30 +142,27 @@ __device__ __forceinline__ void split(double v, float *hi, float *lo)
 }
 
 /*
- * float64: sin and cos of 2 pi u. u = k/256 + r, |r| <= 1/512 cycles
- * (|2 pi r| <= 0.0123): cos and sin of 2 pi k/256 from a table in shared
+ * float64: sin and cos of 2 pi u. u = k/1024 + r, |r| <= 1/2048 cycles
+ * (|2 pi r| <= 0.0031): cos and sin of 2 pi k/1024 from a table in shared
  * memory (TAB entries, made by each block with sincospi), of 2 pi r by
- * Taylor polynomials to degree 7 and 6 (truncation below 1e-20), combined by
- * the angle sum. 17 FP64 operations, no libm call.
+ * Taylor polynomials to degree 5 and 4 (the next terms are below 2e-18),
+ * combined by the angle sum. 13 FP64 operations, no libm call.
  */
-constexpr int TAB = 256;
+constexpr int TAB = 1024;
 __device__ __forceinline__ void sincos_cycles(double u, const double2 *tab, double *s, double *c)
 {
 	const double M = 6755399441055744.0; /* 1.5 * 2^52: adding it rounds to an integer */
 	double qm = fma(u, (double)TAB, M);
-	int k = __double2loint(qm) & (TAB - 1); /* rint(256 u) mod 256 */
+	int k = __double2loint(qm) & (TAB - 1); /* rint(1024 u) mod 1024 */
 	double r = fma(qm - M, -1.0 / TAB, u);  /* exact */
 	double r2 = r * r;
-	/* sin(2 pi r) = r (S0 + r2 (S1 + r2 (S2 + r2 S3))), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
-	double sp = fma(r2, -7.6705859753061390e+01, 8.1605249276075060e+01);
-	sp = fma(sp, r2, -4.1341702240399760e+01);
+	/* sin(2 pi r) = r (S0 + r2 (S1 + r2 S2)), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
+	double sp = fma(r2, 8.1605249276075060e+01, -4.1341702240399760e+01);
 	sp = fma(sp, r2, 6.2831853071795860e+00);
 	double sb = r * sp;
-	/* cos(2 pi r) - 1 = r2 (C1 + r2 (C2 + r2 C3)), C_k = (-1)^k (2pi)^(2k)/(2k)! */
-	double cp = fma(r2, -8.5456817206693730e+01, 6.4939394022668300e+01);
-	cp = fma(cp, r2, -1.9739208802178716e+01);
-	double cb = r2 * cp;
-	const double2 t = tab[k]; /* (cos, sin) of 2 pi k / 256 */
+	/* cos(2 pi r) - 1 = r2 (C1 + r2 C2), C_k = (-1)^k (2pi)^(2k)/(2k)! */
+	double cb = r2 * fma(r2, 6.4939394022668300e+01, -1.9739208802178716e+01);
+	const double2 t = tab[k]; /* (cos, sin) of 2 pi k / TAB */
 	*s = fma(t.y, cb, fma(t.x, sb, t.y));
 	*c = fma(t.x, cb, fma(-t.y, sb, t.x));
 }
@@ -217,6 +213,21 @@ __device__ __forceinline__ void finish(const ls_params &p, const ls_prep &pr, su
 		vcs -= m.c * m.s;
 		yc0 -= y1 * m.c;
 		ys0 -= y1 * m.s;
+	}
+	if (p.mode != LS_AMPLITUDE) {
+		/* The power is 2 y' M^-1 y (times the scale), M = [[vcc, vcs], [vcs,
+		 * vss]], y = (yc0, ys0): what the rotation by tau below gives (tau
+		 * diagonalises M; c2 and s2 are its eigenvalues), without tau's
+		 * square roots and four divisions. Where det > eps tr the smaller
+		 * eigenvalue is above eps, so neither clamp below would act; else
+		 * (a degenerate frequency: 0, an alias of the sampling) the rotation
+		 * and its clamps, as scipy. */
+		const T tr = vcc + vss, det = fma(vcc, vss, -vcs * vcs);
+		if (det > eps * tr) {
+			T q = fma(vss * yc0, yc0, fma(vcc * ys0, ys0, -2 * vcs * yc0 * ys0));
+			((T *)p.out)[k] = 2 * fdiv(q, det) * (T)pr.scale;
+			return;
+		}
 	}
 	/* tau = atan2(2 cs, cc - ss) / 2: its cosine and sine by the half angle */
 	T xx = vcc - vss, yy = 2 * vcs, rr = sqrt(xx * xx + yy * yy);
@@ -324,9 +335,14 @@ template <typename T> __device__ __forceinline__ void fold(sums<T> &t, const sum
 		t.ys += a.ys;
 }
 
-/* Shared staging of one tile. */
+/* Shared staging of one tile: a sample's x, y and the grid's step side by
+ * side (one vector load), the weights apart. */
+template <typename T> struct __align__(4 * sizeof(T)) smp {
+	T x, y, sc, ss;
+};
 template <typename T> struct tile {
-	T x[TILE], y[TILE], w[TILE], sc[TILE], ss[TILE];
+	smp<T> s[TILE];
+	T w[TILE];
 };
 
 /* Tile [t0, t0 + m): x; y shifted (times the normalised weight, weighted); the weight; the step. */
@@ -338,26 +354,26 @@ __device__ void stage(const ls_params &p, const ls_prep &pr, tile<T> &tl, int t0
 	if (j < p.n) {
 		double x = ld<T>(p.x, j), y = ld<T>(p.y, j) - pr.shift;
 		double w = W ? wload<T>(p, j) * pr.invw : 1.0;
-		tl.x[threadIdx.x] = (T)x;
+		tl.s[threadIdx.x].x = (T)x;
 		/* grids scale each sample's cos and sin by sqrt(w) (the weights then
 		 * cost two multiplies per sample, not one per frequency), so y by
 		 * sqrt(w) too; arrays multiply by w */
 		if (GRID)
 			w = sqrt(w);
-		tl.y[threadIdx.x] = (T)(W ? w * y : y);
+		tl.s[threadIdx.x].y = (T)(W ? w * y : y);
 		tl.w[threadIdx.x] = (T)w;
 		if (GRID) {
 			if (sizeof(T) == 4) {
 				float hi, lo, s, c;
 				split(step, &hi, &lo);
 				sincospif(2 * reduce_f(hi, lo, (float)x), &s, &c);
-				tl.sc[threadIdx.x] = (T)c;
-				tl.ss[threadIdx.x] = (T)s;
+				tl.s[threadIdx.x].sc = (T)c;
+				tl.s[threadIdx.x].ss = (T)s;
 			} else {
 				double s, c;
 				sincos_cycles(step * x, tab, &s, &c);
-				tl.sc[threadIdx.x] = (T)c;
-				tl.ss[threadIdx.x] = (T)s;
+				tl.s[threadIdx.x].sc = (T)c;
+				tl.s[threadIdx.x].ss = (T)s;
 			}
 		}
 	}
@@ -410,7 +426,20 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 	if (sizeof(T) == 8)
 		for (int i = threadIdx.x; i < TAB; i += B)
 			sincospi(2.0 * i / TAB, &tab[i].y, &tab[i].x);
-	const ls_prep pr = prepare<T, W, FM>(p, scratch); /* its reductions sync the table */
+	ls_prep pr;
+	if (!W && !FM && !p.precenter && p.mode != LS_NORMALIZED) {
+		/* the plain power needs none of the samples' own sums: no pass
+		 * over y, no block reductions (a one-wave launch waits for them) */
+		pr.shift = 0;
+		pr.scale = 0.25 * p.n;
+		pr.invw = 1.0 / p.n;
+		pr.y1 = 0;
+		pr.bad = 0;
+		if (sizeof(T) == 8)
+			__syncthreads(); /* the table */
+	} else {
+		pr = prepare<T, W, FM>(p, scratch); /* its reductions sync the table */
+	}
 
 	if (pr.bad) {
 		if (bx == 0 && threadIdx.x == 0 && p.verdict)
@@ -419,6 +448,11 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 			store_nan<T>(p, k);
 		return;
 	}
+	/* Thread t takes the frequencies base + t + m B. (Neighbouring ones, base
+	 * + t K + m, would let whole warps sit out past a grid's end, 16% faster
+	 * at 10,000 frequencies, but the step's 2 cos(df x) rounds to 2 in
+	 * float32 there: twice the error, and slower at 2^20 for the scattered
+	 * stores.) */
 	const double step = GRID ? p.df * INV_2PI * B : 0.0; /* cycles per unit x, m to m + 1 */
 	/* Asked to stop (run_timeout): the whole block leaves before a chunk,
 	 * one thread reading the host's word for all of them (a return must be
@@ -466,8 +500,9 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 			stage<T, W, GRID>(p, pr, tl, t0, step, tab);
 			__syncthreads();
 			const int cnt = min(TILE, p.n - t0);
-			for (int j = 0; j < cnt; j++) {
-				const T x = tl.x[j], y = tl.y[j], w = W ? tl.w[j] : (T)0;
+			auto sample = [&](int j) {
+				const smp<T> q = tl.s[j];
+				const T x = q.x, y = q.y, w = W ? tl.w[j] : (T)0;
 				if (GRID) {
 					/* the anchor, one rotation by the step, then the
 					 * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] */
@@ -475,7 +510,7 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 					anchor(f[0].hi, f[0].lo, x, tab, &c, &s);
 					if (W)
 						c *= w, s *= w; /* w is sqrt(w) here */
-					const T rc = tl.sc[j], rs = tl.ss[j], a2 = rc + rc;
+					const T rc = q.sc, rs = q.ss, a2 = rc + rc;
 					add_scaled<T, W, FM>(tot[0], c, s, y, w, c0[0], s0[0]);
 					T c1 = c * rc - s * rs, s1 = fma(s, rc, c * rs);
 					add_scaled<T, W, FM>(tot[1], c1, s1, y, w, c0[1], s0[1]);
@@ -495,6 +530,18 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 							      c0[m], s0[m]);
 					}
 				}
+			};
+			/* float32 grids: two samples per turn, so that the next anchor's
+			 * sine and cosine are under way during this one's recurrence
+			 * (H200: 114 x 2^20, 48.9 -> 37.3 us); the other forms gain
+			 * nothing or lose */
+			if (GRID && sizeof(T) == 4) {
+#pragma unroll 2
+				for (int j = 0; j < cnt; j++)
+					sample(j);
+			} else {
+				for (int j = 0; j < cnt; j++)
+					sample(j);
 			}
 			if (PARTIAL) {
 #pragma unroll

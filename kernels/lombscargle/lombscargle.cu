@@ -18,9 +18,9 @@
  *    lo x with the rounding error of hi x kept by an fma (x is exact), i.e.
  *    u to about 2^-40 relative; t = u - rint(u) exactly; then the hardware's
  *    fast sine and cosine (MUFU, |error| <= 2^-20.9) of t.
- *  - float64: u = (f/2pi) x in double; cos and sin of 2 pi k/256 from a table
- *    in shared memory times those of the rest (|2 pi r| <= 0.0123, Taylor
- *    polynomials): 17 FP64 operations, about 1 ulp.
+ *  - float64: u = (f/2pi) x in double; cos and sin of 2 pi k/1024 from a table
+ *    in shared memory times those of the rest (|2 pi r| <= 0.0031, Taylor
+ *    polynomials): 13 FP64 operations, about 1 ulp.
  *
  * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
  * m B, m < K (B threads; K = kfreqs(): 16 or 8). Sample j's cos and sin at
@@ -37,6 +37,10 @@
  * 1e-6 of the largest value on the results.
  * Arrays of frequencies: each thread takes KA of them, every one computed
  * directly.
+ *
+ * The epilogue: the power is 2 y' M^-1 y, M the 2 x 2 matrix of the cos
+ * and sin sums, y = (YC, YS); the rotation by tau (below) is taken only
+ * where an eigenvalue of M would be clamped, and for amplitudes.
  *
  * Sums. float32 partial sums over each tile of TILE samples are added into
  * the totals after the tile (arrays: the error grows with the tile, not
