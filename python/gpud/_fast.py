@@ -27,7 +27,7 @@ import numpy as np
 
 from ._dtypes import NUMPY
 from ._errors import Status
-from ._lib import ARG_ARRAY, ARG_BOOL, ARG_F64, ARG_I64, Arg, Array, Result, lib
+from ._lib import ARG_ARRAY, ARG_F64, ARG_I64, Arg, Array, Result, lib
 
 MISS = object()
 COPY_MAX = 1 << 16  # results up to this size are copied out; bigger ones are wrapped
@@ -93,7 +93,7 @@ class Plan:
     """A prepared gpud_call_into for one kernel and one set of argument names."""
 
     __slots__ = ("slots", "mem", "keep", "limit", "count", "used", "res", "cargs", "outs",
-                 "cur", "expect", "into_off", "names")
+                 "cur", "expect", "into_off")
 
     def __init__(self, client, kernel, items, limit, shapes, results):
         """items: [(name, kind, dtype or None)] in argument order; kind ARG_*. shapes: the
@@ -131,7 +131,6 @@ class Plan:
         self.expect = {}   # input shapes -> [(dtype, shape, nbytes)] of the outputs
         self.cur = None    # the expectation the block's output gpud_arrays describe
         self.outs = 0
-        self.names = ()
         self._learn(shapes, results)
         self.cargs = (client._c, kernel.encode(), argv, ctypes.c_size_t(n), into, None,
                       self.res, ctypes.c_size_t(MAX_OUTPUTS), _byref(self.count),
@@ -143,7 +142,6 @@ class Plan:
         if len(self.expect) >= 16:
             self.expect.clear()
         self.expect[shapes] = [(a.dtype, a.shape, a.nbytes) for _, a in results]
-        self.names = tuple(name for name, _ in results)
 
     def _describe(self, exp):
         """Writes the output gpud_arrays of expectation exp into the block."""
