@@ -8,8 +8,9 @@ the package has gpud_call_into's prepared path, client.run with the GIL held dur
 call (a diagnostic of what releasing and taking back the GIL costs); C's
 gpud_call (bench/tiny_call URL PER add 1000); where CuPy imports, cp.asarray(x),
 cp.asarray(y), (x + y).get() and, on resident arrays, x + y and a synchronize. Printed: the
-median over blocks of each block's p50 and p99, in microseconds, and how many of the Python
-calls took the request ring.
+median over blocks of each block's p50 and p99, in microseconds, how many of the Python
+calls took the request ring, and for each package the median over blocks of client.run's p50
+less the bare call's (the Python layer, with what the blocks' load adds to both cancelled).
 
   python3 bench/python_hot.py GPUD TINY_CALL [--backend cpu|cuda] [--blocks B] [--per PER]
                               [--package NAME=PYTHON_DIR:LIBGPUD_CLIENT_SO ...]
@@ -199,6 +200,12 @@ def main():
                 extra = "   request ring: %d of %d calls" % ring[k]
             print("  %-44s p50 %8.2f  p99 %8.2f%s" % (k, statistics.median(p for p, _ in v),
                                                       statistics.median(q for _, q in v), extra))
+        print("  the Python layer above the bare ctypes call, medians of the blocks' "
+              "differences of p50s (the blocks' load cancels):")
+        for w in workers:
+            r, b = rows["%s: %s" % (w.name, ROWS["run"])], rows["%s: %s" % (w.name, ROWS["bare"])]
+            print("    %-42s %8.2f us" % (w.name, statistics.median(
+                x[0] - y[0] for x, y in zip(r, b))))
         if not cupy:
             print("  (CuPy does not import here: its rows are left out)")
     finally:
