@@ -234,7 +234,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -649,7 +649,8 @@ gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
-	   bench/readme_table.py bench/python_first_result.py $(GPU_BUNDLE)/bench/
+	   $(TINY_CALL) bench/readme_table.py bench/python_first_result.py bench/python_hot.py \
+	   $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
@@ -659,6 +660,11 @@ gpu-bundle: gpu-programs
 # Numba in fresh processes, and a warm client.run against the same call from C.
 bench-python: gpu-programs
 	$(PYEXE) bench/python_first_result.py $(GPUD) $(BUILD)/$(SONAME) $(TINY_CALL)
+# The warm client.run('add', x=x, y=y) of 1,000 float32 against C's gpud_call, the bare
+# ctypes call and CuPy's copies and resident add (PYHOT_ARGS: e.g. --backend cpu, or
+# --package old=DIR:LIB --package new=DIR:LIB to compare two packages in one run).
+bench-python-hot: gpu-programs
+	$(PYEXE) bench/python_hot.py $(GPUD) $(TINY_CALL) $(PYHOT_ARGS)
 # The README's first table, every row in one run (ROUNDS, default 15): Numba and CuPy
 # (PEERS), the standalone program, gpuctl with a file and a grid, gpuctl's floors, the
 # Python script; printed as the README's markdown with the versions and the date.

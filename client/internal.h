@@ -391,17 +391,22 @@ void client_populate(const void *p, size_t len, int write);
 /* The outputs of a run reply, up to cap, as gpud_run gives them. */
 void client_run_outputs(const Gpud__Response *r, gpud_output *outs, size_t cap, size_t *nouts,
 			gpud_run_info *info);
-/* Where gpud_call_to asks for the outputs: room bytes of gpud_host_alloc memory at base. */
+/* Where gpud_call_to asks for the outputs: room bytes of gpud_host_alloc memory at base;
+ * where gpud_call_into copies them: the caller's arrays into[0..ninto). */
 typedef struct call_dst {
 	uint8_t *base;
 	size_t room;
 	int offered;     /* client_run_msg named it in the request */
 	uint64_t offset; /* base's offset in its region */
+	const gpud_array *into;
+	size_t ninto;
+	size_t used; /* outputs copied into the caller's arrays */
 } call_dst;
 /* The results of a call reply (payload pl, pll bytes), as gpud_call gives them;
- * outputs gpud wrote into dst's memory point there (*in_dst 1). */
+ * outputs gpud wrote into dst's memory point there (*in_dst 1); outputs that
+ * match dst->into[i] are copied there (dst->used). */
 gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size_t pll,
-				const call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
+				call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
 				gpud_run_info *info, int *in_dst, char *msg, size_t msglen);
 /*
  * The packed run request (return_outputs for gpud_call); with limit, gpud

@@ -1,7 +1,8 @@
 /*
  * client/run.c — running kernels: gpud_run on buffers, gpud_call with host
  * arrays in the request and the outputs in the reply (gpud_call_to: written
- * by gpud into the caller's gpud_host_alloc memory): the request they all
+ * by gpud into the caller's gpud_host_alloc memory; gpud_call_into: copied
+ * into the caller's arrays where they are as expected): the request they all
  * build (also for jobs, job.c) and what their replies give.
  */
 #include <inttypes.h>
@@ -266,8 +267,21 @@ gpud_status gpud_run(gpud_client *c, const char *kernel, const gpud_arg *args, s
 	CLIENT_RETRY(c, run_once(c, kernel, args, nargs, outs, cap, nouts, info));
 }
 
+/* Output a (as described by the reply) may be copied into the caller's array to:
+ * the very dtype and shape, and its memory there. */
+static int into_fits(const gpud_array *to, const gpud_array *a)
+{
+	if (to->dtype != a->dtype || to->ndim != a->ndim || to->nbytes != a->nbytes ||
+	    (a->nbytes && to->data == NULL))
+		return 0;
+	for (int d = 0; d < a->ndim; d++)
+		if (to->shape[d] != a->shape[d])
+			return 0;
+	return 1;
+}
+
 gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size_t pll,
-				const call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
+				call_dst *dst, gpud_result *outs, size_t cap, size_t *nouts,
 				gpud_run_info *info, int *in_dst, char *msg, size_t msglen)
 {
 	size_t off = 0, n = 0;
@@ -277,6 +291,8 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 
 	if (in_dst)
 		*in_dst = 0;
+	if (dst)
+		dst->used = 0;
 	if (there && (dst == NULL || !dst->offered)) {
 		snprintf(msg, msglen,
 			 "gpud_call: gpud wrote the outputs into a host region "
@@ -328,6 +344,15 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 				n++;
 				continue;
 			}
+			if (dst && i < dst->ninto && into_fits(&dst->into[i], &g->array)) {
+				g->array.data = dst->into[i].data;
+				if (bytes)
+					memcpy(g->array.data, pl + off, bytes);
+				dst->used++;
+				n++;
+				off += bytes;
+				continue;
+			}
 			if ((g->array.data = malloc(bytes ? bytes : 1)) == NULL) {
 				snprintf(msg, msglen, "gpud_call: cannot allocate %zu bytes",
 					 bytes);
@@ -362,7 +387,8 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 out:
 	if (st != GPUD_OK)
 		for (size_t i = 0; i < n; i++) {
-			if (there)
+			if (there ||
+			    (dst && i < dst->ninto && outs[i].array.data == dst->into[i].data))
 				outs[i].array.data = NULL; /* in dst: not ours to free */
 			gpud_array_free(&outs[i].array);
 		}
@@ -421,4 +447,24 @@ gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud_arg *arg
 		*in_dst = 0;
 	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, dst ? &d : NULL, outs, cap, nouts, info,
 				  in_dst));
+}
+
+gpud_status gpud_call_into(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
+			   const gpud_array *into, size_t ninto, gpud_result *outs, size_t cap,
+			   size_t *nouts, size_t *nused, gpud_run_info *info)
+{
+	call_dst d = {.into = into, .ninto = into ? ninto : 0};
+	gpud_status st;
+	int tries = 0;
+
+	if (nused)
+		*nused = 0;
+	client_clear(c);
+	while ((st = call_once(c, kernel, args, nargs, &d, outs, cap, nouts, info, NULL)) ==
+		       GPUD_ENOSESSION &&
+	       ++tries < SESSION_TRIES)
+		client_clear(c);
+	if (st == GPUD_OK && nused)
+		*nused = d.used;
+	return st;
 }

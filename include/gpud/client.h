@@ -562,6 +562,22 @@ GPUD_API gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud
 				  size_t nargs, void *dst, size_t room, gpud_result *outs,
 				  size_t cap, size_t *nouts, gpud_run_info *info, int *in_dst);
 
+/*
+ * gpud_call with the outputs copied into arrays of the caller's, no
+ * allocation: into[i] (i < ninto) describes the output i the caller expects
+ * (dtype, ndim, shape) and where it may go (data, nbytes: the memory for
+ * exactly that). Output i with that very dtype and shape is copied there out
+ * of the reply; outs[i].array.data is then into[i].data (not to be freed).
+ * Any other output comes back as with gpud_call (malloc'd, the caller's to
+ * gpud_array_free). *nused (may be NULL) receives how many outputs went into
+ * the caller's arrays: ninto and *nouts both when every one was as expected.
+ * On an error nothing of the caller's is freed.
+ */
+GPUD_API gpud_status gpud_call_into(gpud_client *c, const char *kernel, const gpud_arg *args,
+				    size_t nargs, const gpud_array *into, size_t ninto,
+				    gpud_result *outs, size_t cap, size_t *nouts, size_t *nused,
+				    gpud_run_info *info);
+
 /* A custom kernel to register (see kernels/custom/custom.h for the syntax). */
 typedef struct gpud_kernel_spec {
 	const char *name;

@@ -27,6 +27,7 @@ ONE_TRIP_MAX = 1 << 20
 MAX_OUTPUTS = 16  # KERNEL_MAX_PARAMS: no kernel has more outputs
 
 _byref = ctypes.byref
+_MISS = _fast.MISS
 _NAMES = {}
 
 
@@ -98,14 +99,16 @@ class Runs:
         memory from empty()/asarray(), which go by reference) go with the
         request and the outputs come back in its reply: one round trip.
         """
-        plan = self._plans.pop((kernel, *args), None) if type(kernel) is str else None
-        if plan is not None:
-            try:
-                r = plan.run(self, args)
-            finally:
-                self._plans[(kernel, *args)] = plan
-            if r is not _fast.MISS:
-                return r
+        if type(kernel) is str:
+            key = (kernel, *args)
+            plan = self._plans.pop(key, None)
+            if plan is not None:
+                try:
+                    r = plan.run(self, args)
+                finally:
+                    self._plans[key] = plan
+                if r is not _MISS:
+                    return r
         return self._run(kernel, args, True)
 
     def run_buffers(self, kernel: str, /, **args: Any) -> Union[Buffer, Dict[str, Buffer]]:
@@ -152,7 +155,7 @@ class Runs:
             res = self._call(c, kernel, k, argv, n, arrays, keep)
             if res is not None:
                 if not np_out and k is not None and n == len(args):
-                    self._plan_for(kernel, k, args, argv, arrays, len(res))
+                    self._plan_for(kernel, k, args, argv, arrays, res)
                 return self._outputs(kernel, res, np_out)
         return self._run_buffers(c, kernel, k, argv, n, arrays, given_out, np_out, download)
 
@@ -210,13 +213,14 @@ class Runs:
             i += 1
         return argv, i, keep, arrays, given_out, np_out, inline
 
-    def _plan_for(self, kernel, k, args, argv, arrays, nout):
+    def _plan_for(self, kernel, k, args, argv, arrays, res):
         """Keeps a _fast.Plan for later runs like this one, if its arguments allow one."""
         key = (kernel, *args)
         if key in self._plans or len(self._plans) >= 64:
             return
         dts = {i: a.dtype for i, a, _, _ in arrays}
         items = []
+        shapes = ()
         for i, name in enumerate(args):
             kind = argv[i].kind
             v = args[name]
@@ -224,11 +228,12 @@ class Runs:
                 if type(v) is not np.ndarray or v.dtype is not dts[i] or v is not \
                         [a for j, a, _, _ in arrays if j == i][0]:
                     return  # converted on the way: the fast path would take it as it is
+                shapes += (v.shape,)
             elif kind not in (ARG_F64, ARG_I64, ARG_BOOL) or type(v) not in (float, int, bool):
                 return
             items.append((name, kind, dts.get(i)))
         limit = ONE_TRIP_MAX if self._shm else self._server.max_message_size
-        self._plans[key] = _fast.Plan(kernel, items, nout, limit)
+        self._plans[key] = _fast.Plan(self, kernel, items, limit, shapes, res)
 
     @staticmethod
     def _inline(argv, arrays, keep):

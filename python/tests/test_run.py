@@ -209,3 +209,43 @@ def test_complex_buffers(client, rng):
     np.testing.assert_array_equal(client.upload(big).get(), big)
     with pytest.raises(TypeError, match="complex64"):  # no kernel takes complex yet
         client.run("sum", x=np.ones(3, np.complex64))
+
+
+def test_warm_path_checks_shapes_and_ring(client, rng):
+    """The prepared path (gpud/_fast.py): fresh outputs of the right shape whatever the
+    shapes before, the general path's errors for what does not fit, the request ring."""
+    def pair(n, dt=np.float32):
+        return rng.standard_normal(n).astype(dt), rng.standard_normal(n).astype(dt)
+    x, y = pair(1000)
+    z = client.run("add", x=x, y=y)  # the plan is made here
+    np.testing.assert_array_equal(z, x + y)
+    ring0 = gpud._lib.lib.gpud_ring_calls(client._c)
+    outs = []
+    for n in (1000, 37, 1000, 37, 0, 1, 5000):  # shapes alternate: each expected, or learnt
+        a, b = pair(n)
+        c = client.run("add", x=a, y=b)
+        assert c.shape == (n,) and c.dtype == np.float32 and c.flags.writeable
+        np.testing.assert_array_equal(c, a + b)
+        outs.append((c, a + b))
+    for c, want in outs:  # each call's output is its own array
+        np.testing.assert_array_equal(c, want)
+    if client.has_shm:  # over ipc://, every warm call took the request ring
+        assert gpud._lib.lib.gpud_ring_calls(client._c) - ring0 == 7
+    # 2-d, read-only and a scalar of another kind: right results (general path or not)
+    a2 = rng.standard_normal((3, 40)).astype(np.float32)
+    np.testing.assert_array_equal(client.run("add", x=a2, y=a2), a2 + a2)
+    a.flags.writeable = False
+    np.testing.assert_array_equal(client.run("add", x=a, y=b), a + b)
+    np.testing.assert_array_equal(client.run("add", x=a, y=2.5), a + np.float32(2.5))
+    # what does not fit the plan raises the general path's errors, naming the argument
+    with pytest.raises(gpud.ArgumentTypeError) as ei:
+        client.run("add", x=x.astype(np.float16), y=y)
+    assert "argument 'x'" in str(ei.value) and "float16" in str(ei.value)
+    with pytest.raises(gpud.InvalidArgument) as ei:
+        client.run("add", x=x, y=y[:-1])
+    assert "y" in str(ei.value) and "999" in str(ei.value) and "1000" in str(ei.value)
+    np.testing.assert_array_equal(client.run("add", x=x, y=y), x + y)  # and it goes on
+    # an output whose shape follows a scalar: learnt per run
+    for n in (10, 300, 10):
+        u = client.run("uniform", n=n, seed=n)
+        assert u.shape == (n,) and np.all((u > 0) & (u <= 1))
