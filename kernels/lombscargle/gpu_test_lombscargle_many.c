@@ -3,8 +3,10 @@
  * test, run by gpu_test_lombscargle for that kernel: fresh random tables of
  * series of 1 to 5000 samples (thousands of series; one case of more than
  * 65535, several launches' rows), every mode, grids and arrays, both
- * dtypes, the outputs poisoned first, against ls_many_cpu on the host; and
- * the verdicts (a series' bad weights, bad offsets) naming where. Tests
+ * dtypes, the outputs poisoned first, against ls_many_cpu on the host;
+ * method=nufft likewise (every mode, eps given and not, tables over several
+ * groups of fine grids) and auto; and the verdicts (a series' bad weights,
+ * bad offsets) naming where, by both methods. Tests
  * only; runs on the GPU suite's thread.
  */
 #include <check.h>
@@ -30,6 +32,8 @@ typedef struct many_case {
 	size_t nb, maxn, m;
 	gpud_dtype dt;
 	int grid, weights, fm, mode, pc, legacy;
+	const char *method; /* NULL: the default (auto) */
+	double eps;         /* > 0: given */
 } many_case;
 
 /* The table: nb series, lengths 1 (the first) to maxn; times sorted per series. */
@@ -116,6 +120,10 @@ static gpud_status run_many(gpud_client *c, const many_case *cs, const table *tb
 	args[na++] = gpud_arg_text("normalize", mode_names[cs->mode]);
 	args[na++] = gpud_arg_bool("floating_mean", cs->fm);
 	args[na++] = gpud_arg_bool("legacy", cs->legacy);
+	if (cs->method)
+		args[na++] = gpud_arg_text("method", cs->method);
+	if (cs->eps > 0)
+		args[na++] = gpud_arg_f64("eps", cs->eps);
 	gpud_output o;
 	size_t no = 0;
 	gpud_status st = gpud_run(c, "lombscargle_many", args, (size_t)na, &o, 1, &no, NULL);
@@ -144,8 +152,8 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 	double t_gpu = wall() - t0;
 
 	/* the reference: ls_many_cpu over a host table */
-	ls_many p = {cs->dt, cs->pc, cs->mode, cs->fm,           cs->legacy,
-		     tb.f,   tb.f0,  tb.df,    (long long)cs->m, !cs->weights};
+	ls_many p = {cs->dt, cs->pc, cs->mode,         cs->fm,       cs->legacy, tb.f,
+		     tb.f0,  tb.df,  (long long)cs->m, !cs->weights, cs->eps};
 	ls_series *s = malloc(cs->nb * sizeof(ls_series));
 	for (size_t b = 0; b < cs->nb; b++) {
 		s[b].x = (char *)tb.x + tb.off[b] * es;
@@ -166,7 +174,8 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 	 * bounds it per frequency: 1e-4 + 64 eps cond); 2.4e-3 was seen on an
 	 * H200 (weights, normalize, 2000 series): 1e-2 keeps a margin and still
 	 * fails any wrong output, whose error is of the order of the maximum */
-	const double tol = cs->dt == GPUD_F64 ? 1e-8 : 1e-2;
+	/* the NUFFT: to eps of each series' max |pgram| beside that */
+	const double tol = (cs->dt == GPUD_F64 ? 1e-8 : 1e-2) + cs->eps;
 	double worst = 0;
 	size_t worst_b = 0, unwritten = 0, compared = 0;
 	for (size_t b = 0; b < cs->nb; b++) {
@@ -207,11 +216,12 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 				worst = e, worst_b = b;
 		}
 	}
-	printf("lombscargle_many %-7s %-5s B=%-6zu n<=%-5zu M=%-5zu w=%d fm=%d %-9s pc=%d "
-	       "legacy=%d: %.3f s, %zu compared, worst err/max %.2e (series %zu)\n",
+	printf("lombscargle_many %-7s %-5s B=%-6zu n<=%-5zu M=%-6zu w=%d fm=%d %-9s pc=%d "
+	       "legacy=%d method=%s eps=%g: %.3f s, %zu compared, worst err/max %.2e (series "
+	       "%zu)\n",
 	       gpud_dtype_name(cs->dt), cs->grid ? "grid" : "array", cs->nb, cs->maxn, cs->m,
-	       cs->weights, cs->fm, mode_names[cs->mode], cs->pc, cs->legacy, t_gpu, compared,
-	       worst, worst_b);
+	       cs->weights, cs->fm, mode_names[cs->mode], cs->pc, cs->legacy,
+	       cs->method ? cs->method : "auto", cs->eps, t_gpu, compared, worst, worst_b);
 	fflush(stdout);
 	ck_assert_msg(unwritten == 0, "%zu outputs never written", unwritten);
 	ck_assert_msg(worst <= tol, "series %zu: error %.3e of its max > %.0e", worst_b, worst,
@@ -224,9 +234,9 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 }
 
 /* A series' bad weights, and bad offsets: the run fails naming where. */
-static void many_verdicts(gpud_client *c, gpud_dtype dt)
+static void many_verdicts(gpud_client *c, gpud_dtype dt, const char *method)
 {
-	many_case cs = {50, 40, 64, dt, 1, 1, 0, LS_POWER, 0, 0};
+	many_case cs = {50, 40, 64, dt, 1, 1, 0, LS_POWER, 0, 0, method, 0};
 	table tb;
 	make_table(&cs, &tb);
 	void *got = malloc(cs.nb * cs.m * gpud_dtype_size(dt));
@@ -237,7 +247,8 @@ static void many_verdicts(gpud_client *c, gpud_dtype dt)
 		((double *)tb.w)[j] = -1.0;
 	ck_assert_int_eq(run_many(c, &cs, &tb, got, dt), GPUD_EINVAL);
 	ck_assert_msg(strstr(run_err, "series 17 has a negative or NaN weight"), "%s", run_err);
-	printf("lombscargle_many %s bad weights: %s\n", gpud_dtype_name(dt), run_err);
+	printf("lombscargle_many %s %s bad weights: %s\n", gpud_dtype_name(dt),
+	       method ? method : "auto", run_err);
 	if (dt == GPUD_F32)
 		((float *)tb.w)[j] = 1.0f;
 	else
@@ -245,7 +256,8 @@ static void many_verdicts(gpud_client *c, gpud_dtype dt)
 	tb.off[23] = tb.off[22]; /* an empty series */
 	ck_assert_int_eq(run_many(c, &cs, &tb, got, dt), GPUD_EINVAL);
 	ck_assert_msg(strstr(run_err, "the first bad value is offsets[23]"), "%s", run_err);
-	printf("lombscargle_many %s bad offsets: %s\n", gpud_dtype_name(dt), run_err);
+	printf("lombscargle_many %s %s bad offsets: %s\n", gpud_dtype_name(dt),
+	       method ? method : "auto", run_err);
 	free(got);
 	free_table(&tb);
 }
@@ -263,20 +275,45 @@ void gpu_test_lombscargle_many(gpud_client *c)
 					many_case cs = {2000,    300,  48,
 							dt,      grid, wf & 1,
 							wf >> 1, mode, (wf + mode) & 1,
-							0};
+							0,       NULL, 0};
 					many_case_run(c, &cs);
 				}
 		/* legacy, with precenter and normalize */
 		for (int grid = 0; grid < 2; grid++) {
-			many_case cs = {1000, 200, 40, dt, grid, 0, 0, LS_NORMALIZED, 1, 1};
+			many_case cs = {1000, 200,           40, dt, grid, 0,
+					0,    LS_NORMALIZED, 1,  1,  NULL, 0};
 			many_case_run(c, &cs);
 		}
 		/* long series (1..5000, several tiles), and more than 65535 series */
-		many_case longer = {300, 5000, 64, dt, 1, 1, 1, LS_NORMALIZED, 1, 0};
+		many_case longer = {300, 5000, 64, dt, 1, 1, 1, LS_NORMALIZED, 1, 0, NULL, 0};
 		many_case_run(c, &longer);
-		many_case wide = {70000, 5, 16, dt, 0, 1, 0, LS_POWER, 1, 0};
+		many_case wide = {70000, 5, 16, dt, 0, 1, 0, LS_POWER, 1, 0, NULL, 0};
 		many_case_run(c, &wide);
-		many_verdicts(c, dt);
+		many_verdicts(c, dt, NULL);
+		many_verdicts(c, dt, "nufft");
+		/* method=nufft: every mode x weights x floating_mean on a grid,
+		 * eps given in half of them (float64 1e-11, float32 1e-4) */
+		for (int wf = 0; wf < 4; wf++)
+			for (int mode = 0; mode < 3; mode++) {
+				many_case cs = {300,     200,     2000,
+						dt,      1,       wf & 1,
+						wf >> 1, mode,    (wf + mode) & 1,
+						0,       "nufft", 0};
+				if ((wf + mode) & 1)
+					cs.eps = dt == GPUD_F64 ? 1e-11 : 1e-4;
+				many_case_run(c, &cs);
+			}
+		many_case nlegacy = {300, 300, 3000, dt, 1, 0, 0, LS_NORMALIZED, 1, 1, "nufft", 0};
+		many_case_run(c, &nlegacy);
+		/* fine grids of 40 series past one group's scratch (256 MiB): the
+		 * groups in turn over the table, the last one short */
+		many_case groups = {40, 100, 300000, dt, 1, 1, 1, LS_NORMALIZED, 0, 0, "nufft", 0};
+		many_case_run(c, &groups);
+		/* long series of several spreading runs each, and auto on a grid */
+		many_case nlong = {20, 20000, 1000, dt, 1, 1, 0, LS_AMPLITUDE, 0, 0, "nufft", 0};
+		many_case_run(c, &nlong);
+		many_case aut = {50, 2000, 5000, dt, 1, 1, 1, LS_POWER, 1, 0, "auto", 0};
+		many_case_run(c, &aut);
 	}
 	printf("lombscargle_many: %.1f s\n", wall() - t0);
 }

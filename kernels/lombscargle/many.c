@@ -8,9 +8,12 @@
  * lombscargle_many takes B series concatenated: x, y (and weights) of T
  * values, series b the samples offsets[b] to offsets[b + 1]; its pgram is
  * (B, M), row b series b's periodogram, each as lombscargle computes it with
- * the shared frequencies and scalars. method=direct (and auto) is the
- * direct method (one CUDA launch over the table, many.cu); method=nufft is
- * refused with a message (lombscargle offers it series by series).
+ * the shared frequencies and scalars. method=direct is the direct method
+ * (one CUDA launch over the table, many.cu); method=nufft (grids only) is
+ * lombscargle's NUFFT on each series, to eps (the cpu entry: nufft.c's on
+ * FFTW3, ls_many_nufft_cpu; cuda: nufft.cu's ls_many_nufft_launch over the
+ * same table); auto picks one for the whole run by lombscargle's cost model
+ * of the backend, for series of the run's average length.
  * No state: runs on the cpu backend's workers (ranges [lo, hi) of the B M
  * outputs), check on the loop.
  */
@@ -74,6 +77,10 @@ void ls_many_view(const ls_many *p, const ls_series *s, int method, kernel_args 
 	v->v[LS_FLOATING_MEAN].s.b = p->floating_mean;
 	v->v[LS_LEGACY].s.b = p->legacy;
 	v->v[LS_METHOD].s.i64 = method;
+	if (p->eps > 0) {
+		v->v[LS_EPS].present = 1;
+		v->v[LS_EPS].s.f64 = p->eps;
+	}
 }
 
 static inline double load(gpud_dtype dt, const void *p, long long i)
@@ -112,6 +119,21 @@ void ls_many_cpu(const ls_many *p, const ls_series *s, size_t lo, size_t hi, uns
 			verdicts[i] = code;
 		if (code == 0)
 			series_run(p, &s[i], 0, (size_t)p->m);
+	}
+}
+
+void ls_many_nufft_cpu(const ls_many *p, const ls_series *s, size_t lo, size_t hi,
+		       unsigned *verdicts)
+{
+	for (size_t i = lo; i < hi; i++) {
+		unsigned code = series_verdict(p->dtype, &s[i]);
+		if (verdicts)
+			verdicts[i] = code;
+		if (code == 0) {
+			kernel_args v;
+			ls_many_view(p, &s[i], LS_NUFFT, &v);
+			ls_nufft_cpu_run(&v, 0, (size_t)p->m);
+		}
 	}
 }
 
@@ -202,8 +224,17 @@ static const kernel_param params[] = {
 		 .words = method_words,
 		 .words_only = 1,
 		 .default_value = "auto",
-		 .doc = "direct (and auto): every sample at every frequency, all series in "
-			"one launch; nufft is refused (lombscargle has it, series by series)"},
+		 .doc = "direct: every sample at every frequency, all series in one launch; "
+			"nufft: the grid (f0, df, nf) through non-uniform FFTs, each series' "
+			"(N + M log M), to eps; auto: nufft on grids where lombscargle's cost "
+			"model says faster for series of the run's average length, else "
+			"direct"},
+	[LM_EPS] = {.name = "eps",
+		    .role = KPARAM_SCALAR,
+		    .stype = KSCALAR_F64,
+		    .optional = 1,
+		    .doc = "method=nufft: the error allowed, relative to each series' max "
+			   "|pgram| (default 1e-9 float64, 1e-5 float32)"},
 };
 
 static int lm_check(kernel_args *a, char *err, size_t errlen)
@@ -306,12 +337,30 @@ static int lm_check(kernel_args *a, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	if (v[LM_EPS].present) {
+		double e = v[LM_EPS].s.f64, lo = x->dtype == GPUD_F32 ? 1e-6 : 1e-14;
+		if (!(e >= lo && e <= 0.1)) {
+			snprintf(err, errlen,
+				 "lombscargle_many: eps must be between %g and 0.1 for %s, got %g",
+				 lo, gpud_dtype_name(x->dtype), e);
+			return -1;
+		}
+	}
 	if (v[LM_METHOD].s.i64 == LS_NUFFT) {
-		snprintf(err, errlen,
-			 "lombscargle_many: method=nufft is not offered (the direct method runs "
-			 "every series in one launch); use method=direct or auto, or lombscargle "
-			 "with method=nufft series by series");
-		return -1;
+		if (v[LM_FREQS].present) {
+			snprintf(
+				err, errlen,
+				"lombscargle_many: method=nufft needs the uniform grid f0, df, nf; "
+				"got the array freqs (use method=direct or auto for arrays)");
+			return -1;
+		}
+		if ((long long)nf > LS_NUFFT_MAX_NF) {
+			snprintf(err, errlen,
+				 "lombscargle_many: method=nufft takes at most 2^29 frequencies, "
+				 "got nf=%llu (use method=direct, or split the grid)",
+				 (unsigned long long)nf);
+			return -1;
+		}
 	}
 	const uint64_t nb = off->count - 1;
 	if (nf > (uint64_t)1 << 62 || nb * nf / nf != nb || nb * nf > (uint64_t)1 << 62) {
@@ -342,6 +391,7 @@ void lm_params(const kernel_args *a, ls_many *p)
 	p->f0 = v[LM_F0].present ? v[LM_F0].s.f64 : 0;
 	p->df = v[LM_DF].present ? v[LM_DF].s.f64 : 0;
 	p->no_weights = !v[LM_WEIGHTS].present;
+	p->eps = v[LM_EPS].present ? v[LM_EPS].s.f64 : 0;
 	p->m = (long long)(v[LM_PGRAM].arr.count / (v[LM_OFFSETS].arr.count - 1));
 }
 
@@ -383,23 +433,66 @@ static size_t lm_items(const kernel_args *a)
 	return a->v[LM_PGRAM].arr.count;
 }
 
-/* A frequency of a series: two passes over its samples; T / B of them on average. */
+void lm_model_view(const kernel_args *a, long long n, kernel_args *view)
+{
+	ls_many p;
+	ls_series s;
+	lm_params(a, &p);
+	memset(&s, 0, sizeof(s));
+	s.n = n > 0 ? n : 1;
+	ls_many_view(&p, &s, (int)a->v[LM_METHOD].s.i64, view);
+}
+
+/* The average series' length, T / B (at least 1). */
+static long long lm_mean_n(const kernel_args *a)
+{
+	long long n = (long long)(a->v[LM_X].arr.count / (a->v[LM_OFFSETS].arr.count - 1));
+	return n > 0 ? n : 1;
+}
+
+int lm_cpu_uses_nufft(const kernel_args *a)
+{
+	const int m = (int)a->v[LM_METHOD].s.i64;
+	if (m != LS_AUTO)
+		return m == LS_NUFFT;
+	if (a->v[LM_FREQS].present)
+		return 0;
+	kernel_args v;
+	lm_model_view(a, lm_mean_n(a), &v);
+	return ls_nufft_cpu_pick(&v);
+}
+
+/* A frequency of a series: two passes over its samples, T / B of them on
+ * average; or its share of the series' NUFFT. */
 static size_t lm_item_cost(const kernel_args *a)
 {
-	size_t nb = a->v[LM_OFFSETS].arr.count - 1;
-	size_t c = 2 * a->v[LM_X].arr.count / nb;
+	if (lm_cpu_uses_nufft(a)) {
+		kernel_args v;
+		lm_model_view(a, lm_mean_n(a), &v);
+		return ls_nufft_cpu_item_cost(&v);
+	}
+	size_t c = 2 * (size_t)lm_mean_n(a);
 	return c > 0 ? c : 1;
 }
 
+/* Each series' part of [lo, hi): the direct reference, or the NUFFT (a
+ * range of a series is a sub-grid of its own, as for lombscargle). */
 static void lm_run(const kernel_args *a, size_t lo, size_t hi)
 {
 	ls_many p;
 	lm_params(a, &p);
 	const size_t m = (size_t)p.m, nb = a->v[LM_OFFSETS].arr.count - 1;
+	const int nufft = lm_cpu_uses_nufft(a);
 	for (size_t b = lo / m; b < nb && b * m < hi; b++) {
 		ls_series s = lm_series(a, &p, b);
 		const size_t l = lo > b * m ? lo - b * m : 0, h = hi < (b + 1) * m ? hi - b * m : m;
-		series_run(&p, &s, l, h);
+		if (nufft) {
+			kernel_args v;
+			ls_many_view(&p, &s, LS_NUFFT, &v);
+			ls_nufft_cpu_run(&v, l, h);
+		} else {
+			series_run(&p, &s, l, h);
+		}
 	}
 }
 
@@ -445,7 +538,7 @@ static void lm_verdict_message(const kernel_args *a, unsigned code, char *err, s
 }
 
 /* Every variant of the CUDA kernel (array or grid, weights or not,
- * floating_mean or not), every normalize mode, series of 3 to 500 samples
+ * floating_mean or not), every normalize mode, the NUFFT, series of 3 to 1000 samples
  * (beyond a tile of 256; shorter ones, whose results are rounding where
  * floating_mean or amplitude divide near-zero sums, are the tests'). */
 static const char *const lm_samples[] = {
@@ -465,6 +558,12 @@ static const char *const lm_samples[] = {
 	"df=0.01 nf=600 normalize=amplitude",
 	"x=rand:400:0:30 y=rand:400:-3:3 weights=rand:400:0.1:2 offsets=0,300,400 f0=0.3 "
 	"df=0.01 nf=600 floating_mean=true normalize=amplitude",
+	/* the NUFFT (forced on every grid sample too): legacy, and weights with
+	 * floating_mean on a grid far above the mean sampling rate */
+	"x=rand:700:0:100 y=rand:700:-1:1 offsets=0,100,200,700 f0=0.5 df=0.02 nf=2000 "
+	"precenter=true normalize=true legacy=true method=nufft",
+	"x=rand:1500:0:500 y=rand:1500:-2:2 weights=rand:1500:0.1:2 offsets=0,500,510,1500 f0=40 "
+	"df=0.004 nf=3000 floating_mean=true normalize=normalize method=auto",
 	NULL,
 };
 

@@ -15,7 +15,9 @@
  *
  * lombscargle_many's entry builds the table in device memory (scratch) from
  * the offsets by a small kernel, which checks them too (no host round trip),
- * runs ls_many_launch, and a last one-block kernel folds the verdicts into
+ * runs ls_many_launch (method=direct) or nufft.cu's ls_many_nufft_launch
+ * over the same table (method=nufft; auto: lombscargle's cost model for the
+ * whole run, lm_auto_nufft), and a last one-block kernel folds the verdicts into
  * cuda_launch_ctx.verdict: the offsets' first bad index, or the first
  * series with bad weights (many.h's LM_VERDICT_SHIFT).
  * No state: runs on the thread that launches on the stream.
@@ -146,7 +148,10 @@ __global__ void fold_verdicts(const unsigned *verdicts, long long nb, const unsi
 	}
 }
 
-int lm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
+/* The table from the offsets, then every series by the direct kernel (one
+ * launch) or by the NUFFT (nufft.cu, groups of series), then the verdict. */
+int lm_launch_by(const kernel_args *a, bool nufft, const cuda_launch_ctx *ctx, char *err,
+		 size_t errlen)
 {
 	const kernel_value *v = a->v;
 	const size_t nb = v[LM_OFFSETS].arr.count - 1;
@@ -178,14 +183,58 @@ int lm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_
 	const unsigned threads = 256, blocks = (unsigned)((nb + 1 + threads - 1) / threads);
 	fill_table<<<blocks, threads, 0, st>>>(f, tab, verdicts, first_bad);
 	CUDA_CHECK(cudaGetLastError(), "lombscargle_many table launch");
-	/* x's length bounds every series' (the kernel takes ints) */
-	if (ls_many_launch(&p, tab, nb, f.t, verdicts, ctx, err, errlen) != 0)
+	/* x's length bounds every series' (the kernels take ints) */
+	if ((nufft ? ls_many_nufft_launch(&p, tab, nb, f.t, verdicts, ctx, err, errlen)
+		   : ls_many_launch(&p, tab, nb, f.t, verdicts, ctx, err, errlen)) != 0)
 		return -1;
 	if (ctx->verdict) {
 		fold_verdicts<<<1, 256, 0, st>>>(verdicts, (long long)nb, first_bad, ctx->verdict);
 		CUDA_CHECK(cudaGetLastError(), "lombscargle_many verdict launch");
 	}
 	return 0;
+}
+
+/*
+ * method=auto: lombscargle's cost model (nufft.cu) for the run as a whole,
+ * on grids where the NUFFT can run: the direct kernel's one launch over T
+ * samples at M frequencies against B NUFFTs of the average series (T / B
+ * samples) each.
+ */
+bool lm_auto_nufft(const kernel_args *a, const cuda_launch_ctx *ctx)
+{
+	if (a->v[LM_FREQS].present)
+		return false;
+	const long long nb = (long long)a->v[LM_OFFSETS].arr.count - 1;
+	const long long t = (long long)a->v[LM_X].arr.count;
+	kernel_args all, one;
+	char why[1024];
+	lm_model_view(a, t, &all);
+	lm_model_view(a, t / nb, &one);
+	if (!ls_nufft_usable(&one, ctx, why, sizeof(why)))
+		return false;
+	return (double)nb * ls_nufft_cost_us(&one) < ls_direct_cost_us(&all);
+}
+
+int lm_launch(const kernel_args *a, const cuda_launch_ctx *ctx, char *err, size_t errlen)
+{
+	const int method = (int)a->v[LM_METHOD].s.i64;
+	const bool nufft = method == LS_NUFFT || (method == LS_AUTO && lm_auto_nufft(a, ctx));
+	return lm_launch_by(a, nufft, ctx, err, errlen);
+}
+
+const char *const path_names[] = {"direct", "nufft"};
+
+/* The self-test's forced paths: every grid sample runs the NUFFT too. */
+int lm_launch_path(const kernel_args *a, const cuda_launch_ctx *ctx, int path, char *err,
+		   size_t errlen)
+{
+	if (path == 1) {
+		kernel_args one;
+		lm_model_view(a, 1, &one);
+		if (!ls_nufft_usable(&one, ctx, err, errlen))
+			return 1;
+	}
+	return lm_launch_by(a, path == 1, ctx, err, errlen);
 }
 
 int lm_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
@@ -260,5 +309,5 @@ extern "C" int ls_many_launch(const ls_many *mp, const ls_series *dev_series, si
 }
 
 extern "C" const cuda_kernel cuda_kernel_lombscargle_many = {
-	"lombscargle_many", lm_launch, lm_attributes, 0, 0, 0, nullptr, nullptr,
+	"lombscargle_many", lm_launch, lm_attributes, 0, 0, 2, path_names, lm_launch_path,
 };

@@ -46,6 +46,7 @@ typedef struct ls_many {
 	/* 1: no series has weights (every w NULL): the unweighted kernel, a
 	 * little faster; 0 (the default): any may, a NULL w all equal */
 	int no_weights;
+	double eps; /* the NUFFT's tolerance (lombscargle's eps), or 0: its default */
 } ls_many;
 
 /*
@@ -60,9 +61,17 @@ void ls_many_cpu(const ls_many *p, const ls_series *s, size_t lo, size_t hi, uns
  * Series s of a launch as a single-series lombscargle run (lombscargle.h's
  * parameter order, 1-d x, y, weights and pgram of s->n and p->m values; the
  * pointers s's and p's, host or device alike), for ref.c's reference and
- * the NUFFT paths. method: LS_DIRECT or LS_NUFFT (eps left to its default).
+ * the NUFFT paths. method: LS_DIRECT or LS_NUFFT (eps p->eps, when > 0).
  */
 void ls_many_view(const ls_many *p, const ls_series *s, int method, kernel_args *view);
+
+/*
+ * The NUFFT for the series [lo, hi) of s on the CPU (a grid: p->freqs NULL;
+ * lombscargle's ls_nufft_cpu_run on each series' outputs [0, m)), with
+ * verdicts as ls_many_cpu's. The results equal ls_many_cpu's to p->eps.
+ */
+void ls_many_nufft_cpu(const ls_many *p, const ls_series *s, size_t lo, size_t hi,
+		       unsigned *verdicts);
 
 /* The lombscargle_many kernel's verdict (many.c; the CUDA entry writes the
  * same): the bits below, and the first bad index + 1 above LM_VERDICT_SHIFT
@@ -85,6 +94,20 @@ struct cuda_launch_ctx;
 int ls_many_launch(const ls_many *p, const ls_series *dev_series, size_t b, long long max_n,
 		   unsigned *dev_verdicts, const struct cuda_launch_ctx *ctx, char *err,
 		   size_t errlen);
+/*
+ * The same table by the NUFFT (nufft.cu; a grid: p->freqs NULL, m <=
+ * LS_NUFFT_MAX_NF): groups of series, as many as a scratch budget of fine
+ * grids holds, each group's sums, spreading, one batched cuFFT and
+ * epilogue enqueued on ctx's stream, reading the descriptors on the device
+ * (no host round trip). total_n: the table's samples in all (the spreading's
+ * blocks are cut for the average series; any n < 2^31 is covered). Bad
+ * weights: the series' outputs NaN and its verdict code in dev_verdicts.
+ * Needs cuFFT, ctx->scratch and ctx->fft (ls_nufft_usable's). 0, or -1 with
+ * err.
+ */
+int ls_many_nufft_launch(const ls_many *p, const ls_series *dev_series, size_t b, long long total_n,
+			 unsigned *dev_verdicts, const struct cuda_launch_ctx *ctx, char *err,
+			 size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <atomic>
 #include <type_traits>
@@ -48,6 +49,7 @@
 #include "kernels/core/cuda_kernel.h"
 #include "kernels/core/libs.h"
 #include "kernels/lombscargle/lombscargle.h"
+#include "kernels/lombscargle/many.h"
 #include "kernels/lombscargle/nufft.h"
 
 namespace {
@@ -87,38 +89,78 @@ struct nu_params {
 	 * each series' w y e^{ifx}, then 2 theta's w e^{2ifx} */
 	void *grid;
 	unsigned *verdict;
+	/* lombscargle_many (ls_many_nufft_launch): a group of series of a table
+	 * in device memory, series s0 + g (g the group's index: the sums'
+	 * blockIdx.x, the others' blockIdx.y), nser 1, each with its own three
+	 * grids (st and grid g's) and verdict word; NULL for lombscargle's run */
+	const ls_series *tab;
+	long long s0;
+	unsigned *verdicts;
 };
+
+/* The series a block works on: lombscargle's run (x, y as given, the grids
+ * and sums at the start), or the table's series s0 + g with its grids and
+ * sums, g-th of the group. A NULL w in a weighted table: all equal. */
+struct nu_ser {
+	const void *x, *y, *w;
+	void *out;
+	int n;
+	nu_stats *st;
+	void *grid;
+	unsigned *verdict;
+};
+
+template <typename C> __device__ __forceinline__ nu_ser ser_of(const nu_params &p, int g)
+{
+	nu_ser s;
+	if (p.tab) {
+		const ls_series d = p.tab[p.s0 + g];
+		s.x = d.x, s.y = d.y, s.w = d.w, s.out = d.out, s.n = (int)d.n;
+		s.st = p.st + g;
+		s.grid = (C *)p.grid + (long long)g * 6 * p.nfine;
+		s.verdict = p.verdicts ? p.verdicts + p.s0 + g : nullptr;
+	} else {
+		s.x = p.x, s.y = p.y, s.w = p.w, s.out = p.out, s.n = p.n;
+		s.st = p.st;
+		s.grid = p.grid;
+		s.verdict = p.verdict;
+	}
+	return s;
+}
 
 /* 1. The samples' sums, float64, one block. */
 template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) nu_sums(nu_params p)
 {
 	__shared__ double scratch[SB / 32];
-	const T *y = (const T *)p.y + (long long)blockIdx.x * p.n; /* this block's series */
+	const nu_ser s = ser_of<C>(p, p.tab ? (int)blockIdx.x : 0);
+	const int row = p.tab ? 0 : (int)blockIdx.x;        /* a batch of y: its row */
+	const T *y = (const T *)s.y + (long long)row * s.n; /* this block's series */
+	const bool hw = W && s.w != nullptr;
 	double sy = 0, y2 = 0, sw = 0;
 	int bad = 0;
-	for (int j = threadIdx.x; j < p.n; j += SB) {
+	for (int j = threadIdx.x; j < s.n; j += SB) {
 		double v = ld<T>(y, j);
 		sy += v;
 		y2 += v * v;
-		if (W) {
-			double w = ld<T>(p.w, j);
+		if (hw) {
+			double w = ld<T>(s.w, j);
 			bad |= !(w >= 0);
 			sw += w;
 		}
 	}
 	sy = block_sum<SB>(sy, scratch);
 	const double ydot = block_sum<SB>(y2, scratch);
-	const double shift = p.precenter ? sy / p.n : 0.0;
-	double invw = 1.0 / p.n;
-	if (W) {
+	const double shift = p.precenter ? sy / s.n : 0.0;
+	double invw = 1.0 / s.n;
+	if (hw) {
 		sw = block_sum<SB>(sw, scratch);
 		bad = __syncthreads_or(bad);
 		bad = (bad ? LS_BAD_WEIGHT : 0) | (!(sw > 0) ? LS_ZERO_WEIGHTS : 0);
 		invw = 1.0 / sw;
 	}
 	double s1 = 0, s2 = 0;
-	for (int j = threadIdx.x; j < p.n; j += SB) {
-		double w = W ? ld<T>(p.w, j) * invw : invw, v = ld<T>(y, j) - shift;
+	for (int j = threadIdx.x; j < s.n; j += SB) {
+		double w = hw ? ld<T>(s.w, j) * invw : invw, v = ld<T>(y, j) - shift;
 		s1 += w * v;
 		s2 += w * v * v;
 	}
@@ -127,21 +169,21 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(SB) 
 	const double yshift = shift + (p.fm ? s1 : 0.0);
 	double res = 0;
 	if (p.fm) {
-		for (int j = threadIdx.x; j < p.n; j += SB) {
-			double w = W ? ld<T>(p.w, j) * invw : invw;
+		for (int j = threadIdx.x; j < s.n; j += SB) {
+			double w = hw ? ld<T>(s.w, j) * invw : invw;
 			res += w * (double)(C)(ld<T>(y, j) - yshift);
 		}
 		res = block_sum<SB>(res, scratch);
 	}
 	if (threadIdx.x == 0) {
-		nu_stats *o = p.st + blockIdx.x;
+		nu_stats *o = s.st + row;
 		o->invw = invw;
 		o->yshift = yshift;
 		o->y1 = res;
-		o->scale = ls_nufft_scale(p.mode, p.legacy, p.fm, (double)p.n, ydot, s1, s2);
+		o->scale = ls_nufft_scale(p.mode, p.legacy, p.fm, (double)s.n, ydot, s1, s2);
 		o->bad = bad;
-		if (bad && p.verdict)
-			*p.verdict = (unsigned)bad;
+		if (bad && s.verdict)
+			*s.verdict = (unsigned)bad;
 	}
 }
 
@@ -169,13 +211,13 @@ template <typename C> struct nu_sample {
 };
 
 template <typename T, typename C, bool W>
-__device__ __forceinline__ nu_sample<C> sample_at(const nu_params &p, const nu_stats &st,
-						  long long j)
+__device__ __forceinline__ nu_sample<C> sample_at(const nu_params &p, const nu_ser &s,
+						  const nu_stats &st, long long j)
 {
 	nu_sample<C> r;
-	const double x = ld<T>(p.x, j);
-	const double w = W ? ld<T>(p.w, j) * st.invw : st.invw;
-	r.yv = (C)(ld<T>(p.y, j) - st.yshift);
+	const double x = ld<T>(s.x, j);
+	const double w = W && s.w ? ld<T>(s.w, j) * st.invw : st.invw;
+	r.yv = (C)(ld<T>(s.y, j) - st.yshift);
 	/* phases in cycles, reduced (double-double) before the sine */
 	double s1, c1, s2, c2;
 	sincospi(2 * ls_frac_dd(p.fc_hi, p.fc_lo, x, 1), &s1, &c1);
@@ -190,10 +232,11 @@ __device__ __forceinline__ nu_sample<C> sample_at(const nu_params &p, const nu_s
 /* One sample into the three grids g1, g2, g3 (each nf complex): the
  * whole-grid shared-memory spreading's. */
 template <typename T, typename C, bool W>
-__device__ __forceinline__ void spread_sample(const nu_params &p, const nu_stats &st, long long j,
-					      C *g1, C *g2, C *g3, long long nf)
+__device__ __forceinline__ void spread_sample(const nu_params &p, const nu_ser &s,
+					      const nu_stats &st, long long j, C *g1, C *g2, C *g3,
+					      long long nf)
 {
-	const nu_sample<C> a = sample_at<T, C, W>(p, st, j);
+	const nu_sample<C> a = sample_at<T, C, W>(p, s, st, j);
 	spread1<C>(g1, nf, p, a.ga, a.wc, a.ws);
 	spread1<C>(g2, nf, p, a.ga, a.wc * a.yv, a.ws * a.yv);
 	spread1<C>(g3, nf, p, a.gb, a.wc2, a.ws2);
@@ -237,110 +280,122 @@ template <typename T, typename C, bool W, int L> __global__ void __launch_bounds
 	C *wa = (C *)smem_raw; /* theta's two grids: 2 WIN complex each (a batch: the first) */
 	C *wb = wa + 4 * WIN;  /* 2 theta's: WIN complex */
 	__shared__ int lim[4];
-	const nu_stats st = *p.st;
+	const nu_ser s = ser_of<C>(p, p.tab ? (int)blockIdx.y : 0);
+	const nu_stats st = *s.st;
 	const long long nf = p.nfine;
-	const long long j0 = (long long)blockIdx.x * chunk;
-	const long long j1 = j0 + chunk < p.n ? j0 + chunk : p.n;
-	C *g = (C *)p.grid;
+	C *g = (C *)s.grid;
 	const long long g3 = 2 * (1 + p.nser) * nf; /* 2 theta's grid */
-	if (threadIdx.x == 0) {
-		lim[0] = lim[2] = INT_MAX;
-		lim[1] = lim[3] = INT_MIN;
-	}
-	__syncthreads();
-	int a0 = INT_MAX, a1 = INT_MIN, b0 = INT_MAX, b1 = INT_MIN;
-	for (long long j = j0 + threadIdx.x; j < j1; j += PB) {
-		const double x = ld<T>(p.x, j); /* sample_at's cells */
-		int ca = first_cell(ls_frac_dd(p.df_hi, p.df_lo, x, 1) * (double)nf, p.ns);
-		int cb = first_cell(ls_frac_dd(p.df_hi, p.df_lo, x, 2) * (double)nf, p.ns);
-		a0 = min(a0, ca), a1 = max(a1, ca), b0 = min(b0, cb), b1 = max(b1, cb);
-	}
-	if (a0 != INT_MAX) {
-		atomicMin(&lim[0], a0);
-		atomicMax(&lim[1], a1);
-		atomicMin(&lim[2], b0);
-		atomicMax(&lim[3], b1);
-	}
-	__syncthreads();
-	const int la = lim[0], na = lim[1] - lim[0] + p.ns, lb = lim[2],
-		  nb = lim[3] - lim[2] + p.ns;
-	const bool use_a = na <= WIN, use_b = nb <= WIN;
-	for (int i = threadIdx.x; use_a && i < 2 * na; i += PB)
-		wa[i] = wa[2 * WIN + i] = 0;
-	for (int i = threadIdx.x; use_b && i < 2 * nb; i += PB)
-		wb[i] = 0;
-	__syncthreads();
-	const int lane = threadIdx.x % L; /* this thread's cell of its sample */
-	const unsigned gm = L == 32 ? 0xffffffffu : ((1u << L) - 1) << (threadIdx.x % 32 / L * L);
-	for (long long base = j0; base < j1; base += PB / L) {
-		const long long j = base + threadIdx.x / L;
-		if (j >= j1) /* whole groups leave together */
-			break;
-		nu_sample<C> a = {};
-		if (lane == 0)
-			a = sample_at<T, C, W>(p, st, j);
-		const C wc = __shfl_sync(gm, a.wc, 0, L), ws = __shfl_sync(gm, a.ws, 0, L),
-			yv = __shfl_sync(gm, a.yv, 0, L), wc2 = __shfl_sync(gm, a.wc2, 0, L),
-			ws2 = __shfl_sync(gm, a.ws2, 0, L);
-		const double ga = __shfl_sync(gm, a.ga, 0, L), gb = __shfl_sync(gm, a.gb, 0, L);
-		if (lane >= p.ns)
-			continue;
-		const int ca = first_cell(ga, p.ns) + lane, cb = first_cell(gb, p.ns) + lane;
-		const C ka = kernel_at<C>((double)ca - ga, p),
-			kb = kernel_at<C>((double)cb - gb, p);
-		const C r1 = wc * ka, i1 = ws * ka, r2 = r1 * yv, i2 = i1 * yv;
-		const long long c = ca < 0 ? ca + nf : ca >= nf ? ca - nf : ca;
-		if (use_a) {
-			C *o = wa + 2 * (ca - la);
-			atomicAdd(&o[0], r1);
-			atomicAdd(&o[1], i1);
-			if (p.nser == 1) {
-				atomicAdd(&o[2 * WIN], r2);
-				atomicAdd(&o[2 * WIN + 1], i2);
+	/* the block's runs of samples: one for lombscargle's run (as many
+	 * blocks as runs), every gridDim.x-th for a table's series (its blocks
+	 * are cut for the average series) */
+	for (long long j0 = (long long)blockIdx.x * chunk; j0 < s.n;
+	     j0 += (long long)gridDim.x * chunk) {
+		const long long j1 = j0 + chunk < s.n ? j0 + chunk : s.n;
+		if (threadIdx.x == 0) {
+			lim[0] = lim[2] = INT_MAX;
+			lim[1] = lim[3] = INT_MIN;
+		}
+		__syncthreads();
+		int a0 = INT_MAX, a1 = INT_MIN, b0 = INT_MAX, b1 = INT_MIN;
+		for (long long j = j0 + threadIdx.x; j < j1; j += PB) {
+			const double x = ld<T>(s.x, j); /* sample_at's cells */
+			int ca = first_cell(ls_frac_dd(p.df_hi, p.df_lo, x, 1) * (double)nf, p.ns);
+			int cb = first_cell(ls_frac_dd(p.df_hi, p.df_lo, x, 2) * (double)nf, p.ns);
+			a0 = min(a0, ca), a1 = max(a1, ca), b0 = min(b0, cb), b1 = max(b1, cb);
+		}
+		if (a0 != INT_MAX) {
+			atomicMin(&lim[0], a0);
+			atomicMax(&lim[1], a1);
+			atomicMin(&lim[2], b0);
+			atomicMax(&lim[3], b1);
+		}
+		__syncthreads();
+		const int la = lim[0], na = lim[1] - lim[0] + p.ns, lb = lim[2],
+			  nb = lim[3] - lim[2] + p.ns;
+		const bool use_a = na <= WIN, use_b = nb <= WIN;
+		for (int i = threadIdx.x; use_a && i < 2 * na; i += PB)
+			wa[i] = wa[2 * WIN + i] = 0;
+		for (int i = threadIdx.x; use_b && i < 2 * nb; i += PB)
+			wb[i] = 0;
+		__syncthreads();
+		const int lane = threadIdx.x % L; /* this thread's cell of its sample */
+		const unsigned gm = L == 32 ? 0xffffffffu
+					    : ((1u << L) - 1) << (threadIdx.x % 32 / L * L);
+		for (long long base = j0; base < j1; base += PB / L) {
+			const long long j = base + threadIdx.x / L;
+			if (j >= j1) /* whole groups leave together */
+				break;
+			nu_sample<C> a = {};
+			if (lane == 0)
+				a = sample_at<T, C, W>(p, s, st, j);
+			const C wc = __shfl_sync(gm, a.wc, 0, L), ws = __shfl_sync(gm, a.ws, 0, L),
+				yv = __shfl_sync(gm, a.yv, 0, L),
+				wc2 = __shfl_sync(gm, a.wc2, 0, L),
+				ws2 = __shfl_sync(gm, a.ws2, 0, L);
+			const double ga = __shfl_sync(gm, a.ga, 0, L),
+				     gb = __shfl_sync(gm, a.gb, 0, L);
+			if (lane >= p.ns)
+				continue;
+			const int ca = first_cell(ga, p.ns) + lane,
+				  cb = first_cell(gb, p.ns) + lane;
+			const C ka = kernel_at<C>((double)ca - ga, p),
+				kb = kernel_at<C>((double)cb - gb, p);
+			const C r1 = wc * ka, i1 = ws * ka, r2 = r1 * yv, i2 = i1 * yv;
+			const long long c = ca < 0 ? ca + nf : ca >= nf ? ca - nf : ca;
+			if (use_a) {
+				C *o = wa + 2 * (ca - la);
+				atomicAdd(&o[0], r1);
+				atomicAdd(&o[1], i1);
+				if (p.nser == 1) {
+					atomicAdd(&o[2 * WIN], r2);
+					atomicAdd(&o[2 * WIN + 1], i2);
+				}
+			} else {
+				atomicAdd(&g[2 * c], r1);
+				atomicAdd(&g[2 * c + 1], i1);
+				if (p.nser == 1) {
+					atomicAdd(&g[2 * nf + 2 * c], r2);
+					atomicAdd(&g[2 * nf + 2 * c + 1], i2);
+				}
 			}
-		} else {
-			atomicAdd(&g[2 * c], r1);
-			atomicAdd(&g[2 * c + 1], i1);
-			if (p.nser == 1) {
-				atomicAdd(&g[2 * nf + 2 * c], r2);
-				atomicAdd(&g[2 * nf + 2 * c + 1], i2);
+			/* a batch: every series' y at this sample, straight into its grid */
+			for (int b = 0; p.nser > 1 && b < p.nser; b++) {
+				const C yb = (C)(ld<T>(s.y, (long long)b * s.n + j) -
+						 s.st[b].yshift);
+				atomicAdd(&g[2 * (1 + b) * nf + 2 * c], r1 * yb);
+				atomicAdd(&g[2 * (1 + b) * nf + 2 * c + 1], i1 * yb);
+			}
+			if (use_b) {
+				C *o = wb + 2 * (cb - lb);
+				atomicAdd(&o[0], wc2 * kb);
+				atomicAdd(&o[1], ws2 * kb);
+			} else {
+				const long long cc = cb < 0 ? cb + nf : cb >= nf ? cb - nf : cb;
+				atomicAdd(&g[g3 + 2 * cc], wc2 * kb);
+				atomicAdd(&g[g3 + 2 * cc + 1], ws2 * kb);
 			}
 		}
-		/* a batch: every series' y at this sample, straight into its grid */
-		for (int b = 0; p.nser > 1 && b < p.nser; b++) {
-			const C yb = (C)(ld<T>(p.y, (long long)b * p.n + j) - p.st[b].yshift);
-			atomicAdd(&g[2 * (1 + b) * nf + 2 * c], r1 * yb);
-			atomicAdd(&g[2 * (1 + b) * nf + 2 * c + 1], i1 * yb);
+		__syncthreads();
+		for (int i = threadIdx.x; use_a && i < na; i += PB) {
+			long long c = ((long long)la + i) % nf;
+			c = c < 0 ? c + nf : c;
+			for (int k = 0; k < (p.nser == 1 ? 2 : 1); k++) {
+				C re = wa[2 * k * WIN + 2 * i], im = wa[2 * k * WIN + 2 * i + 1];
+				if (re != 0)
+					atomicAdd(&g[2 * k * nf + 2 * c], re);
+				if (im != 0)
+					atomicAdd(&g[2 * k * nf + 2 * c + 1], im);
+			}
 		}
-		if (use_b) {
-			C *o = wb + 2 * (cb - lb);
-			atomicAdd(&o[0], wc2 * kb);
-			atomicAdd(&o[1], ws2 * kb);
-		} else {
-			const long long cc = cb < 0 ? cb + nf : cb >= nf ? cb - nf : cb;
-			atomicAdd(&g[g3 + 2 * cc], wc2 * kb);
-			atomicAdd(&g[g3 + 2 * cc + 1], ws2 * kb);
+		for (int i = threadIdx.x; use_b && i < nb; i += PB) {
+			long long c = ((long long)lb + i) % nf;
+			c = c < 0 ? c + nf : c;
+			if (wb[2 * i] != 0)
+				atomicAdd(&g[g3 + 2 * c], wb[2 * i]);
+			if (wb[2 * i + 1] != 0)
+				atomicAdd(&g[g3 + 2 * c + 1], wb[2 * i + 1]);
 		}
-	}
-	__syncthreads();
-	for (int i = threadIdx.x; use_a && i < na; i += PB) {
-		long long c = ((long long)la + i) % nf;
-		c = c < 0 ? c + nf : c;
-		for (int k = 0; k < (p.nser == 1 ? 2 : 1); k++) {
-			C re = wa[2 * k * WIN + 2 * i], im = wa[2 * k * WIN + 2 * i + 1];
-			if (re != 0)
-				atomicAdd(&g[2 * k * nf + 2 * c], re);
-			if (im != 0)
-				atomicAdd(&g[2 * k * nf + 2 * c + 1], im);
-		}
-	}
-	for (int i = threadIdx.x; use_b && i < nb; i += PB) {
-		long long c = ((long long)lb + i) % nf;
-		c = c < 0 ? c + nf : c;
-		if (wb[2 * i] != 0)
-			atomicAdd(&g[g3 + 2 * c], wb[2 * i]);
-		if (wb[2 * i + 1] != 0)
-			atomicAdd(&g[g3 + 2 * c + 1], wb[2 * i + 1]);
+		__syncthreads(); /* the windows and lim are the next run's */
 	}
 }
 
@@ -350,14 +405,15 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(PB)
 {
 	extern __shared__ unsigned char smem_raw[];
 	C *sg = (C *)smem_raw;
-	const nu_stats st = *p.st;
+	const nu_ser s = ser_of<C>(p, 0);
+	const nu_stats st = *s.st;
 	const long long nf = p.nfine;
 	for (long long i = threadIdx.x; i < 6 * nf; i += PB)
 		sg[i] = 0;
 	__syncthreads();
-	for (long long j = (long long)blockIdx.x * PB + threadIdx.x; j < p.n;
+	for (long long j = (long long)blockIdx.x * PB + threadIdx.x; j < s.n;
 	     j += (long long)gridDim.x * PB)
-		spread_sample<T, C, W>(p, st, j, sg, sg + 2 * nf, sg + 4 * nf, nf);
+		spread_sample<T, C, W>(p, s, st, j, sg, sg + 2 * nf, sg + 4 * nf, nf);
 	__syncthreads();
 	C *g = (C *)p.grid;
 	for (long long i = threadIdx.x; i < 6 * nf; i += PB)
@@ -367,11 +423,11 @@ template <typename T, typename C, bool W> __global__ void __launch_bounds__(PB)
 
 /* One frequency k (mode k' = k - k0 at grid cell l) from the three grids, 1 / psihat d. */
 template <typename T, typename C>
-__device__ __forceinline__ void finish_one(const nu_params &p, const ls_nufft_fin &fin, int b,
-					   long long k, double d)
+__device__ __forceinline__ void finish_one(const nu_params &p, const nu_ser &s,
+					   const ls_nufft_fin &fin, int b, long long k, double d)
 {
 	using C2 = typename std::conditional<sizeof(C) == 4, float2, double2>::type;
-	const C2 *g = (const C2 *)p.grid;
+	const C2 *g = (const C2 *)s.grid;
 	const long long nf = p.nfine, kp = k - p.k0, l = kp < 0 ? kp + nf : kp;
 	const C2 v1 = g[l], v2 = g[(1 + b) * nf + l], v3 = g[(1 + p.nser) * nf + l];
 	k += (long long)b * p.nf; /* series b's row of out */
@@ -379,10 +435,10 @@ __device__ __forceinline__ void finish_one(const nu_params &p, const ls_nufft_fi
 	ls_nufft_finish(&fin, (double)v1.x * d, (double)v1.y * d, (double)v2.x * d,
 			(double)v2.y * d, (double)v3.x * d, (double)v3.y * d, r);
 	if (p.mode == LS_AMPLITUDE) {
-		((T *)p.out)[2 * k] = (T)r[0];
-		((T *)p.out)[2 * k + 1] = (T)r[1];
+		((T *)s.out)[2 * k] = (T)r[0];
+		((T *)s.out)[2 * k + 1] = (T)r[1];
 	} else {
-		((T *)p.out)[k] = (T)r[0];
+		((T *)s.out)[k] = (T)r[0];
 	}
 }
 
@@ -393,8 +449,9 @@ __device__ __forceinline__ void finish_one(const nu_params &p, const ls_nufft_fi
  */
 template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finish(nu_params p)
 {
-	const int b = (int)blockIdx.y; /* the series */
-	const nu_stats st = p.st[b];
+	const nu_ser s = ser_of<C>(p, p.tab ? (int)blockIdx.y : 0);
+	const int b = p.tab ? 0 : (int)blockIdx.y; /* a batch's series (its row) */
+	const nu_stats st = s.st[b];
 	const long long a0 = (long long)blockIdx.x * PB * KE + threadIdx.x;
 	const long long up = p.nf - 1 - p.k0, down = p.k0; /* the largest k' and -k' */
 	const long long amax = up > down ? up : down;
@@ -409,7 +466,7 @@ template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finis
 					continue;
 				const long long k = (long long)b * p.nf + p.k0 + (sgn ? -a : a);
 				for (int q = 0; q < comps; q++)
-					((T *)p.out)[comps * k + q] = nan;
+					((T *)s.out)[comps * k + q] = nan;
 			}
 		return;
 	}
@@ -447,10 +504,30 @@ template <typename T, typename C> __global__ void __launch_bounds__(PB) nu_finis
 			break;
 		const double d = 1.0 / ph[e];
 		if (a <= up)
-			finish_one<T, C>(p, fin, b, p.k0 + a, d);
+			finish_one<T, C>(p, s, fin, b, p.k0 + a, d);
 		if (a > 0 && a <= down)
-			finish_one<T, C>(p, fin, b, p.k0 - a, d);
+			finish_one<T, C>(p, s, fin, b, p.k0 - a, d);
 	}
+}
+
+/* Lanes per sample of nu_spread_win: ns rounded up to a power of two (2 to 16). */
+int win_lanes(int ns)
+{
+	return ns <= 2 ? 2 : ns <= 4 ? 4 : ns <= 8 ? 8 : 16;
+}
+
+typedef void (*win_fn)(nu_params, int);
+
+template <typename T, typename C> win_fn pick_win(bool w, int lanes)
+{
+	return w ? (lanes == 2   ? nu_spread_win<T, C, true, 2>
+		    : lanes == 4 ? nu_spread_win<T, C, true, 4>
+		    : lanes == 8 ? nu_spread_win<T, C, true, 8>
+				 : nu_spread_win<T, C, true, 16>)
+		 : (lanes == 2   ? nu_spread_win<T, C, false, 2>
+		    : lanes == 4 ? nu_spread_win<T, C, false, 4>
+		    : lanes == 8 ? nu_spread_win<T, C, false, 8>
+				 : nu_spread_win<T, C, false, 16>);
 }
 
 template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launch_ctx *ctx,
@@ -483,16 +560,8 @@ template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launc
 			blocks = 2LL * ctx->sm_count;
 		fn<<<(unsigned)blocks, PB, grid_bytes, s>>>(p);
 	} else {
-		/* lanes per sample: ns rounded up to a power of two (2 to 16) */
-		const int lanes = p.ns <= 2 ? 2 : p.ns <= 4 ? 4 : p.ns <= 8 ? 8 : 16;
-		auto fn = w ? (lanes == 2   ? nu_spread_win<T, C, true, 2>
-			       : lanes == 4 ? nu_spread_win<T, C, true, 4>
-			       : lanes == 8 ? nu_spread_win<T, C, true, 8>
-					    : nu_spread_win<T, C, true, 16>)
-			    : (lanes == 2   ? nu_spread_win<T, C, false, 2>
-			       : lanes == 4 ? nu_spread_win<T, C, false, 4>
-			       : lanes == 8 ? nu_spread_win<T, C, false, 8>
-					    : nu_spread_win<T, C, false, 16>);
+		const int lanes = win_lanes(p.ns);
+		auto fn = pick_win<T, C>(w, lanes);
 		/* a block's run: a pass of its groups at least, so that the GPU has
 		 * four blocks per SM where the samples allow, and 32 passes at most */
 		const long long per_pass = PB / lanes;
@@ -517,11 +586,62 @@ template <typename T, typename C> int run(nu_params &p, bool w, const cuda_launc
 	return 0;
 }
 
+/*
+ * lombscargle_many: one group of gc series of the table (p.s0 on), each
+ * with its three grids: memset, sums (a block per series), the windowed
+ * spreading (bx blocks per series over its runs of chunk samples), the
+ * cuFFT of the group (plan: 3 G transforms, G >= gc; the grids past gc
+ * hold what they held, transformed and never read), the epilogue.
+ */
+template <typename T, typename C> int run_group(nu_params &p, bool w, long long gc, long long chunk,
+						long long bx, const cuda_launch_ctx *ctx,
+						libs_cufft_handle plan, char *err, size_t errlen)
+{
+	cudaStream_t s = (cudaStream_t)ctx->stream;
+	const libs_cufft *f = libs_get_cufft(err, errlen);
+	CUDA_CHECK(cudaMemsetAsync(p.grid, 0, (size_t)gc * 6 * (size_t)p.nfine * sizeof(C), s),
+		   "cudaMemsetAsync (nufft grids)");
+	(w ? nu_sums<T, C, true> : nu_sums<T, C, false>)<<<(unsigned)gc, SB, 0, s>>>(p);
+	CUDA_CHECK(cudaGetLastError(), "lombscargle_many nufft sums launch");
+	pick_win<T, C>(w, win_lanes(p.ns))<<<dim3((unsigned)bx, (unsigned)gc), PB,
+					     (size_t)WIN * 6 * sizeof(C), s>>>(p, (int)chunk);
+	CUDA_CHECK(cudaGetLastError(), "lombscargle_many nufft spreading launch");
+	int st = sizeof(C) == 4 ? f->exec_c2c(plan, p.grid, p.grid, LIBS_CUFFT_INVERSE)
+				: f->exec_z2z(plan, p.grid, p.grid, LIBS_CUFFT_INVERSE);
+	if (st != 0) {
+		snprintf(err, errlen, "lombscargle_many: %s: cufftExec%s: %s", f->describe,
+			 sizeof(C) == 4 ? "C2C" : "Z2Z", libs_cufft_status(st));
+		return -1;
+	}
+	const long long amax = p.nf - 1 - p.k0 > p.k0 ? p.nf - 1 - p.k0 : p.k0;
+	const dim3 fin_grid((unsigned)((amax + PB * KE) / (PB * KE)), (unsigned)gc);
+	nu_finish<T, C><<<fin_grid, PB, 0, s>>>(p);
+	CUDA_CHECK(cudaGetLastError(), "lombscargle_many nufft epilogue launch");
+	return 0;
+}
+
 /* sin and cos of pi a on the host (a step of the epilogue's rotations). */
 void sincospi_host(double a, double *s, double *c)
 {
 	*s = sin(M_PI * a);
 	*c = cos(M_PI * a);
+}
+
+/* The plan's and the grid's part of nu_params (both launches'). */
+void plan_params(nu_params &p, const ls_nufft_plan &pl, double f0, double df)
+{
+	p.nf = pl.m;
+	p.k0 = pl.k0;
+	p.nfine = pl.nfine;
+	ls_nufft_cycles(f0, df, pl.k0, &p.fc_hi, &p.fc_lo, &p.df_hi, &p.df_lo);
+	p.ns = pl.ns;
+	p.nq = pl.nq;
+	p.beta = pl.beta;
+	for (int q = 0; q < pl.nq; q++) {
+		p.qz[q] = pl.qz[q];
+		p.qw[q] = pl.qw[q];
+		sincospi_host(PB * pl.ns * pl.qz[q] / (double)pl.nfine, &p.qs[q], &p.qc[q]);
+	}
 }
 
 } // namespace
@@ -644,19 +764,10 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	p.out = v[LS_PGRAM].arr.data;
 	p.n = (int)v[LS_X].arr.count;
 	p.nser = nser;
-	p.nf = pl.m;
-	p.k0 = pl.k0;
-	p.nfine = pl.nfine;
-	ls_nufft_cycles(v[LS_F0].s.f64, v[LS_DF].s.f64, pl.k0, &p.fc_hi, &p.fc_lo, &p.df_hi,
-			&p.df_lo);
-	p.ns = pl.ns;
-	p.nq = pl.nq;
-	p.beta = pl.beta;
-	for (int q = 0; q < pl.nq; q++) {
-		p.qz[q] = pl.qz[q];
-		p.qw[q] = pl.qw[q];
-		sincospi_host(PB * pl.ns * pl.qz[q] / (double)pl.nfine, &p.qs[q], &p.qc[q]);
-	}
+	plan_params(p, pl, v[LS_F0].s.f64, v[LS_DF].s.f64);
+	p.tab = nullptr;
+	p.s0 = 0;
+	p.verdicts = nullptr;
 	p.precenter = v[LS_PRECENTER].s.b;
 	p.mode = (int)v[LS_NORMALIZE].s.i64;
 	p.legacy = v[LS_LEGACY].s.b;
@@ -669,4 +780,112 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	bool w = v[LS_WEIGHTS].present;
 	return f32 ? run<float, float>(p, w, ctx, plan, err, errlen)
 		   : run<double, double>(p, w, ctx, plan, err, errlen);
+}
+
+/* lombscargle_many's scratch for the groups' grids, at most (a group holds
+ * one series at least, whatever its grids need). */
+#define MANY_GRID_BUDGET ((size_t)256 << 20)
+
+extern "C" int ls_many_nufft_launch(const ls_many *mp, const ls_series *dev_series, size_t b,
+				    long long total_n, unsigned *dev_verdicts,
+				    const cuda_launch_ctx *ctx, char *err, size_t errlen)
+{
+	char e[768];
+	if (mp->freqs) {
+		snprintf(err, errlen, "lombscargle_many: the NUFFT takes the grid f0, df, nf only");
+		return -1;
+	}
+	if (libs_get_cufft(e, sizeof(e)) == NULL) {
+		snprintf(err, errlen,
+			 "lombscargle_many: method=nufft needs cuFFT on the cuda backend: %s", e);
+		return -1;
+	}
+	if (ctx->scratch == NULL || ctx->fft == NULL) {
+		snprintf(err, errlen,
+			 "lombscargle_many: method=nufft needs scratch memory and a cuFFT plan "
+			 "cache from the backend, and this launch offers none");
+		return -1;
+	}
+	if (total_n > 0x7fffffff) {
+		snprintf(err, errlen,
+			 "lombscargle_many: x has %lld points; the cuda kernel takes at most "
+			 "2^31-1",
+			 total_n);
+		return -1;
+	}
+	if (b == 0)
+		return 0;
+	/* the tolerance for the shortest series there may be (ls_nufft_tol
+	 * tightens it below 1000 samples): every series at least as accurate
+	 * as its own lombscargle run */
+	const double eps = mp->eps > 0 ? mp->eps : mp->dtype == GPUD_F32 ? 1e-5 : 1e-9;
+	ls_nufft_plan pl;
+	ls_nufft_setup(&pl, mp->m, ls_nufft_tol(eps, 1));
+	if (pl.nfine > INT_MAX) {
+		snprintf(err, errlen,
+			 "lombscargle_many: the NUFFT's fine grid of %lld points is too big",
+			 pl.nfine);
+		return -1;
+	}
+	const bool f32 = mp->dtype == GPUD_F32;
+	const size_t csize = f32 ? sizeof(float) : sizeof(double);
+	const size_t per = (size_t)pl.nfine * 6 * csize; /* a series' three grids */
+	size_t g = MANY_GRID_BUDGET / per;
+	g = g < 1 ? 1 : g > b ? b : g > 65535 ? 65535 : g;
+	/* cuFFT's batch is an int: 3 G transforms */
+	while (g > 1 && 3 * g * (size_t)pl.nfine > (size_t)INT_MAX)
+		g /= 2;
+	libs_cufft_handle plan;
+	size_t work = 0;
+	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft, f32 ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z,
+				(int)pl.nfine, (int)(3 * g), &plan, &work, err, errlen) != 0)
+		return -1;
+	const size_t st_bytes = (g * sizeof(nu_stats) + 255) & ~(size_t)255;
+	const size_t grid_bytes = (g * per + 255) & ~(size_t)255;
+	char *mem = (char *)ctx->scratch(ctx, st_bytes + grid_bytes + work, err, errlen);
+	if (mem == NULL)
+		return -1;
+	const libs_cufft *f = libs_get_cufft(err, errlen);
+	int st = f->set_work_area(plan, work ? mem + st_bytes + grid_bytes : nullptr);
+	if (st != 0) {
+		snprintf(err, errlen, "lombscargle_many: %s: cufftSetWorkArea: %s", f->describe,
+			 libs_cufft_status(st));
+		return -1;
+	}
+	nu_params p;
+	memset(&p, 0, sizeof(p));
+	p.nser = 1;
+	plan_params(p, pl, mp->f0, mp->df);
+	p.precenter = mp->precenter;
+	p.mode = mp->normalize;
+	p.legacy = mp->legacy;
+	p.fm = mp->floating_mean;
+	p.clamp = f32 ? 5.9604644775390625e-08 : LS_EPSNEG;
+	p.st = (nu_stats *)mem;
+	p.grid = mem + st_bytes;
+	p.tab = dev_series;
+	p.verdicts = dev_verdicts;
+	const bool w = mp->no_weights == 0;
+	/* the spreading's runs, cut for the average series as lombscargle's for
+	 * one of the group's samples in all; blocks enough to fill the device,
+	 * each series' longer than the average taken by the blocks in turn */
+	const long long navg = total_n / (long long)b > 0 ? total_n / (long long)b : 1;
+	const long long per_pass = PB / win_lanes(pl.ns),
+			sms = ctx->sm_count > 0 ? ctx->sm_count : 1;
+	for (size_t s0 = 0; s0 < b; s0 += g) {
+		const long long gc = (long long)(b - s0 < g ? b - s0 : g);
+		long long chunk = (navg * gc / (4 * sms) + per_pass - 1) / per_pass * per_pass;
+		chunk = chunk < per_pass ? per_pass : chunk > 32 * per_pass ? 32 * per_pass : chunk;
+		long long bx = (navg + chunk - 1) / chunk, fill = (4 * sms + gc - 1) / gc,
+			  most = (total_n + chunk - 1) / chunk;
+		bx = bx < fill ? fill : bx;
+		bx = bx > most ? most : bx;
+		bx = bx < 1 ? 1 : bx;
+		p.s0 = (long long)s0;
+		if ((f32 ? run_group<float, float>(p, w, gc, chunk, bx, ctx, plan, err, errlen)
+			 : run_group<double, double>(p, w, gc, chunk, bx, ctx, plan, err,
+						     errlen)) != 0)
+			return -1;
+	}
+	return 0;
 }

@@ -3,8 +3,9 @@
  * kernel's unit tests: every series of a run equals lombscargle's run on
  * that series alone (fresh random series of their own lengths, one sample
  * included, every mode, grids and arrays, both dtypes, in ranges as the cpu
- * backend cuts them), ls_many_cpu likewise with its verdicts, and each of
- * check's and the verdict's refusals word for word. Tests only; each test
+ * backend cuts them), ls_many_cpu likewise with its verdicts, method=nufft
+ * (and auto) against ls_many_cpu's direct sums to eps with a bad series'
+ * verdict, and each of check's and the verdict's refusals word for word. Tests only; each test
  * runs single-threaded in its own process.
  */
 #include <check.h>
@@ -30,6 +31,8 @@ typedef struct many_in {
 	double *x, *y, *w, *f; /* w NULL: no weights; f NULL: the grid */
 	double f0, df;
 	int precenter, normalize, floating_mean, legacy;
+	const char *method; /* NULL: the default (auto) */
+	double eps;         /* > 0: given */
 } many_in;
 
 static void seed(void)
@@ -126,6 +129,11 @@ static int bind_many(gpud_dtype dt, const many_in *in, size_t off_n, many_bound 
 	ls_bind_scalar(k, &b->a, LM_PRECENTER, KGIVEN_BOOL, in->precenter, 0, 0);
 	ls_bind_scalar(k, &b->a, LM_FLOATING_MEAN, KGIVEN_BOOL, in->floating_mean, 0, 0);
 	ls_bind_scalar(k, &b->a, LM_LEGACY, KGIVEN_BOOL, in->legacy, 0, 0);
+	if (in->method)
+		ck_assert(kernel_bind_text(k, &k->params[LM_METHOD], in->method, &b->a.v[LM_METHOD],
+					   err, errlen) == 0);
+	if (in->eps > 0)
+		ls_bind_scalar(k, &b->a, LM_EPS, KGIVEN_F64, 0, 0, in->eps);
 	ck_assert(
 		kernel_bind_text(k, &k->params[LM_NORMALIZE],
 				 (const char *[]){"power", "normalize", "amplitude"}[in->normalize],
@@ -377,6 +385,219 @@ START_TEST(test_many_bad_offsets)
 }
 END_TEST
 
+/* nb series of 10 to maxn samples with gaps (ls_gapped), a grid of m
+ * frequencies up to a few times the mean sampling rate. */
+static void make_gapped(many_in *in, size_t nb, size_t maxn, int weights, size_t m)
+{
+	memset(in, 0, sizeof(*in));
+	in->nb = nb;
+	in->m = m;
+	in->off = calloc(nb + 1, sizeof(int64_t));
+	for (size_t b = 0; b < nb; b++)
+		in->off[b + 1] = in->off[b] + 10 + (int64_t)ls_uniform(0, (double)(maxn - 10));
+	in->t = (size_t)in->off[nb];
+	in->x = malloc(in->t * sizeof(double));
+	in->y = malloc(in->t * sizeof(double));
+	double *w = malloc(in->t * sizeof(double));
+	const double span = ls_uniform(50, 500);
+	for (size_t b = 0; b < nb; b++) {
+		const int64_t o = in->off[b];
+		ls_gapped((size_t)(in->off[b + 1] - o), in->x + o, in->y + o, w + o, span);
+	}
+	if (weights)
+		in->w = w;
+	else
+		free(w);
+	const double fmax = ls_uniform(1, 4) * 2 * M_PI * (double)(in->t / nb) / span;
+	in->f0 = ls_uniform(2, 20) * 2 * M_PI / span;
+	in->df = (fmax - in->f0) / (double)m;
+}
+
+/* Rows of o (nb series of m, amplitude: complex) into re, im (doubles). */
+static void rows_of(const kernel_array *o, size_t nb, size_t m, int amp, double *re, double *im)
+{
+	for (size_t k = 0; k < nb * m; k++) {
+		re[k] = ls_get(o, amp ? 2 * k : k);
+		im[k] = amp ? ls_get(o, 2 * k + 1) : 0;
+	}
+}
+
+/*
+ * method=nufft (and auto) against the direct sums (ls_many_cpu), each
+ * series to eps of its own max |pgram|, run in ranges that cut series as
+ * the cpu backend does, the output poisoned first: _i's dtype (bit 0) and
+ * mode (_i >> 1, test_lombscargle_nufft.c's: normalize, precenter,
+ * floating_mean, weights, legacy); eps given in some.
+ */
+START_TEST(test_many_nufft)
+{
+	static const int modes[][5] = {
+		{LS_POWER, 0, 0, 0, 0},      {LS_NORMALIZED, 1, 0, 0, 0},
+		{LS_POWER, 0, 1, 1, 0},      {LS_NORMALIZED, 0, 1, 1, 0},
+		{LS_AMPLITUDE, 0, 1, 1, 0},  {LS_AMPLITUDE, 1, 0, 1, 0},
+		{LS_NORMALIZED, 1, 0, 0, 1}, {LS_POWER, 0, 0, 0, 1},
+		{LS_NORMALIZED, 1, 1, 1, 0},
+	};
+	char why[512];
+	if (!ls_nufft_cpu_available(why, sizeof(why)))
+		fprintf(stderr, "test_many_nufft: no FFTW3, the direct path only: %s\n", why);
+	const gpud_dtype dt = _i & 1 ? GPUD_F32 : GPUD_F64;
+	const int *md = modes[_i >> 1];
+	many_in in;
+	seed();
+	make_gapped(&in, 7, 400, md[3], 1500 + (size_t)ls_uniform(0, 1000));
+	in.normalize = md[0];
+	in.precenter = md[1];
+	in.floating_mean = md[2];
+	in.legacy = md[4];
+	in.method = "nufft";
+	in.eps = (_i >> 1) == 3 && dt == GPUD_F64 ? 1e-11 : (_i >> 1) == 4 ? 1e-4 : 0;
+	const double eps = in.eps > 0 ? in.eps : dt == GPUD_F32 ? 1e-5 : 1e-9;
+	many_bound b;
+	char err[512] = "";
+	ck_assert_msg(bind_many(dt, &in, 0, &b, err, sizeof(err)) == 0, "%s", err);
+	const cpu_kernel *ck = cpu_kernel_of(b.a.kernel);
+	const kernel_array *o = &b.a.v[LM_PGRAM].arr;
+	const size_t items = ck->items(&b.a), m = in.m;
+	ck_assert_uint_eq(items, in.nb * m);
+	ck_assert_int_eq(lm_cpu_uses_nufft(&b.a), 1);
+	ck_assert_uint_eq(ck->verdict(&b.a), 0);
+	ls_poison(o);
+	const size_t cuts[] = {0, 7, m + 3, 3 * m - 1, 3 * m, items - 2, items};
+	for (size_t c = sizeof(cuts) / sizeof(cuts[0]) - 1; c > 0; c--)
+		ck->run(&b.a, cuts[c - 1], cuts[c]);
+	const int amp = in.normalize == LS_AMPLITUDE;
+	double *re = malloc(items * sizeof(double)), *im = malloc(items * sizeof(double));
+	double *dre = malloc(items * sizeof(double)), *dim = malloc(items * sizeof(double));
+	double *nre = malloc(items * sizeof(double)), *nim = malloc(items * sizeof(double));
+	rows_of(o, in.nb, m, amp, re, im);
+
+	/* the direct reference over the same table (ls_many_cpu); and
+	 * ls_many_nufft_cpu's results, the kernel's bit for bit where its
+	 * ranges were whole series */
+	ls_many p;
+	lm_params(&b.a, &p);
+	ck_assert(p.eps == in.eps);
+	ls_series *s = calloc(in.nb, sizeof(ls_series));
+	const size_t es = gpud_dtype_size(dt), oes = gpud_dtype_size(o->dtype);
+	for (size_t i = 0; i < in.nb; i++) {
+		s[i].x = (char *)b.mem[0] + in.off[i] * es;
+		s[i].y = (char *)b.mem[1] + in.off[i] * es;
+		s[i].w = in.w ? (char *)b.mem[2] + in.off[i] * es : NULL;
+		s[i].out = (char *)o->data + i * m * oes;
+		s[i].n = in.off[i + 1] - in.off[i];
+	}
+	unsigned v[7];
+	ls_poison(o);
+	ls_many_nufft_cpu(&p, s, 0, in.nb, v);
+	for (size_t i = 0; i < in.nb; i++)
+		ck_assert_uint_eq(v[i], 0);
+	rows_of(o, in.nb, m, amp, nre, nim);
+	for (size_t i = 3; i < in.nb - 1; i++) /* series 3 to 5 were one range each */
+		for (size_t k = i * m; k < (i + 1) * m; k++)
+			ck_assert_msg(
+				nre[k] == re[k] && nim[k] == im[k],
+				"series %zu frequency %zu: ls_many_nufft_cpu %.17g, the kernel "
+				"%.17g",
+				i, k - i * m, nre[k], re[k]);
+	ls_poison(o);
+	ls_many_cpu(&p, s, 0, in.nb, v);
+	rows_of(o, in.nb, m, amp, dre, dim);
+	for (size_t i = 0; i < in.nb; i++) {
+		double e = ls_rel_err(m, re + i * m, im + i * m, dre + i * m, dim + i * m);
+		ck_assert_msg(e <= eps,
+			      "%s mode %d series %zu (n=%lld, nf=%zu): nufft vs direct %.3g > eps "
+			      "%.3g",
+			      gpud_dtype_name(dt), _i >> 1, i, (long long)s[i].n, m, e, eps);
+	}
+
+	/* one series' bad weights: the verdict names it, the NUFFT leaves its
+	 * row unwritten in ls_many_nufft_cpu, the others as before */
+	if (in.w) {
+		const size_t bad = 1 + (size_t)ls_uniform(0, (double)(in.nb - 1));
+		const size_t at = (size_t)in.off[bad] + (size_t)(s[bad].n / 2);
+		if (dt == GPUD_F32)
+			((float *)b.mem[2])[at] = -1.0f;
+		else
+			((double *)b.mem[2])[at] = -1.0;
+		unsigned code = ck->verdict(&b.a);
+		ck_assert_uint_eq(code & 7u, LS_BAD_WEIGHT);
+		ck_assert_uint_eq(code >> LM_VERDICT_SHIFT, bad + 1);
+		kernel_sample_poison(o->dtype, o->data, o->count);
+		ls_many_nufft_cpu(&p, s, 0, in.nb, v);
+		for (size_t i = 0; i < in.nb; i++) {
+			ck_assert_uint_eq(v[i], i == bad ? LS_BAD_WEIGHT : 0);
+			for (size_t k = i * m; k < (i + 1) * m; k++) {
+				if (i == bad)
+					ck_assert(kernel_sample_is_poison(o->dtype, o->data, k));
+				else
+					ck_assert(ls_get(o, amp ? 2 * k : k) == nre[k] &&
+						  (!amp || ls_get(o, 2 * k + 1) == nim[k]));
+			}
+		}
+	}
+	free(s);
+	free(re);
+	free(im);
+	free(dre);
+	free(dim);
+	free(nre);
+	free(nim);
+	unbind_many(&b);
+	free_in(&in);
+}
+END_TEST
+
+/* method=auto: the cpu's cost model for the average series; arrays and small
+ * grids direct (bit for bit), a long grid the NUFFT (to eps). */
+START_TEST(test_many_auto)
+{
+	many_in in;
+	seed();
+	char why[512];
+	const int fftw = ls_nufft_cpu_available(why, sizeof(why));
+	/* a grid of 30000 over series of 400 samples: the NUFFT */
+	make_gapped(&in, 3, 800, 1, 30000);
+	many_bound b;
+	char err[512] = "";
+	ck_assert_msg(bind_many(GPUD_F64, &in, 0, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lm_cpu_uses_nufft(&b.a), fftw);
+	const cpu_kernel *ck = cpu_kernel_of(b.a.kernel);
+	const kernel_array *o = &b.a.v[LM_PGRAM].arr;
+	const size_t items = ck->items(&b.a);
+	ls_poison(o);
+	ck->run(&b.a, 0, items);
+	double *re = malloc(items * sizeof(double)), *dre = malloc(items * sizeof(double));
+	double *im = calloc(items, sizeof(double));
+	rows_of(o, in.nb, in.m, 0, re, im);
+	ls_poison(o);
+	in.method = "direct";
+	unbind_many(&b);
+	ck_assert_msg(bind_many(GPUD_F64, &in, 0, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lm_cpu_uses_nufft(&b.a), 0);
+	ck->run(&b.a, 0, items);
+	rows_of(&b.a.v[LM_PGRAM].arr, in.nb, in.m, 0, dre, im);
+	for (size_t i = 0; i < in.nb; i++)
+		ck_assert(ls_rel_err(in.m, re + i * in.m, im, dre + i * in.m, im) <= 1e-9);
+	unbind_many(&b);
+	free_in(&in);
+	free(re);
+	free(dre);
+	free(im);
+	/* a short grid: direct; an array: direct */
+	make_gapped(&in, 3, 100, 0, 100);
+	ck_assert_msg(bind_many(GPUD_F64, &in, 0, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lm_cpu_uses_nufft(&b.a), 0);
+	unbind_many(&b);
+	free_in(&in);
+	make_in(&in, 3, 800, 0, 0, 30000);
+	ck_assert_msg(bind_many(GPUD_F64, &in, 0, &b, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(lm_cpu_uses_nufft(&b.a), 0);
+	unbind_many(&b);
+	free_in(&in);
+}
+END_TEST
+
 static void refuses(gpud_dtype dt, const many_in *in, size_t off_n, const char *want)
 {
 	many_bound b;
@@ -447,10 +668,12 @@ START_TEST(test_many_check)
 		{1, 1, 1, 1, 5, NULL,
 		 "lombscargle_many: give the frequencies as freqs or as the grid f0, df, nf, not "
 		 "both"},
-		{1, 1, 1, 0, 5, "nufft",
-		 "lombscargle_many: method=nufft is not offered (the direct method runs every "
-		 "series in one launch); use method=direct or auto, or lombscargle with "
-		 "method=nufft series by series"},
+		{0, 0, 0, 1, 0, "nufft",
+		 "lombscargle_many: method=nufft needs the uniform grid f0, df, nf; got the "
+		 "array freqs (use method=direct or auto for arrays)"},
+		{1, 1, 1, 0, (1ll << 29) + 1, "nufft",
+		 "lombscargle_many: method=nufft takes at most 2^29 frequencies, got "
+		 "nf=536870913 (use method=direct, or split the grid)"},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		memset(&b, 0, sizeof(b));
@@ -473,6 +696,22 @@ START_TEST(test_many_check)
 		ck_assert_int_eq(k->check(&b.a, err, sizeof(err)), -1);
 		ck_assert_str_eq(err, cases[c].want);
 	}
+	/* eps's range, by dtype */
+	in.method = "nufft";
+	in.eps = 1e-15;
+	free(in.f);
+	in.f = NULL;
+	in.f0 = 0.1, in.df = 0.01;
+	refuses(GPUD_F64, &in, 0,
+		"lombscargle_many: eps must be between 1e-14 and 0.1 for float64, got 1e-15");
+	in.eps = 1e-7;
+	refuses(GPUD_F32, &in, 0,
+		"lombscargle_many: eps must be between 1e-06 and 0.1 for float32, got 1e-07");
+	in.eps = 0.5;
+	refuses(GPUD_F64, &in, 0,
+		"lombscargle_many: eps must be between 1e-14 and 0.1 for float64, got 0.5");
+	in.eps = 0;
+	in.method = NULL;
 	/* lengths and dtypes */
 	memset(&b, 0, sizeof(b));
 	b.a.kernel = k;
@@ -521,6 +760,8 @@ void lombscargle_many_tcases(Suite *s)
 	tcase_add_test(tc, test_many_cpu_verdicts);
 	tcase_add_test(tc, test_many_bad_offsets);
 	tcase_add_test(tc, test_many_check);
+	tcase_add_loop_test(tc, test_many_nufft, 0, 2 * 9);
+	tcase_add_test(tc, test_many_auto);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 }

@@ -136,7 +136,7 @@ def lombscargle_many(xs: Any, ys: Any, freqs: Any = None, *, weights: Any = None
                      floating_mean: bool = False, dtype: Any = None,
                      f0: Optional[float] = None, df: Optional[float] = None,
                      nf: Optional[int] = None, method: Optional[str] = None,
-                     legacy: bool = False, max_bytes: Optional[int] = None,
+                     eps: Optional[float] = None, legacy: bool = False, max_bytes: Optional[int] = None,
                      client: Optional[Client] = None) -> np.ndarray:
     """Lomb-Scargle periodograms of B series, each as gpud.signal.lombscargle.
 
@@ -152,8 +152,17 @@ def lombscargle_many(xs: Any, ys: Any, freqs: Any = None, *, weights: Any = None
         Each series' sample weights (non-negative, a positive sum).
     precenter, normalize, floating_mean, legacy, dtype :
         As gpud.signal.lombscargle, for every series.
-    method : {None, 'auto', 'direct'}, optional
-        The direct method (all series in one launch); 'nufft' is refused.
+    method : {None, 'auto', 'direct', 'nufft'}, optional
+        'direct': every sample at every frequency, all series in one launch;
+        'nufft': the grid ``f0``, ``df``, ``nf`` only (at most 2**29
+        frequencies), each series' sums through non-uniform FFTs, to
+        ``eps``; None or 'auto': gpud picks one for the run by
+        gpud.signal.lombscargle's cost model, for series of the run's
+        average length (direct for ``freqs``).
+    eps : float, optional
+        method='nufft' (and auto's pick of it): the error allowed, relative
+        to each series' largest value (default 1e-9 for float64, 1e-5 for
+        float32; at least 1e-14, 1e-6, at most 0.1).
     max_bytes : int, optional
         The most device bytes one run may take (inputs and the (B, M)
         output); default gpud.signal.lombscargle_many's module setting
@@ -216,6 +225,8 @@ def lombscargle_many(xs: Any, ys: Any, freqs: Any = None, *, weights: Any = None
         m = 0  # gpud says what is missing
     if method is not None:
         args["method"] = method
+    if eps is not None:
+        args["eps"] = _grid_scalar("eps", eps, float)
     c = client if client is not None else default_client()
     scalars = dict(precenter=bool(precenter), normalize=normalize,
                    floating_mean=bool(floating_mean), legacy=bool(legacy))

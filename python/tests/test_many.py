@@ -2,8 +2,9 @@
 that series alone (fresh random ragged series, one sample included, every
 mode, grids and arrays, both dtypes) and a numpy reference of scipy >= 1.15's
 formulas (scipy's own where installed); 2-d inputs; chunking, by a small
-budget and by halving on OutOfMemory, giving identical results; and the
-refusals' messages."""
+budget and by halving on OutOfMemory, giving identical results;
+method='nufft' (and auto) against the direct method to eps, bad weights in
+one series; and the refusals' messages."""
 import numpy as np
 import pytest
 
@@ -244,9 +245,70 @@ def test_errors(client, rng):
         lombscargle_many(xs, ys, f, f0=0.1, df=0.1, nf=4, client=client)
     with pytest.raises(gpud.InvalidArgument, match="missing the frequencies"):
         lombscargle_many(xs, ys, client=client)
-    with pytest.raises(gpud.InvalidArgument, match="method=nufft is not offered"):
-        lombscargle_many(xs, ys, f0=0.1, df=0.1, nf=4, method="nufft", client=client)
+    with pytest.raises(gpud.InvalidArgument, match="method=nufft needs the uniform grid f0, "
+                       "df, nf; got the array freqs"):
+        lombscargle_many(xs, ys, f, method="nufft", client=client)
+    with pytest.raises(gpud.InvalidArgument, match=r"method=nufft takes at most 2\^29 "
+                       r"frequencies, got nf=536870913"):
+        lombscargle_many(xs, ys, f0=0.1, df=0.1, nf=2**29 + 1, method="nufft", client=client)
+    with pytest.raises(gpud.InvalidArgument, match="eps must be between 1e-14 and 0.1 for "
+                       "float64, got 0.5"):
+        lombscargle_many(xs, ys, f0=0.1, df=0.1, nf=4, method="nufft", eps=0.5, client=client)
+    with pytest.raises(gpud.ArgumentTypeError, match="argument 'eps': expected a number"):
+        lombscargle_many(xs, ys, f0=0.1, df=0.1, nf=4, method="nufft", eps="x", client=client)
     with pytest.raises(gpud.InvalidArgument, match="legacy=true .* has no floating_mean"):
         lombscargle_many(xs, ys, f, legacy=True, floating_mean=True, client=client)
     with pytest.raises(gpud.InvalidArgument, match="dtype must be"):
         lombscargle_many(xs, ys, f, dtype=np.int32, client=client)
+
+
+def rel_rows(got, want):
+    """Each row's largest error relative to the row's largest |value|."""
+    return [np.max(np.abs(g - r)) / (np.max(np.abs(r)) or 1.0) for g, r in zip(got, want)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("floating_mean", [False, True])
+@pytest.mark.parametrize("normalize", MODES)
+def test_nufft_against_direct(client, rng, dtype, weighted, floating_mean, normalize):
+    """method='nufft' on a grid: each row within eps of the direct method's
+    (eps given for float64 in half of the cases, the default else)."""
+    xs, ys, ws = ragged(rng, 6, 400, weighted, minn=30)
+    xs[0], ys[0] = np.cumsum(rng.uniform(0.01, 0.5, 40)), rng.uniform(-3, 3, 40)
+    if ws is not None:
+        ws[0] = rng.uniform(0.05, 2, 40)
+    eps = 1e-11 if dtype == np.float64 and floating_mean else None
+    kw = dict(weights=ws, normalize=normalize, floating_mean=floating_mean,
+              precenter=bool(rng.integers(2)), dtype=dtype, f0=float(rng.uniform(0.1, 0.5)),
+              df=float(rng.uniform(0.002, 0.01)), nf=int(rng.integers(1500, 2500)),
+              client=client)
+    got = lombscargle_many(xs, ys, method="nufft", eps=eps, **kw)
+    want = lombscargle_many(xs, ys, method="direct", **kw)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert not np.isnan(got).any()
+    bound = eps if eps else (1e-9 if dtype == np.float64 else 1e-5)
+    errs = rel_rows(got, want)
+    assert max(errs) <= bound, errs
+
+
+def test_nufft_legacy_and_auto(client, rng):
+    xs, ys, _ = ragged(rng, 5, 300, minn=50)
+    xs[0], ys[0] = np.cumsum(rng.uniform(0.01, 0.5, 60)), rng.uniform(-3, 3, 60)
+    grid = dict(f0=0.2, df=0.005, nf=3000, client=client)
+    want = lombscargle_many(xs, ys, precenter=True, normalize=True, legacy=True,
+                            method="direct", **grid)
+    got = lombscargle_many(xs, ys, precenter=True, normalize=True, legacy=True,
+                           method="nufft", **grid)
+    assert max(rel_rows(got, want)) <= 1e-9
+    # auto: whichever the cost model picks, the direct results to the default eps
+    got = lombscargle_many(xs, ys, **grid)
+    assert max(rel_rows(got, lombscargle_many(xs, ys, method="direct", **grid))) <= 1e-9
+
+
+def test_nufft_bad_weights_name_the_series(client, rng):
+    xs, ys, ws = ragged(rng, 12, 50, True)
+    ws[7][len(ws[7]) // 2] = np.nan
+    with pytest.raises(gpud.InvalidArgument, match="series 7 has a negative or NaN weight"):
+        lombscargle_many(xs, ys, weights=ws, f0=0.1, df=0.01, nf=700, method="nufft",
+                         client=client)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <gpud/npy.h>
@@ -87,6 +88,68 @@ START_TEST(test_gpuctl_run_writes_output)
 	gpud_daemon_status s = wait_no_buffers(c, E2E_SAFETY_S);
 	ck_assert_uint_eq(s.buffers, 0);
 	gpud_close(c);
+}
+END_TEST
+
+/* lombscargle_many method=nufft through gpuctl: each row within eps of the
+ * direct method's on fresh random series; eps given; the refusal of freqs;
+ * the kernel's help says both. */
+START_TEST(test_gpuctl_many_nufft)
+{
+	const size_t t = 300, nb = 3, nf = 2000;
+	double x[300], y[300], f[300], off[4] = {0, 40, 150, 300};
+	char px[700], py[700], po[700], pd[700], pf[700], err[512];
+	char ax[720], ay[720], ao[720], af[720];
+	gen_ls((uint64_t)time(NULL) ^ 0x6d616e79ull, t, t, x, y, f);
+	path_in_dir(px, sizeof(px), "mx.npy");
+	path_in_dir(py, sizeof(py), "my.npy");
+	path_in_dir(po, sizeof(po), "moff.npy");
+	path_in_dir(pd, sizeof(pd), "mout.npy");
+	path_in_dir(pf, sizeof(pf), "mf.npy");
+	save_vec(px, GPUD_F64, x, t);
+	save_vec(py, GPUD_F64, y, t);
+	save_vec(po, GPUD_I64, off, nb + 1);
+	save_vec(pf, GPUD_F64, f, 10);
+	snprintf(ax, sizeof(ax), "x=%s", px);
+	snprintf(ay, sizeof(ay), "y=%s", py);
+	snprintf(ao, sizeof(ao), "offsets=%s", po);
+	snprintf(af, sizeof(af), "freqs=%s", pf);
+	gpud_array a[2];
+	static const char *const methods[] = {"method=direct", "method=nufft"};
+	for (int m = 0; m < 2; m++) {
+		unlink(pd);
+		assert_ctl_ok(CTL("run", "lombscargle_many", ax, ay, ao, "f0=0.05", "df=0.004",
+				  "nf=2000", "normalize=normalize", "floating_mean=true",
+				  methods[m], "eps=1e-10", "-o", pd));
+		ck_assert_msg(gpud_npy_load(pd, &a[m], err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(a[m].ndim, 2);
+		ck_assert_uint_eq(a[m].shape[0], nb);
+		ck_assert_uint_eq(a[m].shape[1], nf);
+	}
+	const double *d = a[0].data, *n = a[1].data;
+	for (size_t b = 0; b < nb; b++) {
+		double mx = 0, e = 0;
+		for (size_t k = b * nf; k < (b + 1) * nf; k++) {
+			ck_assert(isfinite(n[k]));
+			mx = fabs(d[k]) > mx ? fabs(d[k]) : mx;
+			e = fabs(n[k] - d[k]) > e ? fabs(n[k] - d[k]) : e;
+		}
+		ck_assert_msg(mx > 0 && e <= 1e-10 * mx, "series %zu: nufft off by %.3g of %.3g", b,
+			      e, mx);
+	}
+	gpud_array_free(&a[0]);
+	gpud_array_free(&a[1]);
+	CTL_FAIL(EX_DATAERR,
+		 "lombscargle_many: method=nufft needs the uniform grid f0, df, nf; got the array "
+		 "freqs",
+		 "run", "lombscargle_many", ax, ay, ao, af, "method=nufft");
+	CTL_FAIL(EX_DATAERR, "lombscargle_many: eps must be between 1e-14 and 0.1 for float64",
+		 "run", "lombscargle_many", ax, ay, ao, "f0=0.05", "df=0.004", "nf=20",
+		 "method=nufft", "eps=1");
+	ctl_result *r = CTL("kernels");
+	assert_ctl_ok(r);
+	ck_assert_msg(strstr(r->out, "eps") && strstr(r->out, "nufft: the grid"),
+		      "kernels lombscargle_many: '%s'", r->out);
 }
 END_TEST
 
@@ -781,6 +844,7 @@ TCase *e2e_gpuctl(void)
 	tcase_add_test(tc, test_gpuctl_amplitude);
 	tcase_add_test(tc, test_gpuctl_grid_equals_array);
 	tcase_add_test(tc, test_gpuctl_lombscargle_args);
+	tcase_add_test(tc, test_gpuctl_many_nufft);
 	return tc;
 }
 
