@@ -13,15 +13,17 @@
 (c) the work of (a) as 10,000 separate gpud.signal.lombscargle calls from one
     client (float32): series per second.
 
-SURVEY_ONLY=a runs (a) alone, SURVEY_ONLY=b (b) alone. SURVEY_B and SURVEY_M
-change B and M (a smaller batch for the cpu backend). SURVEY_BREAKDOWN=1 prints
-where (a)'s time goes, each a median of ROUNDS, next to its end-to-end rate:
-lombscargle_many pipelined (gpud._many_pipe, the default) and one run at a time
-(the path before it), the kernel alone on uploaded Buffers into a Buffer, the
-host work of the run-at-a-time path (concatenating the series, uploading x, y
-and offsets, Buffer.get() of the (B, M) output, the first touch of (B, M)
-fresh numpy memory), and a run into a Client.empty() (B, M) output (its
-allocation timed apart).
+SURVEY_ONLY=a runs (a) alone, SURVEY_ONLY=b (b) alone. SURVEY_B, SURVEY_NMIN,
+SURVEY_NMAX and SURVEY_M change B, N's range and M (a smaller batch for the
+cpu backend). SURVEY_BREAKDOWN=1 prints where (a)'s time goes, each a median
+of ROUNDS, next to its end-to-end rate: lombscargle_many pipelined
+(gpud._many_pipe, the default) and one run at a time (the path before it),
+the kernel alone on uploaded Buffers into a Buffer, the host work of the
+run-at-a-time path (concatenating the series, uploading x, y and offsets,
+Buffer.get() of the (B, M) output, the first touch of (B, M) fresh numpy
+memory), and a run into a Client.empty() (B, M) output (its allocation timed
+apart). SURVEY_SWEEP=MIB:DEPTH,... (e.g. 16:4,32:6,64:8) adds the pipelined
+rate with chunks of MIB MiB, DEPTH in flight, for each.
 
 Each gpud is started here on the cuda backend (GPUD_BACKEND overrides) with a
 config file of its own, on an ipc:// socket in a temporary directory, and
@@ -38,8 +40,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 
-B, NMIN, NMAX, M = (int(os.environ.get("SURVEY_B", 10_000)), 1_000, 5_000,
-                    int(os.environ.get("SURVEY_M", 10_000)))
+B, NMIN, NMAX, M = (int(os.environ.get("SURVEY_" + k, v)) for k, v in (
+    ("B", 10_000), ("NMIN", 1_000), ("NMAX", 5_000), ("M", 10_000)))
 F0, DF = 0.01, 0.001
 SMALL_CLIENTS, SMALL_CALLS, SMALL_N, SMALL_M = 64, 100, 3_000, 1_000
 BATCH_DELAY_US, METRICS_PORT = 200, 19400
@@ -187,13 +189,23 @@ def breakdown(c, xs, ys, dtype, rounds):
     pieces.append(("run with out= that Client.empty() array",
                    timed(lambda: c.run("lombscargle_many", x=x, y=y, offsets=off, f0=F0, df=DF,
                                        nf=M, out=host), rounds)))
-    del host
+    host = None  # given back to gpud
     for b in (bx, by, bo, out):
         b.free()
     say("(a) breakdown, %s, B = %d, M = %d (medians of %d):" % (dtype, B, M, rounds))
     for what, sec in pieces:
         say("    %-58s %8.1f ms  %8.0f series/s" % (what, sec * 1e3, B / sec))
     say("    pipelined / before: %.2fx the rate" % (old / new))
+    for item in filter(None, os.environ.get("SURVEY_SWEEP", "").split(",")):
+        mib, depth = (int(v) for v in item.split(":"))
+        kc, kd = pipe.PIPE_CHUNK_BYTES, pipe.PIPE_DEPTH
+        pipe.PIPE_CHUNK_BYTES, pipe.PIPE_DEPTH = mib << 20, depth
+        try:
+            sec = timed(lambda: lombscargle_many(xd, yd, **kw), rounds)
+        finally:
+            pipe.PIPE_CHUNK_BYTES, pipe.PIPE_DEPTH = kc, kd
+        say("    %-58s %8.1f ms  %8.0f series/s"
+            % ("pipelined, chunks of %d MiB, %d in flight" % (mib, depth), sec * 1e3, B / sec))
 
 
 def bench_separate(c, xs, ys, dtype):

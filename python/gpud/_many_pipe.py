@@ -19,9 +19,9 @@ How a batch goes (over ipc://, where gpud shares host memory with the client):
      work on the other chunks; no final concatenation.
   3. A chunk refused for memory (gpud.OutOfMemory, gpud.QuotaExceeded) is
      halved and retried in its slot. A refused argument names its series by
-     its index in the batch. After a failure no further chunk starts; the
-     error of the first failing chunk in batch order is raised once every
-     chunk in flight has ended and the slots are freed.
+     its index in the batch. Once a chunk has failed no further chunk is
+     sent; the error of the first failing chunk in batch order is raised once
+     every chunk in flight has ended, and the slots are given back.
 
 run() returns None where this path does not apply (no shared memory, a
 batch under PIPE_MIN_BYTES, arguments for the general path to judge):
@@ -42,7 +42,7 @@ import traceback
 import numpy as np
 
 from ._dtypes import NUMPY, code_of
-from ._errors import Error, InvalidArgument, OutOfMemory, ProtocolError, error_for
+from ._errors import Error, InvalidArgument, OutOfMemory, ProtocolError, Status, error_for
 from ._lib import ARG_ARRAY, ARG_BOOL, ARG_F64, ARG_I64, ARG_TEXT, Arg, Array, Result, lib
 
 #: Bytes of one chunk's inputs and output: a slot of this size is one piece
@@ -115,7 +115,7 @@ def _call(c, argv, nargs, dst, room):
         c._leave()
     if nout.value != 1:
         raise ProtocolError("lombscargle_many: gpud returned %d outputs, expected 1"
-                            % nout.value)
+                            % nout.value, Status.EPROTO)
     return res[0].array, bool(in_dst.value)
 
 
@@ -195,7 +195,7 @@ class _Batch:
 
     def run(self, lo, hi, slot):
         p, mem = slot
-        dt, es, k = self.dt, self.dt.itemsize, hi - lo
+        dt, k = self.dt, hi - lo
         n = int(self.lens[lo:hi].sum())
         arrays = []
         at = 0
@@ -239,15 +239,19 @@ class _Batch:
                 argv[i].v.f64 = v
             else:
                 argv[i].v.text = v
+        if self.failed.is_set():  # another chunk failed while this one was staged
+            return
         try:
             ga, in_dst = _call(self.c, argv, nargs, p + at, self.slot_bytes - at)
         except InvalidArgument as e:
+            self.failed.set()
             raise self.shifted(e, lo) from None
         try:
             shape = tuple(ga.shape[:ga.ndim])
             if shape != (k, self.m) or NUMPY.get(ga.dtype) != self.odt:
                 raise ProtocolError("lombscargle_many: gpud returned %s %s, expected %s %s"
-                                    % (NUMPY.get(ga.dtype), shape, self.odt, (k, self.m)))
+                                    % (NUMPY.get(ga.dtype), shape, self.odt, (k, self.m)),
+                                    Status.EPROTO)
             if in_dst:
                 src = mem[at:at + ga.nbytes]
             else:  # did not fit the room offered: in the library's memory

@@ -152,21 +152,29 @@ def test_pipelined_halved_on_out_of_memory(client, rng, monkeypatch, small_chunk
 
 
 @pytest.mark.parametrize("depth", [1, 3])
-def test_error_in_a_later_chunk_names_the_series(client, rng, small_chunks, depth):
+def test_error_in_a_later_chunk_names_the_series(client, rng, monkeypatch, small_chunks, depth):
     xs, ys, ws = ragged(rng, 40, 5, 40, weights=True)
     bad = int(rng.integers(25, 40))
     ws[bad][len(ws[bad]) // 2] = -1.0
     freqs = rng.uniform(0.1, 10, 8)
-    small_chunks(1500, depth)
+    small_chunks(1, depth)  # a series a chunk
+    calls = Calls(client)
+    monkeypatch.setattr(pipe, "_call", calls)
     before = regions(client)
     with pytest.raises(gpud.InvalidArgument,
                        match="series %d has a negative or NaN weight" % bad):
         lombscargle_many(xs, ys, freqs, weights=ws, client=client)
+    # one chunk after another: none after the failing one (several in flight:
+    # none starts once the failure is seen, which a test cannot time)
+    if depth == 1:
+        assert len(calls.sizes) == bad + 1
     assert regions(client) == before
     assert client.buffers() == []
     ws[bad][:] = 0
+    small_chunks(1500, depth)
     with pytest.raises(gpud.InvalidArgument, match="series %d has weights that sum to 0" % bad):
         lombscargle_many(xs, ys, freqs, weights=ws, client=client)
+    assert regions(client) == before
 
 
 def test_nothing_left_behind(client, rng, monkeypatch, small_chunks):
@@ -185,10 +193,21 @@ def test_nothing_left_behind(client, rng, monkeypatch, small_chunks):
     assert all(s["buffers"] == 0 for s in client.status()["sessions"])
 
 
-def test_tcp_and_small_batches_take_client_run(client, rng, monkeypatch):
-    # under PIPE_MIN_BYTES: Client.run, as before
+@pytest.mark.parametrize("why", ["small", "no shared memory", "no host region"])
+def test_client_run_where_the_pipeline_does_not_apply(client, rng, monkeypatch, why):
     xs, ys, _ = ragged(rng, 5, 3, 30)
     freqs = rng.uniform(0.1, 10, 7)
+    want = unchunked(client, monkeypatch, xs, ys, freqs)
+    if why == "no shared memory":  # as over tcp://
+        monkeypatch.setattr(pipe, "PIPE_MIN_BYTES", 0)
+        monkeypatch.setattr(type(client), "has_shm", property(lambda self: False))
+    elif why == "no host region":  # gpud refuses the region
+        monkeypatch.setattr(pipe, "PIPE_MIN_BYTES", 0)
+
+        def refuse(*a, **kw):
+            raise gpud.OutOfMemory("host memory limit reached")
+
+        monkeypatch.setattr(client, "empty", refuse)
     runs = []
     real = client.run
 
@@ -197,7 +216,8 @@ def test_tcp_and_small_batches_take_client_run(client, rng, monkeypatch):
         return real(kernel, **a)
 
     monkeypatch.setattr(client, "run", counting)
-    monkeypatch.setattr(pipe, "_call", None)
+    monkeypatch.setattr(pipe, "_call", None)  # never reached
     got = lombscargle_many(xs, ys, freqs, client=client)
-    assert runs == ["lombscargle_many"] and got.shape == (5, 7)
+    assert runs == ["lombscargle_many"]
+    assert np.array_equal(got, want)
     assert many.MAX_CALL_BYTES == 1 << 30
