@@ -72,6 +72,19 @@ except AttributeError:  # an older libgpud-client: the general path only
     _call_to_c = None
 
 
+# A fresh region's pages are mapped in this process as they are first touched
+# (a fault each, ~2.5 us a page on a 2-core test machine: 21 ms per 32 MiB);
+# MADV_POPULATE_WRITE (Linux 5.14) maps them in one call, a quarter of that.
+# Older kernels refuse it (EINVAL): the pages then fault in as used.
+_MADV_POPULATE_WRITE = 23
+try:
+    _madvise = ctypes.CDLL(None).madvise
+    _madvise.restype = ctypes.c_int
+    _madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+except (AttributeError, OSError):
+    _madvise = None
+
+
 def _up(n, a=_ALIGN):
     return (n + a - 1) // a * a
 
@@ -144,7 +157,10 @@ class _Batch:
             mem = self.c.empty(self.slot_bytes // 8, "float64").view(np.uint8)
         except Error:
             return None
-        return mem.__array_interface__["data"][0], mem
+        p = mem.__array_interface__["data"][0]
+        if _madvise is not None:  # its pages mapped in one go, not faulted in one by one
+            _madvise(p, self.slot_bytes, _MADV_POPULATE_WRITE)
+        return p, mem
 
     def take_slot(self):
         try:
