@@ -13,6 +13,18 @@
 (c) the work of (a) as 10,000 separate gpud.signal.lombscargle calls from one
     client (float32): series per second.
 
+SURVEY_ONLY=a runs (a) alone, SURVEY_ONLY=b (b) alone. SURVEY_B, SURVEY_NMIN,
+SURVEY_NMAX and SURVEY_M change B, N's range and M (a smaller batch for the
+cpu backend). SURVEY_BREAKDOWN=1 prints where (a)'s time goes, each a median
+of ROUNDS, next to its end-to-end rate: lombscargle_many pipelined
+(gpud._many_pipe, the default) and one run at a time (the path before it),
+the kernel alone on uploaded Buffers into a Buffer, the host work of the
+run-at-a-time path (concatenating the series, uploading x, y and offsets,
+Buffer.get() of the (B, M) output, the first touch of (B, M) fresh numpy
+memory), and a run into a Client.empty() (B, M) output (its allocation timed
+apart). SURVEY_SWEEP=MIB:DEPTH,... (e.g. 16:4,32:6,64:8) adds the pipelined
+rate with chunks of MIB MiB, DEPTH in flight, for each.
+
 Each gpud is started here on the cuda backend (GPUD_BACKEND overrides) with a
 config file of its own, on an ipc:// socket in a temporary directory, and
 stopped with SIGTERM. Prints a markdown table with the device's name.
@@ -28,7 +40,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 
-B, NMIN, NMAX, M = 10_000, 1_000, 5_000, 10_000
+B, NMIN, NMAX, M = (int(os.environ.get("SURVEY_" + k, v)) for k, v in (
+    ("B", 10_000), ("NMIN", 1_000), ("NMAX", 5_000), ("M", 10_000)))
 F0, DF = 0.01, 0.001
 SMALL_CLIENTS, SMALL_CALLS, SMALL_N, SMALL_M = 64, 100, 3_000, 1_000
 BATCH_DELAY_US, METRICS_PORT = 200, 19400
@@ -118,6 +131,83 @@ def bench_many(c, xs, ys, dtype, rounds):
     return statistics.median(rates), p
 
 
+def timed(fn, rounds):
+    """Median seconds of fn() over rounds (after one call to warm up)."""
+    fn()
+    t = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+    return statistics.median(t)
+
+
+def breakdown(c, xs, ys, dtype, rounds):
+    """(a)'s pieces, printed: see the module's docstring."""
+    import numpy as np
+    import gpud._many_pipe as pipe
+    from gpud.signal import lombscargle_many
+    xd = [x.astype(dtype) for x in xs]
+    yd = [y.astype(dtype) for y in ys]
+    kw = dict(f0=F0, df=DF, nf=M, dtype=dtype, client=c)
+    keep = pipe.PIPE_MIN_BYTES
+    new, old = [], []
+    try:
+        lombscargle_many(xd, yd, **kw)
+        for _ in range(rounds):  # alternating, so drift hits both alike
+            for on, out in ((True, new), (False, old)):
+                pipe.PIPE_MIN_BYTES = keep if on else 1 << 62
+                t0 = time.perf_counter()
+                lombscargle_many(xd, yd, **kw)
+                out.append(time.perf_counter() - t0)
+    finally:
+        pipe.PIPE_MIN_BYTES = keep
+    new, old = statistics.median(new), statistics.median(old)
+    x, y = np.concatenate(xd), np.concatenate(yd)
+    off = np.zeros(B + 1, np.int64)
+    np.cumsum([len(v) for v in xd], out=off[1:])
+    bx, by, bo = c.upload(x), c.upload(y), c.upload(off)
+    out = c.alloc((B, M), dtype)
+    pieces = [
+        ("end to end, pipelined (default)", new),
+        ("end to end, one run at a time (before)", old),
+        ("kernel alone: run on Buffers into a Buffer",
+         timed(lambda: c.run("lombscargle_many", x=bx, y=by, offsets=bo, f0=F0, df=DF, nf=M,
+                             out=out), rounds)),
+        ("np.concatenate of the x's and y's", timed(lambda: (np.concatenate(xd),
+                                                           np.concatenate(yd)), rounds)),
+        ("upload of x, y, offsets (%.0f MB)" % ((x.nbytes + y.nbytes + off.nbytes) / 1e6),
+         timed(lambda: [b.free() for b in (c.upload(x), c.upload(y), c.upload(off))], rounds)),
+        ("Buffer.get() of the (B, M) output (%.0f MB)" % (out.nbytes / 1e6),
+         timed(out.get, rounds)),
+        ("first touch of (B, M) fresh memory: np.empty().fill(1)",
+         timed(lambda: np.empty((B, M), dtype).fill(1), rounds)),
+    ]
+    t0 = time.perf_counter()
+    host = c.empty((B, M), dtype)
+    pieces.append(("Client.empty((B, M)): a host region (once)", time.perf_counter() - t0))
+    pieces.append(("run with out= that Client.empty() array",
+                   timed(lambda: c.run("lombscargle_many", x=x, y=y, offsets=off, f0=F0, df=DF,
+                                       nf=M, out=host), rounds)))
+    host = None  # given back to gpud
+    for b in (bx, by, bo, out):
+        b.free()
+    say("(a) breakdown, %s, B = %d, M = %d (medians of %d):" % (dtype, B, M, rounds))
+    for what, sec in pieces:
+        say("    %-58s %8.1f ms  %8.0f series/s" % (what, sec * 1e3, B / sec))
+    say("    pipelined / before: %.2fx the rate" % (old / new))
+    for item in filter(None, os.environ.get("SURVEY_SWEEP", "").split(",")):
+        mib, depth = (int(v) for v in item.split(":"))
+        kc, kd = pipe.PIPE_CHUNK_BYTES, pipe.PIPE_DEPTH
+        pipe.PIPE_CHUNK_BYTES, pipe.PIPE_DEPTH = mib << 20, depth
+        try:
+            sec = timed(lambda: lombscargle_many(xd, yd, **kw), rounds)
+        finally:
+            pipe.PIPE_CHUNK_BYTES, pipe.PIPE_DEPTH = kc, kd
+        say("    %-58s %8.1f ms  %8.0f series/s"
+            % ("pipelined, chunks of %d MiB, %d in flight" % (mib, depth), sec * 1e3, B / sec))
+
+
 def bench_separate(c, xs, ys, dtype):
     from gpud.signal import lombscargle
     xd = [x.astype(dtype) for x in xs]
@@ -146,7 +236,9 @@ def main():
     import numpy as np
     xs, ys = series(43)
     rows = []
-    only_b = os.environ.get("SURVEY_ONLY") == "b"  # (b) alone
+    only = os.environ.get("SURVEY_ONLY")  # "a" or "b": that part alone
+    only_b, only_a = only == "b", only == "a"
+    pieces = os.environ.get("SURVEY_BREAKDOWN") == "1"
     with tempfile.TemporaryDirectory() as tmp:
         p, url, c = start_gpud(gpud, tmp, "plain", "")
         dev = device_name(c)
@@ -154,8 +246,23 @@ def main():
         if not only_b:
             r32, p32 = bench_many(c, xs, ys, "float32", rounds)
             say("(a) lombscargle_many float32: %.0f series/s" % r32)
+            if pieces:
+                breakdown(c, xs, ys, "float32", rounds)
             r64, p64 = bench_many(c, xs, ys, "float64", rounds)
             say("(a) lombscargle_many float64: %.0f series/s" % r64)
+            if pieces:
+                breakdown(c, xs, ys, "float64", rounds)
+        if only_a:
+            stop_gpud(p, c)
+            print("device: %s; B = %d series, N in [%d, %d], M = %d grid frequencies; "
+                  "rounds %d" % (dev, B, NMIN, NMAX, M, rounds))
+            print()
+            print("| what | series/s | target |")
+            print("| --- | --- | --- |")
+            print("| (a) lombscargle_many, float32 | %.0f | >= 50,000 |" % r32)
+            print("| (a) lombscargle_many, float64 | %.0f | |" % r64)
+            return
+        if not only_b:
             rsep, sep = bench_separate(c, xs, ys, "float32")
             say("(c) separate calls float32: %.0f series/s" % rsep)
             # the batched results equal the separate calls' (float32: the kernel's accuracy)

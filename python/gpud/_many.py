@@ -6,8 +6,14 @@ offsets; all of a run's series in one launch on the GPU. A batch is cut into
 chunks of series so that no run asks gpud for more device memory than the
 tenant may have (client.status()'s pool and device figures) or than
 MAX_CALL_BYTES (or max_bytes=); a chunk refused for memory (gpud.OutOfMemory,
-gpud.QuotaExceeded) is halved and retried. The chunks' rows are concatenated
-in order: the result is the same whatever the chunking.
+gpud.QuotaExceeded) is halved and retried. The result is the same whatever
+the chunking.
+
+Over ipc:// a batch of PIPE_MIN_BYTES and more goes through gpud._many_pipe:
+chunks of tens of MiB staged in host memory shared with gpud, several in
+flight, each chunk's rows copied into one result array while the device works
+on the next. Otherwise (tcp://, small batches) each chunk is one Client.run
+and the chunks' rows are concatenated in order.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
+from . import _many_pipe
 from ._client import Client
 from ._default import default_client
 from ._errors import ArgumentTypeError, InvalidArgument, OutOfMemory, error_for
@@ -241,6 +248,10 @@ def lombscargle_many(xs: Any, ys: Any, freqs: Any = None, *, weights: Any = None
     sizes = [len(x) * per_sample + 8 + max(m, 0) * odt.itemsize for x in xl]
     fixed = 8 + (max(m, 0) * es if freqs is not None else 0)
     budget = _budget(c, max_bytes)
+    out = _many_pipe.run(c, xl, yl, wl, args, scalars, dt, odt, m, sizes, fixed, budget,
+                         _chunks, _shifted)
+    if out is not None:
+        return out
 
     def run(lo, hi):
         x, y = np.concatenate(xl[lo:hi]), np.concatenate(yl[lo:hi])
