@@ -34,6 +34,8 @@ typedef struct many_case {
 	int grid, weights, fm, mode, pc, legacy;
 	const char *method; /* NULL: the default (auto) */
 	double eps;         /* > 0: given */
+	size_t stride;      /* > 1 (grids): the reference at every stride-th frequency only,
+			       so big cases cost the host's direct method little */
 } many_case;
 
 /* The table: nb series, lengths 1 (the first) to maxn; times sorted per series. */
@@ -146,20 +148,23 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 		     oes = gpud_dtype_size(odt);
 	table tb;
 	make_table(cs, &tb);
-	void *got = malloc(cs->nb * cs->m * oes), *ref = malloc(cs->nb * cs->m * oes);
+	const size_t st = cs->grid && cs->stride > 1 ? cs->stride : 1;
+	const size_t mr = (cs->m + st - 1) / st; /* reference frequencies per series */
+	void *got = malloc(cs->nb * cs->m * oes), *ref = malloc(cs->nb * mr * oes);
 	double t0 = wall();
 	ck_assert_int_eq(run_many(c, cs, &tb, got, odt), GPUD_OK);
 	double t_gpu = wall() - t0;
 
 	/* the reference: ls_many_cpu over a host table */
-	ls_many p = {cs->dt, cs->pc, cs->mode,         cs->fm,       cs->legacy, tb.f,
-		     tb.f0,  tb.df,  (long long)cs->m, !cs->weights, cs->eps};
+	ls_many p = {cs->dt,        cs->pc,       cs->mode, cs->fm,
+		     cs->legacy,    tb.f,         tb.f0,    tb.df * (double)st,
+		     (long long)mr, !cs->weights, cs->eps};
 	ls_series *s = malloc(cs->nb * sizeof(ls_series));
 	for (size_t b = 0; b < cs->nb; b++) {
 		s[b].x = (char *)tb.x + tb.off[b] * es;
 		s[b].y = (char *)tb.y + tb.off[b] * es;
 		s[b].w = tb.w ? (char *)tb.w + tb.off[b] * es : NULL;
-		s[b].out = (char *)ref + b * cs->m * oes;
+		s[b].out = (char *)ref + b * mr * oes;
 		s[b].n = tb.off[b + 1] - tb.off[b];
 	}
 	unsigned *v = calloc(cs->nb, sizeof(unsigned));
@@ -180,11 +185,12 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 	size_t worst_b = 0, unwritten = 0, compared = 0;
 	for (size_t b = 0; b < cs->nb; b++) {
 		ck_assert_uint_eq(v[b], 0);
-		const size_t n0 = b * cs->m * comps, n = cs->m * comps;
+		const size_t n0 = b * cs->m * comps, n = cs->m * comps, r0 = b * mr * comps,
+			     nr = mr * comps;
 		const long long len = s[b].n;
 		double maxref = 0;
-		for (size_t i = 0; i < n; i++) {
-			double r = get(cs->dt, ref, n0 + i);
+		for (size_t i = 0; i < nr; i++) {
+			double r = get(cs->dt, ref, r0 + i);
 			if (isfinite(r) && fabs(r) > maxref)
 				maxref = fabs(r);
 		}
@@ -197,17 +203,17 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 		const int values = len >= (cs->fm ? 32 : 8) ||
 				   (!cs->fm && !cs->legacy && cs->mode != LS_AMPLITUDE &&
 				    cs->dt == GPUD_F64);
-		for (size_t i = 0; i < n; i++) {
-			if (is_poison(cs->dt, got, n0 + i)) {
-				unwritten++;
+		for (size_t i = 0; i < n; i++)
+			unwritten += is_poison(cs->dt, got, n0 + i) != 0;
+		for (size_t i = 0; i < nr && values; i++) {
+			/* reference i: frequency (i / comps) * st of the run's */
+			const size_t gi = n0 + (i / comps) * st * comps + i % comps;
+			if (is_poison(cs->dt, got, gi))
 				continue;
-			}
-			if (!values)
-				continue;
-			double r = get(cs->dt, ref, n0 + i), g = get(cs->dt, got, n0 + i);
+			double r = get(cs->dt, ref, r0 + i), g = get(cs->dt, got, gi);
 			ck_assert_msg(isfinite(r) == isfinite(g),
 				      "series %zu (n=%lld) output %zu: %g, reference %g", b, len,
-				      i / comps, g, r);
+				      i / comps * st, g, r);
 			if (!isfinite(r))
 				continue;
 			compared++;
@@ -217,11 +223,11 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 		}
 	}
 	printf("lombscargle_many %-7s %-5s B=%-6zu n<=%-5zu M=%-6zu w=%d fm=%d %-9s pc=%d "
-	       "legacy=%d method=%s eps=%g: %.3f s, %zu compared, worst err/max %.2e (series "
-	       "%zu)\n",
+	       "legacy=%d method=%s eps=%g: %.3f s, %zu compared (every %zu), worst err/max "
+	       "%.2e (series %zu)\n",
 	       gpud_dtype_name(cs->dt), cs->grid ? "grid" : "array", cs->nb, cs->maxn, cs->m,
 	       cs->weights, cs->fm, mode_names[cs->mode], cs->pc, cs->legacy,
-	       cs->method ? cs->method : "auto", cs->eps, t_gpu, compared, worst, worst_b);
+	       cs->method ? cs->method : "auto", cs->eps, t_gpu, compared, st, worst, worst_b);
 	fflush(stdout);
 	ck_assert_msg(unwritten == 0, "%zu outputs never written", unwritten);
 	ck_assert_msg(worst <= tol, "series %zu: error %.3e of its max > %.0e", worst_b, worst,
@@ -236,7 +242,7 @@ static void many_case_run(gpud_client *c, const many_case *cs)
 /* A series' bad weights, and bad offsets: the run fails naming where. */
 static void many_verdicts(gpud_client *c, gpud_dtype dt, const char *method)
 {
-	many_case cs = {50, 40, 64, dt, 1, 1, 0, LS_POWER, 0, 0, method, 0};
+	many_case cs = {50, 40, 64, dt, 1, 1, 0, LS_POWER, 0, 0, method, 0, 0};
 	table tb;
 	make_table(&cs, &tb);
 	void *got = malloc(cs.nb * cs.m * gpud_dtype_size(dt));
@@ -275,19 +281,20 @@ void gpu_test_lombscargle_many(gpud_client *c)
 					many_case cs = {2000,    300,  48,
 							dt,      grid, wf & 1,
 							wf >> 1, mode, (wf + mode) & 1,
-							0,       NULL, 0};
+							0,       NULL, 0,
+							0};
 					many_case_run(c, &cs);
 				}
 		/* legacy, with precenter and normalize */
 		for (int grid = 0; grid < 2; grid++) {
-			many_case cs = {1000, 200,           40, dt, grid, 0,
-					0,    LS_NORMALIZED, 1,  1,  NULL, 0};
+			many_case cs = {1000,          200, 40, dt,   grid, 0, 0,
+					LS_NORMALIZED, 1,   1,  NULL, 0,    0};
 			many_case_run(c, &cs);
 		}
 		/* long series (1..5000, several tiles), and more than 65535 series */
-		many_case longer = {300, 5000, 64, dt, 1, 1, 1, LS_NORMALIZED, 1, 0, NULL, 0};
+		many_case longer = {300, 5000, 64, dt, 1, 1, 1, LS_NORMALIZED, 1, 0, NULL, 0, 0};
 		many_case_run(c, &longer);
-		many_case wide = {70000, 5, 16, dt, 0, 1, 0, LS_POWER, 1, 0, NULL, 0};
+		many_case wide = {70000, 5, 16, dt, 0, 1, 0, LS_POWER, 1, 0, NULL, 0, 0};
 		many_case_run(c, &wide);
 		many_verdicts(c, dt, NULL);
 		many_verdicts(c, dt, "nufft");
@@ -298,21 +305,24 @@ void gpu_test_lombscargle_many(gpud_client *c)
 				many_case cs = {300,     200,     2000,
 						dt,      1,       wf & 1,
 						wf >> 1, mode,    (wf + mode) & 1,
-						0,       "nufft", 0};
+						0,       "nufft", 0,
+						4};
 				if ((wf + mode) & 1)
 					cs.eps = dt == GPUD_F64 ? 1e-11 : 1e-4;
 				many_case_run(c, &cs);
 			}
-		many_case nlegacy = {300, 300, 3000, dt, 1, 0, 0, LS_NORMALIZED, 1, 1, "nufft", 0};
+		many_case nlegacy = {300,           300, 3000, dt,      1, 0, 0,
+				     LS_NORMALIZED, 1,   1,    "nufft", 0, 3};
 		many_case_run(c, &nlegacy);
 		/* fine grids of 40 series past one group's scratch (256 MiB): the
 		 * groups in turn over the table, the last one short */
-		many_case groups = {40, 100, 300000, dt, 1, 1, 1, LS_NORMALIZED, 0, 0, "nufft", 0};
+		many_case groups = {40, 100, 300000,  dt, 1, 1, 1, LS_NORMALIZED,
+				    0,  0,   "nufft", 0,  61};
 		many_case_run(c, &groups);
 		/* long series of several spreading runs each, and auto on a grid */
-		many_case nlong = {20, 20000, 1000, dt, 1, 1, 0, LS_AMPLITUDE, 0, 0, "nufft", 0};
+		many_case nlong = {20, 20000, 1000, dt, 1, 1, 0, LS_AMPLITUDE, 0, 0, "nufft", 0, 7};
 		many_case_run(c, &nlong);
-		many_case aut = {50, 2000, 5000, dt, 1, 1, 1, LS_POWER, 1, 0, "auto", 0};
+		many_case aut = {50, 2000, 5000, dt, 1, 1, 1, LS_POWER, 1, 0, "auto", 0, 7};
 		many_case_run(c, &aut);
 	}
 	printf("lombscargle_many: %.1f s\n", wall() - t0);
