@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -251,14 +252,25 @@ static void ring_take(gpud_ring *r)
 
 /* --- watching ------------------------------------------------------------------------ */
 
+/*
+ * A turn of the loop while rings are hot. A turn that found nothing gives
+ * the core away (sched_yield): the client that is about to write the next
+ * request may be waiting for this very core (two cores shared by gpud, its
+ * clients and others), and a loop that only spins would keep it from
+ * running until the ring's spin_us is over. With nobody else to run, the
+ * yield returns at once (a syscall, as each turn's epoll_wait is).
+ */
 static void on_idle(uv_idle_t *h)
 {
 	ring_server *rs = h->data;
 	uint64_t now = now_ns();
 	gpud_ring *r, *tmp;
+	int took = 0;
 	DL_FOREACH_SAFE2(rs->hot, r, tmp, hot_next)
 	{
+		uint32_t seen = r->seen;
 		ring_take(r);
+		took |= r->seen != seen;
 		if (r->busy) {
 			hot_remove(r); /* nothing to look for until its reply */
 		} else if (now > r->hot_until) {
@@ -273,6 +285,8 @@ static void on_idle(uv_idle_t *h)
 	if (rs->hot == NULL && rs->idling) {
 		uv_idle_stop(&rs->idle);
 		rs->idling = 0;
+	} else if (!took) {
+		sched_yield();
 	}
 }
 
