@@ -9,9 +9,10 @@
  * Work too small to be worth a worker's wake (a copy of up to
  * INLINE_COPY_BYTES, a run of up to INLINE_RUN_COST units, a sync) is done
  * on the loop itself when it is asked for, and its completion is reported
- * on the loop's next turn (the instance's `soon` list, an idle handle):
- * handing it to the pool and back would cost two sleeping threads' wakes,
- * more than the work. GPUD_CPU_INLINE=0 sends everything to the pool (the
+ * on the loop's next turn (the instance's `soon` list, an idle handle; work
+ * that a completion starts, such as a run once its uploads are in, is done
+ * and reported in that same turn): handing it to the pool and back would
+ * cost two sleeping threads' wakes, more than the work. GPUD_CPU_INLINE=0 sends everything to the pool (the
  * comparison of bench/ring_latency.c).
  *
  * One instance per simulated device (cpu_devices: the placement and peer
@@ -69,19 +70,41 @@ typedef struct cpu_backend {
 	soon_item *soon, **soon_tail;
 } cpu_backend;
 
+/*
+ * Fires the completions due. What they start may be inline work of its own
+ * (a run's uploads done, its run, then its downloads): that fires here too,
+ * in the same turn, up to SOON_PER_TURN completions; the rest on the next
+ * turn, so the loop's other work is not held up. Each fires from here, never
+ * from inside the call that made it.
+ */
+#define SOON_PER_TURN 64
+
 static void on_soon(uv_idle_t *h)
 {
 	cpu_backend *cb = h->data;
-	soon_item *it = cb->soon;
-	/* What fires may do more inline work: that fires on the next turn. */
-	cb->soon = NULL;
-	cb->soon_tail = &cb->soon;
-	uv_idle_stop(h);
-	while (it) {
-		soon_item *next = it->next;
-		it->fire(it);
-		it = next;
+	unsigned fired = 0;
+	while (cb->soon && fired < SOON_PER_TURN) {
+		soon_item *it = cb->soon;
+		cb->soon = NULL;
+		cb->soon_tail = &cb->soon;
+		while (it) {
+			soon_item *next = it->next;
+			if (fired++ >= SOON_PER_TURN) { /* the rest first on the next turn */
+				soon_item **tail = &it->next;
+				while (*tail)
+					tail = &(*tail)->next;
+				*tail = cb->soon;
+				if (cb->soon == NULL)
+					cb->soon_tail = tail;
+				cb->soon = it;
+				break;
+			}
+			it->fire(it);
+			it = next;
+		}
 	}
+	if (cb->soon == NULL)
+		uv_idle_stop(h);
 }
 
 static void soon_push(gpud_backend *b, soon_item *it, void (*fire)(soon_item *))
