@@ -45,7 +45,8 @@
  * (a memcpy of 64 KiB takes a few microseconds, about one thread's wake)... */
 #define INLINE_COPY_BYTES ((size_t)64 << 10)
 /* ... and a run of at most this many units of cpu_kernel.item_cost (the
- * units of CHUNK_COST below: a few microseconds of work). */
+ * units of CHUNK_COST below: a few microseconds of work), of a kernel that
+ * has an item_cost. */
 #define INLINE_RUN_COST ((size_t)4096)
 
 /* A completion due on the loop's next turn (work done inline). */
@@ -733,7 +734,8 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, co
 	size_t threads = (size_t)cb->threads;
 	if (cost == 0)
 		cost = 1;
-	if (cb->inline_on && items <= INLINE_RUN_COST / cost)
+	/* Only a kernel with an item_cost: without one an item may be any size. */
+	if (cb->inline_on && k->item_cost && items <= INLINE_RUN_COST / cost)
 		return run_inline(b, kd, k, a, items, cancel, kernel_us, done, arg, err, errlen);
 	/* Chunks of about CHUNK_COST, and at least one per thread where the items allow. */
 	size_t per = CHUNK_COST / cost;
