@@ -47,9 +47,10 @@ typedef struct ring_server {
 	size_t max_len;   /* the largest request message gpud takes */
 	uv_idle_t idle;   /* polls the hot rings while any is hot */
 	int idling, inited;
-	gpud_ring *hot;    /* the rings polled on every turn of the loop */
-	uint64_t count;    /* rings attached now */
-	uint64_t requests; /* requests that came through a ring */
+	uint64_t active_ns; /* the last entry taken or reply written: the pure spin's start */
+	gpud_ring *hot;     /* the rings polled on every turn of the loop */
+	uint64_t count;     /* rings attached now */
+	uint64_t requests;  /* requests that came through a ring */
 	/* rings whose reply goes out in chunks now, and when a chunk last went
 	 * (a stopping gpud waits for them: daemon/server.c) */
 	unsigned replying;
