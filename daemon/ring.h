@@ -7,8 +7,9 @@
  *
  * gpud watches a ring without a thread of its own: while a ring has been
  * used within spin_us, the loop polls it on every turn (a uv_idle handle,
- * so the loop does not block while any ring is hot; a turn that finds
- * nothing yields the core, which a client on it may need); after that it sets
+ * so the loop does not block while any ring is hot; past a short pure spin
+ * a turn that finds nothing yields the core, which a client on it may
+ * need); after that it sets
  * gpud_sleeping and waits on the ring's eventfd (a uv_poll handle), which
  * the client writes only when it sees that flag. Idle rings cost nothing.
  *

@@ -148,14 +148,15 @@ static void check_add(fixture *f, size_t n, uint64_t *seed)
 	ka.kernel = k;
 	float *in[2] = {x, y};
 	for (int i = 0; i < 2; i++) {
-		kernel_array ar = {.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .count = n, .data = in[i]};
-		ck_assert_msg(kernel_bind_array(k, &k->params[i], &ar, &ka.v[i], err, sizeof(err)) ==
-				      0,
+		kernel_array ar = {
+			.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .count = n, .data = in[i]};
+		ck_assert_msg(kernel_bind_array(k, &k->params[i], &ar, &ka.v[i], err,
+						sizeof(err)) == 0,
 			      "%s", err);
 	}
 	ck_assert_msg(k->check(&ka, err, sizeof(err)) == 0, "%s", err);
-	ka.v[2].arr = (kernel_array){
-		.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .count = n, .data = z};
+	ka.v[2].arr =
+		(kernel_array){.dtype = GPUD_F32, .ndim = 1, .shape = {n}, .count = n, .data = z};
 	ka.v[2].present = 1;
 	int cancel = 0;
 	double kernel_us = -1;
@@ -182,11 +183,11 @@ static void check_all(const char *inline_env)
 	fixture f;
 	uint64_t seed = fresh_seed();
 	open_backend(&f, inline_env);
-	check_copy(&f, 1000, &seed);      /* on the loop, when inline */
-	check_copy(&f, 64 << 10, &seed);  /* the largest done on the loop */
-	check_copy(&f, 3 << 20, &seed);   /* on the pool */
-	check_add(&f, 1000, &seed);       /* a tiny run */
-	check_add(&f, 1 << 20, &seed);    /* a run in chunks on the pool */
+	check_copy(&f, 1000, &seed);     /* on the loop, when inline */
+	check_copy(&f, 64 << 10, &seed); /* the largest done on the loop */
+	check_copy(&f, 3 << 20, &seed);  /* on the pool */
+	check_add(&f, 1000, &seed);      /* a tiny run */
+	check_add(&f, 1 << 20, &seed);   /* a run in chunks on the pool */
 	char err[256] = "";
 	done_rec d = {.inside = 1};
 	ck_assert_int_eq(backend_sync(&f.b, 0, on_done, &d, err, sizeof(err)), ST_OK);
