@@ -658,7 +658,7 @@ gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
-	   bench/readme_table.py bench/python_first_result.py $(GPU_BUNDLE)/bench/
+	   $(RING_LAT) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
