@@ -231,7 +231,7 @@ GPU_TEST := $(BUILD)/test-gpu
         test-headers test-install test-examples test-python test-systemd test-deploy \
         test-gpu \
         fuzz fuzz-run \
-        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
+        gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu bench-ring \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
         bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
@@ -544,6 +544,7 @@ FAIRNESS     := $(BUILD)/bench/fairness
 POOL_BENCH   := $(BUILD)/bench/pool_alloc
 KBENCH       := $(BUILD)/bench/kernels
 TINY_CALL    := $(BUILD)/bench/tiny_call
+RING_LAT     := $(BUILD)/bench/ring_latency
 LS_BENCH     := $(BUILD)/bench/lombscargle
 LS_NUFFT_BENCH := $(BUILD)/bench/lombscargle_nufft
 NET_FLOOR    := $(BUILD)/bench/net_floor
@@ -567,6 +568,8 @@ $(POOL_BENCH): $(BUILD)/bench/pool_alloc.o $(HARNESS_OBJ) $(call obj,daemon/back
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(TINY_CALL): $(BUILD)/bench/tiny_call.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS) -lm
+$(RING_LAT): $(BUILD)/bench/ring_latency.o $(HARNESS_OBJ) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS) -lm
 $(KBENCH): $(BUILD)/bench/kernels.o $(HARNESS_OBJ) $(LIB_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(CUDA_LIBS) $(SYSLIBS)
 $(LS_BENCH): $(BUILD)/bench/lombscargle.o $(HARNESS_OBJ) $(LIB_A)
@@ -587,7 +590,7 @@ $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
-	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
+	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(RING_LAT) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
 	      $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(BATCH_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend.
@@ -613,6 +616,12 @@ bench-tenant-workers: gpu-programs
 # beside another's long runs (bench/fairness.c).
 bench-fairness: gpu-programs
 	$(FAIRNESS) $(GPUD) cuda 5 both
+# A warm client's round trips over the request ring (status, a tiny run on
+# resident buffers, a one-trip gpud_call), p50 and p99 of RING_REPS each, on
+# this gpud's backend (GPUD_BACKEND, default cpu; no GPU needed for cpu).
+RING_REPS ?= 20000
+bench-ring: $(GPUD) $(RING_LAT)
+	scripts/bench-ring.sh $(GPUD) $(RING_LAT) $(RING_REPS)
 # The long runs on the cpu backend, with this machine's threads (no GPU needed).
 bench-fairness-cpu: $(GPUD) $(FAIRNESS)
 	$(FAIRNESS) $(GPUD) cpu 5 long
@@ -649,8 +658,8 @@ gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
-	   $(TINY_CALL) bench/readme_table.py bench/python_first_result.py bench/python_hot.py \
-	   $(GPU_BUNDLE)/bench/
+	   $(TINY_CALL) $(RING_LAT) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
+	   bench/python_hot.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/

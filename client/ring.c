@@ -35,8 +35,15 @@
 
 /* Each area: a request up to this (payloads under SHM_MIN ride in messages). */
 #define RING_CAP (2u << 20)
-/* Spinning without yielding the core, at first. */
-#define RING_PURE_SPIN_NS 20000u
+/* Spinning without yielding the core, at first: about gpud's time for the
+ * smallest request. Past it the spin yields between looks, so that gpud's
+ * loop (or its worker) runs at once when it shares this core (a machine of
+ * two cores shared by gpud, clients and others): a longer pure spin delays
+ * every reply by itself there. With nobody else to run, a yield returns at
+ * once. */
+#define RING_PURE_SPIN_NS 2000u
+/* The spin, when replies lately took longer than the whole spin. */
+#define RING_SHORT_SPIN_NS 20000u
 /* How long a waiting call sleeps between looks at its connection. */
 #define RING_SLICE_MS 5
 
@@ -168,8 +175,8 @@ static gpud_status ring_wait(gpud_client *c, client_ring *g, uint64_t gen, uint6
 	uint64_t t0 = mono_ns(), spin = spin_ns(), now;
 	/* Replies that took longer than the spin lately (a long kernel, or a
 	 * machine whose cores gpud's workers need): a short spin, then sleep. */
-	if (g->avg_wait_ns > spin && spin > RING_PURE_SPIN_NS)
-		spin = RING_PURE_SPIN_NS;
+	if (g->avg_wait_ns > spin && spin > RING_SHORT_SPIN_NS)
+		spin = RING_SHORT_SPIN_NS;
 	unsigned n = 0;
 	while (LOAD_ACQ(&g->hdr->rep_seq) == g->rep_seen) {
 		if ((++n & 63) != 0) {
@@ -179,7 +186,7 @@ static gpud_status ring_wait(gpud_client *c, client_ring *g, uint64_t gen, uint6
 		if ((now = mono_ns()) - t0 >= spin)
 			goto sleep;
 		/* Past the first microseconds, give the core to whoever needs it
-		 * (gpud's workers, on a small machine) between looks. */
+		 * (gpud's loop or workers, on a small machine) between looks. */
 		if (now - t0 >= RING_PURE_SPIN_NS)
 			sched_yield();
 	}

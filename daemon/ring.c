@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -251,14 +252,30 @@ static void ring_take(gpud_ring *r)
 
 /* --- watching ------------------------------------------------------------------------ */
 
+/*
+ * A turn of the loop while rings are hot. Past RING_PURE_SPIN_NS since the
+ * last entry or reply, a turn that found nothing gives the core away
+ * (sched_yield): the client that is about to write the next request may be
+ * waiting for this very core (two cores shared by gpud, its clients and
+ * others), and a loop that only spins would keep it from running until the
+ * ring's spin_us is over. With nobody else to run, the yield returns at once
+ * (a syscall, as each turn's epoll_wait is); the pure spin first keeps a
+ * client that answers at once (its next call) from waiting for another
+ * process's time slice on gpud's core.
+ */
+#define RING_PURE_SPIN_NS 2000u
+
 static void on_idle(uv_idle_t *h)
 {
 	ring_server *rs = h->data;
 	uint64_t now = now_ns();
 	gpud_ring *r, *tmp;
+	int took = 0;
 	DL_FOREACH_SAFE2(rs->hot, r, tmp, hot_next)
 	{
+		uint32_t seen = r->seen;
 		ring_take(r);
+		took |= r->seen != seen;
 		if (r->busy) {
 			hot_remove(r); /* nothing to look for until its reply */
 		} else if (now > r->hot_until) {
@@ -273,13 +290,18 @@ static void on_idle(uv_idle_t *h)
 	if (rs->hot == NULL && rs->idling) {
 		uv_idle_stop(&rs->idle);
 		rs->idling = 0;
+	} else if (took) {
+		rs->active_ns = now;
+	} else if ((int64_t)(now - rs->active_ns) > (int64_t)RING_PURE_SPIN_NS) {
+		sched_yield();
 	}
 }
 
 static void ring_hot(gpud_ring *r)
 {
 	ring_server *rs = r->rs;
-	r->hot_until = now_ns() + rs->spin_ns;
+	rs->active_ns = now_ns();
+	r->hot_until = rs->active_ns + rs->spin_ns;
 	if (!r->hot) {
 		STORE_SC(&r->hdr->gpud_sleeping, 0);
 		DL_APPEND2(rs->hot, r, hot_prev, hot_next);

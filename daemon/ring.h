@@ -7,7 +7,9 @@
  *
  * gpud watches a ring without a thread of its own: while a ring has been
  * used within spin_us, the loop polls it on every turn (a uv_idle handle,
- * so the loop does not block while any ring is hot); after that it sets
+ * so the loop does not block while any ring is hot; past a short pure spin
+ * a turn that finds nothing yields the core, which a client on it may
+ * need); after that it sets
  * gpud_sleeping and waits on the ring's eventfd (a uv_poll handle), which
  * the client writes only when it sees that flag. Idle rings cost nothing.
  *
@@ -46,9 +48,10 @@ typedef struct ring_server {
 	size_t max_len;   /* the largest request message gpud takes */
 	uv_idle_t idle;   /* polls the hot rings while any is hot */
 	int idling, inited;
-	gpud_ring *hot;    /* the rings polled on every turn of the loop */
-	uint64_t count;    /* rings attached now */
-	uint64_t requests; /* requests that came through a ring */
+	uint64_t active_ns; /* the last entry taken or reply written: the pure spin's start */
+	gpud_ring *hot;     /* the rings polled on every turn of the loop */
+	uint64_t count;     /* rings attached now */
+	uint64_t requests;  /* requests that came through a ring */
 	/* rings whose reply goes out in chunks now, and when a chunk last went
 	 * (a stopping gpud waits for them: daemon/server.c) */
 	unsigned replying;

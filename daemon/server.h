@@ -66,6 +66,9 @@ struct gpud_server {
 	nng_listener listeners[GPUD_MAX_LISTEN];
 	int nlisteners;
 	server_ctx *ctxs;
+	/* An injected request's context (server_inject: the request rings,
+	 * the fuzzer) kept after its reply for the next one; loop only. */
+	server_ctx *inject_spare;
 	int nctx;
 
 	/* events from nng's threads to the loop */

@@ -6,15 +6,26 @@
  * over its tenant's run_timeout stops between two chunks. This backend is
  * the correctness reference and what CI exercises.
  *
+ * Work too small to be worth a worker's wake (a copy of up to
+ * INLINE_COPY_BYTES, a run of up to INLINE_RUN_COST units, a sync) is done
+ * on the loop itself when it is asked for, and its completion is reported
+ * on the loop's next turn (the instance's `soon` list, an idle handle; work
+ * that a completion starts, such as a run once its uploads are in, is done
+ * and reported in that same turn): handing it to the pool and back would
+ * cost two sleeping threads' wakes, more than the work. GPUD_CPU_INLINE=0 sends everything to the pool (the
+ * comparison of bench/ring_latency.c).
+ *
  * One instance per simulated device (cpu_devices: the placement and peer
  * copies of several devices, tested without a GPU; GPUD_CPU_LOSE_DEVICE
- * loses one). Threads: jobs are made and completed on the loop; the workers
- * touch only their own job's chunk (run_work, copy_work) or make a large
- * buffer (alloc, for request_alloc_off_loop); buffers' bytes come out of
- * the host memory budget, which is atomic (daemon/hostmem.h). The pool size
- * is cpu_threads, shared by every device.
+ * loses one). Threads: jobs are made and completed on the loop, and the
+ * inline work is done there; the workers touch only their own job's chunk
+ * (run_work, copy_work) or make a large buffer (alloc, for
+ * request_alloc_off_loop); buffers' bytes come out of the host memory
+ * budget, which is atomic (daemon/hostmem.h). The pool size is cpu_threads,
+ * shared by every device.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +41,21 @@
  * (the kernels' section below). */
 #define POOL_SPARE 1
 
+/* Done on the loop (the header comment): a copy of at most this many bytes
+ * (a memcpy of 64 KiB takes a few microseconds, about one thread's wake)... */
+#define INLINE_COPY_BYTES ((size_t)64 << 10)
+/* ... and a run of at most this many units of cpu_kernel.item_cost (the
+ * units of CHUNK_COST below: a few microseconds of work), of a kernel that
+ * has an item_cost. */
+#define INLINE_RUN_COST ((size_t)4096)
+
+/* A completion due on the loop's next turn (work done inline). */
+typedef struct soon_item soon_item;
+struct soon_item {
+	soon_item *next;
+	void (*fire)(soon_item *it);
+};
+
 typedef struct cpu_backend {
 	int threads;
 	/* A simulated device loss (GPUD_CPU_LOSE_DEVICE=ID:RUNS, for tests of
@@ -38,7 +64,60 @@ typedef struct cpu_backend {
 	 * The loop's. */
 	unsigned long lose_at, nruns;
 	int lost;
+	/* Completions of inline work, fired on the loop's next turn by the
+	 * idle handle (started while the list is not empty). The loop's. */
+	int inline_on; /* start made the handle, and GPUD_CPU_INLINE is not 0 */
+	uv_idle_t soon_idle;
+	soon_item *soon, **soon_tail;
 } cpu_backend;
+
+/*
+ * Fires the completions due. What they start may be inline work of its own
+ * (a run's uploads done, its run, then its downloads): that fires here too,
+ * in the same turn, up to SOON_PER_TURN completions; the rest on the next
+ * turn, so the loop's other work is not held up. Each fires from here, never
+ * from inside the call that made it.
+ */
+#define SOON_PER_TURN 64
+
+static void on_soon(uv_idle_t *h)
+{
+	cpu_backend *cb = h->data;
+	unsigned fired = 0;
+	while (cb->soon && fired < SOON_PER_TURN) {
+		soon_item *it = cb->soon;
+		cb->soon = NULL;
+		cb->soon_tail = &cb->soon;
+		while (it) {
+			soon_item *next = it->next;
+			if (fired++ >= SOON_PER_TURN) { /* the rest first on the next turn */
+				soon_item **tail = &it->next;
+				while (*tail)
+					tail = &(*tail)->next;
+				*tail = cb->soon;
+				if (cb->soon == NULL)
+					cb->soon_tail = tail;
+				cb->soon = it;
+				break;
+			}
+			it->fire(it);
+			it = next;
+		}
+	}
+	if (cb->soon == NULL)
+		uv_idle_stop(h);
+}
+
+static void soon_push(gpud_backend *b, soon_item *it, void (*fire)(soon_item *))
+{
+	cpu_backend *cb = b->impl;
+	it->next = NULL;
+	it->fire = fire;
+	if (cb->soon == NULL)
+		uv_idle_start(&cb->soon_idle, on_soon);
+	*cb->soon_tail = it;
+	cb->soon_tail = &it->next;
+}
 
 static int cpu_count(const gpud_config *cfg, char *err, size_t errlen)
 {
@@ -85,10 +164,36 @@ static int cpu_open(gpud_backend *b, const gpud_config *cfg, char *err, size_t e
 	return 0;
 }
 
+/* On the loop: the idle handle of inline work's completions. */
+static int cpu_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t errlen)
+{
+	cpu_backend *cb = b->impl;
+	const char *e = getenv("GPUD_CPU_INLINE");
+	int rv = uv_idle_init(b->loop, &cb->soon_idle);
+	if (rv != 0) {
+		snprintf(err, errlen, "cpu backend: uv_idle_init: %s", uv_strerror(rv));
+		return -1;
+	}
+	cb->soon_idle.data = cb;
+	cb->soon = NULL;
+	cb->soon_tail = &cb->soon;
+	cb->inline_on = !(e && strcmp(e, "0") == 0);
+	return 0;
+}
+
+static void free_backend(uv_handle_t *h)
+{
+	free(h->data);
+}
+
 static void cpu_close(gpud_backend *b)
 {
-	free(b->impl);
+	cpu_backend *cb = b->impl;
 	b->impl = NULL;
+	if (cb && b->started) /* the handle goes first; its close frees cb */
+		uv_close((uv_handle_t *)&cb->soon_idle, free_backend);
+	else
+		free(cb);
 }
 
 /*
@@ -203,6 +308,7 @@ static void cpu_free(gpud_backend *b, void *mem)
 
 typedef struct copy_job {
 	uv_work_t work;
+	soon_item soon; /* done inline: its completion */
 	void *dst;
 	const void *src;
 	size_t len;
@@ -226,6 +332,15 @@ static void copy_after(uv_work_t *w, int status)
 	     status == 0 ? NULL : "cpu backend: copy cancelled");
 }
 
+static void copy_soon(soon_item *it)
+{
+	copy_job *j = (copy_job *)((char *)it - offsetof(copy_job, soon));
+	backend_done_fn done = j->done;
+	void *arg = j->arg;
+	free(j);
+	done(arg, ST_OK, NULL);
+}
+
 static dstatus lost_check(gpud_backend *b, int is_run, char *err, size_t errlen);
 
 static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
@@ -242,6 +357,11 @@ static dstatus cpu_copy(gpud_backend *b, uint32_t queue, void *dst, const void *
 		return ST_OUT_OF_MEMORY;
 	}
 	*j = (copy_job){.dst = dst, .src = src, .len = len, .done = done, .arg = arg};
+	if (len <= INLINE_COPY_BYTES && ((cpu_backend *)b->impl)->inline_on) {
+		memcpy(dst, src, len);
+		soon_push(b, &j->soon, copy_soon);
+		return ST_OK;
+	}
 	j->work.data = j;
 	if ((rv = uv_queue_work(b->loop, &j->work, copy_work, copy_after)) != 0) {
 		free(j);
@@ -312,9 +432,10 @@ struct run_job {
 	uint64_t deadline_ns, timeout_ms; /* run_timeout: 0, none */
 	int timed_out;
 	double *kernel_us;
-	uint64_t t0_ns;
-	unsigned verdict; /* cpu_kernel.verdict's code: the first chunk's worker writes it */
-	unsigned nchunks; /* chunk slots: at most one chunk per pool thread */
+	uint64_t t0_ns, end_ns; /* end_ns: a run done inline, when it ended (else 0) */
+	soon_item soon;         /* done inline: its completion */
+	unsigned verdict;       /* cpu_kernel.verdict's code: the first chunk's worker writes it */
+	unsigned nchunks;       /* chunk slots: at most one chunk per pool thread */
 	run_chunk chunks[];
 };
 
@@ -451,7 +572,7 @@ static void pump(uv_loop_t *loop)
 static void run_end(run_job *j)
 {
 	uint64_t now = uv_hrtime();
-	*j->kernel_us = (double)(now - j->t0_ns) / 1e3;
+	*j->kernel_us = (double)((j->end_ns ? j->end_ns : now) - j->t0_ns) / 1e3;
 	backend_done_fn done = j->done;
 	void *arg = j->arg;
 	unsigned verdict = __atomic_load_n(&j->verdict, __ATOMIC_ACQUIRE);
@@ -533,6 +654,42 @@ static void run_after(uv_work_t *w, int status)
 	}
 }
 
+/* A run done inline reports as one from the pool would (run_end). */
+static void run_soon(soon_item *it)
+{
+	run_end((run_job *)((char *)it - offsetof(run_job, soon)));
+}
+
+/* A run small enough for the loop (INLINE_RUN_COST): done now, in one piece,
+ * unless already cancelled or its arguments' values are refused. */
+static dstatus run_inline(gpud_backend *b, const kernel_def *kd, const cpu_kernel *k,
+			  const kernel_args *a, size_t items, const int *cancel, double *kernel_us,
+			  backend_done_fn done, void *arg, char *err, size_t errlen)
+{
+	run_job *j = calloc(1, sizeof(*j));
+	if (j == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return ST_OUT_OF_MEMORY;
+	}
+	*j = (run_job){.def = kd,
+		       .k = k,
+		       .a = a,
+		       .done = done,
+		       .arg = arg,
+		       .items = items,
+		       .next = items,
+		       .cancel = cancel,
+		       .kernel_us = kernel_us,
+		       .t0_ns = uv_hrtime()};
+	if (__atomic_load_n(cancel, __ATOMIC_ACQUIRE))
+		j->skipped = 1;
+	else if ((j->verdict = k->verdict ? k->verdict(a) : 0) == 0)
+		k->run(a, 0, items);
+	j->end_ns = uv_hrtime();
+	soon_push(b, &j->soon, run_soon);
+	return ST_OK;
+}
+
 /* --- a simulated lost device ---------------------------------------------- */
 
 /* ST_BACKEND with err if the device is lost (or is lost by this run, which
@@ -577,6 +734,9 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, co
 	size_t threads = (size_t)cb->threads;
 	if (cost == 0)
 		cost = 1;
+	/* Only a kernel with an item_cost: without one an item may be any size. */
+	if (cb->inline_on && k->item_cost && items <= INLINE_RUN_COST / cost)
+		return run_inline(b, kd, k, a, items, cancel, kernel_us, done, arg, err, errlen);
 	/* Chunks of about CHUNK_COST, and at least one per thread where the items allow. */
 	size_t per = CHUNK_COST / cost;
 	if (per == 0)
@@ -627,7 +787,8 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, co
 
 /*
  * Every cpu operation has completed before its reply, so there is nothing
- * to wait for; done still comes from the loop, never from inside the call.
+ * to wait for; done still comes from the loop, never from inside the call
+ * (on its next turn).
  */
 static void sync_work(uv_work_t *w)
 {
@@ -642,6 +803,10 @@ static dstatus cpu_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, v
 		return ST_OUT_OF_MEMORY;
 	}
 	*j = (copy_job){.done = done, .arg = arg};
+	if (((cpu_backend *)b->impl)->inline_on) {
+		soon_push(b, &j->soon, copy_soon);
+		return ST_OK;
+	}
 	j->work.data = j;
 	uv_queue_work(b->loop, &j->work, sync_work, copy_after);
 	return ST_OK;
@@ -680,6 +845,7 @@ const backend_ops backend_cpu_ops = {
 	.pool_spare = POOL_SPARE,
 	.count = cpu_count,
 	.open = cpu_open,
+	.start = cpu_start,
 	.close = cpu_close,
 	.default_run_slots = cpu_default_run_slots,
 	.alloc = cpu_alloc,

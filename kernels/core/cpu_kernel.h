@@ -31,7 +31,10 @@ typedef struct cpu_kernel {
 	 * Optional: the work of one item in units of about a multiply-add or a
 	 * sine (lombscargle: a frequency costs ~2 per sample); NULL means 1.
 	 * The backend cuts runs into chunks of about equal work, so a cancelled
-	 * run stops within milliseconds.
+	 * run stops within milliseconds, and does a run of a few microseconds'
+	 * work on the loop itself (no worker's wake): only a kernel that has an
+	 * item_cost, since without one an item may be any size (one item: a
+	 * whole reduction).
 	 */
 	size_t (*item_cost)(const kernel_args *a);
 	/*

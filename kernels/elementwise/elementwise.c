@@ -215,6 +215,14 @@ static const char *const s_float_a[] = {
 	NULL,
 };
 
+/* An element: a load or two, the operation, a store (a tiny run goes on the
+ * cpu backend's loop by this cost: cpu_kernel.item_cost). */
+static size_t ew_item_cost(const kernel_args *a)
+{
+	(void)a;
+	return 1;
+}
+
 #define EW_DEF(nm, docstr, ps, smp)                                                                \
 	const kernel_def kernel_##nm = {.name = #nm,                                               \
 					.id = KERNEL_ID_##nm,                                      \
@@ -223,7 +231,10 @@ static const char *const s_float_a[] = {
 					.nparams = sizeof(ps) / sizeof(ps[0]),                     \
 					.check = ew_check,                                         \
 					.samples = smp};                                           \
-	const cpu_kernel cpu_kernel_##nm = {.name = #nm, .items = ew_items, .run = ew_run}
+	const cpu_kernel cpu_kernel_##nm = {.name = #nm,                                           \
+					    .items = ew_items,                                     \
+					    .run = ew_run,                                         \
+					    .item_cost = ew_item_cost}
 
 EW_DEF(add, "z = x + y", p_any, s_any);
 EW_DEF(sub, "z = x - y", p_any, s_any);

@@ -37,6 +37,7 @@ int main(void)
 	srunner_add_suite(sr, drain_suite());
 	srunner_add_suite(sr, client_endpoint_suite());
 	srunner_add_suite(sr, endpoint_suite());
+	srunner_add_suite(sr, cpu_backend_suite());
 	/* each kernel folder's suite (kernels/kernels.def) */
 #define KERNEL_FOLDER(folder) srunner_add_suite(sr, folder##_suite());
 #include "kernels/kernels.def"

@@ -27,6 +27,7 @@ Suite *hostmem_suite(void);
 Suite *drain_suite(void);
 Suite *client_endpoint_suite(void);
 Suite *endpoint_suite(void);
+Suite *cpu_backend_suite(void);
 /* kernels/<folder>/test_<folder>.c of each folder of kernels/kernels.def */
 #define KERNEL_FOLDER(folder) Suite *folder##_suite(void);
 #include "kernels/kernels.def"
