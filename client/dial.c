@@ -3,13 +3,12 @@
  * and dialing one of them within the caller's time: the endpoint's kind
  * (endpoint/) configures the dialer first and explains a dial that failed.
  * The connecting thread, or the one saying hello (which alone swaps c->url
- * and c->dialer); a dial's watcher thread touches only its dial_watch.
+ * and c->dialer); a dial's deadline timer (nng's task threads) touches only
+ * its dial_watch.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <nng/nng.h>
 
@@ -62,35 +61,43 @@ int client_endpoints_parse(gpud_client *c, const char *list)
 /*
  * A blocking dial that keeps the caller's time limit. nng_dialer_start
  * without NNG_FLAG_NONBLOCK returns once the connection is made and nng's
- * handshake (8 bytes each way) is done, and nng gives that handshake 10 s
- * (a TCP connect the system's own timeout, minutes): against a peer that
- * accepts and never speaks, a call with a 3 s timeout would take 10. A
- * watcher thread closes the dialer at the deadline, which ends the dial at
- * once (NNG_ECLOSED) and is then reported as DIAL_TIMEDOUT. The watcher
- * lives for one dial and touches only its dial_watch.
+ * handshake (8 bytes each way) is done, or with the dial's error (refused,
+ * no such socket: what the messages below explain); and nng gives that
+ * handshake 10 s (a TCP connect the system's own timeout, minutes): against
+ * a peer that accepts and never speaks, a call with a 3 s timeout would
+ * take 10. A timer on nng's own threads (nng_sleep_aio: no thread of ours
+ * is made) closes the dialer at the deadline, which ends the dial at once
+ * (NNG_ECLOSED), reported as DIAL_TIMEDOUT. The dial that connects in time
+ * cancels the timer; nng_aio_stop returns once its callback has run.
+ *
+ * Closing a dialer waits for its connect's callback, which runs on nng's
+ * task threads, as the timer's callback does: one such close runs at a
+ * time (closing_mu, tried; a timer that finds it held looks again 1 ms
+ * later), so that a task thread is always left to finish the dial.
  */
 #define DIAL_TIMEDOUT (-2)
 
 typedef struct dial_watch {
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* on CLOCK_MONOTONIC */
-	struct timespec deadline;
+	nng_aio *timer;
 	nng_dialer d;
-	int done;  /* the dial returned */
-	int fired; /* the deadline came first: the watcher closed d */
+	int fired; /* the deadline came first: the timer closed d (atomic) */
 } dial_watch;
 
-static void *watch_dial(void *arg)
+static pthread_mutex_t closing_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* nng's task thread: the deadline (0), or the dial returned first (cancelled). */
+static void dial_deadline(void *arg)
 {
 	dial_watch *w = arg;
-	pthread_mutex_lock(&w->mu);
-	while (!w->done && !w->fired)
-		if (pthread_cond_timedwait(&w->cv, &w->mu, &w->deadline) == ETIMEDOUT && !w->done)
-			w->fired = 1;
-	pthread_mutex_unlock(&w->mu);
-	if (w->fired)
-		nng_dialer_close(w->d);
-	return NULL;
+	if (nng_aio_result(w->timer) != 0)
+		return;
+	if (pthread_mutex_trylock(&closing_mu) != 0) {
+		nng_sleep_aio(1, w->timer);
+		return;
+	}
+	__atomic_store_n(&w->fired, 1, __ATOMIC_RELEASE);
+	nng_dialer_close(w->d);
+	pthread_mutex_unlock(&closing_mu);
 }
 
 /* Starts dialer d: in the background (NNG_FLAG_NONBLOCK), or waiting for the
@@ -101,33 +108,14 @@ static int dialer_start(nng_dialer d, int flags, int wait_ms)
 	if ((flags & NNG_FLAG_NONBLOCK) || wait_ms <= 0)
 		return nng_dialer_start(d, flags);
 	dial_watch w = {.d = d};
-	pthread_condattr_t ca;
-	pthread_t th;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w.cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&w.mu, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &w.deadline);
-	w.deadline.tv_sec += wait_ms / 1000;
-	w.deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (w.deadline.tv_nsec >= 1000000000L) {
-		w.deadline.tv_sec++;
-		w.deadline.tv_nsec -= 1000000000L;
-	}
-	/* Without a thread the dial is only as bounded as nng makes it. */
-	int watching = pthread_create(&th, NULL, watch_dial, &w) == 0;
+	/* Without a timer the dial is only as bounded as nng makes it. */
+	if (nng_aio_alloc(&w.timer, dial_deadline, &w) != 0)
+		return nng_dialer_start(d, flags);
+	nng_sleep_aio(wait_ms, w.timer);
 	int rv = nng_dialer_start(d, flags);
-	if (watching) {
-		pthread_mutex_lock(&w.mu);
-		w.done = 1;
-		pthread_cond_signal(&w.cv);
-		pthread_mutex_unlock(&w.mu);
-		pthread_join(th, NULL);
-	}
-	pthread_cond_destroy(&w.cv);
-	pthread_mutex_destroy(&w.mu);
-	return w.fired ? DIAL_TIMEDOUT : rv;
+	nng_aio_stop(w.timer); /* cancelled; its callback has run: w.fired is final */
+	nng_aio_free(w.timer);
+	return __atomic_load_n(&w.fired, __ATOMIC_ACQUIRE) ? DIAL_TIMEDOUT : rv;
 }
 
 gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms)

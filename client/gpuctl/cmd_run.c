@@ -14,11 +14,13 @@
  *   - else the inputs are uploaded first, the kernel runs on buffers and
  *     each output is downloaded (gpud_run).
  * -o is checked against the kernel's outputs (as 'kernels' lists them)
- * before anything runs, and matched to the outputs the reply names before
- * any file is written. Outputs go to files or stdout as -o says, or a
+ * before anything runs where a -o names an output or an argument is a
+ * %HANDLE, and always matched to the outputs the reply names before any
+ * file is written. Outputs go to files or stdout as -o says, or a
  * summary of each is printed; --json prints the run as one document instead
  * (schema gpuctl.run). Everything gpuctl made in gpud goes with its
- * connection; buffers passed as %HANDLE are never freed.
+ * connection, which the process's exit closes (ctl_leave); buffers passed
+ * as %HANDLE are never freed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -207,14 +209,26 @@ static void match_outputs(const run_job *j, const char *const *names, size_t nou
 					  names[b], strcmp(dest[a], "-") ? dest[a] : "stdout");
 }
 
-/* Checks -o against the kernel's outputs as 'kernels' lists them, before anything runs. */
+/*
+ * Checks -o against the kernel's outputs as 'kernels' lists them, before
+ * anything runs: where a -o names an output, or an argument is a buffer
+ * (%HANDLE) the run could change. Else (every -o plain FILE, nothing of the
+ * caller's in gpud) the round trip is saved: the run changes nothing that
+ * outlives gpuctl's connection, and the reply's outputs are matched to -o
+ * before any file is written, with the same message.
+ */
 static void check_outputs_early(gpud_client *c, const run_job *j)
 {
 	gpud_kernel_list *l;
 	const char *names[MAX_ARGS], *dest[MAX_ARGS];
 	size_t nout = 0;
+	int needed = 0;
 
-	if (j->nouts == 0 || gpud_kernels(c, &l) != GPUD_OK)
+	for (int i = 0; i < j->nouts; i++)
+		needed |= j->outs[i].named;
+	for (int i = 0; i < j->nargs; i++)
+		needed |= j->args[i].v.kind == VAL_HANDLE;
+	if (!needed || gpud_kernels(c, &l) != GPUD_OK)
 		return; /* an unknown kernel is the run's to report */
 	for (size_t i = 0; i < l->count; i++) {
 		gpud_kernel_info *k = &l->kernels[i];
@@ -586,8 +600,7 @@ int cmd_run(int argc, char **argv)
 			j.args[i].arr.data = NULL;
 		gpud_array_free(&j.args[i].arr);
 	}
-	gpud_close(c);
-	trace("closed");
+	ctl_leave(c);
 	if (j.json) {
 		/* Schema gpuctl.run, version 1 (docs/user-guide.md). */
 		json_object_set_new(j.json, "kernel", json_string(j.kernel));
