@@ -10,15 +10,23 @@ Each build directory given (it holds gpud and gpuctl) gets a gpud of its own (BA
 socket in a temporary directory), so an old build and a new one are timed in one run: every
 command of every build once per round, interleaved round by round (drift hits all alike).
 The outputs of every build are checked against each other. Prints, per command, the
-median and the 10th-90th percentile in ms, one column per build.
+median and the 10th-90th percentile in ms, one column per build; for the runs also the
+wall time less the time gpud spent on the run (`--json`'s elapsed_us: what is the client's,
+the round trips' and the file I/O's, the part to compare where the cpu backend's kernel
+takes 100 ms and more). --phases then runs each command of the last build ROUNDS more times
+with -v and prints
+the median of each step gpuctl's trace names (connect, each round trip, reads, the write,
+the close), the breakdown of where a fresh process's time goes.
 
-  python3 bench/fresh_gpuctl.py [--backend cpu|cuda] [--rounds N] DIR [DIR...]
+  python3 bench/fresh_gpuctl.py [--backend cpu|cuda] [--rounds N] [--phases] DIR [DIR...]
 
 e.g. `python3 bench/fresh_gpuctl.py --backend cpu --rounds 40 /work/main/build-cpu build-cpu`
 (the first directory is the baseline). Default: backend cpu, 30 rounds.
 """
 import argparse
+import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -46,10 +54,48 @@ def start(gpud, d, backend):
     return proc, url
 
 
+TRACE = re.compile(r"^gpuctl: +[0-9.]+ ms \(\+ *([0-9.]+)\) (.*)$")
+
+
+def step_name(text):
+    """A trace line's text without its numbers and paths: the same step in every run."""
+    text = re.sub(r"\(in gpud .*\)", "", text)
+    text = re.sub(r"[0-9]+ bytes", "N bytes", text)
+    text = re.sub(r"\([0-9]+ bytes\)", "", text)
+    text = re.sub(r"(from|into|to) \S+", r"\1 FILE", text)
+    return text.strip()
+
+
+def phases(a, cmds, rows, env):
+    """Each command of the last build ROUNDS times with -v: the median of each traced step."""
+    print("\nwhere the time goes (gpuctl -v, medians of %d runs; the first step counts from "
+          "main(), after exec and loading), ms:" % a.rounds)
+    b, d = len(a.dirs) - 1, a.dirs[-1]  # the last build given: the new one
+    for r in rows:
+        if r == "version":
+            continue
+        argv = list(cmds[(b, r)])
+        argv.insert(1, "-v")
+        steps = {}
+        for _ in range(a.rounds):
+            with tempfile.TemporaryFile() as err:
+                subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=err, check=True)
+                err.seek(0)
+                for i, line in enumerate(err.read().decode().splitlines()):
+                    m = TRACE.match(line)
+                    if m:
+                        steps.setdefault((i, step_name(m.group(2))), []).append(
+                            float(m.group(1)))
+        print("%s, %s:" % (os.path.relpath(d), r))
+        for (_, name), v in sorted(steps.items()):
+            print("  %8.3f  %s" % (statistics.median(v), name))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--phases", action="store_true")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
     import numpy as np
@@ -78,9 +124,11 @@ def main():
                 p = lambda n: os.path.join(top, "%s_%s.npy" % (n, dt))  # noqa: E731
                 base = [ctl, "--url", url, "run", "lombscargle", "x=" + p("x"), "y=" + p("y")]
                 mine["grid " + dt] = base + ["f0=%.17g" % f0, "df=%.17g" % df, "nf=%d" % NF,
-                                             "-o", os.path.join(sd, "grid_%s.npy" % dt)]
+                                             "-o", os.path.join(sd, "grid_%s.npy" % dt),
+                                             "--json"]
                 mine["file " + dt] = base + ["freqs=" + p("f"),
-                                             "-o", os.path.join(sd, "file_%s.npy" % dt)]
+                                             "-o", os.path.join(sd, "file_%s.npy" % dt),
+                                             "--json"]
             for k, v in mine.items():
                 cmds[(b, k)] = v
                 if k not in rows:
@@ -90,9 +138,13 @@ def main():
         for argv in cmds.values():  # page cache and gpud's first runs: not timed
             pfr.timed(argv, env)
         times = {k: [] for k in cmds}
+        client = {k: [] for k in cmds}  # wall less gpud's elapsed_us (runs only)
         for _ in range(a.rounds):
             for k, argv in cmds.items():
-                times[k].append(pfr.timed(argv, env)[0])
+                t, out = pfr.timed(argv, env)
+                times[k].append(t)
+                if "--json" in argv:
+                    client[k].append(t - json.loads(out)["elapsed_us"] / 1e3)
         # every build's outputs agree with the first's
         for b in range(1, len(a.dirs)):
             for r in rows:
@@ -115,6 +167,15 @@ def main():
                 line += "%-*s" % (w, "%.2f [%.2f-%.2f]" % (statistics.median(t), rt.pct(t, 10),
                                                            rt.pct(t, 90)))
             print(line)
+            if client[(0, r)]:
+                line = "%-16s" % "  less gpud's"
+                for b in range(len(a.dirs)):
+                    t = client[(b, r)]
+                    line += "%-*s" % (w, "%.2f [%.2f-%.2f]" % (
+                        statistics.median(t), rt.pct(t, 10), rt.pct(t, 90)))
+                print(line)
+        if a.phases:
+            phases(a, cmds, rows, env)
     finally:
         for p in procs:
             p.terminate()

@@ -15,8 +15,8 @@
  *     each output is downloaded (gpud_run).
  * -o is checked against the kernel's outputs (as 'kernels' lists them)
  * before anything runs where a -o names an output or an argument is a
- * %HANDLE, and always matched to the outputs the reply names before any
- * file is written. Outputs go to files or stdout as -o says, or a
+ * %HANDLE (else when the run failed, or before uploads), and always matched
+ * to the outputs the reply names before any file is written. Outputs go to files or stdout as -o says, or a
  * summary of each is printed; --json prints the run as one document instead
  * (schema gpuctl.run). Everything gpuctl made in gpud goes with its
  * connection, which the process's exit closes (ctl_leave); buffers passed
@@ -210,25 +210,32 @@ static void match_outputs(const run_job *j, const char *const *names, size_t nou
 }
 
 /*
- * Checks -o against the kernel's outputs as 'kernels' lists them, before
- * anything runs: where a -o names an output, or an argument is a buffer
- * (%HANDLE) the run could change. Else (every -o plain FILE, nothing of the
- * caller's in gpud) the round trip is saved: the run changes nothing that
- * outlives gpuctl's connection, and the reply's outputs are matched to -o
- * before any file is written, with the same message.
+ * Whether -o must be checked against the kernel's outputs as 'kernels' lists
+ * them before anything runs: where a -o names an output, or an argument is a
+ * buffer (%HANDLE) the run could change. Else (every -o a plain FILE,
+ * nothing of the caller's in gpud) the round trip is saved: the run changes
+ * nothing that outlives gpuctl's connection, the reply's outputs are matched
+ * to -o before any file is written with the same messages, and a run that
+ * fails is checked then (die_run), so a usage error still comes first.
  */
-static void check_outputs_early(gpud_client *c, const run_job *j)
+static int check_first(const run_job *j)
 {
-	gpud_kernel_list *l;
-	const char *names[MAX_ARGS], *dest[MAX_ARGS];
-	size_t nout = 0;
 	int needed = 0;
-
 	for (int i = 0; i < j->nouts; i++)
 		needed |= j->outs[i].named;
 	for (int i = 0; i < j->nargs; i++)
 		needed |= j->args[i].v.kind == VAL_HANDLE;
-	if (!needed || gpud_kernels(c, &l) != GPUD_OK)
+	return needed;
+}
+
+/* Checks -o against the kernel's outputs as 'kernels' lists them. */
+static void check_outputs(gpud_client *c, const run_job *j)
+{
+	gpud_kernel_list *l;
+	const char *names[MAX_ARGS], *dest[MAX_ARGS];
+	size_t nout = 0;
+
+	if (j->nouts == 0 || gpud_kernels(c, &l) != GPUD_OK)
 		return; /* an unknown kernel is the run's to report */
 	for (size_t i = 0; i < l->count; i++) {
 		gpud_kernel_info *k = &l->kernels[i];
@@ -243,6 +250,15 @@ static void check_outputs_early(gpud_client *c, const run_job *j)
 	}
 	gpud_kernel_list_free(l);
 	trace("checked -o against %s's outputs", j->kernel);
+}
+
+/* A run that failed: a -o not checked before it is checked now (its usage
+ * error first), then the run's error. */
+static _Noreturn void die_run(gpud_client *c, const run_job *j, gpud_status st, const char *msg)
+{
+	if (!check_first(j))
+		check_outputs(c, j);
+	die_status(st, gpud_url(c), NULL, msg);
 }
 
 static void print_summary(const char *name, const gpud_array *a)
@@ -408,7 +424,7 @@ static int run_one_trip(gpud_client *c, run_job *j)
 		return -1;
 	}
 	if (st != GPUD_OK)
-		die_status(st, gpud_url(c), NULL, msg);
+		die_run(c, j, st, msg);
 	trace("ran %s with its inputs and outputs in one round trip (in gpud %.1f us, kernel "
 	      "%.1f us)",
 	      j->kernel, info.elapsed_us, info.kernel_us);
@@ -486,7 +502,7 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 		return -1;
 	}
 	if (st != GPUD_OK)
-		die_status(st, gpud_url(c), NULL, msg);
+		die_run(c, j, st, msg);
 	trace("ran %s on lent memory, outputs %s (in gpud %.1f us, kernel %.1f us)", j->kernel,
 	      in_lent ? "written into it" : "in the reply", info.elapsed_us, info.kernel_us);
 	json_times(j, &info);
@@ -500,6 +516,9 @@ static void run_on_buffers(gpud_client *c, run_job *j)
 	gpud_handle made[MAX_ARGS * 2];
 	int nmade = 0;
 	char msg[2048];
+
+	if (!check_first(j)) /* uploads first: -o is checked before them */
+		check_outputs(c, j);
 
 	for (int i = 0; i < j->nargs; i++) {
 		run_arg *ra = &j->args[i];
@@ -522,7 +541,7 @@ static void run_on_buffers(gpud_client *c, run_job *j)
 	gpud_status st = wait_run(c, j->kernel, j->wire, (size_t)j->nargs, outputs, MAX_ARGS, &nout,
 				  &info, msg, sizeof(msg));
 	if (st != GPUD_OK)
-		die_status(st, gpud_url(c), NULL, msg);
+		die_run(c, j, st, msg);
 	trace("ran %s (in gpud %.1f us, kernel %.1f us)", j->kernel, info.elapsed_us,
 	      info.kernel_us);
 	json_times(j, &info);
@@ -579,7 +598,8 @@ int cmd_run(int argc, char **argv)
 	gpud_client *c = ctl_connect();
 	gpud_set_device(c, j.device); /* the run, and the arrays gpuctl uploads for it */
 	gpud_set_ring(c, 0); /* a few calls: the ring's set-up would cost more than it saves */
-	check_outputs_early(c, &j);
+	if (check_first(&j))
+		check_outputs(c, &j);
 
 	uint64_t bytes = 0;
 	for (int i = 0; i < j.nargs; i++) {

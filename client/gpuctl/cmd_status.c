@@ -206,6 +206,7 @@ int cmd_status(int argc, char **argv)
 	gpud_client *c = ctl_connect_status(wait_s, 1);
 	if ((rc = gpud_status_get(c, &st)) != GPUD_OK)
 		die_call(c, rc, NULL);
+	trace("status from gpud");
 	if (json) {
 		status_json(c, &st);
 		ctl_leave(c);

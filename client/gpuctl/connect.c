@@ -76,6 +76,7 @@ gpud_client *ctl_connect_status(double wait_s, int status_only)
 		if (st == GPUD_OK) {
 			if (opt.timeout_ms > 0)
 				gpud_set_timeout(c, opt.timeout_ms);
+			trace("connected to %s", gpud_url(c));
 			return c;
 		}
 		/* Status without a token (or with a refused one): gpud serves status
