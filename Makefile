@@ -121,6 +121,9 @@ MBEDTLS_A := $(call static,libmbedtls.a) $(call static,libmbedx509.a) $(call sta
 #     1 expire, 1 resolver. nng's defaults (2 task threads per core up to
 #     16, 1 expire thread per core up to 8, 4 resolvers) start about 30
 #     threads in every gpuctl on a 16-core host.
+#     Not fewer than 2 task threads: a dial's deadline closes its dialer
+#     from a timer's callback, which waits for the dial's own callback on
+#     another task thread (client/dial.c).
 NNG_SRC      := third_party/nng
 NNG_VERSION  := 1.12.0
 NNG_CPPFLAGS := -isystem $(NNG_SRC)/include

@@ -187,8 +187,8 @@ struct gpud_client {
 	client_ring ring;
 	uint64_t ring_tried_gen;
 	uint64_t ring_first_gen; /* the session whose first call went by the socket */
-	int ring_off;        /* atomic; gpud_set_ring(c, 0), or $GPUD_NO_RING */
-	uint64_t ring_calls; /* atomic; gpud_ring_calls */
+	int ring_off;            /* atomic; gpud_set_ring(c, 0), or $GPUD_NO_RING */
+	uint64_t ring_calls;     /* atomic; gpud_ring_calls */
 };
 
 /* --- err.c ---------------------------------------------------------------- */
