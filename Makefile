@@ -237,7 +237,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-readme bench-fresh bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -652,7 +652,7 @@ gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
-	   bench/readme_table.py bench/python_first_result.py $(GPU_BUNDLE)/bench/
+	   bench/readme_table.py bench/python_first_result.py bench/fresh_gpuctl.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
@@ -671,6 +671,15 @@ bench-survey: gpu-programs
 	$(PYEXE) bench/survey.py $(GPUD) $(BUILD)/$(SONAME) $(BATCH_BENCH) $(ROUNDS)
 bench-readme: gpu-programs
 	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
+# Fresh gpuctl processes (--version, status, run lombscargle grid and file,
+# float32 and float64) against a gpud of BACKEND (cpu here, cuda on a GPU
+# machine), medians of FRESH_ROUNDS; BASE=DIR times another build's gpud and
+# gpuctl beside this one's, in the same rounds (bench/fresh_gpuctl.py).
+FRESH_BACKEND ?= cpu
+FRESH_ROUNDS  ?= 30
+bench-fresh: $(GPUD) $(GPUCTL)
+	$(PYEXE) bench/fresh_gpuctl.py --backend $(FRESH_BACKEND) --rounds $(FRESH_ROUNDS) \
+	  --phases $(BASE) $(BUILD)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it

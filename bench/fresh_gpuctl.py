@@ -62,7 +62,7 @@ def step_name(text):
     text = re.sub(r"\(in gpud .*\)", "", text)
     text = re.sub(r"[0-9]+ bytes", "N bytes", text)
     text = re.sub(r"\([0-9]+ bytes\)", "", text)
-    text = re.sub(r"(from|into|to) \S+", r"\1 FILE", text)
+    text = re.sub(r"\S*/\S*", "PATH", text)  # files, URLs
     return text.strip()
 
 
