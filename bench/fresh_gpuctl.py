@@ -18,7 +18,7 @@ with -v and prints
 the median of each step gpuctl's trace names (connect, each round trip, reads, the write,
 the close), the breakdown of where a fresh process's time goes.
 
-  python3 bench/fresh_gpuctl.py [--backend cpu|cuda] [--rounds N] [--phases] DIR [DIR...]
+  python3 bench/fresh_gpuctl.py [--backend cpu|cuda] [--rounds N] [--phases] [--no-file] DIR...
 
 e.g. `python3 bench/fresh_gpuctl.py --backend cpu --rounds 40 /work/main/build-cpu build-cpu`
 (the first directory is the baseline). Default: backend cpu, 30 rounds.
@@ -96,6 +96,9 @@ def main():
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--phases", action="store_true")
+    ap.add_argument("--no-file", action="store_true",
+                    help="leave out the runs with freqs from a file (seconds each on the cpu "
+                         "backend)")
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
     import numpy as np
@@ -126,6 +129,8 @@ def main():
                 mine["grid " + dt] = base + ["f0=%.17g" % f0, "df=%.17g" % df, "nf=%d" % NF,
                                              "-o", os.path.join(sd, "grid_%s.npy" % dt),
                                              "--json"]
+                if a.no_file:
+                    continue
                 mine["file " + dt] = base + ["freqs=" + p("f"),
                                              "-o", os.path.join(sd, "file_%s.npy" % dt),
                                              "--json"]
