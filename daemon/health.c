@@ -277,6 +277,7 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 		return -1;
 	}
 	h->thr_on = 1;
+	pthread_setname_np(h->thr, "gpud:health");
 	log_info("health: gpud says hello to itself through each listener every %.3g s",
 		 (double)h->interval_ms / 1000.0);
 	return 0;

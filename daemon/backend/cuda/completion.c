@@ -326,9 +326,10 @@ int completion_start(gpud_backend *b, const gpud_config *cfg, char *err, size_t 
 	cb->handles_open = 3;
 	pthread_mutex_init(&cb->wait_lock, NULL);
 	pthread_cond_init(&cb->wait_cond, NULL);
-	if (pthread_create(&cb->waiter, NULL, waiter_main, cb) == 0)
+	if (pthread_create(&cb->waiter, NULL, waiter_main, cb) == 0) {
 		cb->waiter_started = 1;
-	else
+		pthread_setname_np(cb->waiter, "gpud:waiter"); /* top -H, /proc/PID/task */
+	} else
 		log_warn("cuda backend: no waiter thread; jobs complete by polling only");
 	cb->poll_ns = (uint64_t)cfg->poll_us * 1000u;
 	return 0;

@@ -32,8 +32,10 @@ static void *libs_preload(void *arg)
 
 void libs_preload_start(cuda_backend *cb)
 {
-	if (pthread_create(&cb->preload, NULL, libs_preload, NULL) == 0)
+	if (pthread_create(&cb->preload, NULL, libs_preload, NULL) == 0) {
 		cb->preload_started = 1;
+		pthread_setname_np(cb->preload, "gpud:preload");
+	}
 }
 
 static void preload_join(cuda_backend *cb)

@@ -1,0 +1,166 @@
+"""bench/batch_profile.py — where survey (b)'s time goes: the CPU time of gpud's
+threads and of the clients, per run, for 64 clients sending small
+lombscargle series (bench/batch_clients), gpud's batching off and on.
+
+  python3 bench/batch_profile.py GPUD BATCH_CLIENTS [BACKEND ...]
+
+For each backend (default: cuda), each of batching off / on
+(batch_delay_us = 200), each ring spin (gpud's default, and ring_spin_us = 0:
+the loop then sleeps in epoll when it has nothing to do, so its thread's CPU
+time is its work) and M = 1,000 and M = 1 grid frequencies (N = 3,000
+samples, float32), one batch_clients run of 64 clients x 100 calls after a
+warm-up run. Prints a markdown table: runs/s, p50, runs a launch (from
+/metrics), and CPU microseconds a run of gpud's loop thread (the main
+thread: the request path, the ring, the backend's calls), of gpud's other
+threads (named: gpud:waiter, nng:*, ...), and of the client process.
+A loop at 100% of the wall time is the bottleneck: its microseconds a run
+then bound runs/s by 1e6 / that.
+
+CPU times come from /proc/PID/task/TID/stat (clock ticks) and os.times()'s
+children's times around the client's run.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLIENTS, CALLS, N = 64, 100, 3_000
+DELAY_US, PORT = 200, 19410
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def threads(pid):
+    """{tid: (name, cpu seconds)} of pid's threads."""
+    out = {}
+    base = "/proc/%d/task" % pid
+    for t in os.listdir(base):
+        try:
+            with open("%s/%s/stat" % (base, t)) as f:
+                s = f.read()
+        except OSError:
+            continue
+        name = s[s.index("(") + 1:s.rindex(")")]
+        f = s[s.rindex(")") + 2:].split()
+        out[int(t)] = (name, (int(f[11]) + int(f[12])) / TICK)
+    return out
+
+
+def metric(port, names):
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read()
+    got = dict.fromkeys(names, 0.0)
+    for line in text.decode().splitlines():
+        for k in names:
+            if line.startswith(k + " ") or line.startswith(k + "{"):
+                got[k] += float(line.split()[-1])
+    return got
+
+
+def start(gpud, backend, tmp, name, conf):
+    sock = os.path.join(tmp, name + ".sock")
+    cfg = os.path.join(tmp, name + ".conf")
+    with open(cfg, "w") as f:
+        f.write("[gpud]\nlisten = ipc://%s\nmetrics_listen = 127.0.0.1:%d\n%s"
+                % (sock, PORT, conf))
+    log = open(os.path.join(tmp, name + ".log"), "w")
+    p = subprocess.Popen([gpud, "--config", cfg, "--backend", backend], stdout=log,
+                         stderr=log)
+    t_end = time.monotonic() + 60
+    while True:  # ready: /metrics answers and says so
+        try:
+            if metric(PORT, ["gpud_ready"])["gpud_ready"] == 1:
+                return p, "ipc://" + sock
+        except OSError:
+            pass
+        if p.poll() is not None:
+            raise SystemExit("gpud exited with %d: %s"
+                             % (p.returncode, open(log.name).read()[-2000:]))
+        if time.monotonic() > t_end:
+            raise SystemExit("gpud did not get ready in 60 s")
+        time.sleep(0.05)
+
+
+def clients(exe, url, m):
+    p = subprocess.Popen([exe, url, str(CLIENTS), str(CALLS), str(N), str(m), "float32"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=600)
+    if p.returncode != 0:
+        raise SystemExit("batch_clients failed: %s" % err)
+    f = out.split()
+    return dict(zip(f[0::2], map(float, f[1::2])))
+
+
+def one(gpud, exe, backend, batching, spin0, m, tmp):
+    conf = ""
+    if batching:
+        conf += "batch_delay_us = %d\nbatch_max = %d\nbatch_max_work = %d\n" % (
+            DELAY_US, CLIENTS, N * max(m, 1000))
+    if spin0:
+        conf += "ring_spin_us = 0\n"
+    p, url = start(gpud, backend, tmp, "g", conf)
+    try:
+        clients(exe, url, m)  # warm-up: pools, staging, rings
+        before = threads(p.pid)
+        mb = metric(PORT, ["gpud_batches_total", "gpud_batched_runs_total"])
+        r0 = os.times()
+        r = clients(exe, url, m)
+        r1 = os.times()
+        after = threads(p.pid)
+        ma = metric(PORT, ["gpud_batches_total", "gpud_batched_runs_total"])
+    finally:
+        p.terminate()
+        p.wait(60)
+    runs = r["runs"]
+    wall = r["seconds"]
+    per = {}
+    for tid, (name, cpu) in after.items():
+        d = cpu - before.get(tid, (name, 0.0))[1]
+        key = "loop" if tid == p.pid else name
+        per[key] = per.get(key, 0.0) + d
+    loop = per.pop("loop", 0.0)
+    others = sorted(per.items(), key=lambda kv: -kv[1])
+    client = (r1.children_user + r1.children_system) - (r0.children_user + r0.children_system)
+    nb = ma["gpud_batches_total"] - mb["gpud_batches_total"]
+    nr = ma["gpud_batched_runs_total"] - mb["gpud_batched_runs_total"]
+    return {
+        "rate": r["runs_per_s"], "p50": r["p50_us"],
+        "per_launch": nr / nb if nb else 1.0,
+        "loop_us": loop / runs * 1e6, "loop_pct": 100 * loop / wall,
+        "others": ", ".join("%s %.1f" % (k, v / runs * 1e6) for k, v in others[:4] if v > 0),
+        "others_us": sum(v for _, v in others) / runs * 1e6,
+        "client_us": client / runs * 1e6,
+    }
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: batch_profile.py GPUD BATCH_CLIENTS [BACKEND ...]")
+    gpud, exe = sys.argv[1:3]
+    backends = sys.argv[3:] or ["cuda"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for backend in backends:
+            for m in (1000, 1):
+                for spin0 in (False, True):
+                    for batching in (False, True):
+                        r = one(gpud, exe, backend, batching, spin0, m, tmp)
+                        rows.append((backend, m, spin0, batching, r))
+                        print("%s M=%d spin%s batching %s: %s" % (
+                            backend, m, "0" if spin0 else "", "on" if batching else "off", r),
+                              file=sys.stderr, flush=True)
+    print("%d clients x %d calls, N = %d, float32; CPU microseconds a run" % (CLIENTS, CALLS, N))
+    print()
+    print("| backend | M | ring spin | batching | runs/s | p50 µs | runs a launch | loop µs "
+          "(% of wall) | other gpud threads µs (top 4) | clients µs |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for backend, m, spin0, batching, r in rows:
+        print("| %s | %d | %s | %s | %.0f | %.0f | %.1f | %.1f (%.0f%%) | %.1f: %s | %.1f |" % (
+            backend, m, "0" if spin0 else "default", "on" if batching else "off", r["rate"],
+            r["p50"], r["per_launch"], r["loop_us"], r["loop_pct"], r["others_us"],
+            r["others"], r["client_us"]))
+
+
+if __name__ == "__main__":
+    main()
