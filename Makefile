@@ -121,6 +121,9 @@ MBEDTLS_A := $(call static,libmbedtls.a) $(call static,libmbedx509.a) $(call sta
 #     1 expire, 1 resolver. nng's defaults (2 task threads per core up to
 #     16, 1 expire thread per core up to 8, 4 resolvers) start about 30
 #     threads in every gpuctl on a 16-core host.
+#     Not fewer than 2 task threads: a dial's deadline closes its dialer
+#     from a timer's callback, which waits for the dial's own callback on
+#     another task thread (client/dial.c).
 NNG_SRC      := third_party/nng
 NNG_VERSION  := 1.12.0
 NNG_CPPFLAGS := -isystem $(NNG_SRC)/include
@@ -234,7 +237,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu bench-ring \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-fresh bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -659,7 +662,7 @@ gpu-bundle: gpu-programs
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
 	   $(TINY_CALL) $(RING_LAT) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
-	   bench/python_hot.py $(GPU_BUNDLE)/bench/
+	   bench/python_hot.py bench/fresh_gpuctl.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
@@ -683,6 +686,15 @@ bench-survey: gpu-programs
 	$(PYEXE) bench/survey.py $(GPUD) $(BUILD)/$(SONAME) $(BATCH_BENCH) $(ROUNDS)
 bench-readme: gpu-programs
 	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
+# Fresh gpuctl processes (--version, status, run lombscargle grid and file,
+# float32 and float64) against a gpud of BACKEND (cpu here, cuda on a GPU
+# machine), medians of FRESH_ROUNDS; BASE=DIR times another build's gpud and
+# gpuctl beside this one's, in the same rounds (bench/fresh_gpuctl.py).
+FRESH_BACKEND ?= cpu
+FRESH_ROUNDS  ?= 30
+bench-fresh: $(GPUD) $(GPUCTL)
+	$(PYEXE) bench/fresh_gpuctl.py --backend $(FRESH_BACKEND) --rounds $(FRESH_ROUNDS) \
+	  --phases $(BASE) $(BUILD)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it

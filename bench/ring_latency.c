@@ -46,24 +46,25 @@ static int one_run(probe *p)
 	return gpud_run(p->c, "add", p->run_args, 3, NULL, 0, &n, NULL) == GPUD_OK ? 0 : -1;
 }
 
-static int one_call(probe *p)
+/* A one-trip gpud_call of kernel on args, its one output freed. */
+static int call_one(probe *p, const char *kernel, const gpud_arg *args, size_t nargs)
 {
 	gpud_result res;
 	size_t n;
-	if (gpud_call(p->c, "lombscargle", p->call_args, 3, &res, 1, &n, NULL) != GPUD_OK)
+	if (gpud_call(p->c, kernel, args, nargs, &res, 1, &n, NULL) != GPUD_OK)
 		return -1;
 	gpud_array_free(&res.array);
 	return 0;
 }
 
+static int one_call(probe *p)
+{
+	return call_one(p, "lombscargle", p->call_args, 3);
+}
+
 static int one_calladd(probe *p)
 {
-	gpud_result res;
-	size_t n;
-	if (gpud_call(p->c, "add", p->add_args, 2, &res, 1, &n, NULL) != GPUD_OK)
-		return -1;
-	gpud_array_free(&res.array);
-	return 0;
+	return call_one(p, "add", p->add_args, 2);
 }
 
 static int measure(probe *p, const char *name, int (*fn)(probe *), int reps, double *t)

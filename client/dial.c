@@ -3,7 +3,8 @@
  * and dialing one of them within the caller's time: the endpoint's kind
  * (endpoint/) configures the dialer first and explains a dial that failed.
  * The connecting thread, or the one saying hello (which alone swaps c->url
- * and c->dialer); a dial's watcher thread touches only its dial_watch.
+ * and c->dialer); a dial's deadline (a timer on nng's task threads, or a
+ * watcher thread) touches only its dial_watch.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,23 +63,53 @@ int client_endpoints_parse(gpud_client *c, const char *list)
 /*
  * A blocking dial that keeps the caller's time limit. nng_dialer_start
  * without NNG_FLAG_NONBLOCK returns once the connection is made and nng's
- * handshake (8 bytes each way) is done, and nng gives that handshake 10 s
- * (a TCP connect the system's own timeout, minutes): against a peer that
- * accepts and never speaks, a call with a 3 s timeout would take 10. A
- * watcher thread closes the dialer at the deadline, which ends the dial at
- * once (NNG_ECLOSED) and is then reported as DIAL_TIMEDOUT. The watcher
- * lives for one dial and touches only its dial_watch.
+ * handshake (8 bytes each way) is done, or with the dial's error (refused,
+ * no such socket: what the messages below explain); and nng gives that
+ * handshake 10 s (a TCP connect the system's own timeout, minutes): against
+ * a peer that accepts and never speaks, a call with a 3 s timeout would
+ * take 10. Closing the dialer at the deadline ends the dial at once
+ * (NNG_ECLOSED), reported as DIAL_TIMEDOUT.
+ *
+ * The deadline is a timer on nng's own threads (nng_sleep_aio): no thread
+ * is made for a dial (one fewer for every fresh process). The dial that
+ * connects in time cancels it; nng_aio_stop returns once its callback has
+ * run. Closing a dialer waits for its connect's callback, which runs on
+ * nng's task threads, as the timer's callback does: one such close runs at
+ * a time (closing_mu, tried; a timer that finds it held looks again 1 ms
+ * later), so that a task thread is left to finish the dial. A dial made on
+ * one of nng's threads (a job's completion callback that connects) could
+ * hold that other thread itself: there a watcher thread of the dial's own
+ * closes the dialer instead.
  */
 #define DIAL_TIMEDOUT (-2)
 
 typedef struct dial_watch {
+	nng_dialer d;
+	int fired; /* the deadline came first: d was closed (atomic) */
+	nng_aio *timer;
+	/* the watcher thread's */
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* on CLOCK_MONOTONIC */
 	struct timespec deadline;
-	nng_dialer d;
-	int done;  /* the dial returned */
-	int fired; /* the deadline came first: the watcher closed d */
+	int done; /* the dial returned */
 } dial_watch;
+
+static pthread_mutex_t closing_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* nng's task thread: the deadline (0), or the dial returned first (cancelled). */
+static void dial_deadline(void *arg)
+{
+	dial_watch *w = arg;
+	if (nng_aio_result(w->timer) != 0)
+		return;
+	if (pthread_mutex_trylock(&closing_mu) != 0) {
+		nng_sleep_aio(1, w->timer);
+		return;
+	}
+	__atomic_store_n(&w->fired, 1, __ATOMIC_RELEASE);
+	nng_dialer_close(w->d);
+	pthread_mutex_unlock(&closing_mu);
+}
 
 static void *watch_dial(void *arg)
 {
@@ -93,6 +124,46 @@ static void *watch_dial(void *arg)
 	return NULL;
 }
 
+/* The dial under a watcher thread; DIAL_TIMEDOUT, or nng's result. */
+static int dial_watched(dial_watch *w, int flags, int wait_ms)
+{
+	pthread_condattr_t ca;
+	pthread_t th;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&w->mu, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &w->deadline);
+	w->deadline.tv_sec += wait_ms / 1000;
+	w->deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (w->deadline.tv_nsec >= 1000000000L) {
+		w->deadline.tv_sec++;
+		w->deadline.tv_nsec -= 1000000000L;
+	}
+	/* Without a thread the dial is only as bounded as nng makes it. */
+	int watching = pthread_create(&th, NULL, watch_dial, w) == 0;
+	int rv = nng_dialer_start(w->d, flags);
+	if (watching) {
+		pthread_mutex_lock(&w->mu);
+		w->done = 1;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(th, NULL);
+	}
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	return w->fired ? DIAL_TIMEDOUT : rv;
+}
+
+/* 1 on one of nng's threads (they are named "nng:..."). */
+static int on_nng_thread(void)
+{
+	char name[16];
+	return pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 &&
+	       strncmp(name, "nng:", 4) == 0;
+}
+
 /* Starts dialer d: in the background (NNG_FLAG_NONBLOCK), or waiting for the
  * connection at most wait_ms (<= 0: as long as nng takes). 0, nng's error
  * (d is then the caller's to close) or DIAL_TIMEDOUT (d is closed). */
@@ -101,33 +172,13 @@ static int dialer_start(nng_dialer d, int flags, int wait_ms)
 	if ((flags & NNG_FLAG_NONBLOCK) || wait_ms <= 0)
 		return nng_dialer_start(d, flags);
 	dial_watch w = {.d = d};
-	pthread_condattr_t ca;
-	pthread_t th;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w.cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&w.mu, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &w.deadline);
-	w.deadline.tv_sec += wait_ms / 1000;
-	w.deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (w.deadline.tv_nsec >= 1000000000L) {
-		w.deadline.tv_sec++;
-		w.deadline.tv_nsec -= 1000000000L;
-	}
-	/* Without a thread the dial is only as bounded as nng makes it. */
-	int watching = pthread_create(&th, NULL, watch_dial, &w) == 0;
+	if (on_nng_thread() || nng_aio_alloc(&w.timer, dial_deadline, &w) != 0)
+		return dial_watched(&w, flags, wait_ms);
+	nng_sleep_aio(wait_ms, w.timer);
 	int rv = nng_dialer_start(d, flags);
-	if (watching) {
-		pthread_mutex_lock(&w.mu);
-		w.done = 1;
-		pthread_cond_signal(&w.cv);
-		pthread_mutex_unlock(&w.mu);
-		pthread_join(th, NULL);
-	}
-	pthread_cond_destroy(&w.cv);
-	pthread_mutex_destroy(&w.mu);
-	return w.fired ? DIAL_TIMEDOUT : rv;
+	nng_aio_stop(w.timer); /* cancelled; its callback has run: w.fired is final */
+	nng_aio_free(w.timer);
+	return __atomic_load_n(&w.fired, __ATOMIC_ACQUIRE) ? DIAL_TIMEDOUT : rv;
 }
 
 gpud_status client_dial(gpud_client *c, int i, int flags, int wait_ms)

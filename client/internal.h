@@ -186,8 +186,9 @@ struct gpud_client {
 	pthread_mutex_t ring_mu;
 	client_ring ring;
 	uint64_t ring_tried_gen;
-	int ring_off;        /* atomic; gpud_set_ring(c, 0), or $GPUD_NO_RING */
-	uint64_t ring_calls; /* atomic; gpud_ring_calls */
+	uint64_t ring_first_gen; /* the session whose first call went by the socket */
+	int ring_off;            /* atomic; gpud_set_ring(c, 0), or $GPUD_NO_RING */
+	uint64_t ring_calls;     /* atomic; gpud_ring_calls */
 };
 
 /* --- err.c ---------------------------------------------------------------- */

@@ -1,8 +1,9 @@
 /*
  * client/ring.c — the request ring (proto/ring.h): the local fast path
  * beside the nng socket for ipc:// connections. The first call of a session
- * makes the ring (a sealed memfd and an eventfd, handed to gpud on the
- * region socket); after that one call at a time writes its packed request
+ * takes the socket; the second makes the ring (a sealed memfd and an
+ * eventfd, handed to gpud on the region socket), so that a process making
+ * a single call sets none up; after that one call at a time writes its packed request
  * into the ring instead of the socket, spins for the reply, then sleeps on
  * it (FUTEX_WAIT). Calls that find the ring busy, and requests larger than
  * its area, take the socket: nothing changes for them.
@@ -225,6 +226,13 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 		return 0;
 	}
 	if (g->base == NULL) {
+		/* A session's first call takes the socket: a process that makes one
+		 * or two calls (gpuctl status) pays for no ring; the second makes it. */
+		if (c->ring_first_gen != gen) {
+			c->ring_first_gen = gen;
+			pthread_mutex_unlock(&c->ring_mu);
+			return 0;
+		}
 		if (c->ring_tried_gen == gen || ring_open(c, gen) != GPUD_OK) {
 			c->ring_tried_gen = gen;
 			pthread_mutex_unlock(&c->ring_mu);

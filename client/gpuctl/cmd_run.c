@@ -14,11 +14,13 @@
  *   - else the inputs are uploaded first, the kernel runs on buffers and
  *     each output is downloaded (gpud_run).
  * -o is checked against the kernel's outputs (as 'kernels' lists them)
- * before anything runs, and matched to the outputs the reply names before
- * any file is written. Outputs go to files or stdout as -o says, or a
+ * before anything runs where a -o names an output or an argument is a
+ * %HANDLE (else when the run failed, or before uploads), and always matched
+ * to the outputs the reply names before any file is written. Outputs go to files or stdout as -o says, or a
  * summary of each is printed; --json prints the run as one document instead
  * (schema gpuctl.run). Everything gpuctl made in gpud goes with its
- * connection; buffers passed as %HANDLE are never freed.
+ * connection, which the process's exit closes (ctl_leave); buffers passed
+ * as %HANDLE are never freed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -207,8 +209,27 @@ static void match_outputs(const run_job *j, const char *const *names, size_t nou
 					  names[b], strcmp(dest[a], "-") ? dest[a] : "stdout");
 }
 
-/* Checks -o against the kernel's outputs as 'kernels' lists them, before anything runs. */
-static void check_outputs_early(gpud_client *c, const run_job *j)
+/*
+ * Whether -o must be checked against the kernel's outputs as 'kernels' lists
+ * them before anything runs: where a -o names an output, or an argument is a
+ * buffer (%HANDLE) the run could change. Else (every -o a plain FILE,
+ * nothing of the caller's in gpud) the round trip is saved: the run changes
+ * nothing that outlives gpuctl's connection, the reply's outputs are matched
+ * to -o before any file is written with the same messages, and a run that
+ * fails is checked then (die_run), so a usage error still comes first.
+ */
+static int check_first(const run_job *j)
+{
+	int needed = 0;
+	for (int i = 0; i < j->nouts; i++)
+		needed |= j->outs[i].named;
+	for (int i = 0; i < j->nargs; i++)
+		needed |= j->args[i].v.kind == VAL_HANDLE;
+	return needed;
+}
+
+/* Checks -o against the kernel's outputs as 'kernels' lists them. */
+static void check_outputs(gpud_client *c, const run_job *j)
 {
 	gpud_kernel_list *l;
 	const char *names[MAX_ARGS], *dest[MAX_ARGS];
@@ -229,6 +250,15 @@ static void check_outputs_early(gpud_client *c, const run_job *j)
 	}
 	gpud_kernel_list_free(l);
 	trace("checked -o against %s's outputs", j->kernel);
+}
+
+/* A run that failed: a -o not checked before it is checked now (its usage
+ * error first), then the run's error. */
+static _Noreturn void die_run(gpud_client *c, const run_job *j, gpud_status st, const char *msg)
+{
+	if (!check_first(j))
+		check_outputs(c, j);
+	die_status(st, gpud_url(c), NULL, msg);
 }
 
 static void print_summary(const char *name, const gpud_array *a)
@@ -394,7 +424,7 @@ static int run_one_trip(gpud_client *c, run_job *j)
 		return -1;
 	}
 	if (st != GPUD_OK)
-		die_status(st, gpud_url(c), NULL, msg);
+		die_run(c, j, st, msg);
 	trace("ran %s with its inputs and outputs in one round trip (in gpud %.1f us, kernel "
 	      "%.1f us)",
 	      j->kernel, info.elapsed_us, info.kernel_us);
@@ -472,7 +502,7 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 		return -1;
 	}
 	if (st != GPUD_OK)
-		die_status(st, gpud_url(c), NULL, msg);
+		die_run(c, j, st, msg);
 	trace("ran %s on lent memory, outputs %s (in gpud %.1f us, kernel %.1f us)", j->kernel,
 	      in_lent ? "written into it" : "in the reply", info.elapsed_us, info.kernel_us);
 	json_times(j, &info);
@@ -486,6 +516,9 @@ static void run_on_buffers(gpud_client *c, run_job *j)
 	gpud_handle made[MAX_ARGS * 2];
 	int nmade = 0;
 	char msg[2048];
+
+	if (!check_first(j)) /* uploads first: -o is checked before them */
+		check_outputs(c, j);
 
 	for (int i = 0; i < j->nargs; i++) {
 		run_arg *ra = &j->args[i];
@@ -508,7 +541,7 @@ static void run_on_buffers(gpud_client *c, run_job *j)
 	gpud_status st = wait_run(c, j->kernel, j->wire, (size_t)j->nargs, outputs, MAX_ARGS, &nout,
 				  &info, msg, sizeof(msg));
 	if (st != GPUD_OK)
-		die_status(st, gpud_url(c), NULL, msg);
+		die_run(c, j, st, msg);
 	trace("ran %s (in gpud %.1f us, kernel %.1f us)", j->kernel, info.elapsed_us,
 	      info.kernel_us);
 	json_times(j, &info);
@@ -565,7 +598,8 @@ int cmd_run(int argc, char **argv)
 	gpud_client *c = ctl_connect();
 	gpud_set_device(c, j.device); /* the run, and the arrays gpuctl uploads for it */
 	gpud_set_ring(c, 0); /* a few calls: the ring's set-up would cost more than it saves */
-	check_outputs_early(c, &j);
+	if (check_first(&j))
+		check_outputs(c, &j);
 
 	uint64_t bytes = 0;
 	for (int i = 0; i < j.nargs; i++) {
@@ -586,8 +620,7 @@ int cmd_run(int argc, char **argv)
 			j.args[i].arr.data = NULL;
 		gpud_array_free(&j.args[i].arr);
 	}
-	gpud_close(c);
-	trace("closed");
+	ctl_leave(c);
 	if (j.json) {
 		/* Schema gpuctl.run, version 1 (docs/user-guide.md). */
 		json_object_set_new(j.json, "kernel", json_string(j.kernel));

@@ -206,9 +206,10 @@ int cmd_status(int argc, char **argv)
 	gpud_client *c = ctl_connect_status(wait_s, 1);
 	if ((rc = gpud_status_get(c, &st)) != GPUD_OK)
 		die_call(c, rc, NULL);
+	trace("status from gpud");
 	if (json) {
 		status_json(c, &st);
-		gpud_close(c);
+		ctl_leave(c);
 		return 0;
 	}
 	printf("gpud %s at %s (protocol %u)\n", st.server.version, gpud_url(c),
@@ -216,7 +217,7 @@ int cmd_status(int argc, char **argv)
 	printf("backend      %s\n", st.server.backend);
 	if (st.scope == GPUD_SCOPE_BEFORE_HELLO) {
 		print_before_hello(&st);
-		gpud_close(c);
+		ctl_leave(c);
 		return 0;
 	}
 	printf("uptime       %.1f s\n", st.uptime_s);
@@ -314,6 +315,6 @@ int cmd_status(int argc, char **argv)
 		printf("             %-14s %-8s %5d %6d %8" PRIu64 " B %6" PRIu64 " B\n", v->kernel,
 		       v->variant, v->registers, v->block, v->shared_bytes, v->local_bytes);
 	}
-	gpud_close(c);
+	ctl_leave(c);
 	return 0;
 }

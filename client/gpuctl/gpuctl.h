@@ -139,6 +139,8 @@ gpud_client *ctl_connect_wait(double wait_s);
 /* The same for status: with status_only, a refused hello (no or a bad token) falls
  * back to a connection without hello (gpud_connect_for_status), saying so. */
 gpud_client *ctl_connect_status(double wait_s, int status_only);
+/* A command that exits right after: its connection is closed by the exit. */
+void ctl_leave(gpud_client *c);
 
 /* --- command-line values (values.c) -------------------------------------------------- */
 

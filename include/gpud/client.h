@@ -424,7 +424,8 @@ GPUD_API int gpud_has_shm(const gpud_client *c);
  * The request ring: over ipc://, calls travel through memory shared with
  * gpud instead of the socket (several times less latency for small calls),
  * one call at a time; the others, and requests of 2 MiB or more, take the
- * socket. On by default where gpud offers it ($GPUD_NO_RING=1 turns the
+ * socket, as does a session's first call (the ring is made at its second:
+ * a process that makes one call sets none up). On by default where gpud offers it ($GPUD_NO_RING=1 turns the
  * default off); on = 0 sends every later call through the socket.
  */
 GPUD_API void gpud_set_ring(gpud_client *c, int on);

@@ -59,8 +59,9 @@ int doomed_main(const char *u, const char *kind)
 			   gpud_arg_array("freqs", &af)};
 	gpud_result out;
 	size_t no;
-	/* A first small call makes the request ring (ipc://); the run then takes it. */
-	if (gpud_sync(c) != GPUD_OK) {
+	/* A session's first call takes the socket, the second makes the request
+	 * ring (ipc://); the run then takes it. */
+	if (gpud_sync(c) != GPUD_OK || gpud_sync(c) != GPUD_OK) {
 		printf("sync: %s\n", gpud_errmsg(c));
 		return 1;
 	}

@@ -7,12 +7,15 @@
  * there with the timeout's exit status and GPUD_ETIMEDOUT. Each is timed
  * only against a watchdog, ten times the timeout (nng alone gives its
  * handshake 10 s), never to an exact figure. A list of endpoints whose
- * first is wedged reaches the second within the connect timeout.
+ * first is wedged reaches the second within the connect timeout. A connect
+ * made in a job's callback, on the library's own thread, keeps its limit.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -161,6 +164,82 @@ START_TEST(test_list_past_a_wedged_endpoint)
 }
 END_TEST
 
+/* A connect made in a job's completion callback (on one of the library's
+ * nng threads): what it saw, for the test's thread to check. */
+typedef struct in_callback {
+	const char *url;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+	gpud_status st;
+	double took;
+	char msg[1024];
+	gpud_client *c; /* closed by the test's thread */
+} in_callback;
+
+static void connect_in_callback(gpud_job *job, void *arg)
+{
+	in_callback *w = arg;
+	gpud_options o = {.url = w->url, .connect_timeout_ms = WEDGE_TIMEOUT_MS};
+	gpud_client *c = NULL;
+	double t0 = harness_now_s();
+	gpud_status st = gpud_connect_opts(&o, &c);
+	double took = harness_now_s() - t0;
+	pthread_mutex_lock(&w->mu);
+	w->st = st;
+	w->took = took;
+	snprintf(w->msg, sizeof(w->msg), "%s", gpud_errmsg(c));
+	w->c = c;
+	w->done = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* The connect timeout holds for a dial made on one of the library's own
+ * threads too (a job's callback), where the deadline cannot take the task
+ * thread the dial itself holds: GPUD_ETIMEDOUT within the watchdog. */
+START_TEST(test_dial_in_a_job_callback)
+{
+	char path[300], url[320];
+	path_in_dir(path, sizeof(path), "mute.sock");
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	int fd = mute_socket(path);
+	gpud_client *c = lib_connect();
+	in_callback w = {.url = url};
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	double v[8];
+	for (int i = 0; i < 8; i++)
+		v[i] = rand() / (double)RAND_MAX + 0.5;
+	gpud_array a = {.dtype = GPUD_F64, .ndim = 1, .shape = {8}, .data = v, .nbytes = sizeof(v)};
+	gpud_arg args[] = {gpud_arg_array("x", &a), gpud_arg_array("y", &a)};
+	gpud_job *job = NULL;
+	LIB_OK(c, gpud_call_async(c, "mul", args, 2, connect_in_callback, &w, &job));
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(2 * WATCHDOG_S);
+	pthread_mutex_lock(&w.mu);
+	while (!w.done && pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0)
+		;
+	int done = w.done;
+	pthread_mutex_unlock(&w.mu);
+	ck_assert_msg(done, "the callback's connect did not end within %.0f s", 2 * WATCHDOG_S);
+	ck_assert_msg(w.st == GPUD_ETIMEDOUT, "the callback's connect: %d (%s: %s), expected %d",
+		      (int)w.st, gpud_strerror(w.st), w.msg, GPUD_ETIMEDOUT);
+	ck_assert_msg(w.took < WATCHDOG_S, "the callback's connect took %.1f s with a %d ms limit",
+		      w.took, WEDGE_TIMEOUT_MS);
+	ck_assert_msg(strstr(w.msg, "nothing answered nng's handshake"), "message: %s", w.msg);
+	ck_assert_int_eq(gpud_job_wait(job, 0), GPUD_OK);
+	gpud_job_free(job);
+	gpud_close(w.c);
+	gpud_close(c);
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.mu);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
 TCase *e2e_wedged(void)
 {
 	TCase *tc = tcase_create("wedged");
@@ -169,5 +248,6 @@ TCase *e2e_wedged(void)
 	tcase_add_test(tc, test_handshake_never_completes);
 	tcase_add_test(tc, test_hello_never_answered);
 	tcase_add_test(tc, test_list_past_a_wedged_endpoint);
+	tcase_add_test(tc, test_dial_in_a_job_callback);
 	return tc;
 }
