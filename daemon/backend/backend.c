@@ -173,10 +173,12 @@ dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void 
 
 dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		    const backend_tenant *t, const int *cancel, double *kernel_us,
-		    backend_done_fn done, void *arg, char *err, size_t errlen)
+		    backend_fetch *fetch, backend_done_fn done, void *arg, char *err, size_t errlen)
 {
 	ON_LOOP("backend run");
-	return b->ops->run(b, queue, k, a, t, cancel, kernel_us, done, arg, err, errlen);
+	if (fetch)
+		fetch->fetched = 0;
+	return b->ops->run(b, queue, k, a, t, cancel, kernel_us, fetch, done, arg, err, errlen);
 }
 
 void backend_prepare_tenant(gpud_backend *b, const char *tenant)

@@ -65,6 +65,23 @@ typedef struct backend_staging_stats {
 	uint64_t chunk, bytes_staged;
 } backend_staging_stats;
 
+/*
+ * A run's outputs copied to the host right behind its kernel (run's fetch),
+ * to save a one-trip call the round of a separate download after the run's
+ * done. Best effort: a backend that cannot (too many bytes, no staging
+ * buffer, none of its own) leaves `fetched` 0 and the caller downloads them
+ * as usual. The caller owns it and dst, both living until done.
+ */
+#define BACKEND_FETCH_MAX ((size_t)64 << 10) /* bytes a fetch may ask for */
+typedef struct backend_fetch {
+	int n;
+	const void *src[KERNEL_MAX_PARAMS]; /* backend memory: an output's bytes */
+	size_t len[KERNEL_MAX_PARAMS];
+	size_t total; /* the sum of len, at most BACKEND_FETCH_MAX */
+	uint8_t *dst; /* host memory: the n ranges one after the other */
+	int fetched;  /* set before a done of ST_OK: dst holds them; else untouched */
+} backend_fetch;
+
 /* Copy flags. */
 enum {
 	/* The host side is page-locked (a pinned host region): the copy can be
@@ -73,7 +90,9 @@ enum {
 	/* upload, queue_ordered backends: enqueue it in the queue's order
 	 * before returning (a run issued next executes after it), or return
 	 * ST_WOULD_BLOCK having done nothing (cuda: a copy a worker would
-	 * stage later). */
+	 * stage later). Its done may come no sooner than that of the operation
+	 * issued next on the queue (cuda: they share one end event), or the
+	 * loop's next turn where none was. */
 	BACKEND_IN_ORDER = 1u << 1,
 };
 
@@ -158,10 +177,13 @@ typedef struct backend_ops {
 	 * k->verdict_message's, which names the kernel as check's errors do;
 	 * done's ST_QUOTA is a built-in run over t->run_timeout_ms: msg is the
 	 * whole message ("run of K stopped after ..."). t: the tenant it runs
-	 * for (custom kernels run in its worker). */
+	 * for (custom kernels run in its worker). fetch (may be NULL): the
+	 * outputs to bring to the host behind the kernel (backend_fetch); the
+	 * backend writes its dst and fetched only just before a done of ST_OK. */
 	dstatus (*run)(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		       const backend_tenant *t, const int *cancel, double *kernel_us,
-		       backend_done_fn done, void *arg, char *err, size_t errlen);
+		       backend_fetch *fetch, backend_done_fn done, void *arg, char *err,
+		       size_t errlen);
 	/* Device memory of b -> device memory of `to` (another device of this
 	 * backend): ordered after what `queue` of b has queued before it, done
 	 * as upload's once the bytes are in dst. cuda: cudaMemcpyPeerAsync on
@@ -263,7 +285,8 @@ dstatus backend_download(gpud_backend *b, uint32_t queue, void *dst, const void 
 			 unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 dstatus backend_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 		    const backend_tenant *t, const int *cancel, double *kernel_us,
-		    backend_done_fn done, void *arg, char *err, size_t errlen);
+		    backend_fetch *fetch, backend_done_fn done, void *arg, char *err,
+		    size_t errlen);
 dstatus backend_sync(gpud_backend *b, uint32_t queue, backend_done_fn done, void *arg, char *err,
 		     size_t errlen);
 dstatus backend_copy_peer(gpud_backend *b, uint32_t queue, gpud_backend *to, void *dst,

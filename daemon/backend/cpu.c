@@ -13,7 +13,9 @@
  * that a completion starts, such as a run once its uploads are in, is done
  * and reported in that same turn): handing it to the pool and back would
  * cost two sleeping threads' wakes, more than the work. GPUD_CPU_INLINE=0 sends everything to the pool (the
- * comparison of bench/ring_latency.c).
+ * comparison of bench/ring_latency.c). A run's fetch (backend.h: outputs
+ * for the reply, at most BACKEND_FETCH_MAX bytes) is copied out on the loop
+ * as the run reports its success.
  *
  * One instance per simulated device (cpu_devices: the placement and peer
  * copies of several devices, tested without a GPU; GPUD_CPU_LOSE_DEVICE
@@ -432,6 +434,7 @@ struct run_job {
 	uint64_t deadline_ns, timeout_ms; /* run_timeout: 0, none */
 	int timed_out;
 	double *kernel_us;
+	backend_fetch *fetch;   /* outputs to the host at its end (backend.h), or NULL */
 	uint64_t t0_ns, end_ns; /* end_ns: a run done inline, when it ended (else 0) */
 	soon_item soon;         /* done inline: its completion */
 	unsigned verdict;       /* cpu_kernel.verdict's code: the first chunk's worker writes it */
@@ -598,6 +601,15 @@ static void run_end(run_job *j)
 		st = ST_QUOTA;
 		m = msg;
 	}
+	if (st == ST_OK && j->fetch) { /* the host's memory: at most BACKEND_FETCH_MAX bytes */
+		backend_fetch *f = j->fetch;
+		uint8_t *to = f->dst;
+		for (int i = 0; i < f->n; i++) {
+			memcpy(to, f->src[i], f->len[i]);
+			to += f->len[i];
+		}
+		f->fetched = 1;
+	}
 	free(j);
 	done(arg, st, m);
 }
@@ -664,7 +676,8 @@ static void run_soon(soon_item *it)
  * unless already cancelled or its arguments' values are refused. */
 static dstatus run_inline(gpud_backend *b, const kernel_def *kd, const cpu_kernel *k,
 			  const kernel_args *a, size_t items, const int *cancel, double *kernel_us,
-			  backend_done_fn done, void *arg, char *err, size_t errlen)
+			  backend_fetch *fetch, backend_done_fn done, void *arg, char *err,
+			  size_t errlen)
 {
 	run_job *j = calloc(1, sizeof(*j));
 	if (j == NULL) {
@@ -680,6 +693,7 @@ static dstatus run_inline(gpud_backend *b, const kernel_def *kd, const cpu_kerne
 		       .next = items,
 		       .cancel = cancel,
 		       .kernel_us = kernel_us,
+		       .fetch = fetch,
 		       .t0_ns = uv_hrtime()};
 	if (__atomic_load_n(cancel, __ATOMIC_ACQUIRE))
 		j->skipped = 1;
@@ -713,7 +727,8 @@ static dstatus lost_check(gpud_backend *b, int is_run, char *err, size_t errlen)
 
 static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, const kernel_args *a,
 		       const backend_tenant *t, const int *cancel, double *kernel_us,
-		       backend_done_fn done, void *arg, char *err, size_t errlen)
+		       backend_fetch *fetch, backend_done_fn done, void *arg, char *err,
+		       size_t errlen)
 {
 	cpu_backend *cb = b->impl;
 	/* a built-in's entry by its id (the tables were checked at open); none for a user's */
@@ -736,7 +751,8 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, co
 		cost = 1;
 	/* Only a kernel with an item_cost: without one an item may be any size. */
 	if (cb->inline_on && k->item_cost && items <= INLINE_RUN_COST / cost)
-		return run_inline(b, kd, k, a, items, cancel, kernel_us, done, arg, err, errlen);
+		return run_inline(b, kd, k, a, items, cancel, kernel_us, fetch, done, arg, err,
+				  errlen);
 	/* Chunks of about CHUNK_COST, and at least one per thread where the items allow. */
 	size_t per = CHUNK_COST / cost;
 	if (per == 0)
@@ -771,6 +787,7 @@ static dstatus cpu_run(gpud_backend *b, uint32_t queue, const kernel_def *kd, co
 		       .timeout_ms = timeout_ms,
 		       .deadline_ns = timeout_ms ? t0 + timeout_ms * 1000000u : 0,
 		       .kernel_us = kernel_us,
+		       .fetch = fetch,
 		       .t0_ns = t0,
 		       .nchunks = (unsigned)slots};
 	for (size_t i = 0; i < slots; i++)

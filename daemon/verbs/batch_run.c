@@ -237,7 +237,7 @@ static void job_start(sched_item *it)
 	log_debug("a batch of %zu lombscargle runs launches on device %d", j->n, j->dev->id);
 	device_run_started(j->dev);
 	dstatus rv = backend_run(&j->dev->be, j->queue, &kernel_lombscargle_batch, &j->kargs, &t,
-				 &j->cancel, &j->kernel_us, launch_done, j, err, sizeof(err));
+				 &j->cancel, &j->kernel_us, NULL, launch_done, j, err, sizeof(err));
 	if (rv != ST_OK)
 		launch_done(j, rv, err);
 }

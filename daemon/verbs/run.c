@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/verbs/run.h"
@@ -89,15 +90,27 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 	}
 	r->pending = 1; /* held until every download is issued */
 	r->pending_status = ST_OK;
+	const backend_fetch *f = &q->fetch;
+	int fi = 0;
+	size_t fat = 0;
 	for (size_t i = 0; i < rr->n_outputs; i++) {
 		gpud_buffer *b = q->bound[out_param[i]];
 		char err[512];
 		if (b->nbytes == 0)
 			continue;
-		r->pending++;
 		uint8_t *to = q->out_host ? q->out_host + (rr->outputs[i]->region_offset -
 							   r->req->run->outputs_to->offset)
 					  : dst;
+		if (f->fetched && fi < f->n && f->src[fi] == b->mem && f->len[fi] == b->nbytes) {
+			/* on the host already: brought behind the kernel (run_start) */
+			memcpy(to, f->dst + fat, b->nbytes);
+			fat += b->nbytes;
+			fi++;
+			r->bytes_down += b->nbytes;
+			dst += b->nbytes;
+			continue;
+		}
+		r->pending++;
 		dstatus st = backend_download(&b->dev->be, r->pipe_id, to, b->mem, b->nbytes,
 					      q->out_host ? q->out_flags : 0, returned_done, r, err,
 					      sizeof(err));
@@ -213,6 +226,50 @@ static void run_done(void *arg, dstatus status, const char *msg)
 	run_ended(run_of(r), status, msg, 0);
 }
 
+/*
+ * With return_outputs into the reply: the outputs the reply will carry
+ * (return_outputs' order: after limit_outputs, none empty), for the backend
+ * to bring to the host right behind the kernel, which saves the round of
+ * downloads issued after the run's done. NULL where there is nothing to
+ * fetch, too much (BACKEND_FETCH_MAX), or no memory for it: the downloads
+ * then go as before.
+ */
+static backend_fetch *fetch_plan(run_request *q)
+{
+	gpud_request *r = &q->r;
+	const Gpud__RunRequest *rq = r->req->run;
+	const kernel_def *k = q->kernel;
+	backend_fetch *f = &q->fetch;
+	size_t nout = 0;
+
+	f->n = 0;
+	f->total = 0;
+	if (!rq->return_outputs || q->out_host)
+		return NULL;
+	for (int i = 0; i < k->nparams; i++) {
+		if (k->params[i].role != KPARAM_OUT)
+			continue;
+		if (rq->limit_outputs && nout >= rq->max_outputs)
+			break;
+		nout++;
+		const gpud_buffer *b = q->bound[i];
+		if (b->nbytes == 0)
+			continue;
+		if (b->dev != r->dev || b->nbytes > BACKEND_FETCH_MAX - f->total) {
+			f->n = 0;
+			return NULL;
+		}
+		f->src[f->n] = b->mem;
+		f->len[f->n++] = b->nbytes;
+		f->total += b->nbytes;
+	}
+	if (f->n == 0 || (f->dst == NULL && (f->dst = malloc(f->total)) == NULL)) {
+		f->n = 0;
+		return NULL;
+	}
+	return f;
+}
+
 /* The scheduler gave the run a slot: the backend takes it. */
 static void run_start(sched_item *it)
 {
@@ -229,7 +286,7 @@ static void run_start(sched_item *it)
 	r->dev_busy = 1; /* before: done may come from within (never does today) */
 	device_run_started(r->dev);
 	dstatus rv = backend_run(&r->dev->be, r->pipe_id, q->kernel, &q->kargs, &t, &r->cancelled,
-				 &q->kernel_us, run_done, r, err, sizeof(err));
+				 &q->kernel_us, fetch_plan(q), run_done, r, err, sizeof(err));
 	if (rv != ST_OK) {
 		request_run_ended(r);
 		run_fail_unstarted(r, rv, err);
@@ -693,6 +750,8 @@ static void run_release(gpud_request *r)
 	run_request *q = run_of(r);
 	if (q->slot.has_slot)
 		sched_release(&r->dev->sched, &q->slot);
+	free(q->fetch.dst); /* the backend is done with it: the run has ended */
+	q->fetch.dst = NULL;
 }
 
 /* The one reset of a run's own state: at its start, and again when it is
@@ -710,6 +769,9 @@ static void run_begin(run_request *q)
 	q->early.on = q->early.final = 0;
 	q->early.status = ST_OK;
 	q->batch = (batch_item){0};
+	q->fetch.n = 0;
+	q->fetch.dst = NULL; /* made in run_start, after any redo of this */
+	q->fetch.fetched = 0;
 	q->r.on_release = run_release;
 }
 

@@ -47,6 +47,10 @@ typedef struct run_request {
 	uint8_t *out_host;  /* return_outputs into a host region (outputs_to): where */
 	unsigned out_flags; /* and its BACKEND_HOST_* */
 	run_early early;
+	/* return_outputs into the reply: the outputs the backend brings to the
+	 * host behind the kernel (fetch.dst: malloc'd in run_start, freed with
+	 * the request), or fetch.n 0 */
+	backend_fetch fetch;
 	batch_item batch; /* its place in a dynamic batch's group (batch_run.c) */
 } run_request;
 

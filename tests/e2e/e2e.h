@@ -292,6 +292,7 @@ TCase *e2e_ring(void);         /* ring.c */
 TCase *e2e_ring_off(void);     /* ring.c */
 TCase *e2e_lend(void);         /* lend.c */
 TCase *e2e_call_into(void);    /* call_into.c: outputs copied into the caller's arrays */
+TCase *e2e_call_outputs(void); /* call_outputs.c: a one-trip call's outputs in the reply */
 TCase *e2e_notify(void);       /* notify.c: sd_notify, READY=1 means serving */
 TCase *e2e_trace(void);        /* trace.c: NVTX ranges */
 TCase *e2e_logs(void);         /* logs.c: request log lines, text and JSON */

@@ -44,6 +44,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_ring_off());
 	suite_add_tcase(s, e2e_lend());
 	suite_add_tcase(s, e2e_call_into());
+	suite_add_tcase(s, e2e_call_outputs());
 	suite_add_tcase(s, e2e_notify());
 	suite_add_tcase(s, e2e_client());
 	suite_add_tcase(s, e2e_trace());

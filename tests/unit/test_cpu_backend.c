@@ -161,8 +161,8 @@ static void check_add(fixture *f, size_t n, uint64_t *seed)
 	int cancel = 0;
 	double kernel_us = -1;
 	done_rec d = {.inside = 1};
-	ck_assert_int_eq(backend_run(&f->b, 0, k, &ka, NULL, &cancel, &kernel_us, on_done, &d, err,
-				     sizeof(err)),
+	ck_assert_int_eq(backend_run(&f->b, 0, k, &ka, NULL, &cancel, &kernel_us, NULL, on_done, &d,
+				     err, sizeof(err)),
 			 ST_OK);
 	d.inside = 0;
 	ck_assert_int_eq(d.calls, 0);

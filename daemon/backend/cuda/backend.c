@@ -644,9 +644,49 @@ static dstatus cuda_clear(gpud_backend *b, uint32_t queue, void *mem, size_t kee
 
 extern const cuda_kernel cuda_kernel_lombscargle_batch; /* kernels/lombscargle/batch_kernel.h */
 
+/*
+ * A run's fetch (backend_fetch): its outputs copied into one staging buffer
+ * right behind the kernel on the run's stream, which executes in order, and
+ * an event after them that becomes the job's end. The job holds the buffer
+ * until it completes (job_complete copies the bytes out, for a good run
+ * only), so the DMA is over before the buffer is anyone's again, on every
+ * path (a failure is drained first). Nothing, with ST_OK, where the bytes
+ * do not fit a buffer or none is free: the caller downloads them.
+ */
+static dstatus run_fetch(cuda_backend *cb, cuda_job *j, backend_fetch *f, char *err, size_t errlen)
+{
+	const char *call = "cudaMemcpyAsync (fetch)";
+	cudaError_t e = cudaSuccess;
+	size_t at = 0;
+	int idx;
+	dstatus rv;
+
+	if (f == NULL || f->n <= 0 || f->n > KERNEL_MAX_PARAMS || f->total > BACKEND_FETCH_MAX ||
+	    f->total > cb->stage_chunk || (idx = stage_take(cb, 0)) < 0)
+		return ST_OK;
+	j->stage_idx = idx; /* job_complete gives it back */
+	if ((rv = job_take_event(cb, &j->fetch_ev, err, errlen)) != ST_OK)
+		return rv;
+	for (int i = 0; i < f->n && e == cudaSuccess; i++) {
+		e = cudaMemcpyAsync((uint8_t *)cb->stage[idx] + at, f->src[i], f->len[i],
+				    cudaMemcpyDeviceToHost, j->stream);
+		at += f->len[i];
+	}
+	if (e == cudaSuccess) {
+		call = "cudaEventRecord (fetch)";
+		e = cudaEventRecord(j->fetch_ev, j->stream);
+	}
+	if (e != cudaSuccess)
+		return cuda_note_error(cb, e, (cuda_fail(e, call, err, errlen), err));
+	atomic_fetch_add(&cb->bytes_staged, f->total);
+	j->fetch = f;
+	return ST_OK;
+}
+
 static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, const kernel_args *a,
 			const backend_tenant *t, const int *cancel, double *kernel_us,
-			backend_done_fn done, void *arg, char *err, size_t errlen)
+			backend_fetch *fetch, backend_done_fn done, void *arg, char *err,
+			size_t errlen)
 {
 	cuda_backend *cb = b->impl;
 	const custom_kernel *uk = k->custom;
@@ -729,7 +769,9 @@ static dstatus cuda_run(gpud_backend *b, uint32_t queue, const kernel_def *k, co
 		if ((e = cudaEventRecord(j->ev[1], j->stream)) != cudaSuccess)
 			rv = cuda_note_error(cb, e,
 					     (cuda_fail(e, "cudaEventRecord", err, errlen), err));
-		else
+		else /* the outputs behind the kernel */
+			rv = run_fetch(cb, j, fetch, err, errlen);
+		if (rv == ST_OK)
 			rv = job_enqueue_done(cb, j, err, errlen);
 	}
 	/* The kernel, if launched, still reads the buffers: the job reports the

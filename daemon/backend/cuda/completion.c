@@ -11,6 +11,11 @@
  * to WAITER_MAX_SLEEP_US and hands the finished ones to the loop (done_lock,
  * done_async).
  *
+ * A copy issued in its queue's order (BACKEND_IN_ORDER) records no event:
+ * it rides on the end event of the job issued behind it on its stream
+ * (riders, below). A run's fetch (backend_fetch) ends the run's job with the
+ * event after its copies (job_end_event).
+ *
  * Error paths: a job that may have left work on its stream is drained by a
  * worker (cudaStreamSynchronize off the loop) before it reports, so the
  * memory that work touches is released only once nothing touches it.
@@ -84,13 +89,6 @@ static void job_complete(cuda_job *j, dstatus status, const char *msg)
 	if (j->completed)
 		return;
 	j->completed = 1;
-	if (j->stage_idx >= 0) {
-		/* A small download: out of its staging buffer, on the loop. */
-		if (status == ST_OK && j->kind == JOB_D2H)
-			memcpy(j->dst, cb->stage[j->stage_idx], j->len);
-		stage_put(cb, j->stage_idx);
-		j->stage_idx = -1;
-	}
 	char vmsg[768];
 	if (j->verdict >= 0) {
 		/* The kernel has finished (its end event passed, or a drain). */
@@ -120,6 +118,21 @@ static void job_complete(cuda_job *j, dstatus status, const char *msg)
 		cudaEventElapsedTime(&ms, j->ev[0], j->ev[1]);
 		*j->kernel_us = (double)ms * 1e3;
 	}
+	if (j->stage_idx >= 0) {
+		/* Its DMA is over (the end event passed, or a drain). A small
+		 * download, or a run's fetch once the run is known good: out of
+		 * the staging buffer, on the loop. */
+		const uint8_t *st = cb->stage[j->stage_idx];
+		if (status == ST_OK && j->kind == JOB_D2H)
+			memcpy(j->dst, st, j->len);
+		if (status == ST_OK && j->kind == JOB_RUN && j->fetch) {
+			backend_fetch *f = j->fetch;
+			memcpy(f->dst, st, f->total);
+			f->fetched = 1;
+		}
+		stage_put(cb, j->stage_idx);
+		j->stage_idx = -1;
+	}
 	j->done(j->arg, status, status != ST_OK ? (msg ? msg : "") : NULL);
 	cuda_check_fatal(b);
 }
@@ -128,10 +141,19 @@ void job_finish(cuda_job *j, dstatus status, const char *msg)
 {
 	cuda_backend *cb = j->b->impl;
 	ON_LOOP("cuda job_finish");
+	/* The copies before it on its stream that rode on its end: done first,
+	 * as its end event (or its drain) says, whatever its own verdicts. */
+	for (cuda_job *r = j->riders, *next; r; r = next) {
+		next = r->ride_next;
+		job_finish(r, status, msg);
+	}
+	j->riders = NULL;
 	job_complete(j, status, msg);
 	for (int i = 0; i < 2; i++)
 		if (j->ev[i]) /* the events it holds */
 			job_put_event(cb, j->ev[i]);
+	if (j->fetch_ev)
+		job_put_event(cb, j->fetch_ev);
 	for (int i = 0; i < j->nscratch; i++) /* its work on the stream is done */
 		cuda_free_block(j->b, j->scratch[i]);
 	free(j);
@@ -208,14 +230,81 @@ static void to_waiter(cuda_backend *cb, cuda_job *j)
 	pthread_mutex_unlock(&cb->wait_lock);
 }
 
+/* --- riders: in-order copies that end with a later job -------------------------------- */
+
+/*
+ * A copy issued with BACKEND_IN_ORDER has the run it feeds issued right
+ * behind it on its stream (early.c), and a stream executes in order: the
+ * run's end event says the copy is done too. Such a copy records no event of
+ * its own (one driver call fewer, one event fewer asked on every turn): it
+ * waits on the loop's riders until the next job on its stream that records
+ * an end event (job_enqueue_done; that event is recorded after the rider was
+ * enqueued, both on the loop) takes it, and it finishes just before that job
+ * (job_finish). Riders the loop's next turn finds still waiting (the run
+ * waits for a slot, or failed before it was enqueued) get an event then
+ * (riders_flush): the last of a stream records one and carries the others.
+ */
+static void on_poll(uv_idle_t *h);
+
+void job_ride(cuda_backend *cb, cuda_job *j)
+{
+	cuda_job **t = &cb->riders;
+	while (*t)
+		t = &(*t)->ride_next;
+	j->ride_next = NULL;
+	*t = j;
+	uv_idle_start(&cb->poll_idle, on_poll); /* its flush, on the next turn */
+}
+
+/* The riders of j's stream move onto j's, in order. */
+static void riders_take(cuda_backend *cb, cuda_job *j)
+{
+	cuda_job **from = &cb->riders, **to = &j->riders;
+	while (*to)
+		to = &(*to)->ride_next;
+	while (*from) {
+		cuda_job *r = *from;
+		if (r->stream != j->stream) {
+			from = &r->ride_next;
+			continue;
+		}
+		*from = r->ride_next;
+		r->ride_next = NULL;
+		*to = r;
+		to = &r->ride_next;
+	}
+}
+
+/* Riders no job took: per stream, the last one records an end event. */
+static void riders_flush(cuda_backend *cb)
+{
+	char err[512];
+	while (cb->riders) {
+		cuda_job **link = NULL;
+		for (cuda_job **p = &cb->riders; *p; p = &(*p)->ride_next)
+			if ((*p)->stream == cb->riders->stream)
+				link = p;
+		cuda_job *last = *link;
+		*link = last->ride_next;
+		last->ride_next = NULL;
+		dstatus rv = job_enqueue_done(cb, last, err, sizeof(err));
+		if (rv != ST_OK) { /* its stream drains; the others fail with it */
+			riders_take(cb, last);
+			job_fail_after_drain(last, rv, err);
+		}
+	}
+}
+
 static void on_poll(uv_idle_t *h)
 {
 	cuda_backend *cb = h->data;
 	cuda_use(cb);
+	if (cb->riders)
+		riders_flush(cb);
 	uint64_t now = uv_hrtime();
 	for (cuda_job *j = cb->poll_head, *next; j; j = next) {
 		next = j->pnext;
-		cudaError_t e = cudaEventQuery(j->ev[1]);
+		cudaError_t e = cudaEventQuery(job_end_event(j));
 		if (e == cudaErrorNotReady) {
 			if (now - j->poll_start > cb->poll_ns) {
 				list_remove(&cb->poll_head, j);
@@ -244,6 +333,7 @@ dstatus job_enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen
 			return cuda_note_error(cb, e, err);
 		}
 	}
+	riders_take(cb, j); /* its end event follows them on the stream */
 	j->poll_start = uv_hrtime();
 	if (cb->poll_ns == 0) {
 		to_waiter(cb, j);
@@ -272,7 +362,7 @@ static void *waiter_main(void *arg)
 		int finished = 0;
 		for (cuda_job *j = cb->wait_head, *next; j; j = next) {
 			next = j->pnext;
-			cudaError_t e = cudaEventQuery(j->ev[1]);
+			cudaError_t e = cudaEventQuery(job_end_event(j));
 			if (e == cudaErrorNotReady)
 				continue;
 			list_remove(&cb->wait_head, j);

@@ -104,6 +104,7 @@ typedef struct cuda_backend {
 	struct stop_state *stops; /* run_timeout.c: words and deadlines (made at open) */
 	uv_timer_t stop_timer;    /* run_timeout.c: the earliest deadline to come */
 	cuda_job *poll_head;
+	cuda_job *riders;        /* in-order copies awaiting a later job's end (job_ride) */
 	cuda_clearing *clearing; /* blocks being cleared, by address */
 	uv_async_t done_async;   /* the waiter's finished jobs, to the loop */
 	int handles_open;
@@ -158,7 +159,12 @@ struct cuda_job {
 	const void *src;
 	size_t len;
 	cudaEvent_t ev[2]; /* runs: around the kernel; others: ev[1] at the end; NULL: none */
-	int stage_idx;     /* a staging buffer it holds until it completes, or -1 */
+	/* runs with a fetch (backend_fetch): the outputs' copies behind the
+	 * kernel, into staging buffer stage_idx, end with this event, which is
+	 * then the job's end (job_end_event); NULL: none */
+	cudaEvent_t fetch_ev;
+	backend_fetch *fetch;
+	int stage_idx; /* a staging buffer it holds until it completes, or -1 */
 	double *kernel_us;
 	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
 	int verdict;
@@ -178,6 +184,9 @@ struct cuda_job {
 	char msg[512];
 	int completed;
 	uint64_t poll_start;
+	/* copies that end with this job's end event (job_ride), in issue order;
+	 * and the link of that list, or of the loop's riders */
+	cuda_job *riders, *ride_next;
 	cuda_job *next;          /* the done queue */
 	cuda_job *pprev, *pnext; /* the poll list (loop) or the waiter's */
 };
@@ -205,8 +214,18 @@ cuda_job *job_new(gpud_backend *b, job_kind kind, cudaStream_t s, backend_done_f
 /* An event from the loop's pool (or a new one). ST_OK, or a status with err. */
 dstatus job_take_event(cuda_backend *cb, cudaEvent_t *ev, char *err, size_t errlen);
 void job_put_event(cuda_backend *cb, cudaEvent_t ev);
-/* Records the job's end event (runs have theirs) and starts watching it. */
+/* The event whose passing ends j: its fetch's, else ev[1]. */
+static inline cudaEvent_t job_end_event(const cuda_job *j)
+{
+	return j->fetch_ev ? j->fetch_ev : j->ev[1];
+}
+/* Records the job's end event (runs have theirs) and starts watching it;
+ * the copies riding on its stream (job_ride) end with it. */
 dstatus job_enqueue_done(cuda_backend *cb, cuda_job *j, char *err, size_t errlen);
+/* A copy issued in its stream's order (BACKEND_IN_ORDER) that records no end
+ * event: it completes with the next job on its stream that records one
+ * (job_enqueue_done), at the latest one the loop's next turn makes. */
+void job_ride(cuda_backend *cb, cuda_job *j);
 /* Reports the outcome (done), gives back its events and staging buffer, frees j. Loop. */
 void job_finish(cuda_job *j, dstatus status, const char *msg);
 /*
@@ -247,6 +266,8 @@ const unsigned *stop_word(cuda_backend *cb, int idx);
 int stop_put(cuda_backend *cb, int idx, char *msg, size_t msglen);
 
 /* --- staging.c --- */
+/* A staging buffer's index, or -1 if none is free and !wait (the loop never waits). */
+int stage_take(cuda_backend *cb, int wait);
 int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen);
 void staging_close(cuda_backend *cb);
 /* Gives a staging buffer back (the job that held one completed). */

@@ -15,7 +15,8 @@
  *    for the chunk's event.
  * A pageable cudaMemcpyAsync would block its caller until the bytes are
  * staged by the driver; none is issued anywhere. Every copy is a job
- * (completion.c) that ends with an event.
+ * (completion.c) that ends with an event: its own, or, issued in its
+ * queue's order (BACKEND_IN_ORDER), that of the job behind it (job_ride).
  *
  * Threads: submission on the loop, staged copies on workers; the staging
  * buffers' free list and in-flight marks are shared under stage_lock. Host
@@ -96,7 +97,7 @@ static void stage_reclaim(cuda_backend *cb)
  * never the loop) sleeps on one of those events, or for another caller's
  * put.
  */
-static int stage_take(cuda_backend *cb, int wait)
+int stage_take(cuda_backend *cb, int wait)
 {
 	pthread_mutex_lock(&cb->stage_lock);
 	for (;;) {
@@ -331,6 +332,9 @@ static dstatus submit_copy(gpud_backend *b, job_kind kind, uint32_t queue, void 
 	if (e != cudaSuccess) {
 		cuda_fail(e, call, err, errlen);
 		rv = cuda_note_error(cb, e, err);
+	} else if (flags & BACKEND_IN_ORDER) { /* the run behind it ends it (job_ride) */
+		job_ride(cb, j);
+		return ST_OK;
 	} else {
 		rv = job_enqueue_done(cb, j, err, errlen);
 	}
