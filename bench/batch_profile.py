@@ -5,10 +5,11 @@ lombscargle series (bench/batch_clients), gpud's batching off and on.
   python3 bench/batch_profile.py GPUD BATCH_CLIENTS [BACKEND ...]
 
 For each backend (default: cuda), each of batching off / on
-(batch_delay_us = 200), each ring spin (gpud's default, and ring_spin_us = 0:
-the loop then sleeps in epoll when it has nothing to do, so its thread's CPU
-time is its work) and M = 1,000 and M = 1 grid frequencies (N = 3,000
-samples, float32), one batch_clients run of 64 clients x 100 calls after a
+(batch_delay_us = 200), each way of waiting (PROFILE_WAIT, default
+default,ring0,quiet: gpud's defaults; ring_spin_us = 0; and ring_spin_us = 0
+with poll_us = 0, where the loop sleeps in epoll whenever it has nothing to
+do, so its thread's CPU time is its work) and M = 1,000 and M = 1 grid frequencies (N = 3,000
+samples, float32; PROFILE_M=1000,1 sets the list), one batch_clients run of 64 clients x 100 calls after a
 warm-up run. Prints a markdown table: runs/s, p50, runs a launch (from
 /metrics), and CPU microseconds a run of gpud's loop thread (the main
 thread: the request path, the ring, the backend's calls), of gpud's other
@@ -92,13 +93,23 @@ def clients(exe, url, m):
     return dict(zip(f[0::2], map(float, f[1::2])))
 
 
-def one(gpud, exe, backend, batching, spin0, m, tmp):
+WAITS = {
+    "default": "",
+    # the loop sleeps in epoll between requests instead of polling the rings
+    "ring0": "ring_spin_us = 0\n",
+    # ... and leaves every job's end to the waiter thread instead of polling
+    # young ones: it then sleeps whenever it has nothing to do, so its
+    # thread's CPU time is its work (the latency is not the default's)
+    "quiet": "ring_spin_us = 0\npoll_us = 0\n",
+}
+
+
+def one(gpud, exe, backend, batching, wait, m, tmp):
     conf = ""
     if batching:
         conf += "batch_delay_us = %d\nbatch_max = %d\nbatch_max_work = %d\n" % (
             DELAY_US, CLIENTS, N * max(m, 1000))
-    if spin0:
-        conf += "ring_spin_us = 0\n"
+    conf += WAITS[wait]
     p, url = start(gpud, backend, tmp, "g", conf)
     try:
         clients(exe, url, m)  # warm-up: pools, staging, rings
@@ -142,22 +153,22 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for backend in backends:
-            for m in (1000, 1):
-                for spin0 in (False, True):
+            for m in [int(v) for v in os.environ.get("PROFILE_M", "1000,1").split(",")]:
+                for wait in os.environ.get("PROFILE_WAIT", "default,ring0,quiet").split(","):
                     for batching in (False, True):
-                        r = one(gpud, exe, backend, batching, spin0, m, tmp)
-                        rows.append((backend, m, spin0, batching, r))
-                        print("%s M=%d spin%s batching %s: %s" % (
-                            backend, m, "0" if spin0 else "", "on" if batching else "off", r),
+                        r = one(gpud, exe, backend, batching, wait, m, tmp)
+                        rows.append((backend, m, wait, batching, r))
+                        print("%s M=%d %s batching %s: %s" % (
+                            backend, m, wait, "on" if batching else "off", r),
                               file=sys.stderr, flush=True)
     print("%d clients x %d calls, N = %d, float32; CPU microseconds a run" % (CLIENTS, CALLS, N))
     print()
-    print("| backend | M | ring spin | batching | runs/s | p50 µs | runs a launch | loop µs "
+    print("| backend | M | waits | batching | runs/s | p50 µs | runs a launch | loop µs "
           "(% of wall) | other gpud threads µs (top 4) | clients µs |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for backend, m, spin0, batching, r in rows:
+    for backend, m, wait, batching, r in rows:
         print("| %s | %d | %s | %s | %.0f | %.0f | %.1f | %.1f (%.0f%%) | %.1f: %s | %.1f |" % (
-            backend, m, "0" if spin0 else "default", "on" if batching else "off", r["rate"],
+            backend, m, wait, "on" if batching else "off", r["rate"],
             r["p50"], r["per_launch"], r["loop_us"], r["loop_pct"], r["others_us"],
             r["others"], r["client_us"]))
 

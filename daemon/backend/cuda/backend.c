@@ -645,11 +645,11 @@ static dstatus cuda_clear(gpud_backend *b, uint32_t queue, void *mem, size_t kee
 extern const cuda_kernel cuda_kernel_lombscargle_batch; /* kernels/lombscargle/batch_kernel.h */
 
 /*
- * A run's fetch (backend_fetch): its outputs copied into one staging buffer
- * right behind the kernel on the run's stream, which executes in order, and
+ * A run's fetch (backend_fetch): its outputs copied into a piece of the
+ * small copies' staging buffer (stage_small_take) right behind the kernel on the run's stream, which executes in order, and
  * an event after them that becomes the job's end. The job holds the buffer
- * until it completes (job_complete copies the bytes out, for a good run
- * only), so the DMA is over before the buffer is anyone's again, on every
+ * piece until it completes (job_complete copies the bytes out, for a good run
+ * only), so the DMA is over before the piece is anyone's again, on every
  * path (a failure is drained first). Nothing, with ST_OK, where the bytes
  * do not fit a buffer or none is free: the caller downloads them.
  */
@@ -658,17 +658,17 @@ static dstatus run_fetch(cuda_backend *cb, cuda_job *j, backend_fetch *f, char *
 	const char *call = "cudaMemcpyAsync (fetch)";
 	cudaError_t e = cudaSuccess;
 	size_t at = 0;
-	int idx;
+	uint8_t *piece;
 	dstatus rv;
 
 	if (f == NULL || f->n <= 0 || f->n > KERNEL_MAX_PARAMS || f->total > BACKEND_FETCH_MAX ||
-	    f->total > cb->stage_chunk || (idx = stage_take(cb, 0)) < 0)
+	    (piece = stage_small_take(cb, j, f->total)) == NULL)
 		return ST_OK;
-	j->stage_idx = idx; /* job_complete gives it back */
+	/* job_complete gives the piece back */
 	if ((rv = job_take_event(cb, &j->fetch_ev, err, errlen)) != ST_OK)
 		return rv;
 	for (int i = 0; i < f->n && e == cudaSuccess; i++) {
-		e = cudaMemcpyAsync((uint8_t *)cb->stage[idx] + at, f->src[i], f->len[i],
+		e = cudaMemcpyAsync(piece + at, f->src[i], f->len[i],
 				    cudaMemcpyDeviceToHost, j->stream);
 		at += f->len[i];
 	}

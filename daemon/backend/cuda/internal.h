@@ -103,7 +103,8 @@ typedef struct cuda_backend {
 	int nverdict_free;
 	struct stop_state *stops; /* run_timeout.c: words and deadlines (made at open) */
 	uv_timer_t stop_timer;    /* run_timeout.c: the earliest deadline to come */
-	cuda_job *poll_head;
+	cuda_job *poll_head, *poll_tail; /* young jobs, oldest first (completion.c) */
+	int npoll;                       /* how many */
 	cuda_job *riders;        /* in-order copies awaiting a later job's end (job_ride) */
 	cuda_clearing *clearing; /* blocks being cleared, by address */
 	uv_async_t done_async;   /* the waiter's finished jobs, to the loop */
@@ -128,6 +129,11 @@ typedef struct cuda_backend {
 	int stage_free[MAX_STAGING];
 	int stage_inflight[MAX_STAGING]; /* its DMA runs until stage_ev */
 	int nstage_free;
+
+	/* Small copies' shared staging buffer (stage_small_take): the loop's. */
+	int small_cur;                 /* the buffer small copies are carved from, or -1 */
+	size_t small_off;              /* its first free byte */
+	int small_refs[MAX_STAGING];   /* jobs holding a piece of each buffer */
 
 	/* The loop's: tenant workers (tworkers.c); NULL when custom kernels run
 	 * in this context (kernel_workers off, or workers unavailable). */
@@ -164,7 +170,8 @@ struct cuda_job {
 	 * then the job's end (job_end_event); NULL: none */
 	cudaEvent_t fetch_ev;
 	backend_fetch *fetch;
-	int stage_idx; /* a staging buffer it holds until it completes, or -1 */
+	int stage_idx; /* a staging buffer it holds a piece of until it completes, or -1 */
+	size_t stage_off; /* where its piece starts (stage_small_take) */
 	double *kernel_us;
 	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
 	int verdict;
@@ -272,6 +279,15 @@ int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t err
 void staging_close(cuda_backend *cb);
 /* Gives a staging buffer back (the job that held one completed). */
 void stage_put(cuda_backend *cb, int idx);
+/*
+ * On the loop: len (at most stage_chunk) pinned bytes for one small copy's
+ * job, carved from the staging buffer small copies share: the job's
+ * stage_idx and stage_off are set, and the piece is the job's until
+ * stage_small_put at its completion. NULL (the job untouched) when the piece
+ * does not fit and no buffer is free.
+ */
+void *stage_small_take(cuda_backend *cb, cuda_job *j, size_t len);
+void stage_small_put(cuda_backend *cb, cuda_job *j);
 dstatus cuda_upload(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,
 		    unsigned flags, backend_done_fn done, void *arg, char *err, size_t errlen);
 dstatus cuda_download(gpud_backend *b, uint32_t queue, void *dst, const void *src, size_t len,

@@ -4,9 +4,13 @@
  * Three paths, by where the host bytes live:
  *  - pinned (a page-locked host region): cudaMemcpyAsync straight from the
  *    loop; it only enqueues the DMA.
- *  - small (<= SMALL_COPY) pageable bytes: staged through one pinned staging
- *    buffer on the loop (a memcpy of a few microseconds), then as above; the
- *    copy's job holds the buffer until its end event (job_complete).
+ *  - small (<= SMALL_COPY) pageable bytes: staged on the loop (a memcpy of a
+ *    few microseconds) through a piece of the staging buffer that small
+ *    copies share (stage_small_take: pieces are carved one after another,
+ *    and the buffer goes back once no job holds a piece), then as above; the
+ *    copy's job holds its piece until its end event (job_complete). One
+ *    buffer each would let only staging_buffers small copies be in flight,
+ *    and with many clients the rest would wait on workers.
  *  - larger pageable bytes (a message payload): a worker streams them through
  *    the staging buffers in chunks, double-buffered: while chunk i is in
  *    flight to (or from) the device, the worker copies chunk i+1 into (or
@@ -35,6 +39,7 @@
 #include "kernels/core/cuda_check.h"
 
 #define SMALL_COPY (64u << 10)
+#define SMALL_ALIGN 256u /* each piece starts on a DMA-friendly boundary */
 
 int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t errlen)
 {
@@ -43,6 +48,7 @@ int staging_open(cuda_backend *cb, const gpud_config *cfg, char *err, size_t err
 	pthread_mutex_init(&cb->stage_lock, NULL);
 	pthread_cond_init(&cb->stage_cond, NULL);
 	cb->stage_chunk = (size_t)cfg->staging_chunk;
+	cb->small_cur = -1;
 	int n = cfg->staging_buffers < MAX_STAGING ? cfg->staging_buffers : MAX_STAGING;
 	/* Pinned for gpud's life: out of the host memory budget, all at once. */
 	uint64_t want = (uint64_t)n * cb->stage_chunk;
@@ -134,6 +140,45 @@ void stage_put(cuda_backend *cb, int idx)
 	cb->stage_free[cb->nstage_free++] = idx;
 	pthread_cond_signal(&cb->stage_cond);
 	pthread_mutex_unlock(&cb->stage_lock);
+}
+
+void *stage_small_take(cuda_backend *cb, cuda_job *j, size_t len)
+{
+	ON_LOOP("stage_small_take");
+	size_t need = (len + SMALL_ALIGN - 1) & ~(size_t)(SMALL_ALIGN - 1);
+	if (need > cb->stage_chunk)
+		return NULL;
+	if (cb->small_cur >= 0 && cb->small_off + need > cb->stage_chunk) {
+		/* full: its holders give it back; the next piece starts a new one */
+		int full = cb->small_cur;
+		cb->small_cur = -1;
+		if (cb->small_refs[full] == 0)
+			stage_put(cb, full);
+	}
+	if (cb->small_cur < 0) {
+		int idx = stage_take(cb, 0);
+		if (idx < 0)
+			return NULL;
+		cb->small_cur = idx;
+		cb->small_off = 0;
+	}
+	j->stage_idx = cb->small_cur;
+	j->stage_off = cb->small_off;
+	cb->small_off += need;
+	cb->small_refs[j->stage_idx]++;
+	return (uint8_t *)cb->stage[j->stage_idx] + j->stage_off;
+}
+
+void stage_small_put(cuda_backend *cb, cuda_job *j)
+{
+	ON_LOOP("stage_small_put");
+	int idx = j->stage_idx;
+	j->stage_idx = -1;
+	if (--cb->small_refs[idx] > 0)
+		return;
+	if (idx == cb->small_cur) /* nobody holds a piece: free for large copies too */
+		cb->small_cur = -1;
+	stage_put(cb, idx);
 }
 
 /*
@@ -284,7 +329,7 @@ static dstatus submit_copy(gpud_backend *b, job_kind kind, uint32_t queue, void 
 	cuda_backend *cb = b->impl;
 	const char *call = "cudaMemcpyAsync";
 	cudaError_t e = cudaSuccess;
-	int idx = -1;
+	void *piece;
 	dstatus rv;
 
 	if (atomic_load(&cb->lost))
@@ -302,20 +347,19 @@ static dstatus submit_copy(gpud_backend *b, job_kind kind, uint32_t queue, void 
 
 	if (flags & BACKEND_HOST_PINNED) {
 		e = cudaMemcpyAsync(dst, src, len, dir, j->stream);
-	} else if (len <= SMALL_COPY && (idx = stage_take(cb, 0)) >= 0) {
-		/* The job holds the buffer until it completes: a failed upload's
+	} else if (len <= SMALL_COPY && (piece = stage_small_take(cb, j, len)) != NULL) {
+		/* The job holds its piece until it completes: a failed upload's
 		 * DMA may still read it, a download lands in it. */
-		j->stage_idx = idx;
 		if (kind == JOB_H2D) {
-			/* The job's own end event frees the buffer (job_complete):
+			/* The job's own end event frees the piece (job_complete):
 			 * no event of its own, one driver call fewer per copy. */
-			memcpy(cb->stage[idx], src, len);
-			e = cudaMemcpyAsync(dst, cb->stage[idx], len, dir, j->stream);
+			memcpy(piece, src, len);
+			e = cudaMemcpyAsync(dst, piece, len, dir, j->stream);
 			if (e == cudaSuccess)
 				atomic_fetch_add(&cb->bytes_staged, len);
 		} else {
-			/* Copied out of the staging buffer when the stream is done. */
-			e = cudaMemcpyAsync(cb->stage[idx], src, len, dir, j->stream);
+			/* Copied out of the piece when the stream is done. */
+			e = cudaMemcpyAsync(piece, src, len, dir, j->stream);
 			if (e == cudaSuccess)
 				atomic_fetch_add(&cb->bytes_staged, len);
 		}

@@ -1,0 +1,144 @@
+"""bench/dask_survey.py — gpud.dask on one node: several Dask worker
+processes sharing one gpud (one GPU), against lombscargle_many from one
+process, in the same run.
+
+  python3 bench/dask_survey.py GPUD LIBGPUD_CLIENT_SO [WORKERS ...]
+
+B series (DASK_B, default 4,000) of N uniform in [1,000, 5,000] samples,
+each its own sample times, M (DASK_M, default 10,000) grid frequencies,
+float32. For each
+WORKERS (default 1 2 4): a distributed.LocalCluster of that many worker
+processes (one thread each), gpud.dask.register(client, url), one warm-up
+call, then gpud.dask.lombscargle over the B series, median of ROUNDS
+(DASK_ROUNDS, default 3): series per second, and the result checked
+against the one-process lombscargle_many's (to 1e-3 of each row's maximum:
+the same kernel, chunked differently). The one-process rate is measured
+first, by the same gpud.
+
+gpud runs on the cuda backend (GPUD_BACKEND overrides) with a config file
+of its own, on an ipc:// socket in a temporary directory. Prints a markdown
+table with the device's name.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.join(HERE, os.pardir, "python")
+sys.path.insert(0, PYDIR)
+sys.path.insert(0, HERE)
+
+B = int(os.environ.get("DASK_B", 4000))
+ROUNDS = int(os.environ.get("DASK_ROUNDS", 3))
+M = int(os.environ.get("DASK_M", 10_000))
+NMIN, NMAX, F0, DF = 1_000, 5_000, 0.01, 0.001
+
+
+def series(seed):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(B):
+        n = int(rng.integers(NMIN, NMAX + 1))
+        x = np.sort(rng.uniform(0, 1000, n)).astype(np.float32)
+        y = (np.sin(2 * np.pi * 0.05 * x) + rng.normal(0, 0.5, n)).astype(np.float32)
+        out.append((x, y))
+    return out
+
+
+def start_gpud(gpud, tmp):
+    sock = os.path.join(tmp, "g.sock")
+    cfg = os.path.join(tmp, "g.conf")
+    with open(cfg, "w") as f:
+        f.write("[gpud]\nlisten = ipc://%s\n" % sock)
+    log = open(os.path.join(tmp, "g.log"), "w")
+    p = subprocess.Popen([gpud, "--config", cfg, "--backend",
+                          os.environ.get("GPUD_BACKEND", "cuda")], stdout=log, stderr=log)
+    import gpud as g
+    url = "ipc://" + sock
+    t_end = time.monotonic() + 60
+    while True:
+        try:
+            return p, url, g.connect(url)
+        except g.Error:
+            if p.poll() is not None:
+                raise SystemExit("gpud exited with %d: %s"
+                                 % (p.returncode, open(log.name).read()[-2000:]))
+            if time.monotonic() > t_end:
+                raise
+            time.sleep(0.05)
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: dask_survey.py GPUD LIBGPUD_CLIENT_SO [WORKERS ...]")
+    gpud_bin, lib = sys.argv[1:3]
+    workers = [int(w) for w in sys.argv[3:]] or [1, 2, 4]
+    os.environ["GPUD_LIB"] = lib
+    # the worker processes import gpud from this tree, with this library
+    os.environ["PYTHONPATH"] = PYDIR + os.pathsep + os.environ.get("PYTHONPATH", "")
+    import numpy as np
+    import distributed
+    import gpud.dask
+    import gpud.signal
+    items = series(7)
+    xs = [x for x, _ in items]
+    ys = [y for _, y in items]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        p, url, c = start_gpud(gpud_bin, tmp)
+        try:
+            from survey import device_name
+            dev = device_name(c)
+            kw = dict(f0=F0, df=DF, nf=M, dtype="float32")
+            ref = gpud.signal.lombscargle_many(xs, ys, client=c, **kw)  # warm
+            t = []
+            for _ in range(ROUNDS):
+                t0 = time.perf_counter()
+                ref = gpud.signal.lombscargle_many(xs, ys, client=c, **kw)
+                t.append(time.perf_counter() - t0)
+            one = B / statistics.median(t)
+            print("one process, lombscargle_many: %.0f series/s" % one, file=sys.stderr,
+                  flush=True)
+            scale = np.maximum(np.max(np.abs(ref), axis=1, keepdims=True), 1e-30)
+            for w in workers:
+                with distributed.LocalCluster(n_workers=w, threads_per_worker=1,
+                                              processes=True, dashboard_address=None,
+                                              silence_logs=40) as cluster, \
+                        distributed.Client(cluster) as dc:
+                    gpud.dask.register(dc, url)
+                    got = gpud.dask.lombscargle(dc, items, **kw)  # warm: imports, connections
+                    t = []
+                    for _ in range(ROUNDS):
+                        t0 = time.perf_counter()
+                        got = gpud.dask.lombscargle(dc, items, **kw)
+                        t.append(time.perf_counter() - t0)
+                    worst = float(np.max(np.abs(got - ref) / scale))
+                    if worst > 1e-3:
+                        raise SystemExit("%d workers: the result differs from lombscargle_many's "
+                                         "by %.3g of a row's maximum" % (w, worst))
+                    conns = c.status()["connections"]
+                    rate = B / statistics.median(t)
+                    rows.append((w, rate, worst, conns))
+                    print("%d workers: %.0f series/s (worst %.2e, gpud connections %d)"
+                          % (w, rate, worst, conns), file=sys.stderr, flush=True)
+        finally:
+            c.close()
+            p.terminate()
+            p.wait(60)
+    print("device: %s; B = %d series, N in [%d, %d], M = %d grid frequencies, float32; "
+          "median of %d" % (dev, B, NMIN, NMAX, M, ROUNDS))
+    print()
+    print("| what | series/s | against one process |")
+    print("| --- | --- | --- |")
+    print("| one process, gpud.signal.lombscargle_many | %.0f | 1.00 |" % one)
+    for w, rate, worst, conns in rows:
+        print("| gpud.dask.lombscargle, %d worker process%s | %.0f | %.2f |"
+              % (w, "" if w == 1 else "es", rate, rate / one))
+
+
+if __name__ == "__main__":
+    main()
