@@ -237,7 +237,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu bench-ring \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-fresh bench-survey gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-fresh bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -684,6 +684,15 @@ bench-python-hot: gpu-programs
 # and separate calls, in one run (bench/survey.py).
 bench-survey: gpu-programs
 	$(PYEXE) bench/survey.py $(GPUD) $(BUILD)/$(SONAME) $(BATCH_BENCH) $(ROUNDS)
+# Survey (b)'s CPU time a run, by gpud thread and the clients, batching off and on,
+# gpud's waits as configured and asleep (bench/batch_profile.py; PROFILE_BACKENDS: cuda).
+PROFILE_BACKENDS ?= cuda
+bench-batch-profile: gpu-programs
+	$(PYEXE) bench/batch_profile.py $(GPUD) $(BATCH_BENCH) $(PROFILE_BACKENDS)
+# gpud.dask.lombscargle with 1, 2, 4 and 8 worker processes on one gpud, beside
+# lombscargle_many from one process (bench/dask_survey.py; needs python3-distributed).
+bench-dask: gpu-programs
+	$(PYEXE) bench/dask_survey.py $(GPUD) $(BUILD)/$(SONAME) 1 2 4 8
 bench-readme: gpu-programs
 	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
 # Fresh gpuctl processes (--version, status, run lombscargle grid and file,

@@ -117,6 +117,7 @@ def start_gpud():
 @pytest.fixture
 def rng():
     import numpy as np
-    seed = int.from_bytes(os.urandom(4), "little")
+    # GPUD_TEST_SEED replays a failure's printed seed
+    seed = int(os.environ.get("GPUD_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
     print("random seed", seed)
     return np.random.default_rng(seed)

@@ -64,12 +64,17 @@ def ragged(rng, nb, maxn, weights=False, minn=2):
 
 
 def assert_rows_close(got, want, dtype):
-    """Row by row within TOL of the row's largest value; NaN where NaN."""
+    """Row by row within TOL of the row's largest finite value; NaN where NaN,
+    the same infinity where an infinity (a one-sample series normalized by a
+    zero variance)."""
     assert got.shape == want.shape
     for b in range(got.shape[0]):
         g, r = got[b], want[b]
         assert np.array_equal(np.isnan(g), np.isnan(r)), "series %d: NaNs differ" % b
-        ok = ~np.isnan(r)
+        inf = np.isinf(r)
+        assert np.array_equal(np.isinf(g), inf) and np.array_equal(g[inf], r[inf]), \
+            "series %d: infinities differ" % b
+        ok = np.isfinite(r)
         scale = np.max(np.abs(r[ok]), initial=0) or 1.0
         err = np.max(np.abs(g[ok] - r[ok]), initial=0)
         assert err <= TOL[dtype] * scale, "series %d: error %.3g of %.3g" % (b, err, scale)
