@@ -21,7 +21,6 @@ table with the device's name.
 """
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.join(HERE, os.pardir, "python")
 sys.path.insert(0, PYDIR)
 sys.path.insert(0, HERE)
+from survey import device_name, start_gpud, stop_gpud  # noqa: E402  (gpud started alike)
 
 B = int(os.environ.get("DASK_B", 4000))
 ROUNDS = int(os.environ.get("DASK_ROUNDS", 3))
@@ -49,29 +49,6 @@ def series(seed):
     return out
 
 
-def start_gpud(gpud, tmp):
-    sock = os.path.join(tmp, "g.sock")
-    cfg = os.path.join(tmp, "g.conf")
-    with open(cfg, "w") as f:
-        f.write("[gpud]\nlisten = ipc://%s\n" % sock)
-    log = open(os.path.join(tmp, "g.log"), "w")
-    p = subprocess.Popen([gpud, "--config", cfg, "--backend",
-                          os.environ.get("GPUD_BACKEND", "cuda")], stdout=log, stderr=log)
-    import gpud as g
-    url = "ipc://" + sock
-    t_end = time.monotonic() + 60
-    while True:
-        try:
-            return p, url, g.connect(url)
-        except g.Error:
-            if p.poll() is not None:
-                raise SystemExit("gpud exited with %d: %s"
-                                 % (p.returncode, open(log.name).read()[-2000:]))
-            if time.monotonic() > t_end:
-                raise
-            time.sleep(0.05)
-
-
 def main():
     if len(sys.argv) < 3:
         raise SystemExit("usage: dask_survey.py GPUD LIBGPUD_CLIENT_SO [WORKERS ...]")
@@ -89,9 +66,8 @@ def main():
     ys = [y for _, y in items]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        p, url, c = start_gpud(gpud_bin, tmp)
+        p, url, c = start_gpud(gpud_bin, tmp, "dask", "")
         try:
-            from survey import device_name
             dev = device_name(c)
             kw = dict(f0=F0, df=DF, nf=M, dtype="float32")
             ref = gpud.signal.lombscargle_many(xs, ys, client=c, **kw)  # warm
@@ -126,9 +102,7 @@ def main():
                     print("%d workers: %.0f series/s (worst %.2e, gpud connections %d)"
                           % (w, rate, worst, conns), file=sys.stderr, flush=True)
         finally:
-            c.close()
-            p.terminate()
-            p.wait(60)
+            stop_gpud(p, c)
     print("device: %s; B = %d series, N in [%d, %d], M = %d grid frequencies, float32; "
           "median of %d" % (dev, B, NMIN, NMAX, M, ROUNDS))
     print()
