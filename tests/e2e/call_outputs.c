@@ -60,17 +60,10 @@ static void call_refused(gpud_client *c, const char *how)
 	for (size_t i = 0; i < nx; i++)
 		w[i] = 0.5 + drand48();
 	w[(size_t)(drand48() * (double)nx)] = -0.25;
-	gpud_array ax = {.dtype = GPUD_F64,
-			 .ndim = 1,
-			 .shape = {nx},
-			 .data = x,
-			 .nbytes = sizeof(x)},
-		   ay = ax, aw = ax,
-		   af = {.dtype = GPUD_F64,
-			 .ndim = 1,
-			 .shape = {nf},
-			 .data = f,
-			 .nbytes = sizeof(f)};
+	gpud_array
+		ax = {.dtype = GPUD_F64, .ndim = 1, .shape = {nx}, .data = x, .nbytes = sizeof(x)},
+		ay = ax, aw = ax,
+		af = {.dtype = GPUD_F64, .ndim = 1, .shape = {nf}, .data = f, .nbytes = sizeof(f)};
 	ay.data = y;
 	aw.data = w;
 	gpud_arg a[] = {gpud_arg_array("x", &ax), gpud_arg_array("y", &ay),

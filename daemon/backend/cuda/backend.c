@@ -668,8 +668,8 @@ static dstatus run_fetch(cuda_backend *cb, cuda_job *j, backend_fetch *f, char *
 	if ((rv = job_take_event(cb, &j->fetch_ev, err, errlen)) != ST_OK)
 		return rv;
 	for (int i = 0; i < f->n && e == cudaSuccess; i++) {
-		e = cudaMemcpyAsync(piece + at, f->src[i], f->len[i],
-				    cudaMemcpyDeviceToHost, j->stream);
+		e = cudaMemcpyAsync(piece + at, f->src[i], f->len[i], cudaMemcpyDeviceToHost,
+				    j->stream);
 		at += f->len[i];
 	}
 	if (e == cudaSuccess) {

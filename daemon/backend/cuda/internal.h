@@ -101,13 +101,13 @@ typedef struct cuda_backend {
 	unsigned *verdicts_dev;      /* the same words as the device sees them */
 	int verdict_free[MAX_VERDICTS];
 	int nverdict_free;
-	struct stop_state *stops; /* run_timeout.c: words and deadlines (made at open) */
-	uv_timer_t stop_timer;    /* run_timeout.c: the earliest deadline to come */
+	struct stop_state *stops;        /* run_timeout.c: words and deadlines (made at open) */
+	uv_timer_t stop_timer;           /* run_timeout.c: the earliest deadline to come */
 	cuda_job *poll_head, *poll_tail; /* young jobs, oldest first (completion.c) */
 	int npoll;                       /* how many */
-	cuda_job *riders;        /* in-order copies awaiting a later job's end (job_ride) */
-	cuda_clearing *clearing; /* blocks being cleared, by address */
-	uv_async_t done_async;   /* the waiter's finished jobs, to the loop */
+	cuda_job *riders;                /* in-order copies awaiting a later job's end (job_ride) */
+	cuda_clearing *clearing;         /* blocks being cleared, by address */
+	uv_async_t done_async;           /* the waiter's finished jobs, to the loop */
 	int handles_open;
 	int fatal_reported;
 
@@ -131,9 +131,9 @@ typedef struct cuda_backend {
 	int nstage_free;
 
 	/* Small copies' shared staging buffer (stage_small_take): the loop's. */
-	int small_cur;                 /* the buffer small copies are carved from, or -1 */
-	size_t small_off;              /* its first free byte */
-	int small_refs[MAX_STAGING];   /* jobs holding a piece of each buffer */
+	int small_cur;               /* the buffer small copies are carved from, or -1 */
+	size_t small_off;            /* its first free byte */
+	int small_refs[MAX_STAGING]; /* jobs holding a piece of each buffer */
 
 	/* The loop's: tenant workers (tworkers.c); NULL when custom kernels run
 	 * in this context (kernel_workers off, or workers unavailable). */
@@ -170,7 +170,7 @@ struct cuda_job {
 	 * then the job's end (job_end_event); NULL: none */
 	cudaEvent_t fetch_ev;
 	backend_fetch *fetch;
-	int stage_idx; /* a staging buffer it holds a piece of until it completes, or -1 */
+	int stage_idx;    /* a staging buffer it holds a piece of until it completes, or -1 */
 	size_t stage_off; /* where its piece starts (stage_small_take) */
 	double *kernel_us;
 	/* runs of a kernel with verdicts: its word (verdict.c), or -1 */
