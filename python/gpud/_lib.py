@@ -229,6 +229,8 @@ _FUNCS = {
                           P(c_size_t), P(RunInfo)]),
     "gpud_call_into": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, P(Array), c_size_t,
                                P(Result), c_size_t, P(c_size_t), P(c_size_t), P(RunInfo)]),
+    "gpud_call_to": (c_int, [c_void_p, c_char_p, P(Arg), c_size_t, c_void_p, c_size_t,
+                             P(Result), c_size_t, P(c_size_t), c_void_p, P(c_int)]),
     "gpud_register": (c_int, [c_void_p, P(KernelSpec)]),
     "gpud_register_flags": (c_int, [c_void_p, P(KernelSpec), c_uint]),
     "gpud_register_reduction": (c_int, [c_void_p, P(ReductionSpec), c_uint]),

@@ -60,16 +60,7 @@ _KERNEL = b"lombscargle_many"
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _byref = ctypes.byref
 
-try:  # a library of its own (not lib's attribute): gpud._lib does not declare it
-    _call_to_c = lib["gpud_call_to"]
-    _call_to_c.restype = ctypes.c_int
-    _call_to_c.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(Arg),
-                           ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
-                           ctypes.POINTER(Result), ctypes.c_size_t,
-                           ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
-                           ctypes.POINTER(ctypes.c_int)]
-except AttributeError:  # an older libgpud-client: the general path only
-    _call_to_c = None
+_call_to_c = lib.gpud_call_to
 
 
 # A fresh region's pages are mapped in this process as they are first touched
@@ -283,7 +274,7 @@ def run(c, xl, yl, wl, args, scalars, dt, odt, m, sizes, fixed, budget, chunks, 
     """The batch's (B, m) periodograms through the pipeline, or None where it does
     not apply (see the module's docstring). chunks is lombscargle_many's
     _chunks(sizes, fixed, budget)."""
-    if _call_to_c is None or m < 1 or not getattr(c, "has_shm", False):
+    if m < 1 or not getattr(c, "has_shm", False):
         return None
     if sum(sizes) + fixed < PIPE_MIN_BYTES:
         return None
