@@ -78,7 +78,7 @@ echo "test-wheel: GPUD_LIB wins; a wheel library that does not load is named wit
 # Part of the Python suite, copied out of the tree, run with the venv's
 # python; conftest.py checks the package it imports is the venv's too.
 mkdir "$work/run/tests"
-cp "$tree"/python/tests/{conftest.py,test_run.py,test_signal.py,test_status.py,test_hostmem.py} \
+cp "$tree"/python/tests/{conftest.py,ls_reference.py,test_run.py,test_signal.py,test_status.py,test_hostmem.py} \
 	"$work/run/tests/"
 cat > "$work/run/tests/test_from_wheel.py" <<'PY'
 import os
