@@ -199,8 +199,42 @@ def _named(e: Error, msg: str) -> Error:
         return Error(msg, e.status)
 
 
-def _batch_task(lo: int, items: Sequence[Item], freqs: Any, kw: Dict[str, Any]) -> np.ndarray:
+def _pack(items: Sequence[Item]) -> Any:
+    """A batch as it travels to its worker: when every series is 1-d and the
+    batch's x, y (and weights) share a dtype each, ("packed", x, y, weights or
+    None, offsets), their arrays concatenated, so that Dask moves three
+    buffers, not three per series (4,000 series: 0.12 s against 0.8 s to
+    scatter on a 2-core machine); else the list of items itself."""
+    # a series gpud would refuse (not 1-d, lengths that differ) travels as
+    # it is, so that its worker's error names it
+    if not items or any(x.ndim != 1 or y.shape != x.shape or (w is not None and w.shape != x.shape)
+                        for x, y, w in items):
+        return list(items)
+    weighted = items[0][2] is not None
+    if any((w is not None) != weighted for _, _, w in items):
+        return list(items)
+    kinds = {(x.dtype, y.dtype, w.dtype if weighted else None) for x, y, w in items}
+    if len(kinds) != 1:
+        return list(items)
+    offsets = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum([x.size for x, _, _ in items], out=offsets[1:])
+    return ("packed", np.concatenate([x for x, _, _ in items]),
+            np.concatenate([y for _, y, _ in items]),
+            np.concatenate([w for _, _, w in items]) if weighted else None, offsets)
+
+
+def _unpack(batch: Any) -> List[Item]:
+    """The items of a batch made by _pack: views into its arrays."""
+    if not isinstance(batch, tuple):
+        return batch
+    _, x, y, w, off = batch
+    return [(x[a:b], y[a:b], None if w is None else w[a:b])
+            for a, b in zip(off[:-1].tolist(), off[1:].tolist())]
+
+
+def _batch_task(lo: int, batch: Any, freqs: Any, kw: Dict[str, Any]) -> np.ndarray:
     """Runs on a worker: the batch of series lo, lo+1, ...; an error names its series."""
+    items = _unpack(batch)
     gc = worker_client()
     try:
         return _run_batch(gc, items, freqs, kw)
@@ -302,15 +336,22 @@ def lombscargle(client, series: Sequence[Any], freqs: Any = None, *,
         batch_size = math.ceil(len(items) / min(threads, len(items)))
     starts = range(0, len(items), int(batch_size))
     # the data go to the workers once (scatter), not inside the task graph
-    data = client.scatter([items[lo:lo + batch_size] for lo in starts], hash=False)
+    data = client.scatter([_pack(items[lo:lo + batch_size]) for lo in starts], hash=False)
     f = client.scatter(np.asarray(freqs), broadcast=True, hash=False) if freqs is not None \
         else None
     tag = uuid.uuid4().hex
     futures = [client.submit(_batch_task, lo, d, f, kw, pure=False,
                              key="gpud-lombscargle-%s-%d" % (tag, lo))
                for lo, d in zip(starts, data)]
+    done = False
     try:
         rows = [fut.result() for fut in futures]  # in order: the first failure is raised
+        done = True
     finally:
-        client.cancel(futures + data + ([f] if f is not None else []))
+        # after a failure the rest is cancelled; done, the futures are only
+        # dropped (their keys released as they go), as Client.cancel can
+        # wait for the scheduler's next turn (about 1 s in distributed 2022.12)
+        if not done:
+            client.cancel(futures + data + ([f] if f is not None else []))
+    del futures, data, f
     return rows[0] if len(rows) == 1 else np.concatenate(rows, axis=0)

@@ -259,3 +259,41 @@ def test_lombscargle_arguments(registered, rng):
         gpud.dask.lombscargle(registered, [(x, x)], [1.0], batch_size=0)
     got = gpud.dask.lombscargle(registered, [], f0=0.1, df=0.1, nf=7)
     assert got.shape == (0, 7) and got.dtype == np.float64
+
+
+def test_batches_travel_packed(rng):
+    """A batch of 1-d series of one dtype each goes to its worker as three
+    concatenated arrays and comes back as the same series; any other batch
+    goes as it is."""
+    items = [(rng.uniform(0, 9, n), rng.normal(size=n), None) for n in (3, 0, 17, 1)]
+    packed = gpud.dask._pack(items)
+    assert isinstance(packed, tuple) and packed[0] == "packed"
+    assert packed[1].shape == (21,) and packed[3] is None
+    assert packed[4].tolist() == [0, 3, 3, 20, 21]
+    back = gpud.dask._unpack(packed)
+    assert len(back) == len(items)
+    for (x, y, w), (bx, by, bw) in zip(items, back):
+        np.testing.assert_array_equal(bx, x)
+        np.testing.assert_array_equal(by, y)
+        assert bw is None
+    weighted = [(x, y, rng.uniform(0.5, 2, x.size)) for x, y, _ in items]
+    back = gpud.dask._unpack(gpud.dask._pack(weighted))
+    for (_, _, w), (_, _, bw) in zip(weighted, back):
+        np.testing.assert_array_equal(bw, w)
+    x32 = items[0][0].astype(np.float32)
+    for mixed in ([items[0], (x32, items[0][1], None)],          # dtypes differ
+                  [items[0], weighted[2]],                          # weighted and not
+                  [items[0], (items[2][0], items[2][1][:-1], None)],  # lengths differ
+                  [(items[0][0].reshape(1, 3), items[0][1].reshape(1, 3), None)]):
+        assert isinstance(gpud.dask._pack(mixed), list)
+
+
+def test_lombscargle_mixed_dtypes(registered, observer, rng):
+    """Series of float32 and float64 in one batch: each row as that series alone gives it."""
+    items = series(rng, [40, 75, 12, 60], lambda k: False)
+    items = [(x.astype(np.float32), y) if b % 2 else (x, y) for b, (x, y) in enumerate(items)]
+    freqs = rng.uniform(0.05, 8, 33)
+    got = gpud.dask.lombscargle(registered, items, freqs, batch_size=4)
+    for b, (x, y) in enumerate(items):
+        np.testing.assert_allclose(got[b], ONE(x, y, freqs, client=observer), rtol=1e-10,
+                                   atol=1e-12, err_msg="series %d" % b)
