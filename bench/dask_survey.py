@@ -92,26 +92,42 @@ def main():
                         t0 = time.perf_counter()
                         got = gpud.dask.lombscargle(dc, items, **kw)
                         t.append(time.perf_counter() - t0)
+                    # one more round, its tasks' own times (gpud's work on the
+                    # workers) apart from the rest (scatter, scheduling, gather)
+                    with distributed.get_task_stream(client=dc) as ts:
+                        t0, w0 = time.perf_counter(), time.time()
+                        gpud.dask.lombscargle(dc, items, **kw)
+                        wall = time.perf_counter() - t0
+                    comp = [(ss["start"] - w0, ss["stop"] - w0) for task in ts.data
+                            for ss in task["startstops"] if ss["action"] == "compute"]
+                    task_s = max(b - a for a, b in comp) if comp else float("nan")
+                    if comp:  # before the first task: the scatter; after the last: the gather
+                        print("%d workers: tasks from %.1f to %.1f ms of a %.1f ms round"
+                              % (w, min(a for a, _ in comp) * 1e3, max(b for _, b in comp) * 1e3,
+                                 wall * 1e3), file=sys.stderr, flush=True)
                     worst = float(np.max(np.abs(got - ref) / scale))
                     if worst > 1e-3:
                         raise SystemExit("%d workers: the result differs from lombscargle_many's "
                                          "by %.3g of a row's maximum" % (w, worst))
                     conns = c.status()["connections"]
                     rate = B / statistics.median(t)
-                    rows.append((w, rate, worst, conns))
-                    print("%d workers: %.0f series/s (worst %.2e, gpud connections %d)"
-                          % (w, rate, worst, conns), file=sys.stderr, flush=True)
+                    rows.append((w, rate, worst, conns, wall, task_s, len(comp)))
+                    print("%d workers: %.0f series/s (worst %.2e, gpud connections %d; a "
+                          "round of %.1f ms: its longest of %d tasks %.1f ms)"
+                          % (w, rate, worst, conns, wall * 1e3, len(comp), task_s * 1e3),
+                          file=sys.stderr, flush=True)
         finally:
             stop_gpud(p, c)
     print("device: %s; B = %d series, N in [%d, %d], M = %d grid frequencies, float32; "
           "median of %d" % (dev, B, NMIN, NMAX, M, ROUNDS))
     print()
-    print("| what | series/s | against one process |")
-    print("| --- | --- | --- |")
-    print("| one process, gpud.signal.lombscargle_many | %.0f | 1.00 |" % one)
-    for w, rate, worst, conns in rows:
-        print("| gpud.dask.lombscargle, %d worker process%s | %.0f | %.2f |"
-              % (w, "" if w == 1 else "es", rate, rate / one))
+    print("| what | series/s | against one process | a round: the longest task / "
+          "all of it |")
+    print("| --- | --- | --- | --- |")
+    print("| one process, gpud.signal.lombscargle_many | %.0f | 1.00 | |" % one)
+    for w, rate, worst, conns, wall, task_s, ntask in rows:
+        print("| gpud.dask.lombscargle, %d worker process%s | %.0f | %.2f | %.0f / %.0f ms |"
+              % (w, "" if w == 1 else "es", rate, rate / one, task_s * 1e3, wall * 1e3))
 
 
 if __name__ == "__main__":

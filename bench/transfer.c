@@ -4,8 +4,9 @@
  *
  *   1. round trip of a tiny run (lombscargle, 1024 frequencies x 8 samples),
  *      a status and a one-trip job from a warm client, p50/p99, through the
- *      request ring and through the socket, vs an nng echo and launch +
- *      stream sync in-process;
+ *      request ring and through the socket, vs an nng echo, launch +
+ *      stream sync in-process, and the one-trip job in-process both with a
+ *      stream sync and with gpud's own CUDA calls (staged, event polled);
  *   2. upload and download bandwidth through gpud at 1 MiB, 64 MiB, 1 GiB
  *      (bytes in messages; the caller's memory through the scratch region;
  *      gpud_host_alloc memory) vs in-process cudaMemcpy from pinned and from
@@ -296,6 +297,47 @@ static void tiny_run(int reps, const char *label)
 			t[r] = now_us() - t0;
 	}
 	double c50 = pctl(t, reps, 0.5), c99 = pctl(t, reps, 0.99);
+	/* The same job with gpud's own sequence of CUDA calls and nothing else
+	 * (no request, no reply): inputs copied from the caller's memory into a
+	 * pinned staging piece and up, the kernel between its two timing
+	 * events, the output down into the piece behind an event that is
+	 * polled (cudaEventQuery, as gpud's loop does) rather than waited on,
+	 * then copied out into fresh memory; the kernel's time read. What a
+	 * one-trip call costs beyond this is gpud's request path. */
+	cudaEvent_t ev[3];
+	for (int i = 0; i < 3; i++)
+		CK(cudaEventCreateWithFlags(&ev[i], i == 2 ? cudaEventDisableTiming : 0));
+	const float *src[3] = {x, y, f};
+	for (int r = -50; r < reps; r++) {
+		double t0 = now_us();
+		for (int i = 0; i < 3; i++) {
+			memcpy(hp + offs[i], src[i], counts[i] * sizeof(float));
+			CK(cudaMemcpyAsync((float *)d + offs[i], hp + offs[i],
+					   counts[i] * sizeof(float), cudaMemcpyHostToDevice, s));
+		}
+		CK(cudaEventRecord(ev[0], s));
+		if (ck->launch(&a, &lc, err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s\n", err);
+			exit(1);
+		}
+		CK(cudaEventRecord(ev[1], s));
+		CK(cudaMemcpyAsync(hp + offs[3], (float *)d + offs[3], NF * sizeof(float),
+				   cudaMemcpyDeviceToHost, s));
+		CK(cudaEventRecord(ev[2], s));
+		cudaError_t q;
+		while ((q = cudaEventQuery(ev[2])) == cudaErrorNotReady)
+			;
+		CK(q);
+		float ms, *out = malloc(NF * sizeof(float));
+		CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+		memcpy(out, hp + offs[3], NF * sizeof(float));
+		free(out);
+		if (r >= 0)
+			t[r] = now_us() - t0;
+	}
+	double g50 = pctl(t, reps, 0.5), g99 = pctl(t, reps, 0.99);
+	for (int i = 0; i < 3; i++)
+		CK(cudaEventDestroy(ev[i]));
 	CK(cudaFreeHost(hp));
 	CK(cudaFree(d));
 	CK(cudaStreamDestroy(s));
@@ -318,6 +360,8 @@ static void tiny_run(int reps, const char *label)
 	printf("   %-42s %10.1f %10.1f\n", "in-process launch + sync", i50, i99);
 	printf("   %-42s %10.1f %10.1f\n", "in-process 3 copies in, launch, copy out, sync", c50,
 	       c99);
+	printf("   %-42s %10.1f %10.1f\n", "in-process, gpud's CUDA calls (staged, polled)", g50,
+	       g99);
 	printf("   %-42s %9.1fx %9.1fx\n", "ratio gpud run (ring) / in-process", rg.run50 / i50,
 	       rg.run99 / i99);
 	printf("   %-42s %9.1fx %9.1fx\n\n", "ratio socket / ring (run)", sk.run50 / rg.run50,
