@@ -283,7 +283,7 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 	return 0;
 }
 
-void health_stop(health *h, int wait_ms)
+int health_stop(health *h, int wait_ms)
 {
 	if (h->stall_test_s > 0) {
 		h->stall_test_s = 0;
@@ -305,13 +305,13 @@ void health_stop(health *h, int wait_ms)
 	pthread_cond_signal(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 	if (wait_ms <= 0)
-		return;
+		return 0;
 	struct timespec until = after_ms(CLOCK_REALTIME, (unsigned)wait_ms);
 	if (pthread_timedjoin_np(h->thr, NULL, &until) != 0) {
 		log_warn("health: the self-probe's thread did not end within %d ms; gpud exits "
 			 "without it",
 			 wait_ms);
-		return; /* its socket and TLS configuration go with the process */
+		return 0; /* its socket and TLS configuration go with the process */
 	}
 	h->thr_on = 0;
 free:
@@ -323,6 +323,7 @@ free:
 		nng_tls_config_free(h->tls);
 		h->tls = NULL;
 	}
+	return 1;
 }
 
 int health_probe_key_ok(const health *h, const uint8_t *key, size_t len)

@@ -84,8 +84,10 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 		 int (*count_lost)(void *), void *arg, char *err, size_t errlen);
 /* Stops the timer and tells the probe to stop (after its send or receive
  * in flight); with wait_ms > 0 waits up to that long for its thread to
- * end, then frees what it used. Never blocks on nng. On the loop. */
-void health_stop(health *h, int wait_ms);
+ * end, then frees what it used. Never blocks on nng. On the loop. 1 when
+ * no probe thread is left (none was started, or it ended), 0 while one may
+ * still be inside nng. */
+int health_stop(health *h, int wait_ms);
 /* Whether key is this run's probe key (constant time). */
 int health_probe_key_ok(const health *h, const uint8_t *key, size_t len);
 /* NULL while gpud serves, else why not, in buf. watchdog: only what should

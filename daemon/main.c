@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nng/nng.h>
+
 #if GPUD_HAVE_CUDA
 #include "daemon/backend/cuda/tworker_main.h"
 #endif
@@ -179,5 +181,11 @@ int main(int argc, char **argv)
 	int rc = srv.exit_code;
 	uv_loop_close(loop);
 	config_free(&cfg);
+	/* nng_close returns once the socket's connections are unlinked; nng's
+	 * reaper may still be freeing them (and a request a client sent after
+	 * the contexts stopped, held by a connection). Ending nng here waits
+	 * for that, so gpud exits with nothing of nng's still in flight. */
+	if (srv.nng_quiet)
+		nng_fini();
 	return rc;
 }

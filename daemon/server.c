@@ -560,7 +560,7 @@ static void teardown(gpud_server *s)
 	/* The probe first: its last exchange (a hello refused while gpud
 	 * drained) is over, or ends within its 2 s timeout; then no
 	 * connection of its own is half made when the listeners close. */
-	health_stop(&s->health, 5000);
+	s->nng_quiet = health_stop(&s->health, 5000);
 	observe_stop(&s->observe);
 	nng_close(s->sock);
 	for (int i = 0; i < s->nctx; i++) {

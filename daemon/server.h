@@ -94,6 +94,10 @@ struct gpud_server {
 	atomic_int refusing; /* contexts stopped: new connections are closed (nng threads) */
 	int stopped_ctxs;
 	int exit_code;
+	/* teardown closed gpud's socket and no thread of gpud's is left inside
+	 * nng (the self-probe ended): main may end nng itself (nng_fini), so
+	 * that nng's threads finish with what they still hold before exit */
+	int nng_quiet;
 	char *fatal; /* the backend's last words, once it cannot work any more */
 };
 
