@@ -13,7 +13,10 @@ call, then gpud.dask.lombscargle over the B series, median of ROUNDS
 (DASK_ROUNDS, default 3): series per second, and the result checked
 against the one-process lombscargle_many's (to 1e-3 of each row's maximum:
 the same kernel, chunked differently). The one-process rate is measured
-first, by the same gpud.
+first, by the same gpud. One more round per cluster is taken with Dask's
+task stream: its tasks' longest compute time (gpud's work on the workers)
+and when the tasks ran within the round (before them the scatter, after
+them the gather).
 
 gpud runs on the cuda backend (GPUD_BACKEND overrides) with a config file
 of its own, on an ipc:// socket in a temporary directory. Prints a markdown
