@@ -49,6 +49,30 @@ def threads(pid):
     return out
 
 
+def loop_stats(pid):
+    """The loop thread's (user s, system s, voluntary and involuntary context
+    switches, read and write system calls) so far."""
+    base = "/proc/%d/task/%d/" % (pid, pid)
+    with open(base + "stat") as f:
+        st = f.read()
+    fl = st[st.rindex(")") + 2:].split()
+    out = {"user": int(fl[11]) / TICK, "sys": int(fl[12]) / TICK}
+    with open(base + "status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"):
+                out[k] = int(v)
+    try:
+        with open(base + "io") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("syscr", "syscw"):
+                    out[k] = int(v)
+    except OSError:  # not readable here
+        pass
+    return out
+
+
 def metric(port, names):
     text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read()
     got = dict.fromkeys(names, 0.0)
@@ -114,11 +138,13 @@ def one(gpud, exe, backend, batching, wait, m, tmp):
     try:
         clients(exe, url, m)  # warm-up: pools, staging, rings
         before = threads(p.pid)
+        lb = loop_stats(p.pid)
         mb = metric(PORT, ["gpud_batches_total", "gpud_batched_runs_total"])
         r0 = os.times()
         r = clients(exe, url, m)
         r1 = os.times()
         after = threads(p.pid)
+        la = loop_stats(p.pid)
         ma = metric(PORT, ["gpud_batches_total", "gpud_batched_runs_total"])
     finally:
         p.terminate()
@@ -142,6 +168,11 @@ def one(gpud, exe, backend, batching, wait, m, tmp):
         "others": ", ".join("%s %.1f" % (k, v / runs * 1e6) for k, v in others[:4] if v > 0),
         "others_us": sum(v for _, v in others) / runs * 1e6,
         "client_us": client / runs * 1e6,
+        # the loop's time in the kernel, its switches and system calls a run
+        "loop_sys_us": (la["sys"] - lb["sys"]) / runs * 1e6,
+        "loop_cs": sum(la.get(k, 0) - lb.get(k, 0) for k in
+                       ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")) / runs,
+        "loop_calls": sum(la.get(k, 0) - lb.get(k, 0) for k in ("syscr", "syscw")) / runs,
     }
 
 
@@ -164,13 +195,15 @@ def main():
     print("%d clients x %d calls, N = %d, float32; CPU microseconds a run" % (CLIENTS, CALLS, N))
     print()
     print("| backend | M | waits | batching | runs/s | p50 µs | runs a launch | loop µs "
-          "(% of wall) | other gpud threads µs (top 4) | clients µs |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "(% of wall) | of it in the kernel µs; switches; read/write calls | "
+          "other gpud threads µs (top 4) | clients µs |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for backend, m, wait, batching, r in rows:
-        print("| %s | %d | %s | %s | %.0f | %.0f | %.1f | %.1f (%.0f%%) | %.1f: %s | %.1f |" % (
-            backend, m, wait, "on" if batching else "off", r["rate"],
-            r["p50"], r["per_launch"], r["loop_us"], r["loop_pct"], r["others_us"],
-            r["others"], r["client_us"]))
+        print("| %s | %d | %s | %s | %.0f | %.0f | %.1f | %.1f (%.0f%%) | %.1f; %.2f; %.2f "
+              "| %.1f: %s | %.1f |" % (
+                  backend, m, wait, "on" if batching else "off", r["rate"],
+                  r["p50"], r["per_launch"], r["loop_us"], r["loop_pct"], r["loop_sys_us"],
+                  r["loop_cs"], r["loop_calls"], r["others_us"], r["others"], r["client_us"]))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@
  *      request ring and through the socket, vs an nng echo, launch +
  *      stream sync in-process, and the one-trip job in-process both with a
  *      stream sync and with gpud's own CUDA calls (staged, event polled);
+ *   1b. survey (b)'s CUDA calls a run (copies, events, the launch), issued
+ *      from one thread in-process: the ceiling of a loop that does only that,
+ *      alone and with a second thread asking the events as gpud's waiter does;
  *   2. upload and download bandwidth through gpud at 1 MiB, 64 MiB, 1 GiB
  *      (bytes in messages; the caller's memory through the scratch region;
  *      gpud_host_alloc memory) vs in-process cudaMemcpy from pinned and from
@@ -24,11 +27,13 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -390,6 +395,165 @@ static void tiny_run(int reps, const char *label)
 	printf("   %-42s %9.1fx %9.1fx\n\n", "ratio socket / ring (run)", sk.run50 / rg.run50,
 	       sk.run99 / rg.run99);
 	free(t);
+}
+
+/* --- 1b. survey (b)'s CUDA work a run, in-process ------------------------------------ */
+
+/*
+ * What gpud's loop asks of CUDA for each of survey (b)'s runs (one series of
+ * MN samples, MM frequencies, float32), issued from one thread with MSLOTS
+ * runs in flight on as many streams and nothing else: x and y copied into
+ * pinned staging and up, the output down behind an event, that event polled
+ * before the slot is used again and the output copied out. "alone" adds the
+ * kernel between its two timing events (an unbatched run); "batch member"
+ * is a member of a batch without its share of the one launch. The rate is
+ * the ceiling of a loop that does only this.
+ */
+#define MN 3000
+#define MM 1000
+#define MSLOTS 64
+
+/* A second thread asking the slots' end events, as gpud's waiter does (a
+ * round of cudaEventQuery, then a nap of 10 us), while the loop issues. */
+typedef struct asker {
+	cudaEvent_t *ev;
+	int n;
+	atomic_int stop;
+	long long queries;
+} asker;
+
+static void *asker_main(void *arg)
+{
+	asker *a = arg;
+	while (!atomic_load(&a->stop)) {
+		for (int i = 0; i < a->n; i++) {
+			(void)cudaEventQuery(a->ev[i]);
+			a->queries++;
+		}
+		usleep(10);
+	}
+	return NULL;
+}
+
+static void member_floor(int runs)
+{
+	static float hx[MN], hy[MN], hf[MM];
+	fill(hx, MN, 30.0f);
+	fill(hy, MN, 2.0f);
+	fill(hf, MM, 10.0f);
+	const size_t per = 2 * MN + 2 * MM; /* x, y, freqs, pgram */
+	float *pin, *d;
+	CK(cudaMallocHost((void **)&pin, MSLOTS * per * sizeof(float)));
+	CK(cudaMalloc((void **)&d, MSLOTS * per * sizeof(float)));
+	cudaStream_t st[MSLOTS];
+	cudaEvent_t ev[MSLOTS][3];
+	kernel_args a[MSLOTS];
+	size_t counts[4] = {MN, MN, MM, MM}, offs[4] = {0, MN, 2 * MN, 2 * MN + MM};
+	for (int k = 0; k < MSLOTS; k++) {
+		CK(cudaStreamCreateWithFlags(&st[k], cudaStreamNonBlocking));
+		for (int i = 0; i < 3; i++)
+			CK(cudaEventCreateWithFlags(&ev[k][i],
+						    i == 2 ? cudaEventDisableTiming : 0));
+		CK(cudaMemcpy(d + k * per + offs[2], hf, sizeof(hf), cudaMemcpyHostToDevice));
+		memset(&a[k], 0, sizeof(a[k]));
+		a[k].kernel = kernel_find("lombscargle");
+		a[k].dtype = GPUD_F32;
+		for (int i = 0; i < 4; i++) {
+			kernel_array *arr = &a[k].v[i].arr;
+			arr->dtype = GPUD_F32;
+			arr->ndim = 1;
+			arr->shape[0] = arr->count = counts[i];
+			arr->data = d + k * per + offs[i];
+			a[k].v[i].present = 1;
+		}
+	}
+	struct cudaDeviceProp prop;
+	CK(cudaGetDeviceProperties(&prop, 0));
+	size_t nk;
+	const cuda_kernel *ck = cuda_kernel_list(&nk)[KERNEL_ID_lombscargle];
+	char err[256];
+	float out[MM];
+	printf("1b. survey (b)'s CUDA work a run in-process (N = %d, M = %d, float32), %d runs, "
+	       "%d in flight, one thread\n",
+	       MN, MM, runs, MSLOTS);
+	cudaEvent_t ends[MSLOTS];
+	for (int k = 0; k < MSLOTS; k++)
+		ends[k] = ev[k][2];
+	for (int mode = 0; mode < 4; mode++) {
+		int alone = mode % 2 == 0, asked = mode >= 2;
+		int busy[MSLOTS] = {0};
+		asker ak = {.ev = ends, .n = MSLOTS};
+		pthread_t at;
+		if (asked && pthread_create(&at, NULL, asker_main, &ak) != 0) {
+			fprintf(stderr, "transfer: pthread_create failed\n");
+			exit(1);
+		}
+		struct timespec c0, c1;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		double t0 = now_us();
+		for (int r = 0; r < runs + MSLOTS; r++) {
+			int k = r % MSLOTS;
+			float *p = pin + k * per, *dk = d + k * per;
+			if (busy[k]) {
+				cudaError_t q;
+				while ((q = cudaEventQuery(ev[k][2])) == cudaErrorNotReady)
+					;
+				CK(q);
+				if (alone) {
+					float ms;
+					CK(cudaEventElapsedTime(&ms, ev[k][0], ev[k][1]));
+				}
+				memcpy(out, p + offs[3], sizeof(out));
+				busy[k] = 0;
+			}
+			if (r >= runs)
+				continue;
+			memcpy(p, hx, sizeof(hx));
+			CK(cudaMemcpyAsync(dk, p, sizeof(hx), cudaMemcpyHostToDevice, st[k]));
+			memcpy(p + MN, hy, sizeof(hy));
+			CK(cudaMemcpyAsync(dk + MN, p + MN, sizeof(hy), cudaMemcpyHostToDevice,
+					   st[k]));
+			if (alone) {
+				cuda_launch_ctx lc = {.stream = st[k],
+						      .sm_count = prop.multiProcessorCount,
+						      .device = 0};
+				CK(cudaEventRecord(ev[k][0], st[k]));
+				if (ck->launch(&a[k], &lc, err, sizeof(err)) != 0) {
+					fprintf(stderr, "%s\n", err);
+					exit(1);
+				}
+				CK(cudaEventRecord(ev[k][1], st[k]));
+			}
+			CK(cudaMemcpyAsync(p + offs[3], dk + offs[3], MM * sizeof(float),
+					   cudaMemcpyDeviceToHost, st[k]));
+			CK(cudaEventRecord(ev[k][2], st[k]));
+			busy[k] = 1;
+		}
+		double wall = now_us() - t0;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+		double cpu = (c1.tv_sec - c0.tv_sec) * 1e6 + (c1.tv_nsec - c0.tv_nsec) / 1e3;
+		if (asked) {
+			atomic_store(&ak.stop, 1);
+			pthread_join(at, NULL);
+		}
+		char what[96];
+		snprintf(what, sizeof(what), "%s%s",
+			 alone ? "alone (copies, launch, events)" : "batch member (copies, event)",
+			 asked ? ", + asker" : "");
+		printf("   %-48s %8.0f runs/s, %.1f us of CPU a run", what, runs / (wall / 1e6),
+		       cpu / runs);
+		if (asked)
+			printf(" (asker: %.1f queries a run)", (double)ak.queries / runs);
+		printf("\n");
+	}
+	printf("\n");
+	for (int k = 0; k < MSLOTS; k++) {
+		for (int i = 0; i < 3; i++)
+			CK(cudaEventDestroy(ev[k][i]));
+		CK(cudaStreamDestroy(st[k]));
+	}
+	CK(cudaFreeHost(pin));
+	CK(cudaFree(d));
 }
 
 /* --- 2. bandwidth ------------------------------------------------------------------- */
@@ -866,6 +1030,7 @@ int main(int argc, char **argv)
 	CK(cudaFree(NULL));
 
 	tiny_run(quick ? 200 : 2000, "as configured (poll_us = 1000: the loop polls young jobs)");
+	member_floor(quick ? 6400 : 64000);
 	bandwidth(quick);
 	concurrency(quick);
 	inflight(quick);
