@@ -241,7 +241,6 @@ def main():
     os.environ["GPUD_LIB"] = lib
     import numpy as np
     xs, ys = series(43)
-    rows = []
     only = os.environ.get("SURVEY_ONLY")  # "a" or "b": that part alone
     only_b, only_a = only == "b", only == "a"
     pieces = os.environ.get("SURVEY_BREAKDOWN") == "1"
