@@ -210,12 +210,10 @@ def _pack(items: Sequence[Item]) -> Any:
     if not items or any(x.ndim != 1 or y.shape != x.shape or (w is not None and w.shape != x.shape)
                         for x, y, w in items):
         return list(items)
+    # one kind: weighted or not alike, and one dtype each for x, y and weights
+    if len({(x.dtype, y.dtype, None if w is None else w.dtype) for x, y, w in items}) != 1:
+        return list(items)
     weighted = items[0][2] is not None
-    if any((w is not None) != weighted for _, _, w in items):
-        return list(items)
-    kinds = {(x.dtype, y.dtype, w.dtype if weighted else None) for x, y, w in items}
-    if len(kinds) != 1:
-        return list(items)
     offsets = np.zeros(len(items) + 1, dtype=np.int64)
     np.cumsum([x.size for x, _, _ in items], out=offsets[1:])
     return ("packed", np.concatenate([x for x, _, _ in items]),
@@ -343,15 +341,12 @@ def lombscargle(client, series: Sequence[Any], freqs: Any = None, *,
     futures = [client.submit(_batch_task, lo, d, f, kw, pure=False,
                              key="gpud-lombscargle-%s-%d" % (tag, lo))
                for lo, d in zip(starts, data)]
-    done = False
     try:
         rows = [fut.result() for fut in futures]  # in order: the first failure is raised
-        done = True
-    finally:
-        # after a failure the rest is cancelled; done, the futures are only
-        # dropped (their keys released as they go), as Client.cancel can
-        # wait for the scheduler's next turn (about 1 s in distributed 2022.12)
-        if not done:
-            client.cancel(futures + data + ([f] if f is not None else []))
-    del futures, data, f
+    except BaseException:
+        # the rest is cancelled; done, the futures are only dropped (their keys
+        # released as they go), as Client.cancel can wait for the scheduler's
+        # next turn (about 1 s in distributed 2022.12)
+        client.cancel(futures + data + ([f] if f is not None else []))
+        raise
     return rows[0] if len(rows) == 1 else np.concatenate(rows, axis=0)
