@@ -142,26 +142,34 @@ __device__ __forceinline__ void split(double v, float *hi, float *lo)
 }
 
 /*
- * float64: sin and cos of 2 pi u. u = k/1024 + r, |r| <= 1/2048 cycles
- * (|2 pi r| <= 0.0031): cos and sin of 2 pi k/1024 from a table in shared
- * memory (TAB entries, made by each block with sincospi), of 2 pi r by
- * Taylor polynomials to degree 5 and 4 (the next terms are below 2e-18),
- * combined by the angle sum. 13 FP64 operations, no libm call.
+ * float64: sin and cos of 2 pi v x / TAB (v in table steps per unit x: the
+ * frequency in cycles times TAB). n = rint(v x) by one fma with 1.5 * 2^52
+ * (the sum rounds to an integer), r = v x - n by a second fma (rounded once:
+ * |r| <= 1/2 step, 1/2048 cycles), so the reduction is three FP64 operations
+ * where v x rounded first took four. cos and sin of 2 pi n/TAB come from a
+ * table in shared memory (TAB entries, made by each block with sincospi), of
+ * 2 pi r/TAB (|.| <= 0.0031) by Taylor polynomials to degree 5 and 4 (the
+ * next terms are below 2e-18), combined by the angle sum. 12 FP64
+ * operations, no libm call.
  */
 constexpr int TAB = 1024;
-__device__ __forceinline__ void sincos_cycles(double u, const double2 *tab, double *s, double *c)
+__device__ __forceinline__ void sincos_steps(double v, double x, const double2 *tab, double *s,
+					     double *c)
 {
 	const double M = 6755399441055744.0; /* 1.5 * 2^52: adding it rounds to an integer */
-	double qm = fma(u, (double)TAB, M);
-	int k = __double2loint(qm) & (TAB - 1); /* rint(1024 u) mod 1024 */
-	double r = fma(qm - M, -1.0 / TAB, u);  /* exact */
+	double qm = fma(v, x, M);
+	int k = __double2loint(qm) & (TAB - 1); /* n mod TAB */
+	double r = fma(v, x, M - qm);           /* v x - n (M - qm = -n exactly) */
 	double r2 = r * r;
-	/* sin(2 pi r) = r (S0 + r2 (S1 + r2 S2)), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
-	double sp = fma(r2, 8.1605249276075060e+01, -4.1341702240399760e+01);
-	sp = fma(sp, r2, 6.2831853071795860e+00);
+	/* in steps, r/TAB cycles: the coefficients below are those in cycles
+	 * times TAB^-(2k+1) (sin) and TAB^-2k (cos), powers of 2, exact */
+	constexpr double T1 = 1.0 / TAB, T2 = T1 * T1, T3 = T2 * T1, T4 = T2 * T2, T5 = T4 * T1;
+	/* sin(2 pi u) = u (S0 + u2 (S1 + u2 S2)), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
+	double sp = fma(r2, 8.1605249276075060e+01 * T5, -4.1341702240399760e+01 * T3);
+	sp = fma(sp, r2, 6.2831853071795860e+00 * T1);
 	double sb = r * sp;
-	/* cos(2 pi r) - 1 = r2 (C1 + r2 C2), C_k = (-1)^k (2pi)^(2k)/(2k)! */
-	double cb = r2 * fma(r2, 6.4939394022668300e+01, -1.9739208802178716e+01);
+	/* cos(2 pi u) - 1 = u2 (C1 + u2 C2), C_k = (-1)^k (2pi)^(2k)/(2k)! */
+	double cb = r2 * fma(r2, 6.4939394022668300e+01 * T4, -1.9739208802178716e+01 * T2);
 	const double2 t = tab[k]; /* (cos, sin) of 2 pi k / TAB */
 	*s = fma(t.y, cb, fma(t.x, sb, t.y));
 	*c = fma(t.x, cb, fma(-t.y, sb, t.x));
@@ -373,7 +381,7 @@ __device__ void stage(const ls_params &p, const ls_prep &pr, tile<T> &tl, int t0
 				tl.s[threadIdx.x].ss = (T)s;
 			} else {
 				double s, c;
-				sincos_cycles(step * x, tab, &s, &c);
+				sincos_steps(step * TAB, x, tab, &s, &c);
 				tl.s[threadIdx.x].sc = (T)c;
 				tl.s[threadIdx.x].ss = (T)s;
 			}
@@ -381,20 +389,20 @@ __device__ void stage(const ls_params &p, const ls_prep &pr, tile<T> &tl, int t0
 	}
 }
 
-/* cos and sin of 2 pi u x, u = hi + lo (float32) or u (float64). */
+/* cos and sin of 2 pi u x, u = hi + lo (float32), or of 2 pi v x / TAB, v = hi (float64). */
 __device__ __forceinline__ void anchor(float hi, float lo, float x, const double2 *, float *c,
 				       float *s)
 {
 	__sincosf(reduce_f(hi, lo, x) * 6.28318530717958648f, s, c);
 }
-__device__ __forceinline__ void anchor(double u, double, double x, const double2 *tab, double *c,
+__device__ __forceinline__ void anchor(double v, double, double x, const double2 *tab, double *c,
 				       double *s)
 {
-	sincos_cycles(u * x, tab, s, c);
+	sincos_steps(v, x, tab, s, c);
 }
 
 template <typename T> struct freq_t {
-	T hi, lo; /* f/2pi: float32 as hi + lo; float64 in hi */
+	T hi, lo; /* f/2pi: float32 as hi + lo; float64 in hi, times TAB (sincos_steps) */
 };
 template <typename T> __device__ __forceinline__ freq_t<T> cycles(double f)
 {
@@ -405,7 +413,7 @@ template <typename T> __device__ __forceinline__ freq_t<T> cycles(double f)
 		r.hi = (T)hi;
 		r.lo = (T)lo;
 	} else {
-		r.hi = (T)(f * INV_2PI);
+		r.hi = (T)(f * (INV_2PI * TAB));
 		r.lo = 0;
 	}
 	return r;
@@ -463,10 +471,12 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 	 * thread (a chunk at least), so it costs nothing that shows, and a short
 	 * run (a few chunks per block) never reads it. */
 	__shared__ unsigned stopping;
-	const long long every = max(1LL, STOP_WORK / max(1LL, (long long)K * p.n));
-	long long chunk = 0;
+	const long long kn = (long long)K * p.n; /* 32-bit below: a 64-bit division costs */
+	const int every = kn >= STOP_WORK ? 1 : (int)STOP_WORK / max(1, (int)kn); /* every thread */
+	int left = every;
 	for (long long base = bx * B * K; base < p.nf; base += gx * B * K) {
-		if (p.stop && ++chunk % every == 0) {
+		if (p.stop && --left == 0) {
+			left = every;
 			if (threadIdx.x == 0)
 				stopping = *(const volatile unsigned *)p.stop;
 			__syncthreads();
@@ -533,12 +543,16 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 					}
 				}
 			};
-			/* float32 grids: two samples per turn, so that the next anchor's
+			/* grids: several samples per turn, so that the next anchor's
 			 * sine and cosine are under way during this one's recurrence
-			 * (H200: 114 x 2^20, 48.9 -> 37.3 us); the other forms gain
-			 * nothing or lose */
+			 * (H200, 114 x 2^20: float32 two, 48.9 -> 37.3 us, and more
+			 * lose; float64 four, 85.8 -> 83.2 us); arrays gain nothing */
 			if (GRID && sizeof(T) == 4) {
 #pragma unroll 2
+				for (int j = 0; j < cnt; j++)
+					sample(j);
+			} else if (GRID) {
+#pragma unroll 4
 				for (int j = 0; j < cnt; j++)
 					sample(j);
 			} else {

@@ -18,9 +18,10 @@
  *    lo x with the rounding error of hi x kept by an fma (x is exact), i.e.
  *    u to about 2^-40 relative; t = u - rint(u) exactly; then the hardware's
  *    fast sine and cosine (MUFU, |error| <= 2^-20.9) of t.
- *  - float64: u = (f/2pi) x in double; cos and sin of 2 pi k/1024 from a table
- *    in shared memory times those of the rest (|2 pi r| <= 0.0031, Taylor
- *    polynomials): 13 FP64 operations, about 1 ulp.
+ *  - float64: 1024 u = (1024 f/2pi) x by an fma, rounded to the integer k
+ *    and the rest r by another; cos and sin of 2 pi k/1024 from a table in
+ *    shared memory times those of r (|2 pi r/1024| <= 0.0031, Taylor
+ *    polynomials): 12 FP64 operations, about 1 ulp.
  *
  * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
  * m B, m < K (B threads; K = kfreqs(): 16 or 8). Sample j's cos and sin at
