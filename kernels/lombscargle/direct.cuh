@@ -145,14 +145,15 @@ __device__ __forceinline__ void split(double v, float *hi, float *lo)
  * float64: sin and cos of 2 pi v x / TAB (v in table steps per unit x: the
  * frequency in cycles times TAB). n = rint(v x) by one fma with 1.5 * 2^52
  * (the sum rounds to an integer), r = v x - n by a second fma (rounded once:
- * |r| <= 1/2 step, 1/2048 cycles), so the reduction is three FP64 operations
- * where v x rounded first took four. cos and sin of 2 pi n/TAB come from a
- * table in shared memory (TAB entries, made by each block with sincospi), of
- * 2 pi r/TAB (|.| <= 0.0031) by Taylor polynomials to degree 5 and 4 (the
- * next terms are below 2e-18), combined by the angle sum. 12 FP64
- * operations, no libm call.
+ * |r| <= 1/2 step, 1/4096 cycles). cos and sin of 2 pi n/TAB come from a
+ * table in shared memory (TAB entries, made by each block: table_make), of
+ * a = 2 pi r/TAB (|a| <= 0.0016) by Taylor polynomials to degree 3 and 4
+ * (the next terms, a^5/120 <= 7.1e-17 and a^6/720 <= 2e-20, are below half
+ * an ulp of 1), combined by the angle sum. 12 FP64 operations (a table of
+ * 1024 entries took 14: v x rounded before the reduction, and the sine to
+ * degree 5), no libm call.
  */
-constexpr int TAB = 1024;
+constexpr int TAB = 2048;
 __device__ __forceinline__ void sincos_steps(double v, double x, const double2 *tab, double *s,
 					     double *c)
 {
@@ -163,16 +164,38 @@ __device__ __forceinline__ void sincos_steps(double v, double x, const double2 *
 	double r2 = r * r;
 	/* in steps, r/TAB cycles: the coefficients below are those in cycles
 	 * times TAB^-(2k+1) (sin) and TAB^-2k (cos), powers of 2, exact */
-	constexpr double T1 = 1.0 / TAB, T2 = T1 * T1, T3 = T2 * T1, T4 = T2 * T2, T5 = T4 * T1;
-	/* sin(2 pi u) = u (S0 + u2 (S1 + u2 S2)), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
-	double sp = fma(r2, 8.1605249276075060e+01 * T5, -4.1341702240399760e+01 * T3);
-	sp = fma(sp, r2, 6.2831853071795860e+00 * T1);
-	double sb = r * sp;
+	constexpr double T1 = 1.0 / TAB, T2 = T1 * T1, T3 = T2 * T1, T4 = T2 * T2;
+	/* sin(2 pi u) = u (S0 + u2 S1), S_k = (-1)^k (2pi)^(2k+1)/(2k+1)! */
+	double sb = r * fma(r2, -4.1341702240399760e+01 * T3, 6.2831853071795860e+00 * T1);
 	/* cos(2 pi u) - 1 = u2 (C1 + u2 C2), C_k = (-1)^k (2pi)^(2k)/(2k)! */
 	double cb = r2 * fma(r2, 6.4939394022668300e+01 * T4, -1.9739208802178716e+01 * T2);
 	const double2 t = tab[k]; /* (cos, sin) of 2 pi k / TAB */
 	*s = fma(t.y, cb, fma(t.x, sb, t.y));
 	*c = fma(t.x, cb, fma(-t.y, sb, t.x));
+}
+
+/*
+ * The table: (cos, sin) of 2 pi i / TAB. Entries 64 k and 1..63 by sincospi,
+ * the others by the angle sum of two of them (one rounding of a product
+ * pair: about an ulp, as sincospi), so a block makes it with 96 sincospi,
+ * not TAB. The block's next barrier publishes it.
+ */
+static_assert(B >= 128 && TAB % 64 == 0 && TAB / 64 <= 64, "table_make's threads");
+__device__ __forceinline__ void table_make(double2 *tab)
+{
+	const int t = threadIdx.x;
+	if (t < TAB / 64)
+		sincospi(2.0 * (64 * t) / TAB, &tab[64 * t].y, &tab[64 * t].x);
+	else if (t >= 64 && t < 128)
+		sincospi(2.0 * (t - 64) / TAB, &tab[t - 64].y, &tab[t - 64].x);
+	__syncthreads();
+	for (int i = t; i < TAB; i += B) {
+		if (i < 64 || (i & 63) == 0)
+			continue;
+		const double2 a = tab[i & ~63], b = tab[i & 63];
+		tab[i].x = fma(a.x, b.x, -a.y * b.y);
+		tab[i].y = fma(a.x, b.y, a.y * b.x);
+	}
 }
 
 /* --- the epilogue: rotated sums to the result --------------------------------------------------- */
@@ -434,8 +457,7 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 	__shared__ double scratch[B / 32];
 	__shared__ double2 tab[sizeof(T) == 8 ? TAB : 1];
 	if (sizeof(T) == 8)
-		for (int i = threadIdx.x; i < TAB; i += B)
-			sincospi(2.0 * i / TAB, &tab[i].y, &tab[i].x);
+		table_make(tab);
 	ls_prep pr;
 	if (!W && !FM && !p.precenter && p.mode != LS_NORMALIZED) {
 		/* the plain power needs none of the samples' own sums: no pass

@@ -18,9 +18,9 @@
  *    lo x with the rounding error of hi x kept by an fma (x is exact), i.e.
  *    u to about 2^-40 relative; t = u - rint(u) exactly; then the hardware's
  *    fast sine and cosine (MUFU, |error| <= 2^-20.9) of t.
- *  - float64: 1024 u = (1024 f/2pi) x by an fma, rounded to the integer k
- *    and the rest r by another; cos and sin of 2 pi k/1024 from a table in
- *    shared memory times those of r (|2 pi r/1024| <= 0.0031, Taylor
+ *  - float64: 2048 u = (2048 f/2pi) x by an fma, rounded to the integer k
+ *    and the rest r by another; cos and sin of 2 pi k/2048 from a table in
+ *    shared memory times those of r (|2 pi r/2048| <= 0.0016, Taylor
  *    polynomials): 12 FP64 operations, about 1 ulp.
  *
  * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
