@@ -3,6 +3,7 @@
  * heartbeat and the readiness they make (see health.h for who owns what).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,15 +202,27 @@ static void *probe_main(void *arg)
 	}
 }
 
-/* GPUD_FAIL_LOOP_STALL=SECONDS (tests): the loop blocks that long once, a
- * second after the start, as blocking work on it would. */
-static void on_stall(uv_timer_t *timer)
+/* GPUD_FAIL_LOOP_STALL=SECONDS (tests): on SIGUSR2 the loop blocks that
+ * long, once, as blocking work on it would. The test sends the signal when
+ * it watches /readyz: a stall at a time of gpud's choosing could fall while
+ * the test still waits for gpud's first answer (a slow start), and pass
+ * unseen. */
+static void stall_close(health *h)
 {
-	health *h = timer->data;
+	if (!h->stall_on)
+		return;
+	h->stall_on = 0;
+	uv_signal_stop(&h->stall_test);
+	uv_close((uv_handle_t *)&h->stall_test, NULL);
+}
+
+static void on_stall(uv_signal_t *sig, int signum)
+{
+	(void)signum;
+	health *h = sig->data;
 	log_warn("GPUD_FAIL_LOOP_STALL: blocking the loop for %.1f s", h->stall_test_s);
 	usleep((useconds_t)(h->stall_test_s * 1e6));
-	h->stall_test_s = 0;
-	uv_close((uv_handle_t *)timer, NULL);
+	stall_close(h);
 }
 
 static void on_beat(uv_timer_t *timer)
@@ -255,10 +268,11 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 	uv_unref((uv_handle_t *)&h->beat);
 	const char *stall = getenv("GPUD_FAIL_LOOP_STALL");
 	if (stall && (h->stall_test_s = strtod(stall, NULL)) > 0) {
-		uv_timer_init(loop, &h->stall_test);
+		uv_signal_init(loop, &h->stall_test);
 		h->stall_test.data = h;
-		uv_timer_start(&h->stall_test, on_stall, 1000, 0);
+		uv_signal_start(&h->stall_test, on_stall, SIGUSR2);
 		uv_unref((uv_handle_t *)&h->stall_test);
+		h->stall_on = 1;
 	}
 	if (h->interval_ms == 0 || n == 0)
 		return 0;
@@ -285,11 +299,7 @@ int health_start(health *h, uv_loop_t *loop, const gpud_config *cfg, const nng_l
 
 int health_stop(health *h, int wait_ms)
 {
-	if (h->stall_test_s > 0) {
-		h->stall_test_s = 0;
-		uv_timer_stop(&h->stall_test);
-		uv_close((uv_handle_t *)&h->stall_test, NULL);
-	}
+	stall_close(h);
 	if (h->beat_on) {
 		h->beat_on = 0;
 		uv_timer_stop(&h->beat);

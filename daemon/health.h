@@ -66,8 +66,9 @@ typedef struct health {
 	nng_tls_config *tls;
 	nng_aio *aio; /* the probe's sends and receives (its thread's alone) */
 	uv_timer_t beat;
-	uv_timer_t stall_test; /* GPUD_FAIL_LOOP_STALL (health.c) */
+	uv_signal_t stall_test; /* GPUD_FAIL_LOOP_STALL: SIGUSR2 blocks the loop (health.c) */
 	double stall_test_s;
+	int stall_on; /* stall_test is open */
 	int beat_on;
 	_Atomic uint64_t beat_ns; /* when the loop last ran the timer */
 	atomic_int lost;          /* devices lost */

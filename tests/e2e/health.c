@@ -7,6 +7,7 @@
  * the watchdog stops pinging for the listener and the stall; a hello with a
  * probe key that is not gpud's is a failed hello. /healthz stays 200.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,11 +139,14 @@ START_TEST(test_listener_down)
 END_TEST
 
 /* A loop that stops running (blocking work on it): not ready while it
- * stalls, ready again after. */
+ * stalls, ready again after. The stall starts when gpud is up and the test
+ * watches (SIGUSR2). */
 START_TEST(test_loop_stall)
 {
 	static const char *env[] = {"GPUD_FAIL_LOOP_STALL=8", NULL};
 	start_probed(NULL, env);
+	wait_readyz(200, "ready");
+	ck_assert_int_eq(kill(e2e_gpud.pid, SIGUSR2), 0);
 	wait_readyz(503, "the loop has not run for");
 	wait_readyz(200, "ready");
 }
