@@ -19,15 +19,16 @@
  *     the grids where they reach few cells, else straight into the global
  *     grids; a lane per cell of a sample);
  *  3. cuFFT: the three grids, one batched in-place transform (C2C for
- *     float32, Z2Z for float64), e^{+2 pi i k l / nfine};
+ *     float32 grids, Z2Z for float64), e^{+2 pi i k l / nfine};
  *  4. the epilogue: per frequency, the three sums divided by the kernel's
  *     Fourier transform (the Gauss-Legendre rule, each thread's 16 modes
  *     by rotations from one sincospi per node, each used for k' and -k'), then
  *     nufft.h's ls_nufft_finish in float64, which is lombscargle_ref_one's
  *     arithmetic.
  * float32 inputs spread and transform in float32 (the kernel's offsets and
- * the phases come from float64, so the grid position is exact), float64 in
- * float64; the epilogue is float64 for both.
+ * the phases come from float64, so the grid position is exact), but for the
+ * amplitude and floating_mean, which take float64 grids (wide_grids);
+ * float64 in float64; the epilogue is float64 for all.
  *
  * Memory: one scratch block from the launch context (cuda_launch_ctx.scratch:
  * the backend's pool, given back when the run completes): the sums, the
@@ -677,6 +678,20 @@ extern "C" int ls_nufft_usable(const kernel_args *a, const cuda_launch_ctx *ctx,
 }
 
 /*
+ * float32's grids in float64 where the epilogue divides the sums' error by
+ * small numbers: the amplitude (by CC and SS) and floating_mean (by CC -
+ * C^2). There float32 grids (C2C, float atomics) missed eps = 1e-5 on 4 of
+ * 40 random problems of 30 to 400 weighted samples (2.2e-5 to 5.5e-5 of the
+ * row's largest value against float64's direct kernel on the same inputs,
+ * H200; with float64 grids at most 2.4e-6 in every mode); the power and
+ * normalize without floating_mean keep float32 grids.
+ */
+static bool wide_grids(bool f32, int mode, bool fm)
+{
+	return f32 && (mode == LS_AMPLITUDE || fm);
+}
+
+/*
  * method=auto's cost model: expected kernel µs of a warm run, direct (grid
  * kernel) and NUFFT, from bench/lombscargle_nufft (gpud's kernel_us: CUDA
  * events around the launch, medians of 7 runs, N = 10^3..10^5, M =
@@ -709,7 +724,9 @@ extern "C" double ls_direct_cost_us(const kernel_args *a)
  * per-frequency part grows as (2 + B) / 3, the per-sample part as B. */
 extern "C" double ls_nufft_cost_us(const kernel_args *a)
 {
-	bool f32 = a->dtype == GPUD_F32;
+	/* float32 with float64 grids costs as float64 */
+	bool f32 = a->dtype == GPUD_F32 &&
+		   !wide_grids(true, (int)a->v[LS_NORMALIZE].s.i64, a->v[LS_FLOATING_MEAN].s.b);
 	double nb = (double)lombscargle_series(a);
 	double n = (double)a->v[LS_X].arr.count, m = (double)a->v[LS_PGRAM].arr.count / nb;
 	return (f32 ? 60 : 90) + nb * (f32 ? 3e-4 : 6e-4) * n +
@@ -739,11 +756,14 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 		return -1;
 	}
 	bool f32 = a->dtype == GPUD_F32;
-	size_t csize = f32 ? sizeof(float) : sizeof(double);
+	bool wide = wide_grids(f32, (int)v[LS_NORMALIZE].s.i64, v[LS_FLOATING_MEAN].s.b);
+	bool narrow = f32 && !wide; /* float32 grids */
+	size_t csize = narrow ? sizeof(float) : sizeof(double);
 	libs_cufft_handle plan;
 	size_t work = 0;
-	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft, f32 ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z,
-				(int)pl.nfine, 2 + nser, &plan, &work, err, errlen) != 0)
+	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft,
+				narrow ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z, (int)pl.nfine, 2 + nser,
+				&plan, &work, err, errlen) != 0)
 		return -1;
 	size_t grid_bytes = ((size_t)pl.nfine * 2 * (2 + (size_t)nser) * csize + 255) &
 			    ~(size_t)255;
@@ -778,8 +798,9 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	p.grid = mem + st_bytes;
 	p.verdict = ctx->verdict;
 	bool w = v[LS_WEIGHTS].present;
-	return f32 ? run<float, float>(p, w, ctx, plan, err, errlen)
-		   : run<double, double>(p, w, ctx, plan, err, errlen);
+	return narrow ? run<float, float>(p, w, ctx, plan, err, errlen)
+	       : f32  ? run<float, double>(p, w, ctx, plan, err, errlen)
+		      : run<double, double>(p, w, ctx, plan, err, errlen);
 }
 
 /* lombscargle_many's scratch for the groups' grids, at most (a group holds
@@ -828,7 +849,8 @@ extern "C" int ls_many_nufft_launch(const ls_many *mp, const ls_series *dev_seri
 		return -1;
 	}
 	const bool f32 = mp->dtype == GPUD_F32;
-	const size_t csize = f32 ? sizeof(float) : sizeof(double);
+	const bool narrow = f32 && !wide_grids(f32, mp->normalize, mp->floating_mean != 0);
+	const size_t csize = narrow ? sizeof(float) : sizeof(double);
 	const size_t per = (size_t)pl.nfine * 6 * csize; /* a series' three grids */
 	size_t g = MANY_GRID_BUDGET / per;
 	g = g < 1 ? 1 : g > b ? b : g > 65535 ? 65535 : g;
@@ -837,8 +859,9 @@ extern "C" int ls_many_nufft_launch(const ls_many *mp, const ls_series *dev_seri
 		g /= 2;
 	libs_cufft_handle plan;
 	size_t work = 0;
-	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft, f32 ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z,
-				(int)pl.nfine, (int)(3 * g), &plan, &work, err, errlen) != 0)
+	if (libs_fft_cache_plan((libs_fft_cache *)ctx->fft,
+				narrow ? LIBS_CUFFT_C2C : LIBS_CUFFT_Z2Z, (int)pl.nfine,
+				(int)(3 * g), &plan, &work, err, errlen) != 0)
 		return -1;
 	const size_t st_bytes = (g * sizeof(nu_stats) + 255) & ~(size_t)255;
 	const size_t grid_bytes = (g * per + 255) & ~(size_t)255;
@@ -882,9 +905,10 @@ extern "C" int ls_many_nufft_launch(const ls_many *mp, const ls_series *dev_seri
 		bx = bx > most ? most : bx;
 		bx = bx < 1 ? 1 : bx;
 		p.s0 = (long long)s0;
-		if ((f32 ? run_group<float, float>(p, w, gc, chunk, bx, ctx, plan, err, errlen)
-			 : run_group<double, double>(p, w, gc, chunk, bx, ctx, plan, err,
-						     errlen)) != 0)
+		if ((narrow ? run_group<float, float>(p, w, gc, chunk, bx, ctx, plan, err, errlen)
+		     : f32  ? run_group<float, double>(p, w, gc, chunk, bx, ctx, plan, err, errlen)
+			    : run_group<double, double>(p, w, gc, chunk, bx, ctx, plan, err,
+                                                       errlen)) != 0)
 			return -1;
 	}
 	return 0;

@@ -243,8 +243,10 @@ def rel_rows(got, want):
 @pytest.mark.parametrize("floating_mean", [False, True])
 @pytest.mark.parametrize("normalize", MODES)
 def test_nufft_against_direct(client, rng, dtype, weighted, floating_mean, normalize):
-    """method='nufft' on a grid: each row within eps of the direct method's
-    (eps given for float64 in half of the cases, the default else)."""
+    """method='nufft' on a grid: each row within eps of the direct float64
+    kernel's on the same inputs (eps given for float64 in half of the cases,
+    the default else), as the NUFFT promises; float32's direct kernel is held
+    to 1e-4 only (TOL), so it is no reference for float32's 1e-5."""
     xs, ys, ws = ragged(rng, 6, 400, weighted, minn=30)
     xs[0], ys[0] = np.cumsum(rng.uniform(0.01, 0.5, 40)), rng.uniform(-3, 3, 40)
     if ws is not None:
@@ -255,7 +257,14 @@ def test_nufft_against_direct(client, rng, dtype, weighted, floating_mean, norma
               df=float(rng.uniform(0.002, 0.01)), nf=int(rng.integers(1500, 2500)),
               client=client)
     got = lombscargle_many(xs, ys, method="nufft", eps=eps, **kw)
-    want = lombscargle_many(xs, ys, method="direct", **kw)
+    if dtype == np.float32:  # the float32 inputs the run saw, in float64
+        def r(arrs):
+            return None if arrs is None else [np.float32(a).astype(np.float64) for a in arrs]
+        kw64 = dict(kw, weights=r(ws), dtype=np.float64)
+        want = lombscargle_many(r(xs), r(ys), method="direct", **kw64).astype(
+            np.complex64 if normalize == "amplitude" else np.float32)
+    else:
+        want = lombscargle_many(xs, ys, method="direct", **kw)
     assert got.shape == want.shape and got.dtype == want.dtype
     assert not np.isnan(got).any()
     bound = eps if eps else (1e-9 if dtype == np.float64 else 1e-5)
