@@ -21,7 +21,7 @@ template <typename T, bool FM> struct shifted {
 /* Frequencies per thread: arrays KA; grids 16 for float32, 8 for float64
  * and float32 shifted (7 sums and the shifts per frequency): as many as fit
  * two blocks per SM. float64 with floating_mean spills a few registers at 8
- * (ptxas -v) and is faster so than at 7 or 5 (H200): its anchor, 13 FP64
+ * (ptxas -v) and is faster so than at 7 or 5 (H200): its anchor, 12 FP64
  * operations, is shared by fewer frequencies there. */
 __host__ __device__ constexpr int kfreqs(bool f32, bool grid, bool fm)
 {
