@@ -453,6 +453,15 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 	constexpr int K = kfreqs(sizeof(T) == 4, GRID, FM);
 	constexpr bool PARTIAL = sizeof(T) == 4 && !GRID;
 	constexpr bool SH = shifted<T, FM>::value;
+	/* Samples a turn on grids: several, so that the next anchor's sine
+	 * and cosine are under way during this one's recurrence (H200, 114 x
+	 * 2^20: float32 two, 48.9 -> 37.3 us, and more lose; float64 four,
+	 * 85.8 -> 83.2 us). float64 with weights or floating_mean takes two:
+	 * its sums leave no registers for four, which spilled (10,000 x 2^20:
+	 * 6.66 -> 6.56 ms weighted, 8.04 -> 7.68 with floating_mean, 9.23 ->
+	 * 8.79 with both). Arrays gain nothing: ptxas unrolls them as it sees
+	 * fit. */
+	constexpr int UNROLL = sizeof(T) == 4 || W || FM ? 2 : 4;
 	__shared__ tile<T> tl;
 	__shared__ double scratch[B / 32];
 	__shared__ double2 tab[sizeof(T) == 8 ? TAB : 1];
@@ -565,16 +574,8 @@ __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long 
 					}
 				}
 			};
-			/* grids: several samples per turn, so that the next anchor's
-			 * sine and cosine are under way during this one's recurrence
-			 * (H200, 114 x 2^20: float32 two, 48.9 -> 37.3 us, and more
-			 * lose; float64 four, 85.8 -> 83.2 us); arrays gain nothing */
-			if (GRID && sizeof(T) == 4) {
-#pragma unroll 2
-				for (int j = 0; j < cnt; j++)
-					sample(j);
-			} else if (GRID) {
-#pragma unroll 4
+			if (GRID) {
+#pragma unroll UNROLL
 				for (int j = 0; j < cnt; j++)
 					sample(j);
 			} else {
