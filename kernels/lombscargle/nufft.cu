@@ -27,7 +27,7 @@
  *     arithmetic.
  * float32 inputs spread and transform in float32 (the kernel's offsets and
  * the phases come from float64, so the grid position is exact), but for the
- * amplitude and floating_mean, which take float64 grids (wide_grids);
+ * amplitude and floating_mean, which take float64 grids (narrow_grids);
  * float64 in float64; the epilogue is float64 for all.
  *
  * Memory: one scratch block from the launch context (cuda_launch_ctx.scratch:
@@ -678,17 +678,18 @@ extern "C" int ls_nufft_usable(const kernel_args *a, const cuda_launch_ctx *ctx,
 }
 
 /*
- * float32's grids in float64 where the epilogue divides the sums' error by
- * small numbers: the amplitude (by CC and SS) and floating_mean (by CC -
+ * Whether a run spreads and transforms in float32 grids: float32 does, but
+ * in float64 grids where the epilogue divides the sums' error by small
+ * numbers: the amplitude (by CC and SS) and floating_mean (by CC -
  * C^2). There float32 grids (C2C, float atomics) missed eps = 1e-5 on 4 of
  * 40 random problems of 30 to 400 weighted samples (2.2e-5 to 5.5e-5 of the
  * row's largest value against float64's direct kernel on the same inputs,
  * H200; with float64 grids at most 2.4e-6 in every mode); the power and
  * normalize without floating_mean keep float32 grids.
  */
-static bool wide_grids(bool f32, int mode, bool fm)
+static bool narrow_grids(bool f32, int mode, bool fm)
 {
-	return f32 && (mode == LS_AMPLITUDE || fm);
+	return f32 && mode != LS_AMPLITUDE && !fm;
 }
 
 /*
@@ -725,8 +726,8 @@ extern "C" double ls_direct_cost_us(const kernel_args *a)
 extern "C" double ls_nufft_cost_us(const kernel_args *a)
 {
 	/* float32 with float64 grids costs as float64 */
-	bool f32 = a->dtype == GPUD_F32 &&
-		   !wide_grids(true, (int)a->v[LS_NORMALIZE].s.i64, a->v[LS_FLOATING_MEAN].s.b);
+	bool f32 = narrow_grids(a->dtype == GPUD_F32, (int)a->v[LS_NORMALIZE].s.i64,
+				a->v[LS_FLOATING_MEAN].s.b);
 	double nb = (double)lombscargle_series(a);
 	double n = (double)a->v[LS_X].arr.count, m = (double)a->v[LS_PGRAM].arr.count / nb;
 	return (f32 ? 60 : 90) + nb * (f32 ? 3e-4 : 6e-4) * n +
@@ -756,8 +757,7 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 		return -1;
 	}
 	bool f32 = a->dtype == GPUD_F32;
-	bool wide = wide_grids(f32, (int)v[LS_NORMALIZE].s.i64, v[LS_FLOATING_MEAN].s.b);
-	bool narrow = f32 && !wide; /* float32 grids */
+	bool narrow = narrow_grids(f32, (int)v[LS_NORMALIZE].s.i64, v[LS_FLOATING_MEAN].s.b);
 	size_t csize = narrow ? sizeof(float) : sizeof(double);
 	libs_cufft_handle plan;
 	size_t work = 0;
@@ -849,7 +849,7 @@ extern "C" int ls_many_nufft_launch(const ls_many *mp, const ls_series *dev_seri
 		return -1;
 	}
 	const bool f32 = mp->dtype == GPUD_F32;
-	const bool narrow = f32 && !wide_grids(f32, mp->normalize, mp->floating_mean != 0);
+	const bool narrow = narrow_grids(f32, mp->normalize, mp->floating_mean != 0);
 	const size_t csize = narrow ? sizeof(float) : sizeof(double);
 	const size_t per = (size_t)pl.nfine * 6 * csize; /* a series' three grids */
 	size_t g = MANY_GRID_BUDGET / per;
