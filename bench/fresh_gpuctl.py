@@ -1,7 +1,9 @@
 """bench/fresh_gpuctl.py — what a fresh gpuctl process costs, start to exit, against a warm gpud.
 
 Times, as fresh processes (posix_spawn + waitpid, python_first_result.timed):
-  - `gpuctl --version`       exec, loading, exit: the floor;
+  - `true`                   a process that does nothing (coreutils' true): what spawning
+                             and reaping any process costs here, the floor under every row;
+  - `gpuctl --version`       exec, loading, exit: gpuctl's own floor;
   - `gpuctl status`          + connect, hello, one request, close;
   - `gpuctl run lombscargle` on 114 samples (the README's row), 2**20 frequencies on
     [0.01, 10], float32 and float64, the frequencies as the grid f0 df nf and as a .npy
@@ -39,6 +41,7 @@ import python_first_result as pfr  # noqa: E402  (its timer)
 import readme_table as rt  # noqa: E402  (its percentile)
 
 NX, NF, F_LO, F_HI = 114, 1 << 20, 0.01, 10.0
+TRUE = shutil.which("true") or "/bin/true"
 
 
 def start(gpud, d, backend):
@@ -72,7 +75,7 @@ def phases(a, cmds, rows, env):
           "main(), after exec and loading), ms:" % a.rounds)
     b, d = len(a.dirs) - 1, a.dirs[-1]  # the last build given: the new one
     for r in rows:
-        if r == "version":
+        if r in ("true", "version"):
             continue
         argv = list(cmds[(b, r)])
         argv.insert(1, "-v")
@@ -122,7 +125,8 @@ def main():
             proc, url = start(os.path.join(d, "gpud"), sd, a.backend)
             procs.append(proc)
             ctl = os.path.join(d, "gpuctl")
-            mine = {"version": [ctl, "--version"], "status": [ctl, "--url", url, "status"]}
+            mine = {"true": [TRUE], "version": [ctl, "--version"],
+                    "status": [ctl, "--url", url, "status"]}
             for dt in ("float32", "float64"):
                 p = lambda n: os.path.join(top, "%s_%s.npy" % (n, dt))  # noqa: E731
                 base = [ctl, "--url", url, "run", "lombscargle", "x=" + p("x"), "y=" + p("y")]
