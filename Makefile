@@ -135,6 +135,13 @@ NNG_CMAKE_server := -DNNG_MAX_TASKQ_THREADS=8 -DNNG_NUM_EXPIRE_THREADS=1
 NNG_CMAKE_client := -DNNG_NUM_TASKQ_THREADS=2 -DNNG_NUM_EXPIRE_THREADS=1
 NNG_SERVER_A := $(BUILD)/nng/server/libnng.a
 NNG_CLIENT_A := $(BUILD)/nng/client/libnng.a
+# The client libraries' nng: the client build, its call of psa_crypto_init
+# (nng's start, for mbed TLS) renamed to client_psa_deferred, which starts
+# PSA crypto only where mbed TLS's TLS uses it; a TLS endpoint's setup starts
+# it otherwise (client/endpoint/tls.c says why: a quarter of a millisecond of
+# every fresh client). Programs that call nng themselves link the unchanged
+# client build beside the library (NNG_CL_A).
+NNG_CLIENT_LAZY_A := $(BUILD)/nng/client/libnng-lazy.a
 # What gpud links, and what programs made of libgpud-client.a link for their
 # own nng calls (the archive holds its own copy, its symbols made local).
 NNG_A        := $(NNG_SERVER_A) $(MBEDTLS_A)
@@ -256,6 +263,8 @@ $(BUILD)/nng/%/libnng.a: $(BUILD)/nng/%/options $(NNG_SRC)/CMakeLists.txt $(NNG_
 	+$(MAKE) -s -C $(@D) nng >$(@D)/build.log 2>&1 || { cat $(@D)/build.log >&2; exit 1; }
 	@touch $@
 .PRECIOUS: $(BUILD)/nng/%/options $(BUILD)/nng/%/libnng.a
+$(NNG_CLIENT_LAZY_A): $(NNG_CLIENT_A)
+	$(OBJCOPY) --redefine-sym psa_crypto_init=client_psa_deferred $< $@
 
 # --- generated protobuf-c code ---------------------------------------------
 $(GEN)/gpud.pb-c.c $(GEN)/gpud.pb-c.h: proto/gpud.proto
@@ -294,8 +303,8 @@ $(BUILD)/%.cu.o: %.cu
 # nng (the client build) goes into the same object, its symbols local too:
 # a program linking the archive needs no nng of its own, and one that has
 # another nng (Debian's) gets no clash.
-$(LIB_OBJ): $(CLIENT_PIC) $(NNG_CLIENT_A)
-	$(LD) -r -o $@.tmp $(CLIENT_PIC) $(NNG_CLIENT_A)
+$(LIB_OBJ): $(CLIENT_PIC) $(NNG_CLIENT_LAZY_A)
+	$(LD) -r -o $@.tmp $(CLIENT_PIC) $(NNG_CLIENT_LAZY_A)
 	$(OBJCOPY) --localize-hidden --wildcard --keep-global-symbol='gpud_*' $@.tmp $@
 	@rm -f $@.tmp
 # The client's endpoint layer for its unit test (tests/unit/test_client_endpoint.c):
@@ -312,8 +321,8 @@ $(LIB_A): $(LIB_OBJ)
 	$(AR) rcs $@ $^
 # nng inside, not exported (--exclude-libs); mbed TLS and protobuf-c are
 # Debian's shared libraries.
-$(LIB_SO): $(CLIENT_PIC) $(NNG_CLIENT_A)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,--exclude-libs,libnng.a \
+$(LIB_SO): $(CLIENT_PIC) $(NNG_CLIENT_LAZY_A)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,--exclude-libs,libnng-lazy.a \
 	  $(LDFLAGS) -o $@ $^ -lmbedtls -lmbedx509 -lmbedcrypto -lprotobuf-c
 	ln -sf $(notdir $@) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $(BUILD)/libgpud-client.so

@@ -6,11 +6,27 @@
  * (tls_server_name, $GPUD_TLS_SERVER_NAME override it). A dial that failed
  * is explained by a second connection (tls_diag.c), else by the two usual
  * causes. The row is constant; its functions run on the dialing thread.
+ *
+ * mbed TLS's PSA crypto is started here, by a client's first TLS setup, not
+ * when nng starts. nng's mbed TLS engine calls psa_crypto_init() from nng's
+ * own start, for mbed TLS 3's TLS 1.3; Debian 12's mbed TLS 2.28 is built
+ * without MBEDTLS_USE_PSA_CRYPTO, so its TLS never uses PSA, and that call
+ * only seeds PSA's entropy with HAVEGE: 1.18 M of the 1.70 M instructions of
+ * a whole `gpuctl status` over ipc:// (callgrind), a quarter of a
+ * millisecond and more of every fresh client that dials no TLS at all. The
+ * client libraries link a copy of the client's nng whose call goes to
+ * client_psa_deferred instead (the Makefile's NNG_CLIENT_LAZY_A); with an
+ * mbed TLS whose TLS does use PSA it starts PSA at once, as nng does.
+ * State: psa_mu (any dialing thread) around psa_crypto_init, which mbed
+ * TLS 2.28 does not make thread-safe; PSA's own state is mbed TLS's.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <mbedtls/version.h>
 #include <nng/supplemental/tls/tls.h>
+#include <psa/crypto.h>
 
 #include "client/endpoint/endpoint.h"
 #include "client/internal.h"
@@ -26,6 +42,27 @@ static const char *tls_name(const gpud_client *c, const char *url, char *host, s
 	size_t n = colon ? (size_t)(colon - h) : strlen(h);
 	snprintf(host, len, "%.*s", (int)(n < len ? n : len - 1), h);
 	return host;
+}
+
+static pthread_mutex_t psa_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static psa_status_t psa_start(void)
+{
+	pthread_mutex_lock(&psa_mu);
+	psa_status_t st = psa_crypto_init(); /* at once where PSA has started */
+	pthread_mutex_unlock(&psa_mu);
+	return st;
+}
+
+/* nng's start calls this in place of psa_crypto_init (above). */
+int client_psa_deferred(void);
+int client_psa_deferred(void)
+{
+#if defined(MBEDTLS_USE_PSA_CRYPTO) || MBEDTLS_VERSION_MAJOR >= 3
+	return (int)psa_start();
+#else
+	return 0;
+#endif
 }
 
 /*
@@ -53,6 +90,12 @@ static int tls_setup(gpud_client *c, nng_dialer d, const char *url)
 			"%s: CA file %s: %s; set GPUD_TLS_CA (or gpud_options.tls_ca) to the PEM "
 			"file of the CA that signed gpud's certificate",
 			url, ca, why);
+		return -1;
+	}
+	psa_status_t ps = psa_start();
+	if (ps != PSA_SUCCESS) {
+		client_seterr(c, GPUD_ECONNECT, "%s: mbed TLS's PSA crypto did not start (%d)", url,
+			      (int)ps);
 		return -1;
 	}
 	name = tls_name(c, url, host, sizeof(host));

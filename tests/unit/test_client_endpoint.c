@@ -6,15 +6,21 @@
  * messages list, and a URL of another scheme refused at connect with the
  * message it has always had. The table is linked in from a test object of
  * the client's endpoint layer (the Makefile's CLIENT_ENDPOINT_OBJ); the
- * connect goes through libgpud-client itself. No threads of its own.
+ * connect goes through libgpud-client itself. And mbed TLS's PSA crypto:
+ * left unstarted by a client that dials no TLS endpoint, started by the
+ * first TLS setup (client/endpoint/tls.c). No threads of its own.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gpud/client.h>
+#include <psa/crypto.h>
 
 #include "client/endpoint/endpoint.h"
+#include "tests/tls_fixture.h"
 #include "tests/unit/suites.h"
 
 #define FORMS "ipc://PATH, tcp://HOST:PORT or tls+tcp://HOST:PORT"
@@ -122,6 +128,48 @@ START_TEST(test_unknown_refused)
 }
 END_TEST
 
+/*
+ * A client that dials ipc:// (nothing listens there) has started nng, and
+ * with it nng's mbed TLS engine, but not PSA crypto: PSA's RNG says so
+ * (PSA_ERROR_BAD_STATE). A tls+tcp:// dial (to a closed port, with a CA
+ * file) sets TLS up first, which starts it. PSA's state is the process's:
+ * Check's fork mode gives the test a process of its own; without it an
+ * earlier test may have started PSA, so the test says so and checks nothing.
+ */
+START_TEST(test_psa_started_by_tls_only)
+{
+	const char *fork_env = getenv("CK_FORK");
+	if (fork_env && strcmp(fork_env, "no") == 0) {
+		printf("client_endpoint: test_psa_started_by_tls_only needs Check's fork mode\n");
+		return;
+	}
+	unsigned char b[8];
+	char dir[] = "/tmp/gpud-psa-XXXXXX", ipc[128], ca[128];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(ipc, sizeof(ipc), "ipc://%s/none.sock", dir);
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	FILE *f = fopen(ca, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(test_tls_cert, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+
+	gpud_client *c = NULL;
+	gpud_options o = {.url = ipc, .connect_timeout_ms = 300};
+	ck_assert_int_eq(gpud_connect_opts(&o, &c), GPUD_ECONNECT);
+	gpud_close(c);
+	ck_assert_int_eq(psa_generate_random(b, sizeof(b)), PSA_ERROR_BAD_STATE);
+
+	gpud_options t = {.url = "tls+tcp://127.0.0.1:1", .tls_ca = ca, .connect_timeout_ms = 300};
+	ck_assert_int_eq(gpud_connect_opts(&t, &c), GPUD_ECONNECT);
+	ck_assert_msg(strstr(gpud_errmsg(c), "tls+tcp://127.0.0.1:1") != NULL, "%s",
+		      gpud_errmsg(c));
+	gpud_close(c);
+	ck_assert_int_eq(psa_generate_random(b, sizeof(b)), PSA_SUCCESS);
+	unlink(ca);
+	rmdir(dir);
+}
+END_TEST
+
 Suite *client_endpoint_suite(void)
 {
 	Suite *s = suite_create("client_endpoint");
@@ -130,6 +178,7 @@ Suite *client_endpoint_suite(void)
 	tcase_add_test(tc, test_rows);
 	tcase_add_test(tc, test_forms);
 	tcase_add_test(tc, test_unknown_refused);
+	tcase_add_test(tc, test_psa_started_by_tls_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
