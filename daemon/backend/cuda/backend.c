@@ -119,36 +119,59 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
  * every stream, with its handles (skipped without them: runs say why); the
  * CPU reference is computed on the first.
  */
-/* The self-test's scratch (cuda_launch_ctx.scratch): cudaMalloc'd blocks,
+/*
+ * The self-test's scratch (cuda_launch_ctx.scratch): cudaMalloc'd blocks,
  * not the pool's (the pool starts as configured, its statistics untouched
  * by the warm-up), kept until the kernel's samples are done (each sample
- * waits for its stream), or until SELFTEST_SCRATCH are taken (then after a
- * wait). The opening thread's, before gpud serves. */
+ * waits for its stream), or until SELFTEST_SCRATCH are taken. Then, after a
+ * wait for the stream, all but the newest JOB_MAX_SCRATCH - 1 go: those may
+ * be the launch's that is taking one now (a launch takes at most
+ * JOB_MAX_SCRATCH, as cuda_run_scratch holds it to), with work still to
+ * enqueue on them (lombscargle_many: its table, then the NUFFT's grids,
+ * whose kernels read the table). Every block is poisoned before it goes, so
+ * a launch that still used a freed one fails its sample on any GPU, not
+ * only where another thread's cudaMalloc took the memory back (two devices
+ * of one GPU opening in parallel). The opening thread's, before gpud serves.
+ */
 #define SELFTEST_SCRATCH 64
+_Static_assert(SELFTEST_SCRATCH > JOB_MAX_SCRATCH, "the self-test keeps a launch's blocks");
 typedef struct selftest_scratch {
 	void *blocks[SELFTEST_SCRATCH];
+	size_t bytes[SELFTEST_SCRATCH];
 	int n;
 } selftest_scratch;
 
-static void selftest_scratch_release(selftest_scratch *s)
+/* Frees the oldest k blocks, their work done (the caller waited for the stream). */
+static void selftest_scratch_drop(selftest_scratch *s, int k, cudaStream_t st)
 {
-	for (int i = 0; i < s->n; i++) {
+	for (int i = 0; i < k; i++)
+		(void)cudaMemsetAsync(s->blocks[i], 0xff, s->bytes[i], st);
+	(void)cudaStreamSynchronize(st);
+	for (int i = 0; i < k; i++) {
 		cudaError_t e = cudaFree(s->blocks[i]);
 		if (e != cudaSuccess)
 			log_error("cuda backend: cudaFree (self-test scratch): %s",
 				  cudaGetErrorString(e));
 	}
-	s->n = 0;
+	memmove(s->blocks, s->blocks + k, (size_t)(s->n - k) * sizeof(s->blocks[0]));
+	memmove(s->bytes, s->bytes + k, (size_t)(s->n - k) * sizeof(s->bytes[0]));
+	s->n -= k;
+}
+
+static void selftest_scratch_release(selftest_scratch *s, cudaStream_t st)
+{
+	selftest_scratch_drop(s, s->n, st);
 }
 
 static void *selftest_scratch_take(const cuda_launch_ctx *ctx, size_t bytes, char *err,
 				   size_t errlen)
 {
 	selftest_scratch *s = ctx->scratch_arg;
+	cudaStream_t st = (cudaStream_t)ctx->stream;
 	void *p = NULL;
-	if (s->n == SELFTEST_SCRATCH) { /* every block's work must be done first */
-		cudaStreamSynchronize((cudaStream_t)ctx->stream);
-		selftest_scratch_release(s);
+	if (s->n == SELFTEST_SCRATCH) {
+		(void)cudaStreamSynchronize(st); /* the older launches' work is done */
+		selftest_scratch_drop(s, SELFTEST_SCRATCH - (JOB_MAX_SCRATCH - 1), st);
 	}
 	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
 	if (e != cudaSuccess) {
@@ -157,6 +180,7 @@ static void *selftest_scratch_take(const cuda_launch_ctx *ctx, size_t bytes, cha
 			 cudaGetErrorString(e));
 		return NULL;
 	}
+	s->bytes[s->n] = bytes ? bytes : 1;
 	s->blocks[s->n++] = p;
 	return p;
 }
@@ -211,7 +235,7 @@ static int kernels_open(cuda_backend *cb, char *err, size_t errlen)
 			/* against the CPU reference once; other streams warm their handles */
 			rv = kernel_selftest(kd[i], ks[i], &ls, s == 0, kerr, sizeof(kerr));
 			/* its samples waited for the stream: the blocks are free again */
-			selftest_scratch_release(&scr);
+			selftest_scratch_release(&scr, (cudaStream_t)ls.stream);
 			if (rv != 0)
 				break;
 		}
