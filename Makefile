@@ -605,11 +605,13 @@ gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRAN
 	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(RING_LAT) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
 	      $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(BATCH_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
-# suite against the cuda backend.
+# suite against the cuda backend, the Python suite, and gpud's start (every
+# kernel's self-test) under compute-sanitizer's memcheck and initcheck.
 test-gpu: gpu-programs
 	GPUD_BIN=$(abspath $(GPUD)) $(GPU_TEST)
 	GPUD_BACKEND=cuda GPUD_BIN=$(abspath $(GPUD)) GPUCTL_BIN=$(abspath $(GPUCTL)) $(E2E)
 	cd python && GPUD_BACKEND=cuda $(PYTEST_ENV) $(PYTHON) -m pytest -p no:cacheprovider -q tests
+	scripts/sanitize-selftest.sh $(GPUD) $(GPUCTL)
 bench-first-result: gpu-programs
 	$(FIRST) $(GPUD) $(GPUCTL) $(STANDALONE)
 bench-pool: gpu-programs

@@ -9,6 +9,8 @@
 # STEPs (default: all, in this order):
 #   suite      make test-gpu's three steps: every kernel against its CPU
 #              reference, the end-to-end suite and the Python suite on cuda
+#   sanitize   gpud's start (every kernel's self-test) under compute-sanitizer's
+#              memcheck and initcheck (scripts/sanitize-selftest.sh)
 #   scipy      tests/scipy_check.sh against gpud's cuda backend
 #   bench-ls   make bench-lombscargle: gpud's kernels and the CuPy peer
 #   first      make bench-first-result: fresh processes, file and grid
@@ -24,7 +26,7 @@ cd "$(dirname "$0")/.." || exit 2
 build=${1:?usage: scripts/gpu-check.sh BUILD [STEP...]}
 shift
 build=$(readlink -f -- "$build")
-steps=${*:-suite scipy bench-ls first}
+steps=${*:-suite sanitize scipy bench-ls first}
 py=${PYTHON:-python3}
 peers=${PEERS:-../shared/anchors/lombscargle_peers.py}
 [ -f "$peers" ] || peers=shared/anchors/lombscargle_peers.py
@@ -53,6 +55,9 @@ for s in $steps; do
 		step gpu-e2e env GPUD_BACKEND=cuda E2E_PYTHON="$(command -v "$py")" "$build/test-e2e"
 		step gpu-python bash -c "cd python && GPUD_BACKEND=cuda GPUD_LIB=$lib \
 			$py -m pytest -p no:cacheprovider -q tests"
+		;;
+	sanitize)
+		step sanitize scripts/sanitize-selftest.sh "$build/gpud" "$build/gpuctl"
 		;;
 	scipy)
 		step scipy env GPUD_BACKEND=cuda SCIPY_CHECK_PYTHON="$(command -v "$py")" \
