@@ -707,9 +707,10 @@ bench-dask: gpu-programs
 bench-readme: gpu-programs
 	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
 # Fresh gpuctl processes (--version, status, run lombscargle grid and file,
-# float32 and float64) against a gpud of BACKEND (cpu here, cuda on a GPU
-# machine), medians of FRESH_ROUNDS; BASE=DIR times another build's gpud and
-# gpuctl beside this one's, in the same rounds (bench/fresh_gpuctl.py).
+# float32 and float64; `true` beside them, the spawn's floor) against a gpud
+# of BACKEND (cpu here, cuda on a GPU machine), medians of FRESH_ROUNDS;
+# BASE=DIR times another build's gpud and gpuctl beside this one's, in the
+# same rounds (bench/fresh_gpuctl.py).
 FRESH_BACKEND ?= cpu
 FRESH_ROUNDS  ?= 30
 bench-fresh: $(GPUD) $(GPUCTL)
