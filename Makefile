@@ -523,10 +523,10 @@ WHEEL_ARCH := $(shell uname -m)
 $(WHEEL_SYMS):
 	@mkdir -p $(@D)
 	printf '{\n  global: gpud_*;\n  local: *;\n};\n' > $@
-$(WHEEL_SO): $(CLIENT_PIC) $(NNG_CLIENT_A) $(WHEEL_SYMS)
+$(WHEEL_SO): $(CLIENT_PIC) $(NNG_CLIENT_LAZY_A) $(WHEEL_SYMS)
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,--exclude-libs,ALL \
 	  -Wl,--version-script,$(WHEEL_SYMS) -static-libgcc $(LDFLAGS) -o $@ \
-	  $(CLIENT_PIC) $(NNG_CLIENT_A) $(MBEDTLS_A) $(PBC_A) -lm
+	  $(CLIENT_PIC) $(NNG_CLIENT_LAZY_A) $(MBEDTLS_A) $(PBC_A) -lm
 wheel: $(WHEEL_SO) python/pyproject.toml python/setup.py $(PY_SRC)
 	rm -rf $(WHEEL_DIR)/src $(WHEEL_DIR)/*.whl
 	mkdir -p $(WHEEL_DIR)/src/gpud/_libs

@@ -39,6 +39,12 @@ bad=$(nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' | grep -vE '^gpud_
 bad+=$(nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' | grep -E '^gpud__' || true)
 [ -z "$bad" ] || fail "the wheel's library exports more than gpud_*: $bad"
 echo "test-wheel: $(basename "$whl"): library needs only glibc, exports only gpud_*"
+# Its nng is the client libraries' (NNG_CLIENT_LAZY_A): mbed TLS's PSA crypto
+# is started by a TLS endpoint's setup alone, not by nng's start in every client.
+callers=$(objdump -d --no-show-raw-insn "$so" |
+	awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 } /call .*<psa_crypto_init>/ { print fn }' | sort -u | tr '\n' ' ')
+[ "$callers" = "<tls_setup>: " ] ||
+	fail "the wheel's library calls psa_crypto_init from ${callers:-nowhere}, not tls_setup alone"
 
 # A fresh venv, the wheel installed from the file alone.
 "$python" -m venv --system-site-packages "$work/venv"

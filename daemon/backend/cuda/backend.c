@@ -123,8 +123,8 @@ int cuda_stream_index(cuda_backend *cb, uint32_t queue)
  * The self-test's scratch (cuda_launch_ctx.scratch): cudaMalloc'd blocks,
  * not the pool's (the pool starts as configured, its statistics untouched
  * by the warm-up), kept until the kernel's samples are done (each sample
- * waits for its stream), or until SELFTEST_SCRATCH are taken. Then, after a
- * wait for the stream, all but the newest JOB_MAX_SCRATCH - 1 go: those may
+ * waits for its stream), or until SELFTEST_SCRATCH are taken. Then all but
+ * the newest JOB_MAX_SCRATCH - 1 go: those may
  * be the launch's that is taking one now (a launch takes at most
  * JOB_MAX_SCRATCH, as cuda_run_scratch holds it to), with work still to
  * enqueue on them (lombscargle_many: its table, then the NUFFT's grids,
@@ -141,7 +141,10 @@ typedef struct selftest_scratch {
 	int n;
 } selftest_scratch;
 
-/* Frees the oldest k blocks, their work done (the caller waited for the stream). */
+/*
+ * Frees the oldest k blocks. Their poison is queued on the stream behind
+ * every launch that used them, so the one wait covers that work too.
+ */
 static void selftest_scratch_drop(selftest_scratch *s, int k, cudaStream_t st)
 {
 	for (int i = 0; i < k; i++)
@@ -169,18 +172,17 @@ static void *selftest_scratch_take(const cuda_launch_ctx *ctx, size_t bytes, cha
 	selftest_scratch *s = ctx->scratch_arg;
 	cudaStream_t st = (cudaStream_t)ctx->stream;
 	void *p = NULL;
-	if (s->n == SELFTEST_SCRATCH) {
-		(void)cudaStreamSynchronize(st); /* the older launches' work is done */
+	size_t size = bytes ? bytes : 1;
+	if (s->n == SELFTEST_SCRATCH)
 		selftest_scratch_drop(s, SELFTEST_SCRATCH - (JOB_MAX_SCRATCH - 1), st);
-	}
-	cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+	cudaError_t e = cudaMalloc(&p, size);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen,
 			 "cuda backend: cudaMalloc of %zu bytes (self-test scratch): %s", bytes,
 			 cudaGetErrorString(e));
 		return NULL;
 	}
-	s->bytes[s->n] = bytes ? bytes : 1;
+	s->bytes[s->n] = size;
 	s->blocks[s->n++] = p;
 	return p;
 }
