@@ -560,6 +560,7 @@ RING_LAT     := $(BUILD)/bench/ring_latency
 LS_BENCH     := $(BUILD)/bench/lombscargle
 LS_NUFFT_BENCH := $(BUILD)/bench/lombscargle_nufft
 NET_FLOOR    := $(BUILD)/bench/net_floor
+NNG_FRESH    := $(BUILD)/bench/nng_fresh
 WORKER_PROBE := $(BUILD)/bench/worker_probe
 TW_BENCH     := $(BUILD)/bench/tenant_workers
 DEV_BENCH    := $(BUILD)/bench/devices
@@ -590,6 +591,10 @@ $(LS_NUFFT_BENCH): $(BUILD)/bench/lombscargle_nufft.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS) -lm
 $(NET_FLOOR): $(BUILD)/bench/net_floor.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
+# nng alone, as gpuctl links it (the client build, PSA crypto not started):
+# bench/fresh_gpuctl.py's floor rows.
+$(NNG_FRESH): $(BUILD)/bench/nng_fresh.o $(NNG_CLIENT_LAZY_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MBEDTLS_A) $(SYSLIBS)
 $(TW_BENCH): $(BUILD)/bench/tenant_workers.o $(HARNESS_OBJ) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(NNG_CL_A) $(PBC_A) $(SYSLIBS)
 $(DEV_BENCH): $(BUILD)/bench/devices.o $(HARNESS_OBJ) $(LIB_A)
@@ -603,7 +608,7 @@ $(FIRST): $(BUILD)/bench/first_result.o $(HARNESS_OBJ) $(BUILD)/client/demo.o $(
 
 gpu-programs: all $(E2E) $(GPU_TEST) $(STANDALONE) $(FIRST) $(POOL_BENCH) $(TRANSFER) $(FAIRNESS) \
 	      $(CUSTOM_BENCH) $(KBENCH) $(TINY_CALL) $(RING_LAT) $(LS_BENCH) $(LS_NUFFT_BENCH) $(NET_FLOOR) \
-	      $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(BATCH_BENCH)
+	      $(NNG_FRESH) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(BATCH_BENCH)
 # The GPU suite: every kernel against its CPU reference, then the end-to-end
 # suite against the cuda backend, the Python suite, and gpud's start (every
 # kernel's self-test) under compute-sanitizer's memcheck and initcheck.
@@ -672,7 +677,7 @@ gpu-bundle: gpu-programs
 	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/bench $(GPU_BUNDLE)/lib
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
-	   $(TINY_CALL) $(RING_LAT) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
+	   $(TINY_CALL) $(RING_LAT) $(NNG_FRESH) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
 	   bench/python_hot.py bench/fresh_gpuctl.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
@@ -713,7 +718,7 @@ bench-readme: gpu-programs
 # same rounds (bench/fresh_gpuctl.py).
 FRESH_BACKEND ?= cpu
 FRESH_ROUNDS  ?= 30
-bench-fresh: $(GPUD) $(GPUCTL)
+bench-fresh: $(GPUD) $(GPUCTL) $(NNG_FRESH)
 	$(PYEXE) bench/fresh_gpuctl.py --backend $(FRESH_BACKEND) --rounds $(FRESH_ROUNDS) \
 	  --phases $(BASE) $(BUILD)
 

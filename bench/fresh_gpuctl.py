@@ -3,6 +3,12 @@
 Times, as fresh processes (posix_spawn + waitpid, python_first_result.timed):
   - `true`                   a process that does nothing (coreutils' true): what spawning
                              and reaping any process costs here, the floor under every row;
+  - `nng start|dial|ping|ping2`  bench/nng_fresh (beside the last build's gpuctl, in
+                             bench/; left out where there is none): a fresh process with
+                             gpuctl's nng and nothing of gpud's, that opens a REQ socket,
+                             then also dials an echo on ipc://, then also makes one
+                             16-byte round trip, then two (gpuctl status: hello, status):
+                             the floor under `gpuctl status`;
   - `gpuctl --version`       exec, loading, exit: gpuctl's own floor;
   - `gpuctl status`          + connect, hello, one request, close;
   - `gpuctl run lombscargle` on 114 samples (the README's row), 2**20 frequencies on
@@ -10,7 +16,8 @@ Times, as fresh processes (posix_spawn + waitpid, python_first_result.timed):
     file, the output written with -o.
 Each build directory given (it holds gpud and gpuctl) gets a gpud of its own (BACKEND, on a
 socket in a temporary directory), so an old build and a new one are timed in one run: every
-command of every build once per round, interleaved round by round (drift hits all alike).
+command of every build once per round, interleaved round by round (drift hits all alike);
+`true` and nng_fresh, the same for every build, once a round, in the first column.
 The outputs of every build are checked against each other. Prints, per command, the
 median and the 10th-90th percentile in ms, one column per build; for the runs also the
 wall time less the time gpud spent on the run (`--json`'s elapsed_us: what is the client's,
@@ -44,6 +51,17 @@ NX, NF, F_LO, F_HI = 114, 1 << 20, 0.01, 10.0
 TRUE = shutil.which("true") or "/bin/true"
 
 
+def echo(probe, d):
+    """nng_fresh serve on a socket in d: the peer of the nng rows (it exits with our stdin)."""
+    url = "ipc://%s/echo.sock" % d
+    proc = subprocess.Popen([probe, "serve", url], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    if proc.stdout.readline().strip() != b"ready":
+        proc.kill()
+        raise SystemExit("fresh_gpuctl: %s serve %s did not start" % (probe, url))
+    return proc, url
+
+
 def start(gpud, d, backend):
     url = "ipc://%s/gpud.sock" % d
     log = open(os.path.join(d, "gpud.log"), "w")
@@ -75,7 +93,7 @@ def phases(a, cmds, rows, env):
           "main(), after exec and loading), ms:" % a.rounds)
     b, d = len(a.dirs) - 1, a.dirs[-1]  # the last build given: the new one
     for r in rows:
-        if r in ("true", "version"):
+        if r != "status" and not r.startswith(("grid", "file")):  # gpuctl's steps only
             continue
         argv = list(cmds[(b, r)])
         argv.insert(1, "-v")
@@ -116,8 +134,16 @@ def main():
         for dt in ("float32", "float64"):
             for name, v in (("x", x), ("y", y), ("f", f)):
                 np.save(os.path.join(top, "%s_%s.npy" % (name, dt)), v.astype(dt))
-        cmds = {}  # (build, row) -> argv
-        rows = []
+        cmds = {}  # (build, row) -> argv; the floors under build 0 alone
+        rows = ["true"]
+        cmds[(0, "true")] = [TRUE]
+        probe = os.path.join(os.path.abspath(a.dirs[-1]), "bench", "nng_fresh")
+        if os.access(probe, os.X_OK):
+            proc, eurl = echo(probe, top)
+            procs.append(proc)
+            for mode in ("start", "dial", "ping", "ping2"):
+                rows.append("nng " + mode)
+                cmds[(0, "nng " + mode)] = [probe, mode, eurl]
         for b, d in enumerate(a.dirs):
             d = os.path.abspath(d)
             sd = os.path.join(top, "b%d" % b)
@@ -125,7 +151,7 @@ def main():
             proc, url = start(os.path.join(d, "gpud"), sd, a.backend)
             procs.append(proc)
             ctl = os.path.join(d, "gpuctl")
-            mine = {"true": [TRUE], "version": [ctl, "--version"],
+            mine = {"version": [ctl, "--version"],
                     "status": [ctl, "--url", url, "status"]}
             for dt in ("float32", "float64"):
                 p = lambda n: os.path.join(top, "%s_%s.npy" % (n, dt))  # noqa: E731
@@ -172,11 +198,11 @@ def main():
         for r in rows:
             line = "%-16s" % r
             for b in range(len(a.dirs)):
-                t = times[(b, r)]
+                t = times.get((b, r))
                 line += "%-*s" % (w, "%.2f [%.2f-%.2f]" % (statistics.median(t), rt.pct(t, 10),
-                                                           rt.pct(t, 90)))
+                                                           rt.pct(t, 90)) if t else "")
             print(line)
-            if client[(0, r)]:
+            if client.get((0, r)):
                 line = "%-16s" % "  less gpud's"
                 for b in range(len(a.dirs)):
                     t = client[(b, r)]
@@ -189,6 +215,10 @@ def main():
         for p in procs:
             p.terminate()
             p.wait()
+            if p.stdin:
+                p.stdin.close()
+            if p.stdout:
+                p.stdout.close()
         shutil.rmtree(top, ignore_errors=True)
 
 

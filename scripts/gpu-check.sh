@@ -18,6 +18,13 @@
 #              in-process), bandwidth per path, concurrency (quick with
 #              TRANSFER_QUICK=1), then bench/net_floor (the host's own
 #              loopback, nng and mbedtls figures); not in the default list
+#   hot        every row of README.md's hot-path table in one call, each beside
+#              its anchor: fresh gpuctl (bench/fresh_gpuctl.py, its floors and
+#              steps), the ring (bench/ring_latency), the one-trip job
+#              (bench/transfer quick), Python's add (bench/python_hot.py), the
+#              kernels at 114 x 2^20 with the CuPy peer, survey scale
+#              (bench/survey.py, HOT_SURVEY_ROUNDS, default 2); not in the
+#              default list
 # PYTHON (default python3) must have numpy, pytest, scipy and, for bench-ls,
 # CuPy; PEERS is ../shared/anchors/lombscargle_peers.py or $PEERS. Prints
 # one line per step with its exit status; exits 1 if any failed.
@@ -74,13 +81,24 @@ for s in $steps; do
 		step first "$build/bench/first_result" "$build/gpud" "$build/gpuctl" \
 			"$build/bench/standalone_lombscargle"
 		;;
+	hot)
+		step hot-fresh "$py" bench/fresh_gpuctl.py --backend cuda --rounds 30 --phases "$build"
+		step hot-ring env GPUD_BACKEND=cuda scripts/bench-ring.sh "$build/gpud" \
+			"$build/bench/ring_latency" 20000
+		step hot-transfer "$build/bench/transfer" "$build/gpud" "$build/gpuctl" quick
+		step hot-python "$py" bench/python_hot.py "$build/gpud" "$build/bench/tiny_call"
+		step hot-ls "$build/bench/lombscargle" "$build/gpud" 20 114 1048576
+		step hot-peers env LS_VARIANTS="cupy_fatbin" "$py" "$peers" inproc
+		step hot-survey "$py" bench/survey.py "$build/gpud" "$lib" "$build/bench/batch_clients" \
+			"${HOT_SURVEY_ROUNDS:-2}"
+		;;
 	transfer)
 		step transfer "$build/bench/transfer" "$build/gpud" "$build/gpuctl" \
 			${TRANSFER_QUICK:+quick}
 		step net-floor "$build/bench/net_floor" ${TRANSFER_QUICK:+64}
 		;;
 	*)
-		echo "gpu-check: unknown step '$s' (suite, scipy, bench-ls, first, transfer)" >&2
+		echo "gpu-check: unknown step '$s' (suite, sanitize, scipy, bench-ls, first, transfer, hot)" >&2
 		exit 2
 		;;
 	esac
