@@ -244,7 +244,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu bench-ring \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-fresh bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-hot bench-fresh bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -709,6 +709,10 @@ bench-batch-profile: gpu-programs
 # lombscargle_many from one process (bench/dask_survey.py; needs python3-distributed).
 bench-dask: gpu-programs
 	$(PYEXE) bench/dask_survey.py $(GPUD) $(BUILD)/$(SONAME) 1 2 4 8
+# README.md's hot-path table, every row in one run beside its anchor (fresh gpuctl,
+# the ring, the one-trip job, Python's add, the kernels with the CuPy peer, survey scale).
+bench-hot: gpu-programs
+	PEERS=$(PEERS) scripts/gpu-check.sh $(BUILD) hot
 bench-readme: gpu-programs
 	$(PYEXE) bench/readme_table.py $(BUILD) $(PEERS) $(ROUNDS)
 # Fresh gpuctl processes (--version, status, run lombscargle grid and file,
