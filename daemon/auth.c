@@ -5,7 +5,8 @@
  * Threads: auth_load, auth_tls_listener, auth_socket_group_check and
  * auth_socket_access run on the loop at start, auth_load, auth_tls_check and
  * auth_tls_config again at a reload (daemon/reload.c, on the loop);
- * auth_tenant on the loop; the handshake hook on nng's threads (its only
+ * auth_tenant on the loop (it looks no user up: the connection's endpoint
+ * did, daemon/endpoint/endpoint.h); the handshake hook on nng's threads (its only
  * state: the log's rate limit and tls_cert's name, atomics).
  */
 #include <errno.h>
@@ -170,15 +171,12 @@ static int secret_equal(const char *a, const char *b)
 	return d == 0;
 }
 
-dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *token, char *name,
-		    size_t len, char *err, size_t errlen)
+dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *peer_user,
+		    const char *token, char *name, size_t len, char *err, size_t errlen)
 {
 	if (local) {
-		struct passwd pw, *res = NULL;
-		char buf[1024];
-		if (getpwuid_r((uid_t)peer_uid, &pw, buf, sizeof(buf), &res) == 0 && res &&
-		    strlen(pw.pw_name) < len)
-			snprintf(name, len, "%s", pw.pw_name);
+		if (peer_user && peer_user[0] && strlen(peer_user) < len)
+			snprintf(name, len, "%s", peer_user);
 		else
 			snprintf(name, len, "uid:%lld", (long long)peer_uid);
 		return ST_OK;

@@ -47,12 +47,14 @@ void auth_fini(auth *a);
 
 /*
  * The tenant name of a connection: a local one (gpud_session.local, from its
- * endpoint: daemon/endpoint/endpoint.h) by its peer's user, peer_uid;
- * otherwise by the token hello presented (may be "" or NULL). ST_OK with
- * name set, or ST_UNAUTHENTICATED with err (an unknown or missing token).
+ * endpoint: daemon/endpoint/endpoint.h) by its peer's user name, peer_user
+ * (looked up when the connection was made), or "uid:N" where the system
+ * names none; otherwise by the token hello presented (may be "" or NULL).
+ * ST_OK with name set, or ST_UNAUTHENTICATED with err (an unknown or
+ * missing token). Looks nothing up itself: no call that can block.
  */
-dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *token, char *name,
-		    size_t len, char *err, size_t errlen);
+dstatus auth_tenant(const auth *a, int local, int64_t peer_uid, const char *peer_user,
+		    const char *token, char *name, size_t len, char *err, size_t errlen);
 
 /*
  * 1 if a tcp:// or tls+tcp:// hello may still be tenant name: a token of a

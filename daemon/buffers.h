@@ -95,10 +95,11 @@ struct gpud_session {
 	/* from a local endpoint (daemon/endpoint/endpoint.h: ipc://), set at
 	 * connect: tenant by user, host regions, rings */
 	int local;
-	int64_t peer_uid;             /* local: the peer's uid; -1 otherwise */
-	char peer[64];                /* for status and logs */
-	uint8_t key[SESSION_KEY_LEN]; /* binds host regions to this connection */
-	gpud_tenant *tenant;          /* set by a successful hello */
+	int64_t peer_uid;                 /* local: the peer's uid; -1 otherwise */
+	char peer_user[GPUD_TENANT_NAME]; /* local: its user's name ("": none), from its endpoint */
+	char peer[64];                    /* for status and logs */
+	uint8_t key[SESSION_KEY_LEN];     /* binds host regions to this connection */
+	gpud_tenant *tenant;              /* set by a successful hello */
 	int probe;              /* gpud's own health probe (daemon/health.h): left out of status */
 	uint32_t failed_hellos; /* closed at GUARD_CONN_FAILURES (daemon/hello_guard.h) */
 	struct host_region *regions; /* daemon/regions.h */

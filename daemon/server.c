@@ -478,6 +478,7 @@ int server_inject(gpud_server *s, uint32_t pipe_id, int64_t peer_uid, nng_msg *m
 		/* a pseudo connection, local (as over ipc://) when it has a peer uid */
 		endpoint_peer peer = {.local = peer_uid >= 0, .uid = peer_uid, .pid = -1};
 		snprintf(peer.addr, sizeof(peer.addr), "injected");
+		endpoint_peer_user(&peer);
 		session_open(s, pipe_id, &peer);
 	}
 	handle_request(c);
@@ -502,6 +503,7 @@ static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoi
 	if (sess && sess->peer[0] == '\0') {
 		sess->local = peer->local;
 		sess->peer_uid = peer->uid;
+		snprintf(sess->peer_user, sizeof(sess->peer_user), "%s", peer->user);
 		snprintf(sess->peer, sizeof(sess->peer), "%s", peer->addr);
 	}
 	return sess;

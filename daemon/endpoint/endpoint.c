@@ -6,7 +6,10 @@
  *
  * Threads: the table is constant; callers as endpoint.h says.
  */
+#include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/endpoint/endpoint.h"
@@ -114,6 +117,32 @@ void endpoint_pipe_peer(nng_pipe p, endpoint_peer *out)
 	}
 	if (k && k->peer)
 		k->peer(p, out);
+}
+
+void endpoint_peer_user(endpoint_peer *peer)
+{
+	struct passwd pw, *res = NULL;
+	char small[1024], *buf = small;
+	size_t size = sizeof(small);
+	int rv;
+
+	peer->user[0] = '\0';
+	if (peer->uid < 0)
+		return;
+	/* an entry larger than small (long GECOS fields, a directory service's
+	 * extras): a larger buffer, up to 1 MiB */
+	while ((rv = getpwuid_r((uid_t)peer->uid, &pw, buf, size, &res)) == ERANGE &&
+	       size < (1u << 20)) {
+		char *more = realloc(buf == small ? NULL : buf, size * 4);
+		if (more == NULL)
+			break;
+		buf = more;
+		size *= 4;
+	}
+	if (rv == 0 && res && strlen(pw.pw_name) < sizeof(peer->user))
+		snprintf(peer->user, sizeof(peer->user), "%s", pw.pw_name);
+	if (buf != small)
+		free(buf);
 }
 
 void endpoint_dial_url(const char *url, nng_listener l, char *out, size_t len)

@@ -53,6 +53,10 @@ typedef struct endpoint_peer {
 	int64_t uid;   /* local: the peer's user; -1 otherwise */
 	int64_t pid;   /* the peer's process where the endpoint tells it; -1 otherwise */
 	char addr[64]; /* for status and the log: "uid 1000", "10.0.0.7:51234", "[::1]:51234" */
+	/* local: the name the system gives uid (its tenant), "" where it gives
+	 * none; looked up by endpoint_peer_user on the thread that fills the
+	 * peer (nng's, for a connection's add event), not on the loop */
+	char user[GPUD_TENANT_NAME];
 } endpoint_peer;
 
 typedef struct endpoint_kind {
@@ -96,6 +100,10 @@ int endpoint_listen(nng_socket sock, const gpud_config *cfg, const char *url, si
 
 /* The peer of connection p, by the row of the listener that accepted it. */
 void endpoint_pipe_peer(nng_pipe p, endpoint_peer *out);
+
+/* peer->user from peer->uid (the user database, which may be a network
+ * service: a call that can block), "" when it names none or is too long. */
+void endpoint_peer_user(endpoint_peer *peer);
 
 /* Where gpud's own probe dials the listener l on url (health.c). */
 void endpoint_dial_url(const char *url, nng_listener l, char *out, size_t len);

@@ -12,6 +12,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -36,18 +37,23 @@ static void ipc_prepare(const char *url)
 	mkdir(path, 0755); /* an error shows up as the listen failure after it */
 }
 
-/* The peer's user and process. A peer whose user the kernel does not tell
- * (never on Linux) is not local: its tenant would come by token. */
+/* The peer's user (its uid, and the name its tenant takes, looked up here on
+ * nng's thread) and process. A peer whose user the kernel does not tell
+ * (never on Linux) is not local: its tenant would come by token. gpud's own
+ * health probe (its pid) says hello with the probe key, never as a user:
+ * no lookup for it. */
 static void ipc_peer(nng_pipe p, endpoint_peer *out)
 {
 	uint64_t uid, pid;
+	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0)
+		out->pid = (int64_t)pid;
 	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0) {
 		out->local = 1;
 		out->uid = (int64_t)uid;
 		snprintf(out->addr, sizeof(out->addr), "uid %" PRIu64, uid);
+		if (out->pid != (int64_t)getpid())
+			endpoint_peer_user(out);
 	}
-	if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &pid) == 0)
-		out->pid = (int64_t)pid;
 }
 
 static const char *const schemes[] = {SCHEME, NULL};

@@ -134,8 +134,8 @@ static int assign_tenant_or_fail(gpud_request *r)
 		fail_hello(r, GUARD_BACKOFF, err);
 		return -1;
 	}
-	dstatus st = auth_tenant(r->core->auth, sess->local, sess->peer_uid, r->req->hello->token,
-				 name, sizeof(name), err, sizeof(err));
+	dstatus st = auth_tenant(r->core->auth, sess->local, sess->peer_uid, sess->peer_user,
+				 r->req->hello->token, name, sizeof(name), err, sizeof(err));
 	if (st == ST_UNAUTHENTICATED) {
 		uint32_t backoff = guard_failed(r->core->guard, key, r->t0_ns);
 		size_t n = strlen(err);

@@ -7,6 +7,7 @@
  * pid) and tcp:// (its address) through endpoint_listen's listener.
  */
 #include <check.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,10 @@ START_TEST(test_peer_ipc)
 	ck_assert_int_eq(peer.pid, (int64_t)getpid());
 	snprintf(want, sizeof(want), "uid %u", (unsigned)getuid());
 	ck_assert_str_eq(peer.addr, want);
+	/* a connection from gpud's own process (its health probe's case) gets no
+	 * user name looked up: that probe never says hello as a user (e2e
+	 * tenants checks the names of other processes' connections) */
+	ck_assert_str_eq(peer.user, "");
 	nng_close(rep);
 	snprintf(url, sizeof(url), "%s/sub", dir);
 	rmdir(url);
@@ -176,9 +181,33 @@ START_TEST(test_peer_tcp)
 	ck_assert_int_eq(peer.local, 0);
 	ck_assert_int_eq(peer.uid, -1);
 	ck_assert_int_eq(peer.pid, -1);
+	ck_assert_str_eq(peer.user, "");
 	snprintf(prefix, sizeof(prefix), "127.0.0.1:");
 	ck_assert_msg(strncmp(peer.addr, prefix, strlen(prefix)) == 0, "peer '%s'", peer.addr);
 	nng_close(rep);
+}
+END_TEST
+
+/* A uid's name, none for a uid without an entry or no uid at all; an entry
+ * too large for the first buffer (ERANGE) gets a larger one. */
+START_TEST(test_peer_user)
+{
+	endpoint_peer peer = {.local = 1, .uid = 0};
+	endpoint_peer_user(&peer);
+	struct passwd *pw = getpwuid(0);
+	ck_assert_str_eq(peer.user, pw ? pw->pw_name : "");
+
+	/* no entry: the tenant is then uid:N (daemon/auth.h) */
+	peer.uid = 2147480001;
+	ck_assert_ptr_null(getpwuid((uid_t)peer.uid));
+	snprintf(peer.user, sizeof(peer.user), "stale");
+	endpoint_peer_user(&peer);
+	ck_assert_str_eq(peer.user, "");
+
+	peer.uid = -1;
+	snprintf(peer.user, sizeof(peer.user), "stale");
+	endpoint_peer_user(&peer);
+	ck_assert_str_eq(peer.user, "");
 }
 END_TEST
 
@@ -192,6 +221,7 @@ Suite *endpoint_suite(void)
 	tcase_add_test(tc, test_dial);
 	tcase_add_test(tc, test_peer_ipc);
 	tcase_add_test(tc, test_peer_tcp);
+	tcase_add_test(tc, test_peer_user);
 	suite_add_tcase(s, tc);
 	return s;
 }
