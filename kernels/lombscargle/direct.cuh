@@ -27,6 +27,23 @@ __host__ __device__ constexpr int kfreqs(bool f32, bool grid, bool fm)
 {
 	return !grid ? KA : f32 ? (fm ? 8 : 16) : 8;
 }
+/* The plain float64 grid also comes with KWIDE frequencies a thread, at one
+ * block per SM (197 registers), which lombscargle.cu launches where that
+ * still gives every SM a block: the anchor and the step, 17 FP64
+ * operations a sample, then serve twice the frequencies (6.8 operations a
+ * pair against 7.6), and the 8 warps an SM keep the FP64 pipe as busy as
+ * 16 did (H200, 114 x 2^20, the blocks' span in one process: 71.7 against
+ * 76.4 us). Below that, 8 a thread put twice the blocks to work. */
+constexpr int KWIDE = 16;
+__host__ __device__ constexpr bool widens(bool f32, bool grid, bool w, bool fm)
+{
+	return !f32 && grid && !w && !fm;
+}
+/* The blocks an SM must hold (__launch_bounds__) for K frequencies a thread. */
+__host__ __device__ constexpr int min_blocks(bool f32, bool grid, int k)
+{
+	return !grid ? (f32 ? 4 : 3) : !f32 && k > 8 ? 1 : 2;
+}
 constexpr double INV_2PI = 0.15915494309189533577;
 /* frequency-samples a thread works through between two reads of
  * cuda_launch_ctx.stop (under a millisecond in float32, a few in float64) */
@@ -126,12 +143,13 @@ __device__ ls_prep prepare(const ls_params &p, double *scratch)
 /* --- sine and cosine of 2 pi u, u in cycles -------------------------------------------------- */
 
 /* float32: f/2pi as hi + lo; u = (hi + lo) x reduced to t in [-0.5, 0.5]
- * cycles: n = rint(hi x), then hi x - n by one fma (rounded once, an error
- * below 2^-25 cycles, far under the fast sine's 2^-20.9), plus lo x. */
+ * cycles: n = rint(hi x) (hi x + M rounded once, by an fma, to an integer
+ * plus M), then hi x - n by one fma (rounded once, an error below 2^-25
+ * cycles, far under the fast sine's 2^-20.9), plus lo x. */
 __device__ __forceinline__ float reduce_f(float hi, float lo, float x)
 {
 	const float M = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-	float n = __fsub_rn(__fadd_rn(__fmul_rn(hi, x), M), M);
+	float n = __fsub_rn(__fmaf_rn(hi, x, M), M);
 	return fmaf(lo, x, fmaf(hi, x, -n));
 }
 
@@ -370,7 +388,8 @@ template <typename T> __device__ __forceinline__ void fold(sums<T> &t, const sum
 
 /* Shared staging of one tile: a sample's x, y and the grid's step side by
  * side (one vector load), the weights apart. */
-template <typename T> struct __align__(4 * sizeof(T)) smp {
+template <typename T> struct __align__(4 * sizeof(T)) smp
+{
 	T x, y, sc, ss;
 };
 template <typename T> struct tile {
@@ -443,14 +462,14 @@ template <typename T> __device__ __forceinline__ freq_t<T> cycles(double f)
 }
 
 /*
- * One block's share of a run: block bx of gx blocks takes the chunks of B*K
- * frequencies bx, bx + gx, ... of the series p (lombscargle_kernel: one
+ * One block's share of a run, K frequencies a thread (kfreqs(), or KWIDE):
+ * block bx of gx blocks takes the chunks of B*K frequencies bx, bx + gx, ...
+ * of the series p (lombscargle_kernel: one
  * series over the grid; many.cu: one series of a table per row of blocks).
  */
-template <typename T, bool GRID, bool W, bool FM>
+template <typename T, bool GRID, bool W, bool FM, int K>
 __device__ __forceinline__ void ls_block(const ls_params &p, long long bx, long long gx)
 {
-	constexpr int K = kfreqs(sizeof(T) == 4, GRID, FM);
 	constexpr bool PARTIAL = sizeof(T) == 4 && !GRID;
 	constexpr bool SH = shifted<T, FM>::value;
 	/* Samples a turn on grids: several, so that the next anchor's sine

@@ -895,6 +895,13 @@ void gpu_test_lombscargle(gpud_client *c, const char *kernel)
 					      0,      0,      0,  30.0, 0.5,   10.0};
 				run_ls_case(c, &cs);
 			}
+		/* unweighted grids without floating_mean over enough frequencies
+		 * that float64 takes 16 a thread (direct.cuh's KWIDE), every mode */
+		for (int mode = 0; mode < 3; mode++) {
+			ls_case cs = {64,   1u << 20, dt, 1,    0,   0,
+				      mode, mode & 1, 0,  30.0, 0.5, 10.0};
+			run_ls_case(c, &cs);
+		}
 		bad_weights(c, dt);
 	}
 	gpu_test_nufft(c);

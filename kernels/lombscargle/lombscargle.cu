@@ -24,9 +24,10 @@
  *    polynomials): 12 FP64 operations, about 1 ulp.
  *
  * Grids (f0, df, nf): thread t of a block takes the frequencies base + t +
- * m B, m < K (B threads; K = kfreqs(): 16 or 8). Sample j's cos and sin at
- * the first are computed as above (the anchor), at the second by one
- * rotation with the step
+ * m B, m < K (B threads; K = kfreqs(): 16 or 8; the plain float64 grid 16,
+ * direct.cuh's KWIDE, where that still gives every SM a block). Sample j's
+ * cos and sin at the first are computed as above (the anchor), at the second
+ * by one rotation with the step
  * e^{i 2pi B df/2pi x_j} (the same for all threads, made once per block per
  * sample; float32: sincospif, about 1 ulp), and at the others by the
  * recurrence v[m+1] = 2 cos(step) v[m] - v[m-1] (one fma per cos or sin).
@@ -83,12 +84,11 @@ namespace {
 
 #include "kernels/lombscargle/direct.cuh"
 
-template <typename T, bool GRID, bool W, bool FM>
-__global__ void __launch_bounds__(B, GRID             ? 2
-				     : sizeof(T) == 8 ? 3
-						      : 4) lombscargle_kernel(ls_params p)
+template <typename T, bool GRID, bool W, bool FM, int K = kfreqs(sizeof(T) == 4, GRID, FM)>
+__global__ void __launch_bounds__(B, min_blocks(sizeof(T) == 4, GRID, K))
+	lombscargle_kernel(ls_params p)
 {
-	ls_block<T, GRID, W, FM>(p, blockIdx.x, gridDim.x);
+	ls_block<T, GRID, W, FM, K>(p, blockIdx.x, gridDim.x);
 }
 
 /* --- launching ----------------------------------------------------------------------------------------- */
@@ -116,6 +116,13 @@ const char *const variant_names[16] = {
 	"float64",      "float64+fm",      "float64+w",      "float64+w+fm",
 	"float64 grid", "float64 grid+fm", "float64 grid+w", "float64 grid+w+fm",
 };
+/* variant 16: the plain float64 grid at KWIDE frequencies a thread */
+constexpr int NVARIANTS = 17, WIDE = 16;
+static const char *variant_name(int idx)
+{
+	return idx == WIDE ? "float64 grid, 16 a thread" : variant_names[idx];
+}
+const kernel_fn wide_fn = lombscargle_kernel<double, true, false, false, KWIDE>;
 
 /* The chunks block b takes of a grid-stride loop over chunks with nb blocks. */
 static long long chunks_of(long long b, long long chunks, long long nb)
@@ -187,10 +194,16 @@ int ls_launch_direct(const kernel_args *a, const cuda_launch_ctx *ctx, char *err
 	bool f32 = a->dtype == GPUD_F32;
 	kernel_fn fn = f32 ? pick<float>(grid, w, fm) : pick<double>(grid, w, fm);
 	int idx = (f32 ? 0 : 8) | (grid ? 4 : 0) | (w ? 2 : 0) | (fm ? 1 : 0);
+	long long per_block = (long long)B * kfreqs(f32, grid, fm);
+	if (widens(f32, grid, w, fm) && (p.nf + B * KWIDE - 1) / (B * KWIDE) >= ctx->sm_count) {
+		fn = wide_fn; /* a block of KWIDE a thread for every SM at least */
+		idx = WIDE;
+		per_block = (long long)B * KWIDE;
+	}
 
 	/* occupancy is the device's (two GPUs of other kinds in one gpud): kept
 	 * per device ordinal below 64, asked on every launch beyond */
-	static std::atomic<int> per_sm_of[64][16];
+	static std::atomic<int> per_sm_of[64][NVARIANTS];
 	int per_sm = 0;
 	bool cached = ctx->device >= 0 && ctx->device < 64;
 	if (cached)
@@ -201,12 +214,11 @@ int ls_launch_direct(const kernel_args *a, const cuda_launch_ctx *ctx, char *err
 		if (cached)
 			per_sm_of[ctx->device][idx].store(per_sm, std::memory_order_relaxed);
 	}
-	long long per_block = (long long)B * kfreqs(f32, grid, fm);
 	long long chunks = (p.nf + per_block - 1) / per_block;
 	int blocks = pick_blocks(chunks, ctx->sm_count, per_sm > 0 ? per_sm : 1);
 	fn<<<blocks, B, 0, (cudaStream_t)ctx->stream>>>(p);
 	char what[64];
-	snprintf(what, sizeof(what), "lombscargle<%s> launch", variant_names[idx]);
+	snprintf(what, sizeof(what), "lombscargle<%s> launch", variant_name(idx));
 	CUDA_CHECK(cudaGetLastError(), what);
 	return 0;
 }
@@ -214,13 +226,14 @@ int ls_launch_direct(const kernel_args *a, const cuda_launch_ctx *ctx, char *err
 int ls_attributes(cuda_variant_attr *out, int max, char *err, size_t errlen)
 {
 	int n = 0;
-	for (int i = 0; i < 16 && n < max; i++, n++) {
-		kernel_fn fn = i < 8 ? pick<float>(i & 4, i & 2, i & 1)
-				     : pick<double>(i & 4, i & 2, i & 1);
+	for (int i = 0; i < NVARIANTS && n < max; i++, n++) {
+		kernel_fn fn = i == WIDE ? wide_fn
+			       : i < 8   ? pick<float>(i & 4, i & 2, i & 1)
+					 : pick<double>(i & 4, i & 2, i & 1);
 		cudaFuncAttributes fa;
 		CUDA_CHECK(cudaFuncGetAttributes(&fa, fn), "cudaFuncGetAttributes");
 		out[n].kernel = "lombscargle";
-		out[n].variant = variant_names[i];
+		out[n].variant = variant_name(i);
 		out[n].registers = fa.numRegs;
 		out[n].shared_bytes = fa.sharedSizeBytes;
 		out[n].dynamic_shared = 0;

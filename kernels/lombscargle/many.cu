@@ -42,9 +42,8 @@ namespace {
 constexpr unsigned MAX_ROWS = 65535; /* gridDim.y */
 
 template <typename T, bool GRID, bool W, bool FM>
-__global__ void __launch_bounds__(B, GRID             ? 2
-				     : sizeof(T) == 8 ? 3
-						      : 4)
+__global__ void __launch_bounds__(B, min_blocks(sizeof(T) == 4, GRID,
+						kfreqs(sizeof(T) == 4, GRID, FM)))
 	many_kernel(ls_params shared, const ls_series *tab, long long b0, unsigned *verdicts)
 {
 	const long long i = b0 + blockIdx.y;
@@ -56,7 +55,7 @@ __global__ void __launch_bounds__(B, GRID             ? 2
 	p.out = s.out;
 	p.n = (int)s.n;
 	p.verdict = verdicts ? verdicts + i : nullptr;
-	ls_block<T, GRID, W, FM>(p, blockIdx.x, gridDim.x);
+	ls_block<T, GRID, W, FM, kfreqs(sizeof(T) == 4, GRID, FM)>(p, blockIdx.x, gridDim.x);
 }
 
 typedef void (*many_fn)(ls_params, const ls_series *, long long, unsigned *);
