@@ -159,6 +159,7 @@ SYSLIBS   := -lm -ldl -lrt
 NVTX_H        := $(wildcard $(CUDA_HOME)/include/nvtx3/nvToolsExt.h)
 NVTX_CPPFLAGS := $(if $(NVTX_H),-DGPUD_HAVE_NVTX=1 -isystem $(CUDA_HOME)/include)
 NVTX_RECORD   := $(if $(NVTX_H),$(BUILD)/tests/libnvtx-record.so)
+PW_RECORD     := $(BUILD)/tests/libpw-record.so
 
 ifeq ($(CUDA),1)
 CPPFLAGS   += -DGPUD_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -369,8 +370,12 @@ $(BUILD)/man/%: docs/man/%.scd
 $(UNIT): $(call obj,$(UNIT_SRC)) $(CORE_OBJ) $(PROTO_OBJ) $(CLIENT_ENDPOINT_OBJ) $(LIB_A) \
          $(NNG_SERVER_A)
 	$(LINK) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(UV_A) $(NNG_A) $(PBC_A) $(INIH_A) $(JANSSON_A) $(CUDA_LIBS) $(SYSLIBS)
-$(E2E): $(call obj,$(E2E_SRC)) $(LIB_A) | $(NVTX_RECORD)
+$(E2E): $(call obj,$(E2E_SRC)) $(LIB_A) | $(NVTX_RECORD) $(PW_RECORD)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_A) $(NNG_CL_A) $(PBC_A) $(JANSSON_A) $(SYSLIBS)
+# The slow, recorded getpwuid_r the e2e case "user_lookup" preloads into gpud.
+$(PW_RECORD): tests/nss/pw_record.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(LDFLAGS) -ldl
 # The NVTX recorder the e2e case "trace" starts gpud with (NVTX_INJECTION64_PATH):
 # it writes every range gpud starts and ends to $GPUD_NVTX_RECORD.
 ifneq ($(NVTX_H),)
@@ -682,7 +687,7 @@ gpu-bundle: gpu-programs
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
-	$(if $(NVTX_RECORD),mkdir -p $(GPU_BUNDLE)/tests && cp $(NVTX_RECORD) $(GPU_BUNDLE)/tests/)
+	mkdir -p $(GPU_BUNDLE)/tests && cp $(PW_RECORD) $(NVTX_RECORD) $(GPU_BUNDLE)/tests/
 	if command -v strace >/dev/null; then scripts/hardening-check.sh bundle-strace $(GPU_BUNDLE)/strace; fi
 # A whole Python script (start, import, lombscargle, result) with gpud, CuPy and
 # Numba in fresh processes, and a warm client.run against the same call from C.

@@ -40,10 +40,8 @@ enum event_type { EV_REQUEST, EV_CTX_STOPPED, EV_PIPE_ADD, EV_PIPE_REM };
 typedef struct server_event {
 	enum event_type type;
 	server_ctx *ctx;
-	uint32_t pipe_id;
-	endpoint_peer peer; /* pipe add: who connected, as its endpoint tells it */
-	int probe;          /* pipe add from gpud itself (by its pid): its health probe */
-	int heap;           /* malloc'd (pipe events) rather than embedded in a context */
+	uint32_t pipe_id; /* pipe add and removal; the peer waits in gpud_server.peers */
+	int heap;         /* malloc'd (pipe events) rather than embedded in a context */
 	struct server_event *next;
 } server_event;
 
@@ -83,6 +81,7 @@ static void post_event(gpud_server *s, server_event *ev)
 
 static void handle_request(server_ctx *c);
 static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoint_peer *peer);
+static gpud_session *connection_open(gpud_server *s, uint32_t pipe_id);
 static void overtaken(gpud_server *s, server_ctx *c);
 static void teardown(gpud_server *s);
 
@@ -187,15 +186,14 @@ static void on_wake(uv_async_t *h)
 		case EV_PIPE_ADD: {
 			/* Sessions are the connections: a removal nng reports for a pipe
 			 * that never got here finds none and counts nothing. */
-			gpud_session *sess = session_open(s, ev->pipe_id, &ev->peer);
-			if (sess && ev->probe)
-				sessions_mark_probe(&s->buffers, sess);
+			gpud_session *sess = connection_open(s, ev->pipe_id);
 			s->metrics.connections_total++;
 			log_conn(LOG_DEBUG, ev->pipe_id, NULL, "connection opened (%s)",
-				 ev->peer.addr);
+				 sess ? sess->peer : "");
 			break;
 		}
 		case EV_PIPE_REM: {
+			peers_drop(&s->peers, ev->pipe_id); /* one no session took */
 			gpud_session *gone = sessions_get(&s->buffers, ev->pipe_id, 0);
 			const gpud_tenant *tn = gone ? gone->tenant : NULL; /* tenants stay */
 			sessions_close(&s->buffers, ev->pipe_id);
@@ -213,11 +211,18 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 {
 	gpud_server *s = arg;
 
-	/* Stopping: refuse new connections (closing the listeners would also
-	 * close the connections whose replies are still to be sent). */
 	if (what == NNG_PIPE_EV_ADD_PRE) {
-		if (atomic_load(&s->refusing))
+		/* Stopping: refuse new connections (closing the listeners would
+		 * also close the connections whose replies are still to be sent). */
+		if (atomic_load(&s->refusing)) {
 			nng_pipe_close(p);
+			return;
+		}
+		/* The peer, its user looked up here, before nng starts the pipe
+		 * and its first request can reach the loop (daemon/peers.h). */
+		endpoint_peer peer;
+		endpoint_pipe_peer(p, &peer);
+		peers_put(&s->peers, (uint32_t)nng_pipe_id(p), &peer);
 		return;
 	}
 	server_event *ev = calloc(1, sizeof(*ev));
@@ -227,12 +232,6 @@ static void on_pipe_event(nng_pipe p, nng_pipe_ev what, void *arg)
 	ev->type = what == NNG_PIPE_EV_ADD_POST ? EV_PIPE_ADD : EV_PIPE_REM;
 	ev->pipe_id = (uint32_t)nng_pipe_id(p);
 	ev->heap = 1;
-	if (what == NNG_PIPE_EV_ADD_POST) {
-		endpoint_pipe_peer(p, &ev->peer);
-		/* gpud's own health probe is known by its pid from the start where
-		 * its endpoint tells the pid (ipc://), else by its hello's probe key */
-		ev->probe = ev->peer.pid == (int64_t)getpid();
-	}
 	post_event(s, ev);
 }
 
@@ -509,17 +508,40 @@ static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoi
 	return sess;
 }
 
+/*
+ * A connection's session, opened by its add event or by its first request,
+ * whichever the loop sees first, with the peer nng's thread found at
+ * ADD_PRE (daemon/peers.h). gpud's own health probe is known by its pid from
+ * the start where its endpoint tells the pid (ipc://), else by its hello's
+ * probe key. Where no peer was kept (out of memory at ADD_PRE), the loop
+ * finds it itself.
+ */
+static gpud_session *connection_open(gpud_server *s, uint32_t pipe_id)
+{
+	endpoint_peer peer;
+	gpud_session *sess;
+	if (!peers_take(&s->peers, pipe_id, &peer)) {
+		if ((sess = sessions_get(&s->buffers, pipe_id, 0)) != NULL)
+			return sess; /* opened already: the peer was taken then */
+		nng_pipe p = NNG_PIPE_INITIALIZER;
+		p.id = pipe_id;
+		endpoint_pipe_peer(p, &peer);
+	}
+	sess = session_open(s, pipe_id, &peer);
+	if (sess && peer.pid == (int64_t)getpid())
+		sessions_mark_probe(&s->buffers, sess);
+	return sess;
+}
+
 /* A request that overtook its connection's add event: the session is made
  * now, as that event would make it, so its first request already knows
  * whether the connection is local. A connection already gone gets none. */
 static void overtaken(gpud_server *s, server_ctx *c)
 {
 	nng_pipe p = nng_msg_get_pipe(c->msg);
-	endpoint_peer peer;
 	if (sessions_get(&s->buffers, (uint32_t)nng_pipe_id(p), 0) != NULL || !pipe_alive(p))
 		return;
-	endpoint_pipe_peer(p, &peer);
-	session_open(s, (uint32_t)nng_pipe_id(p), &peer);
+	connection_open(s, (uint32_t)nng_pipe_id(p));
 }
 
 /* --- start and shutdown ----------------------------------------------------- */
@@ -585,6 +607,7 @@ static void teardown(gpud_server *s)
 	}
 	s->qhead = s->qtail = NULL;
 	pthread_mutex_unlock(&s->qlock);
+	peers_fini(&s->peers);
 	regions_stop(&s->regions);
 	regions_fini(&s->regions);
 	registry_fini(&s->registry);

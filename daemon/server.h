@@ -30,6 +30,7 @@
 #include "daemon/batch.h"
 #include "daemon/memtrim.h"
 #include "daemon/observe.h"
+#include "daemon/peers.h"
 #include "daemon/regions.h"
 #include "daemon/registry.h"
 #include "daemon/reload.h"
@@ -75,6 +76,9 @@ struct gpud_server {
 	uv_async_t wake;
 	pthread_mutex_t qlock;
 	struct server_event *qhead, *qtail;
+	/* new connections' peers until their sessions hold them: nng's threads
+	 * put, the loop takes (daemon/peers.h) */
+	peer_table peers;
 
 	/* SIGHUP (daemon/reload.h): where the settings came from (main.c's;
 	 * set once server_start returns), and the reload's state */

@@ -119,6 +119,7 @@ static void start_state(gpud_server *s, uv_loop_t *loop, gpud_config *cfg)
 	s->cfg = cfg;
 	s->stats.started_ns = now_ns();
 	pthread_mutex_init(&s->qlock, NULL);
+	peers_init(&s->peers);
 	/* SIGHUP from now on: one during the backend's warm-up is handled
 	 * once the loop runs, never the default action (the end of gpud). */
 	reload_init(s);

@@ -285,6 +285,7 @@ TCase *e2e_shutdown(void);     /* shutdown.c */
 TCase *e2e_drain(void);        /* drain.c */
 TCase *e2e_drain_grace(void);  /* drain.c */
 TCase *e2e_tenants(void);      /* tenants.c */
+TCase *e2e_user_lookup(void);  /* user_lookup.c */
 TCase *e2e_stale(void);        /* stale.c: freed data never reaches another tenant */
 TCase *e2e_faults(void);       /* faults.c */
 TCase *e2e_concurrency(void);  /* concurrency.c */

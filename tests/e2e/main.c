@@ -37,6 +37,7 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_drain());
 	suite_add_tcase(s, e2e_drain_grace());
 	suite_add_tcase(s, e2e_tenants());
+	suite_add_tcase(s, e2e_user_lookup());
 	suite_add_tcase(s, e2e_stale());
 	suite_add_tcase(s, e2e_faults());
 	suite_add_tcase(s, e2e_concurrency());

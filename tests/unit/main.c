@@ -33,6 +33,7 @@ int main(void)
 	srunner_add_suite(sr, peek_suite());
 	srunner_add_suite(sr, placement_suite());
 	srunner_add_suite(sr, hello_guard_suite());
+	srunner_add_suite(sr, peers_suite());
 	srunner_add_suite(sr, hostmem_suite());
 	srunner_add_suite(sr, drain_suite());
 	srunner_add_suite(sr, client_endpoint_suite());

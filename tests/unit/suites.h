@@ -23,6 +23,7 @@ Suite *log_suite(void);
 Suite *peek_suite(void);
 Suite *placement_suite(void);
 Suite *hello_guard_suite(void);
+Suite *peers_suite(void);
 Suite *hostmem_suite(void);
 Suite *drain_suite(void);
 Suite *client_endpoint_suite(void);
