@@ -63,6 +63,11 @@ void gpud_teardown(void);
  * directory, on the same URL, with the same options. */
 void stop_gpud_now(int hard);
 void start_gpud_again(void);
+/* A test library built beside this program (BUILD/tests/NAME: make builds them
+ * with test-e2e) into so, and a fresh record file for it in base_dir
+ * (PREFIX-PID.rec, none yet) into rec; fails the test if the library is missing. */
+void test_library(const char *name, const char *prefix, char *so, size_t solen, char *rec,
+		  size_t reclen);
 
 /* --- two tenants over tcp:// (two_tenants.c) ---------------------------------------------- */
 

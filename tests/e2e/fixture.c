@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -109,6 +110,17 @@ void start_gpud_again(void)
 void setup_default(void)
 {
 	start_gpud(NULL, NULL, NULL);
+}
+
+void test_library(const char *name, const char *prefix, char *so, size_t solen, char *rec,
+		  size_t reclen)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", self_path);
+	snprintf(so, solen, "%s/tests/%s", dirname(dir), name);
+	ck_assert_msg(access(so, R_OK) == 0, "%s is missing (make builds it with test-e2e)", so);
+	snprintf(rec, reclen, "%s/%s-%d.rec", base_dir, prefix, (int)getpid());
+	unlink(rec);
 }
 
 void gpud_teardown(void)

@@ -10,7 +10,6 @@
  * has no ranges to see and the case is left out, saying so; CI has the
  * toolkit, so there it runs and fails on a regression.
  */
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +101,8 @@ typedef struct want {
 
 START_TEST(test_nvtx_ranges_per_request)
 {
-	char dir[PATH_MAX], so[PATH_MAX + 40], rec[PATH_MAX], e1[PATH_MAX + 64], e2[PATH_MAX + 64];
-	snprintf(dir, sizeof(dir), "%s", self_path);
-	snprintf(so, sizeof(so), "%s/tests/libnvtx-record.so", dirname(dir));
-	ck_assert_msg(access(so, R_OK) == 0, "%s is missing (make builds it with test-e2e)", so);
-	snprintf(rec, sizeof(rec), "%s/nvtx-%d.rec", base_dir, (int)getpid());
-	unlink(rec);
+	char so[PATH_MAX + 40], rec[PATH_MAX], e1[PATH_MAX + 64], e2[PATH_MAX + 64];
+	test_library("libnvtx-record.so", "nvtx", so, sizeof(so), rec, sizeof(rec));
 	snprintf(e1, sizeof(e1), "NVTX_INJECTION64_PATH=%s", so);
 	snprintf(e2, sizeof(e2), "GPUD_NVTX_RECORD=%s", rec);
 	const char *env[] = {e1, e2, NULL};

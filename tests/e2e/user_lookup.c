@@ -9,7 +9,6 @@
  * the main thread. (The delay only makes the overtaking sure where gpud
  * would get it wrong; the checks hold at any speed.)
  */
-#include <libgen.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +19,8 @@
 
 START_TEST(test_user_lookup_off_the_loop)
 {
-	char dir[PATH_MAX], so[PATH_MAX + 40], rec[PATH_MAX], e1[PATH_MAX + 64], e2[PATH_MAX + 64];
-	snprintf(dir, sizeof(dir), "%s", self_path);
-	snprintf(so, sizeof(so), "%s/tests/libpw-record.so", dirname(dir));
-	ck_assert_msg(access(so, R_OK) == 0, "%s is missing (make builds it with test-e2e)", so);
-	snprintf(rec, sizeof(rec), "%s/pw-%d.rec", base_dir, (int)getpid());
-	unlink(rec);
+	char so[PATH_MAX + 40], rec[PATH_MAX], e1[PATH_MAX + 64], e2[PATH_MAX + 64];
+	test_library("libpw-record.so", "pw", so, sizeof(so), rec, sizeof(rec));
 	snprintf(e1, sizeof(e1), "LD_PRELOAD=%s", so);
 	snprintf(e2, sizeof(e2), "GPUD_PW_RECORD=%s", rec);
 	/* A gpud built with AddressSanitizer (make test-asan) wants its runtime
