@@ -34,8 +34,8 @@
  *
  * Threads: the table is constant. check runs where the config is read
  * (start, and a reload on the loop); endpoint_listen and dial at start,
- * before the loop runs; peer on nng's threads (a connection's add event)
- * and on the loop.
+ * before the loop runs; peer on nng's threads (a connection's ADD_PRE,
+ * daemon/peers.h), on the loop only where no peer could be kept there.
  */
 #ifndef GPUD_ENDPOINT_H
 #define GPUD_ENDPOINT_H
@@ -55,7 +55,7 @@ typedef struct endpoint_peer {
 	char addr[64]; /* for status and the log: "uid 1000", "10.0.0.7:51234", "[::1]:51234" */
 	/* local: the name the system gives uid (its tenant), "" where it gives
 	 * none; looked up by endpoint_peer_user on the thread that fills the
-	 * peer (nng's, for a connection's add event), not on the loop */
+	 * peer (nng's, at a connection's ADD_PRE), not on the loop */
 	char user[GPUD_TENANT_NAME];
 } endpoint_peer;
 
