@@ -112,8 +112,14 @@ void ls_nufft_cycles(double f0, double df, long long k0, double *fc_hi, double *
 		     double *df_hi, double *df_lo);
 /* The plan for m modes at tolerance tol. */
 void ls_nufft_setup(ls_nufft_plan *p, long long m, double tol);
-/* The transforms' tolerance for a result to eps of max |pgram| with n samples. */
-double ls_nufft_tol(double eps, size_t n);
+/* 1 when a run spreads and transforms in float32 grids (float32 input, but
+ * not the amplitude or floating_mean, which take float64 grids), else 0. */
+int ls_nufft_narrow(int f32, int mode, int floating_mean);
+/* The transforms' tolerance for a result to eps of max |pgram| with n
+ * samples, in float32 grids (narrow) or float64 ones. */
+double ls_nufft_tol(double eps, size_t n, int narrow);
+/* The same for a's run: its eps, samples and grids. */
+double ls_nufft_tol_for(const kernel_args *a);
 /* psihat at mode k' (the deconvolution's divisor), by the rule. */
 double ls_nufft_psihat(const ls_nufft_plan *p, long long kp);
 

@@ -44,33 +44,75 @@ double lombscargle_eps(const kernel_args *a)
 }
 
 /*
+ * Whether a run spreads and transforms in float32 grids: float32 does, but
+ * in float64 grids where the epilogue divides the sums' error by small
+ * numbers: the amplitude (by CC and SS) and floating_mean (by CC - C^2).
+ * There float32 grids (C2C, float atomics) missed eps = 1e-5 on 4 of 40
+ * random problems of 30 to 400 weighted samples (2.2e-5 to 5.5e-5 of the
+ * row's largest value against float64's direct kernel on the same inputs,
+ * H200; with float64 grids at most 2.4e-6 in every mode); the power and
+ * normalize without floating_mean keep float32 grids. The cpu backend
+ * computes in float64 whatever this says; it takes the same tolerance.
+ */
+int ls_nufft_narrow(int f32, int mode, int floating_mean)
+{
+	return f32 && mode != LS_AMPLITUDE && !floating_mean;
+}
+
+/*
  * The transforms' tolerance: finufft's tol bounds the sums' error relative
  * to their size (sum |w|, 1 here), on average over the modes; the
  * periodogram's error relative to its largest value comes out larger:
  *  - at the grid's ends (the band's edge, where the kernel's transform is
  *    smallest): 10^6 samples, 1000 frequencies, normalize, measured 10 tol
  *    at the lowest frequency on the H100 (the GPU test);
- *  - with few samples, CC - C^2 (floating_mean) or CC itself is small at
- *    some frequencies and divides the sums' error: 10 samples over a wide
- *    grid measured 40 tol (the unit test, float64);
+ *  - where the phases f x spread little over the samples: at a frequency
+ *    whose phases span phi = f (max x - min x) radians, the fit's columns
+ *    1, cos fx and sin fx are nearly collinear, and CC - C^2
+ *    (floating_mean) or CC or SS divide the sums' error by about phi^4
+ *    (phi^2 without floating_mean). Measured on the cpu backend (random
+ *    weighted samples, a sine in noise, the grid starting at phi from 0.2
+ *    to 6, 40 problems each, the error at the lowest frequency): with
+ *    floating_mean and the amplitude, 1 to 20 tol from phi = 2 up, 100 to
+ *    900 tol about phi = 1 and up to 1.2e4 tol about phi = 0.3 at 40
+ *    samples (tol there already 25 times smaller, below); 1200 tol at phi =
+ *    0.2 with 1000 samples, 300 with 20,000; the power with floating_mean
+ *    about a third of that; without floating_mean at most 70 tol (the
+ *    amplitude), 8 (normalize);
  *  - the amplitude (a + ib = YC / CC, YS / SS) divides it too, wherever CC or
  *    SS is small: 10^6 samples, 10^7 frequencies to 20x the mean rate,
  *    weights and floating_mean, measured 190 tol (tol 3.3e-11) and still
  *    3300 tol (tol 3.3e-13) against a long-double value on the H200 (the GPU
  *    test), where CC at the worst frequency is about 3e-4.
- * So tol is eps / 30, and eps / 3e5 below 1e-7 (float64's range: 16 cells
- * for the default 1e-9, the widest kernel, about 30% more spreading than
- * eps / 30's 12), from 1000 samples, and 100 times smaller again at 10 (a
- * wider kernel costs little there); the unit and GPU tests measure it on
- * random problems with gaps, 10 to 10^6 samples.
- * float32's eps (1e-6 at least) keeps the margin of 30: its sums' own
- * rounding is of that order.
+ * So in float64 grids tol is eps / 3e5: every float64 run (16 cells, the
+ * widest kernel, for the default 1e-9) and float32's amplitude and
+ * floating_mean (12 cells for 1e-5). That holds eps from phi = 0.2 for eps
+ * of 1e-6 and more (at most 0.17 eps there; 1.6 to 2.7 eps at 0.1) and
+ * from 0.4 for float64's 1e-9, where tol reaches the transforms' own floor,
+ * about 1e-14 of the sums at the band's edge (0.19 eps at 0.4, 3 eps at
+ * 0.2): test_lombscargle_nufft.c's test_nufft_low_phase_span, 40 and 1000
+ * samples. Below that a grid wants the direct method. With eps / 30, as it
+ * was for eps of 1e-7 and more, float32's default 1e-5 was missed from phi
+ * of about 1 (1.1e-5 to 2e-5 of the largest value at phi 0.87 to 1.06, 4
+ * of 400 random problems of python/tests/test_many.py). float32 grids keep
+ * eps / 30: their own rounding is of that order, and without floating_mean
+ * or the amplitude the division is small. Below 1000 samples tol is n /
+ * 1000 times smaller again (100 times at 10 and fewer): few samples leave
+ * gaps in the phases, and a wider kernel costs little there.
  */
-double ls_nufft_tol(double eps, size_t n)
+double ls_nufft_tol(double eps, size_t n, int narrow)
 {
-	double margin = eps < 1e-7 ? 3e5 : 30;
-	double t = eps / margin * (n < 1000 ? (n < 10 ? 10.0 : (double)n) / 1000 : 1.0);
+	double t = eps / (narrow ? 30 : 3e5) *
+		   (n < 1000 ? (n < 10 ? 10.0 : (double)n) / 1000 : 1.0);
 	return t > 1e-15 ? t : 1e-15;
+}
+
+double ls_nufft_tol_for(const kernel_args *a)
+{
+	const kernel_value *v = a->v;
+	return ls_nufft_tol(lombscargle_eps(a), v[LS_X].arr.count,
+			    ls_nufft_narrow(v[LS_X].arr.dtype == GPUD_F32,
+					    (int)v[LS_NORMALIZE].s.i64, v[LS_FLOATING_MEAN].s.b));
 }
 
 /* The smallest even 2^a 3^b 5^c >= n. */
@@ -180,23 +222,36 @@ double ls_nufft_psihat(const ls_nufft_plan *p, long long kp)
 	return t;
 }
 
-/* 1 / psihat at k' = 0 .. kmax, by rotations re-anchored every 256 (error ~1e-14). */
+/*
+ * 1 / psihat at k' = 0 .. kmax. Each node's cos(d k), k = 256 a + 16 b + i,
+ * is the anchor at 256 a (sincos) turned by the tables' 16 b and i: three
+ * correctly rounded factors, a few 1e-16 at every k. Rotations re-anchored
+ * every 256, as it was, reached ~1e-14 of psihat at the band's edge, where
+ * the sum over the nodes cancels most: 2e-11 of the largest value (twice
+ * eps = 1e-11) at the lowest frequency of 40 samples with floating_mean and
+ * the amplitude (4 of 300 random problems of python/tests/test_many.py,
+ * cpu); with the tables at most 0.54 eps over 600. And faster: 10^6
+ * frequencies of 10^4 samples with floating_mean, 0.53 s against 0.63 (one
+ * core, x86-64). The GPU's epilogue turns at most 15 modes from a sincospi.
+ */
 static void deconv_table(const ls_nufft_plan *p, long long kmax, double *inv)
 {
 	for (long long k = 0; k <= kmax; k++)
 		inv[k] = 0;
 	for (int q = 0; q < p->nq; q++) {
-		double d = M_PI * p->ns * p->qz[q] / (double)p->nfine, cd = cos(d), sd = sin(d);
-		double c = 1, s = 0;
-		for (long long k = 0; k <= kmax; k++) {
-			if ((k & 255) == 0) {
-				c = cos(d * (double)k);
-				s = sin(d * (double)k);
-			}
-			inv[k] += p->qw[q] * c;
-			double c1 = c * cd - s * sd;
-			s = s * cd + c * sd;
-			c = c1;
+		const double d = M_PI * p->ns * p->qz[q] / (double)p->nfine, w = p->qw[q];
+		double ci[16], si[16], cb[16], sb[16], ca = 1, sa = 0;
+		for (int i = 0; i < 16; i++) {
+			sincos(d * i, &si[i], &ci[i]);
+			sincos(d * (16 * i), &sb[i], &cb[i]);
+		}
+		for (long long k0 = 0; k0 <= kmax; k0 += 16) {
+			if ((k0 & 255) == 0)
+				sincos(d * (double)k0, &sa, &ca);
+			const int b = (int)(k0 >> 4) & 15;
+			const double c16 = ca * cb[b] - sa * sb[b], s16 = sa * cb[b] + ca * sb[b];
+			for (int i = 0; i < 16 && k0 + i <= kmax; i++)
+				inv[k0 + i] += w * (c16 * ci[i] - s16 * si[i]);
 		}
 	}
 	for (long long k = 0; k <= kmax; k++)
@@ -243,8 +298,7 @@ void ls_nufft_cpu_run(const kernel_args *a, size_t lo, size_t hi)
 	ls_sums s;
 	lombscargle_ref_sums(a, &s);
 	ls_nufft_plan p;
-	ls_nufft_setup(&p, (long long)(hi - lo),
-		       ls_nufft_tol(lombscargle_eps(a), a->v[LS_X].arr.count));
+	ls_nufft_setup(&p, (long long)(hi - lo), ls_nufft_tol_for(a));
 	int fm = v[LS_FLOATING_MEAN].s.b, mode = (int)v[LS_NORMALIZE].s.i64;
 	long long nf = p.nfine;
 	double *grid = fw->malloc((size_t)nf * 3 * 2 * sizeof(double));
@@ -328,7 +382,7 @@ int ls_nufft_cpu_pick(const kernel_args *a)
 	double m = nf < CPU_CHUNK_MODES ? nf : CPU_CHUNK_MODES;
 	if (nf < 512 || n < 16) /* small runs: direct (the model's constants are not for them) */
 		return 0;
-	ls_nufft_setup(&p, (long long)m, ls_nufft_tol(lombscargle_eps(a), a->v[LS_X].arr.count));
+	ls_nufft_setup(&p, (long long)m, ls_nufft_tol_for(a));
 	double direct = 28 * n * m;
 	double nufft = 9 * n * p.ns * 3 + 3 * 3 * (double)p.nfine * log2((double)p.nfine) + 120 * m;
 	return nufft < direct;
@@ -342,6 +396,6 @@ int ls_nufft_cpu_pick(const kernel_args *a)
 size_t ls_nufft_cpu_item_cost(const kernel_args *a)
 {
 	ls_nufft_plan p;
-	ls_nufft_setup(&p, 2, ls_nufft_tol(lombscargle_eps(a), a->v[LS_X].arr.count));
+	ls_nufft_setup(&p, 2, ls_nufft_tol_for(a));
 	return 100 + (size_t)(3.0 * p.ns * (double)a->v[LS_X].arr.count / CPU_CHUNK_MODES);
 }

@@ -677,19 +677,10 @@ extern "C" int ls_nufft_usable(const kernel_args *a, const cuda_launch_ctx *ctx,
 	return 1;
 }
 
-/*
- * Whether a run spreads and transforms in float32 grids: float32 does, but
- * in float64 grids where the epilogue divides the sums' error by small
- * numbers: the amplitude (by CC and SS) and floating_mean (by CC -
- * C^2). There float32 grids (C2C, float atomics) missed eps = 1e-5 on 4 of
- * 40 random problems of 30 to 400 weighted samples (2.2e-5 to 5.5e-5 of the
- * row's largest value against float64's direct kernel on the same inputs,
- * H200; with float64 grids at most 2.4e-6 in every mode); the power and
- * normalize without floating_mean keep float32 grids.
- */
+/* Whether a run spreads and transforms in float32 grids: nufft.c says which and why. */
 static bool narrow_grids(bool f32, int mode, bool fm)
 {
-	return f32 && mode != LS_AMPLITUDE && !fm;
+	return ls_nufft_narrow(f32, mode, fm) != 0;
 }
 
 /*
@@ -749,8 +740,7 @@ extern "C" int ls_nufft_launch(const kernel_args *a, const cuda_launch_ctx *ctx,
 	nu_params p;
 	ls_nufft_plan pl;
 	const int nser = (int)lombscargle_series(a);
-	ls_nufft_setup(&pl, (long long)(v[LS_PGRAM].arr.count / (size_t)nser),
-		       ls_nufft_tol(lombscargle_eps(a), a->v[LS_X].arr.count));
+	ls_nufft_setup(&pl, (long long)(v[LS_PGRAM].arr.count / (size_t)nser), ls_nufft_tol_for(a));
 	if (pl.nfine > INT_MAX) {
 		snprintf(err, errlen,
 			 "lombscargle: the NUFFT's fine grid of %lld points is too big", pl.nfine);
@@ -841,15 +831,15 @@ extern "C" int ls_many_nufft_launch(const ls_many *mp, const ls_series *dev_seri
 	 * as its own lombscargle run */
 	const double eps = mp->eps > 0 ? mp->eps : mp->dtype == GPUD_F32 ? 1e-5 : 1e-9;
 	ls_nufft_plan pl;
-	ls_nufft_setup(&pl, mp->m, ls_nufft_tol(eps, 1));
+	const bool f32 = mp->dtype == GPUD_F32;
+	const bool narrow = narrow_grids(f32, mp->normalize, mp->floating_mean != 0);
+	ls_nufft_setup(&pl, mp->m, ls_nufft_tol(eps, 1, narrow));
 	if (pl.nfine > INT_MAX) {
 		snprintf(err, errlen,
 			 "lombscargle_many: the NUFFT's fine grid of %lld points is too big",
 			 pl.nfine);
 		return -1;
 	}
-	const bool f32 = mp->dtype == GPUD_F32;
-	const bool narrow = narrow_grids(f32, mp->normalize, mp->floating_mean != 0);
 	const size_t csize = narrow ? sizeof(float) : sizeof(double);
 	const size_t per = (size_t)pl.nfine * 6 * csize; /* a series' three grids */
 	size_t g = MANY_GRID_BUDGET / per;

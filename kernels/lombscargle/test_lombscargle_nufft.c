@@ -1,8 +1,9 @@
 /*
  * kernels/lombscargle/test_lombscargle_nufft.c — method=nufft (nufft.c) against
  * the direct sums on random uneven samples with gaps, in every mode and both
- * dtypes; method=auto; and a batch y (B, N), each row what its series alone
- * gives, run in pieces that cross the rows. Harness: test_lombscargle_util.c.
+ * dtypes; grids starting where the phases hardly spread; method=auto;
+ * and a batch y (B, N), each row what its series alone gives, run in
+ * pieces that cross the rows. Harness: test_lombscargle_util.c.
  * Each test runs single-threaded in its own process.
  */
 #include <check.h>
@@ -74,6 +75,85 @@ START_TEST(test_nufft_against_direct)
 			e <= want,
 			"%s n=%zu nf=%zu mode %d (seed %llx): nufft vs direct %.3g > eps %.3g",
 			gpud_dtype_name(dt), n, nf, mi, (unsigned long long)seed, e, want);
+	}
+	for (int k = 0; k < 2; k++) {
+		free(re[k]);
+		free(im[k]);
+	}
+	free(x);
+	free(y);
+	free(w);
+}
+END_TEST
+
+/*
+ * Grids that start where the phases hardly spread over the samples: the
+ * lowest frequency's phases span phi = f0 (max x - min x) radians, where
+ * the epilogue divides the sums' error by CC - C^2 (about phi^4) or CC and
+ * SS (ls_nufft_tol says how much). Within eps of the direct sums from phi
+ * = 0.2 for eps of 1e-6 and more (float32's default 1e-5, float64's 1e-6)
+ * and from 0.4 for float64's default 1e-9 (there the transforms' own
+ * floor, ~1e-14, stops it: 3 eps at 0.2), with floating_mean (power,
+ * normalize, amplitude) and the amplitude without it, weighted, 40 and 1000
+ * samples. With the float64 grids' tolerance at eps / 30, as it was for eps
+ * of 1e-7 and more, these missed 1e-5 and 1e-6 by 10 to 1000 times.
+ */
+START_TEST(test_nufft_low_phase_span)
+{
+	static const int modes[][3] = {/* normalize, floating_mean, weights */
+				       {LS_AMPLITUDE, 1, 1},
+				       {LS_POWER, 1, 1},
+				       {LS_NORMALIZED, 1, 0},
+				       {LS_AMPLITUDE, 0, 1}};
+	static const double phis[] = {0.2, 0.4, 0.8};
+	char why[512];
+	if (!ls_nufft_cpu_available(why, sizeof(why)))
+		fprintf(stderr, "test_nufft_low_phase_span: no FFTW3, the direct path only: %s\n",
+			why);
+	const gpud_dtype dt = _i % 3 == 0 ? GPUD_F32 : GPUD_F64;
+	const double eps = _i % 3 == 1 ? 1e-6 : 0; /* 0: the dtype's default */
+	const size_t n = _i < 3 ? 40 : 1000, nf = 2000;
+	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
+	double *w = malloc(n * sizeof(double));
+	double *re[2], *im[2];
+	for (int k = 0; k < 2; k++) {
+		re[k] = malloc(nf * sizeof(double));
+		im[k] = malloc(nf * sizeof(double));
+		ck_assert(re[k] && im[k]);
+	}
+	ck_assert(x && y && w);
+	ls_rng_state = 0x2545f4914f6cdd1dull ^ (uint64_t)time(NULL) ^ ((uint64_t)_i << 40);
+	const uint64_t seed = ls_rng_state;
+	const double T = ls_uniform(10, 1000);
+	ls_gapped(n, x, y, w, T);
+	double lo = x[0], hi = x[0];
+	for (size_t j = 1; j < n; j++) {
+		lo = fmin(lo, x[j]);
+		hi = fmax(hi, x[j]);
+	}
+	const double want = eps > 0 ? eps : dt == GPUD_F32 ? 1e-5 : 1e-9;
+	/* float64's default from 0.4 */
+	for (size_t pi = eps == 0 && dt == GPUD_F64; pi < sizeof(phis) / sizeof(phis[0]); pi++) {
+		for (size_t mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
+			ls_case c = ls_lcase(x, y, n);
+			/* from phi up to twice the mean sampling rate */
+			double f0 = phis[pi] / (hi - lo), fmax = 2 * 2 * M_PI * (double)n / T;
+			ls_set_grid(&c, f0, (fmax - f0) / (double)nf, (int64_t)nf);
+			c.normalize = modes[mi][0];
+			c.floating_mean = modes[mi][1];
+			c.w = modes[mi][2] ? w : NULL;
+			c.eps = eps;
+			c.method = LS_DIRECT;
+			ls_run_plain(dt, &c, re[0], im[0]);
+			c.method = LS_NUFFT;
+			ls_run_plain(dt, &c, re[1], im[1]);
+			double e = ls_rel_err(nf, re[1], im[1], re[0], im[0]);
+			ck_assert_msg(e <= want,
+				      "%s n=%zu phi=%g mode %zu eps %g (seed %llx): nufft vs "
+				      "direct %.3g > %.3g",
+				      gpud_dtype_name(dt), n, phis[pi], mi, eps,
+				      (unsigned long long)seed, e, want);
+		}
 	}
 	for (int k = 0; k < 2; k++) {
 		free(re[k]);
@@ -200,6 +280,7 @@ void lombscargle_nufft_tcases(Suite *s)
 	TCase *tc = tcase_create("nufft");
 
 	tcase_add_loop_test(tc, test_nufft_against_direct, 0, 6);
+	tcase_add_loop_test(tc, test_nufft_low_phase_span, 0, 6);
 	tcase_add_test(tc, test_nufft_auto);
 	tcase_add_loop_test(tc, test_batch, 0, 4);
 	tcase_set_timeout(tc, 120);

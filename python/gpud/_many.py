@@ -169,7 +169,10 @@ def lombscargle_many(xs: Any, ys: Any, freqs: Any = None, *, weights: Any = None
     eps : float, optional
         method='nufft' (and auto's pick of it): the error allowed, relative
         to each series' largest value (default 1e-9 for float64, 1e-5 for
-        float32; at least 1e-14, 1e-6, at most 0.1).
+        float32; at least 1e-14, 1e-6, at most 0.1), at frequencies whose
+        phases span at least 0.2 radians over the series' samples, f (max x
+        - min x) >= 0.2 (0.4 for float64's default); below that the error
+        grows about as the span's 4th power falls: use method='direct'.
     max_bytes : int, optional
         The most device bytes one run may take (inputs and the (B, M)
         output); default gpud.signal.lombscargle_many's module setting
