@@ -28,25 +28,64 @@ static const int nufft_modes[][5] = {
 };
 #define NNUFFT_MODES (int)(sizeof(nufft_modes) / sizeof(nufft_modes[0]))
 
-START_TEST(test_nufft_against_direct)
+/* A test's samples (x, y, w: n) and two results (re, im: nf), direct's [0] and the NUFFT's [1]. */
+typedef struct nu_bufs {
+	double *x, *y, *w, *re[2], *im[2];
+} nu_bufs;
+
+static nu_bufs nu_bufs_new(size_t n, size_t nf)
+{
+	nu_bufs b;
+	b.x = malloc(n * sizeof(double));
+	b.y = malloc(n * sizeof(double));
+	b.w = malloc(n * sizeof(double));
+	ck_assert(b.x && b.y && b.w);
+	for (int k = 0; k < 2; k++) {
+		b.re[k] = malloc(nf * sizeof(double));
+		b.im[k] = malloc(nf * sizeof(double));
+		ck_assert(b.re[k] && b.im[k]);
+	}
+	return b;
+}
+
+static void nu_bufs_free(nu_bufs *b)
+{
+	for (int k = 0; k < 2; k++) {
+		free(b->re[k]);
+		free(b->im[k]);
+	}
+	free(b->x);
+	free(b->y);
+	free(b->w);
+}
+
+/* c run directly, then by the NUFFT (its nf frequencies): the largest
+ * difference over the largest direct value. */
+static double nufft_vs_direct(gpud_dtype dt, ls_case *c, nu_bufs *b, size_t nf)
+{
+	c->method = LS_DIRECT;
+	ls_run_plain(dt, c, b->re[0], b->im[0]);
+	c->method = LS_NUFFT;
+	ls_run_plain(dt, c, b->re[1], b->im[1]);
+	return ls_rel_err(nf, b->re[1], b->im[1], b->re[0], b->im[0]);
+}
+
+/* Without FFTW3 the NUFFT is the direct path: the test says so and still runs. */
+static void note_fftw(const char *test)
 {
 	char why[512];
-	if (!ls_nufft_cpu_available(why,
-				    sizeof(why))) /* then nufft is direct: nothing to compare */
-		fprintf(stderr, "test_nufft_against_direct: no FFTW3, the direct path only: %s\n",
-			why);
+	if (!ls_nufft_cpu_available(why, sizeof(why)))
+		fprintf(stderr, "%s: no FFTW3, the direct path only: %s\n", test, why);
+}
+
+START_TEST(test_nufft_against_direct)
+{
+	note_fftw("test_nufft_against_direct");
 	gpud_dtype dt = _i % 2 ? GPUD_F32 : GPUD_F64;
 	static const size_t sizes[][2] = {{10, 1000}, {300, 5000}, {1000, 10000}};
 	size_t n = sizes[_i / 2 % 3][0], nf = sizes[_i / 2 % 3][1];
-	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
-	double *w = malloc(n * sizeof(double));
-	double *re[2], *im[2];
-	for (int k = 0; k < 2; k++) {
-		re[k] = malloc(nf * sizeof(double));
-		im[k] = malloc(nf * sizeof(double));
-		ck_assert(re[k] && im[k]);
-	}
-	ck_assert(x && y && w);
+	nu_bufs b = nu_bufs_new(n, nf);
+	double *x = b.x, *y = b.y, *w = b.w;
 	ls_rng_state = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL) ^ ((uint64_t)_i << 32);
 	uint64_t seed = ls_rng_state;
 	double T = ls_uniform(50, 2000);
@@ -65,24 +104,14 @@ START_TEST(test_nufft_against_direct)
 		c.w = md[3] ? w : NULL;
 		c.legacy = md[4];
 		c.eps = eps;
-		c.method = LS_DIRECT;
-		ls_run_plain(dt, &c, re[0], im[0]);
-		c.method = LS_NUFFT;
-		ls_run_plain(dt, &c, re[1], im[1]);
-		double e = ls_rel_err(nf, re[1], im[1], re[0], im[0]);
+		double e = nufft_vs_direct(dt, &c, &b, nf);
 		double want = eps > 0 ? eps : dt == GPUD_F32 ? 1e-5 : 1e-9;
 		ck_assert_msg(
 			e <= want,
 			"%s n=%zu nf=%zu mode %d (seed %llx): nufft vs direct %.3g > eps %.3g",
 			gpud_dtype_name(dt), n, nf, mi, (unsigned long long)seed, e, want);
 	}
-	for (int k = 0; k < 2; k++) {
-		free(re[k]);
-		free(im[k]);
-	}
-	free(x);
-	free(y);
-	free(w);
+	nu_bufs_free(&b);
 }
 END_TEST
 
@@ -106,22 +135,12 @@ START_TEST(test_nufft_low_phase_span)
 				       {LS_NORMALIZED, 1, 0},
 				       {LS_AMPLITUDE, 0, 1}};
 	static const double phis[] = {0.2, 0.4, 0.8};
-	char why[512];
-	if (!ls_nufft_cpu_available(why, sizeof(why)))
-		fprintf(stderr, "test_nufft_low_phase_span: no FFTW3, the direct path only: %s\n",
-			why);
+	note_fftw("test_nufft_low_phase_span");
 	const gpud_dtype dt = _i % 3 == 0 ? GPUD_F32 : GPUD_F64;
 	const double eps = _i % 3 == 1 ? 1e-6 : 0; /* 0: the dtype's default */
 	const size_t n = _i < 3 ? 40 : 1000, nf = 2000;
-	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
-	double *w = malloc(n * sizeof(double));
-	double *re[2], *im[2];
-	for (int k = 0; k < 2; k++) {
-		re[k] = malloc(nf * sizeof(double));
-		im[k] = malloc(nf * sizeof(double));
-		ck_assert(re[k] && im[k]);
-	}
-	ck_assert(x && y && w);
+	nu_bufs b = nu_bufs_new(n, nf);
+	double *x = b.x, *y = b.y, *w = b.w;
 	ls_rng_state = 0x2545f4914f6cdd1dull ^ (uint64_t)time(NULL) ^ ((uint64_t)_i << 40);
 	const uint64_t seed = ls_rng_state;
 	const double T = ls_uniform(10, 1000);
@@ -143,11 +162,7 @@ START_TEST(test_nufft_low_phase_span)
 			c.floating_mean = modes[mi][1];
 			c.w = modes[mi][2] ? w : NULL;
 			c.eps = eps;
-			c.method = LS_DIRECT;
-			ls_run_plain(dt, &c, re[0], im[0]);
-			c.method = LS_NUFFT;
-			ls_run_plain(dt, &c, re[1], im[1]);
-			double e = ls_rel_err(nf, re[1], im[1], re[0], im[0]);
+			double e = nufft_vs_direct(dt, &c, &b, nf);
 			ck_assert_msg(e <= want,
 				      "%s n=%zu phi=%g mode %zu eps %g (seed %llx): nufft vs "
 				      "direct %.3g > %.3g",
@@ -155,13 +170,7 @@ START_TEST(test_nufft_low_phase_span)
 				      (unsigned long long)seed, e, want);
 		}
 	}
-	for (int k = 0; k < 2; k++) {
-		free(re[k]);
-		free(im[k]);
-	}
-	free(x);
-	free(y);
-	free(w);
+	nu_bufs_free(&b);
 }
 END_TEST
 
@@ -169,29 +178,17 @@ END_TEST
 START_TEST(test_nufft_auto)
 {
 	const size_t n = 400, nf = 30000;
-	double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
-	double *w = malloc(n * sizeof(double));
-	double *re[2], *im[2];
-	for (int k = 0; k < 2; k++) {
-		re[k] = malloc(nf * sizeof(double));
-		im[k] = malloc(nf * sizeof(double));
-	}
+	nu_bufs b = nu_bufs_new(n, nf);
 	ls_rng_state = 0x51ed270b27e5f1a3ull;
-	ls_gapped(n, x, y, w, 100);
-	ls_case c = ls_lcase(x, y, n);
+	ls_gapped(n, b.x, b.y, b.w, 100);
+	ls_case c = ls_lcase(b.x, b.y, n);
 	ls_set_grid(&c, 0.5, 0.01, (int64_t)nf);
 	c.method = LS_DIRECT;
-	ls_run_plain(GPUD_F64, &c, re[0], im[0]);
+	ls_run_plain(GPUD_F64, &c, b.re[0], b.im[0]);
 	c.method = OMIT; /* auto */
-	ls_run_plain(GPUD_F64, &c, re[1], im[1]);
-	ck_assert(ls_rel_err(nf, re[1], im[1], re[0], im[0]) <= 1e-9);
-	for (int k = 0; k < 2; k++) {
-		free(re[k]);
-		free(im[k]);
-	}
-	free(x);
-	free(y);
-	free(w);
+	ls_run_plain(GPUD_F64, &c, b.re[1], b.im[1]);
+	ck_assert(ls_rel_err(nf, b.re[1], b.im[1], b.re[0], b.im[0]) <= 1e-9);
+	nu_bufs_free(&b);
 }
 END_TEST
 
