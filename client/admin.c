@@ -311,6 +311,46 @@ oom:
 
 /* --- status ------------------------------------------------------------------------ */
 
+/*
+ * The status request's round trip; on a connection that leaves hello to its
+ * first call (gpud_connect_deferred) that carries the hello too, and the
+ * session is made from its answer. An older gpud that does not know the
+ * carried hello answers the status as before hello: the call is made again,
+ * after a hello of its own.
+ */
+static gpud_status status_call(gpud_client *c, Gpud__Request *req, Gpud__Response **r)
+{
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	nng_msg *m;
+	uint32_t pipe;
+	uint64_t gen;
+	gpud_status st;
+
+	if (!c->open)
+		return client_seterr(c, GPUD_ECONNECT, "not connected");
+	if (!client_session_carry(c, &h, &gen, &st)) {
+		if (st != GPUD_OK)
+			return st;
+		if ((st = client_pack(c, req, NULL, 0, &m, NULL)) != GPUD_OK)
+			return st;
+		return client_exchange(c, gen, m, req->id, r, NULL, NULL, NULL);
+	}
+	req->status->hello = &h;
+	st = client_session_greet(c, req, r, &pipe);
+	req->status->hello = NULL;
+	if (st == GPUD_OK && (*r)->body_case == GPUD__RESPONSE__BODY_STATUS &&
+	    (*r)->status->hello) {
+		const Gpud__StatusResponse *sr = (*r)->status;
+		client_session_carried(c, sr->hello, pipe, sr->devices, sr->n_devices);
+		return GPUD_OK;
+	}
+	client_session_carried(c, NULL, 0, NULL, 0);
+	if (st != GPUD_OK)
+		return st;
+	gpud__response__free_unpacked(*r, NULL);
+	return status_call(c, req, r); /* an older gpud: hello first now */
+}
+
 static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
@@ -326,7 +366,7 @@ static gpud_status status_get_once(gpud_client *c, gpud_daemon_status *out)
 	pthread_mutex_unlock(&c->mu);
 	req.body_case = GPUD__REQUEST__BODY_STATUS;
 	req.status = &s;
-	if ((st = client_call(c, &req, NULL, 0, &r, NULL, NULL, NULL)) != GPUD_OK)
+	if ((st = status_call(c, &req, &r)) != GPUD_OK)
 		return st;
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_STATUS, "status")) != GPUD_OK)
 		return st;

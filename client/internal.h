@@ -147,6 +147,7 @@ struct gpud_client {
 	int lost;              /* the session's pipe went away */
 	int helloing;          /* a thread is saying hello */
 	int no_hello;          /* gpud_connect_for_status: never says hello (set at connect) */
+	int defer_hello;       /* gpud_connect_deferred: the first status carries hello */
 	uint32_t session_pipe; /* the pipe hello answered on */
 	/* info.max_message_size is the smaller of these two (where set) */
 	uint64_t max_message;   /* gpud's max_message_size */
@@ -312,6 +313,23 @@ gpud_status client_session(gpud_client *c, uint64_t *gen);
 /* The first hello, at connect (no other thread has c yet), within wait_ms,
  * what is left of limit_ms (named in messages). */
 gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms);
+/*
+ * For a call that can carry the connection's first hello (a status): 1 when
+ * it should (gpud_connect_deferred, no session yet), with h filled; the
+ * caller then holds helloing and ends it with client_session_carried.
+ * Else 0, and *st and *gen as client_session gives them.
+ */
+int client_session_carry(gpud_client *c, Gpud__HelloRequest *h, uint64_t *gen, gpud_status *st);
+/* The round trip of req, which carries the hello, as hello's own (its limits
+ * and messages): *r the reply, *pipe the connection it came on. */
+gpud_status client_session_greet(gpud_client *c, Gpud__Request *req, Gpud__Response **r,
+				 uint32_t *pipe);
+/* The carried hello's end: its answer hr from the reply that came on pipe,
+ * with the devices the reply listed (the session is made), or NULL (it
+ * failed, or an older gpud did not take it: from then on each call says
+ * hello itself when there is no session). */
+void client_session_carried(gpud_client *c, const Gpud__HelloResponse *hr, uint32_t pipe,
+			    Gpud__Device **devs, size_t ndevs);
 /* A request of session gen found no session: the next call says hello. */
 void client_session_lost(gpud_client *c, uint64_t gen);
 /* gpud said in session gen that it is shutting down (a reply marked draining). */

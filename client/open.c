@@ -1,7 +1,8 @@
 /*
  * client/open.c — the top of libgpud-client, with close.c: connecting
  * (gpud_connect*: the options, the socket, every endpoint of the list in
- * turn, dialed (dial.c) and greeted (session.c) within the caller's time)
+ * turn, dialed (dial.c) and greeted (session.c) within the caller's time,
+ * or greeted later: by the first call, or never)
  * and what a connection says of itself (gpud_server, gpud_url,
  * gpud_reconnects, gpud_set_timeout). The connecting thread, before any
  * other has the client; the accessors any thread.
@@ -49,7 +50,23 @@ gpud_status gpud_connect(const char *url, gpud_client **out)
 	return gpud_connect_opts(&o, out);
 }
 
-static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int hello)
+/* How a connection says hello: at connect, never (status only), or with its
+ * first call (a status carries it). */
+enum hello_when { HELLO_AT_CONNECT, HELLO_NEVER, HELLO_FIRST_CALL };
+
+/* Dialed: what the connection does now of hello (HELLO_AT_CONNECT: says it). */
+static gpud_status dialed(gpud_client *c, enum hello_when hello, int wait_ms, int limit_ms)
+{
+	if (hello == HELLO_NEVER)
+		c->no_hello = 1;
+	if (hello == HELLO_FIRST_CALL)
+		c->defer_hello = 1;
+	if (hello != HELLO_AT_CONNECT)
+		return GPUD_OK;
+	return client_session_first(c, wait_ms, limit_ms);
+}
+
+static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enum hello_when hello)
 {
 	static const gpud_options none;
 	gpud_client *c = calloc(1, sizeof(*c));
@@ -109,14 +126,10 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 		gpud_status st = client_dial(c, 0, 0, budget);
 		if (st != GPUD_OK)
 			return st;
-		if (!hello) {
-			c->no_hello = 1;
-			return GPUD_OK;
-		}
-		return client_session_first(c, client_left_ms(deadline), budget);
+		return dialed(c, hello, client_left_ms(deadline), budget);
 	}
-	/* A list: the first endpoint, in order, that is reachable (status only)
-	 * or answers hello; each one's failure kept for the message. Each gets
+	/* A list: the first endpoint, in order, that is reachable (no hello at
+	 * connect) or answers hello; each one's failure kept for the message. Each gets
 	 * an equal part of the time left, at least. */
 	char why[4096] = "";
 	size_t used = 0;
@@ -125,11 +138,7 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 		const int share = client_left_ms(deadline) / (c->nurls - i) + 1;
 		const int64_t mine = client_now_ms() + share;
 		if ((st = client_dial(c, i, 0, share)) == GPUD_OK) {
-			if (!hello) {
-				c->no_hello = 1;
-				return GPUD_OK;
-			}
-			if ((st = client_session_first(c, client_left_ms(mine), share)) == GPUD_OK)
+			if ((st = dialed(c, hello, client_left_ms(mine), share)) == GPUD_OK)
 				return GPUD_OK;
 			nng_dialer_close(c->dialer);
 		}
@@ -137,15 +146,20 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, int
 	}
 	__atomic_store_n(&c->url, c->urls[0], __ATOMIC_RELEASE);
 	return client_seterr(c, st, "none of the %d gpud endpoints answered (%s): %s", c->nurls,
-			     hello ? "hello" : "a connection", why);
+			     hello == HELLO_AT_CONNECT ? "hello" : "a connection", why);
 }
 
 gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
 {
-	return connect_opts(opts, out, 1);
+	return connect_opts(opts, out, HELLO_AT_CONNECT);
+}
+
+gpud_status gpud_connect_deferred(const gpud_options *opts, gpud_client **out)
+{
+	return connect_opts(opts, out, HELLO_FIRST_CALL);
 }
 
 gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_client **out)
 {
-	return connect_opts(opts, out, 0);
+	return connect_opts(opts, out, HELLO_NEVER);
 }

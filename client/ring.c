@@ -217,7 +217,8 @@ int client_ring_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t id,
 	client_ring *g = &c->ring;
 	size_t len = nng_msg_len(m);
 
-	if (len > RING_CAP || pthread_mutex_trylock(&c->ring_mu) != 0)
+	/* gen 0, no session (a status before hello, or carrying hello): the socket */
+	if (gen == 0 || len > RING_CAP || pthread_mutex_trylock(&c->ring_mu) != 0)
 		return 0;
 	if (g->base && g->gen != gen)
 		ring_close(g); /* of a session before: gpud dropped it with the connection */

@@ -9,6 +9,10 @@
  *
  * State under c->mu: gen, lost, helloing, session_pipe, info, shm_path, key.
  * One thread says hello at a time (helloing); the others wait on c->cv.
+ * A client connected with gpud_connect_deferred has no session until its
+ * first call: a status carries the hello in its own request (one round
+ * trip: client_session_carry, client_session_carried), any other call says
+ * hello first as here.
  * With a list of endpoints (GPUD_URL=URL,URL,...) that thread also moves a
  * lost session to the next endpoint that answers (failover): it alone
  * writes c->url (atomically: other threads read it for messages) and
@@ -118,28 +122,59 @@ static gpud_status hello_status(int rv)
 				     : GPUD_EUNAVAILABLE;
 }
 
-/*
- * One hello round trip within wait_ms, sending and answer together (gpud
- * may be restarting: the send waits for a connection); messages name
- * limit_ms, the limit the caller set (wait_ms is what is left of it). On
- * GPUD_OK the session's state is in c (under mu).
- */
-static gpud_status hello(gpud_client *c, int wait_ms, int limit_ms)
+/* The session hello's answer hr (from the reply that came on pipe) makes: c's
+ * state of it. Under c->mu. */
+static void session_take(gpud_client *c, const Gpud__HelloResponse *hr, uint32_t pipe)
 {
-	Gpud__Request req = GPUD__REQUEST__INIT;
-	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
-	Gpud__Response *r = NULL;
+	memset(&c->info, 0, sizeof(c->info));
+	snprintf(c->info.version, sizeof(c->info.version), "%s", hr->server_version);
+	snprintf(c->info.backend, sizeof(c->info.backend), "%s", hr->backend);
+	c->info.protocol_version = hr->protocol_version;
+	/* what one request may carry: gpud's limit, or the tenant's quota
+	 * where smaller (uploads are split to fit it) */
+	c->max_message = hr->max_message_size;
+	c->quota_message = hr->message_size;
+	c->info.max_message_size = hr->message_size && (hr->max_message_size == 0 ||
+							hr->message_size < hr->max_message_size)
+					   ? hr->message_size
+					   : hr->max_message_size;
+	c->info.connection = hr->connection;
+	c->info.instance = hr->instance;
+	snprintf(c->info.tenant, sizeof(c->info.tenant), "%s", hr->tenant ? hr->tenant : "");
+	client_copy_devices(&c->info, hr->devices, hr->n_devices);
+	c->shm_path[0] = '\0';
+	if (hr->shm_socket && hr->shm_socket[0] && hr->session_key.len == GPUD_SHM_KEY_LEN &&
+	    strlen(hr->shm_socket) < sizeof(c->shm_path) && !getenv("GPUD_NO_SHM")) {
+		snprintf(c->shm_path, sizeof(c->shm_path), "%s", hr->shm_socket);
+		memcpy(c->key, hr->session_key.data, GPUD_SHM_KEY_LEN);
+	}
+	c->session_pipe = pipe;
+}
+
+/* What hello fills in h: who says it, and the tenant's token where there is one. */
+static void hello_request(gpud_client *c, Gpud__HelloRequest *h)
+{
+	h->client = "libgpud-client " GPUD_VERSION;
+	if (c->token) /* tcp:// to a gpud with tokens: the tenant's bearer token */
+		h->token = c->token;
+}
+
+/*
+ * The round trip of a request that says hello (hello, or a status carrying
+ * it: req) within wait_ms, sending and answer together (gpud may be
+ * restarting: the send waits for a connection); messages name limit_ms, the
+ * limit the caller set (wait_ms is what is left of it). On GPUD_OK *r is
+ * the reply and *pipe the connection it came on.
+ */
+static gpud_status greet(gpud_client *c, Gpud__Request *req, int wait_ms, int limit_ms,
+			 Gpud__Response **r, uint32_t *pipe)
+{
 	nng_msg *m, *rm;
 	gpud_status st;
 	int rv;
 	const int64_t deadline = client_now_ms() + wait_ms;
 
-	req.body_case = GPUD__REQUEST__BODY_HELLO;
-	req.hello = &h;
-	h.client = "libgpud-client " GPUD_VERSION;
-	if (c->token) /* tcp:// to a gpud with tokens: the tenant's bearer token */
-		h.token = c->token;
-	if ((st = client_pack(c, &req, NULL, 0, &m, NULL)) != GPUD_OK)
+	if ((st = client_pack(c, req, NULL, 0, &m, NULL)) != GPUD_OK)
 		return st;
 	call_ctx *x = client_ctx_get(c);
 	if (x == NULL) {
@@ -182,38 +217,35 @@ static gpud_status hello(gpud_client *c, int wait_ms, int limit_ms)
 					     ? " (gpud closed the connection: it is stopping or "
 					       "restarting)"
 					     : "");
-	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
+	*pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm));
 	char err[1024];
-	st = client_parse_reply(rm, req.id, &r, NULL, NULL, NULL, err, sizeof(err), NULL);
+	st = client_parse_reply(rm, req->id, r, NULL, NULL, NULL, err, sizeof(err), NULL);
 	if (st != GPUD_OK) /* SHUTTING_DOWN too: nothing is sent after it */
 		return client_seterr(c, st, "%s", err);
+	return GPUD_OK;
+}
+
+/*
+ * One hello round trip within wait_ms (greet). On GPUD_OK the session's
+ * state is in c (under mu).
+ */
+static gpud_status hello(gpud_client *c, int wait_ms, int limit_ms)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	Gpud__Response *r = NULL;
+	uint32_t pipe;
+	gpud_status st;
+
+	req.body_case = GPUD__REQUEST__BODY_HELLO;
+	req.hello = &h;
+	hello_request(c, &h);
+	if ((st = greet(c, &req, wait_ms, limit_ms, &r, &pipe)) != GPUD_OK)
+		return st;
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_HELLO, "hello")) != GPUD_OK)
 		return st;
-	Gpud__HelloResponse *hr = r->hello;
 	pthread_mutex_lock(&c->mu);
-	memset(&c->info, 0, sizeof(c->info));
-	snprintf(c->info.version, sizeof(c->info.version), "%s", hr->server_version);
-	snprintf(c->info.backend, sizeof(c->info.backend), "%s", hr->backend);
-	c->info.protocol_version = hr->protocol_version;
-	/* what one request may carry: gpud's limit, or the tenant's quota
-	 * where smaller (uploads are split to fit it) */
-	c->max_message = hr->max_message_size;
-	c->quota_message = hr->message_size;
-	c->info.max_message_size = hr->message_size && (hr->max_message_size == 0 ||
-							hr->message_size < hr->max_message_size)
-					   ? hr->message_size
-					   : hr->max_message_size;
-	c->info.connection = hr->connection;
-	c->info.instance = hr->instance;
-	snprintf(c->info.tenant, sizeof(c->info.tenant), "%s", hr->tenant ? hr->tenant : "");
-	client_copy_devices(&c->info, hr->devices, hr->n_devices);
-	c->shm_path[0] = '\0';
-	if (hr->shm_socket && hr->shm_socket[0] && hr->session_key.len == GPUD_SHM_KEY_LEN &&
-	    strlen(hr->shm_socket) < sizeof(c->shm_path) && !getenv("GPUD_NO_SHM")) {
-		snprintf(c->shm_path, sizeof(c->shm_path), "%s", hr->shm_socket);
-		memcpy(c->key, hr->session_key.data, GPUD_SHM_KEY_LEN);
-	}
-	c->session_pipe = pipe;
+	session_take(c, r->hello, pipe);
 	pthread_mutex_unlock(&c->mu);
 	gpud__response__free_unpacked(r, NULL);
 	return GPUD_OK;
@@ -276,6 +308,48 @@ gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms)
 		session_made(c);
 	pthread_mutex_unlock(&c->mu);
 	return st;
+}
+
+gpud_status client_session_greet(gpud_client *c, Gpud__Request *req, Gpud__Response **r,
+				 uint32_t *pipe)
+{
+	int t = client_timeout(c);
+	int wait = t > 0 ? t : c->connect_timeout_ms;
+	return greet(c, req, wait, wait, r, pipe);
+}
+
+int client_session_carry(gpud_client *c, Gpud__HelloRequest *h, uint64_t *gen, gpud_status *st)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->helloing)
+		pthread_cond_wait(&c->cv, &c->mu);
+	if (c->defer_hello && c->gen == 0) {
+		c->helloing = 1;
+		pthread_mutex_unlock(&c->mu);
+		hello_request(c, h);
+		*gen = 0;
+		*st = GPUD_OK;
+		return 1;
+	}
+	pthread_mutex_unlock(&c->mu);
+	*st = client_session(c, gen);
+	return 0;
+}
+
+void client_session_carried(gpud_client *c, const Gpud__HelloResponse *hr, uint32_t pipe,
+			    Gpud__Device **devs, size_t ndevs)
+{
+	pthread_mutex_lock(&c->mu);
+	if (hr) {
+		session_take(c, hr, pipe);
+		client_copy_devices(&c->info, devs, ndevs);
+		session_made(c);
+	} else {
+		c->defer_hello = 0;
+	}
+	c->helloing = 0;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
 }
 
 gpud_status client_session(gpud_client *c, uint64_t *gen)

@@ -375,7 +375,7 @@ static void handle_request(server_ctx *c)
 	}
 	/* What this verb may do before hello, when the GPU is lost, against the
 	 * quotas: its flags in the verb table (daemon/verbs/table.h). */
-	unsigned rules = verb_flags(verb_index((int)r->req->body_case));
+	unsigned rules = verb_request_flags(r->req);
 	gpud_session *prev = sessions_get(&s->buffers, r->pipe_id, 0);
 	if (s->fatal && !(rules & VERB_ON_LOST_DEVICE)) {
 		request_fail(r, ST_BACKEND,

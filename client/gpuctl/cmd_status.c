@@ -188,7 +188,6 @@ int cmd_status(int argc, char **argv)
 	double wait_s = 0;
 	int json = 0;
 	gpud_daemon_status st;
-	gpud_status rc;
 	char a[32], b[32];
 
 	for (int i = 0; i < argc; i++) {
@@ -203,9 +202,7 @@ int cmd_status(int argc, char **argv)
 		else
 			die_usage("status", "unexpected argument '%s'", argv[i]);
 	}
-	gpud_client *c = ctl_connect_status(wait_s, 1);
-	if ((rc = gpud_status_get(c, &st)) != GPUD_OK)
-		die_call(c, rc, NULL);
+	gpud_client *c = ctl_status(wait_s, &st);
 	trace("status from gpud");
 	if (json) {
 		status_json(c, &st);

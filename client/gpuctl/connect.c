@@ -62,47 +62,57 @@ gpud_client *ctl_connect(void)
 	return c;
 }
 
-gpud_client *ctl_connect_wait(double wait_s)
+/* Status without a token (or with a refused one): gpud serves status before
+ * hello, so a monitor connects without saying it. */
+static gpud_client *status_before_hello(gpud_client *c, gpud_daemon_status *st)
 {
-	return ctl_connect_status(wait_s, 0);
+	const char *from;
+	gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
+	gpud_client *s;
+	gpud_status rc;
+	fprintf(stderr, "gpuctl: %s; showing the status gpud gives before hello\n", gpud_errmsg(c));
+	gpud_close(c);
+	if ((rc = gpud_connect_for_status(&o, &s)) != GPUD_OK)
+		die_connect(s, rc, "");
+	if (opt.timeout_ms > 0)
+		gpud_set_timeout(s, opt.timeout_ms);
+	if ((rc = gpud_status_get(s, st)) != GPUD_OK)
+		die_call(s, rc, NULL);
+	return s;
 }
 
-gpud_client *ctl_connect_status(double wait_s, int status_only)
+gpud_client *ctl_status(double wait_s, gpud_daemon_status *st)
 {
 	double deadline = now_s() + wait_s;
-	gpud_status st;
+	const char *from;
+	gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
 	for (;;) {
-		gpud_client *c = try_connect(&st);
-		if (st == GPUD_OK) {
+		/* hello rides on the status request: one round trip */
+		gpud_client *c;
+		gpud_status rc = gpud_connect_deferred(&o, &c);
+		int dialed = rc == GPUD_OK;
+		if (c == NULL)
+			die(EX_TEMPFAIL, "out of memory");
+		if (dialed) {
 			if (opt.timeout_ms > 0)
 				gpud_set_timeout(c, opt.timeout_ms);
 			trace("connected to %s", gpud_url(c));
-			return c;
+			if ((rc = gpud_status_get(c, st)) == GPUD_OK)
+				return c;
 		}
-		/* Status without a token (or with a refused one): gpud serves status
-		 * before hello, so a monitor connects without saying it. */
-		if (st == GPUD_EACCESS && status_only) {
-			const char *from;
-			gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
-			gpud_client *s;
-			fprintf(stderr, "gpuctl: %s; showing the status gpud gives before hello\n",
-				gpud_errmsg(c));
-			gpud_close(c);
-			if ((st = gpud_connect_for_status(&o, &s)) != GPUD_OK)
-				die_connect(s, st, "");
-			if (opt.timeout_ms > 0)
-				gpud_set_timeout(s, opt.timeout_ms);
-			return s;
-		}
+		if (rc == GPUD_EACCESS)
+			return status_before_hello(c, st);
 		/* Only an absent gpud is waited for: a refusal (a bad token) is final. */
-		int absent = st == GPUD_ECONNECT || st == GPUD_ETRANSPORT ||
-			     st == GPUD_EUNAVAILABLE || st == GPUD_ESHUTDOWN;
+		int absent = rc == GPUD_ECONNECT || rc == GPUD_ETRANSPORT ||
+			     rc == GPUD_EUNAVAILABLE || rc == GPUD_ESHUTDOWN;
+		if (dialed && !absent)
+			die_call(c, rc, NULL);
 		if (!absent || now_s() >= deadline) {
 			char suffix[64] = "";
 			if (absent && wait_s > 0)
 				snprintf(suffix, sizeof(suffix), " (gave up waiting after %g s)",
 					 wait_s);
-			die_connect(c, st, suffix);
+			die_connect(c, rc, suffix);
 		}
 		gpud_close(c);
 		usleep(20000);

@@ -134,11 +134,11 @@ void trace(const char *fmt, ...) PRINTF(1, 2);
 
 /* Connects to the URL (--url, $GPUD_URL or the default), or dies saying what to do. */
 gpud_client *ctl_connect(void);
-/* The same, retrying for up to wait_s seconds while gpud is not reachable. */
-gpud_client *ctl_connect_wait(double wait_s);
-/* The same for status: with status_only, a refused hello (no or a bad token) falls
- * back to a connection without hello (gpud_connect_for_status), saying so. */
-gpud_client *ctl_connect_status(double wait_s, int status_only);
+/* Connects and gets gpud's status into st, its hello carried by the status
+ * request (gpud_connect_deferred), retrying for up to wait_s seconds while gpud
+ * is not reachable; a refused hello (no or a bad token) falls back to a
+ * connection without hello (gpud_connect_for_status), saying so. */
+gpud_client *ctl_status(double wait_s, gpud_daemon_status *st);
 /* A command that exits right after: its connection is closed by the exit. */
 void ctl_leave(gpud_client *c);
 

@@ -1,8 +1,9 @@
 /*
  * daemon/verbs/info.c — what gpud is and has: hello (which also fixes the
  * connection's tenant), status (as the caller may see it: a tenant its own,
- * an administrator everything, before hello what gpud is), and the kernels a
- * tenant may run.
+ * an administrator everything, before hello what gpud is; a status may carry
+ * the connection's hello, answered first), and the kernels a tenant may run.
+ * Loop thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -114,12 +115,13 @@ static void fail_hello(gpud_request *r, guard_failure f, const char *msg)
 
 /*
  * Who this connection is (daemon/auth.h): fixed by its first hello. 0, or
- * -1 after replying. A peer that backs off after failed hellos is refused
+ * -1 after replying. h: the hello (a Request's, or a status's). A peer
+ * that backs off after failed hellos is refused
  * before its token is looked at. A later hello on the connection is checked
  * as the first was (a bad token is a failed hello, counted and throttled
  * alike) and changes nothing: its token must be of the connection's tenant.
  */
-static int assign_tenant_or_fail(gpud_request *r)
+static int assign_tenant_or_fail(gpud_request *r, const Gpud__HelloRequest *h)
 {
 	gpud_session *sess = r->session;
 	char name[GPUD_TENANT_NAME], err[512], key[GUARD_KEY_LEN];
@@ -135,7 +137,7 @@ static int assign_tenant_or_fail(gpud_request *r)
 		return -1;
 	}
 	dstatus st = auth_tenant(r->core->auth, sess->local, sess->peer_uid, sess->peer_user,
-				 r->req->hello->token, name, sizeof(name), err, sizeof(err));
+				 h->token, name, sizeof(name), err, sizeof(err));
 	if (st == ST_UNAUTHENTICATED) {
 		uint32_t backoff = guard_failed(r->core->guard, key, r->t0_ns);
 		size_t n = strlen(err);
@@ -168,6 +170,28 @@ static int assign_tenant_or_fail(gpud_request *r)
 	}
 	request_log(r, LOG_INFO, "connection from %s is tenant %s", sess->peer, name);
 	return 0;
+}
+
+/* What hello answers a connection whose tenant it fixed (verb_hello, and
+ * a status that carries a hello); the devices are the caller's. */
+static void hello_answer(gpud_request *r, const Gpud__HelloRequest *h, Gpud__HelloResponse *hello)
+{
+	hello->server_version = GPUD_VERSION;
+	hello->protocol_version = GPUD_PROTOCOL_VERSION;
+	hello->tenant = r->session->tenant->name;
+	hello->backend = (char *)r->core->devices->backend;
+	hello->max_message_size = r->core->cfg->max_message_size;
+	hello->message_size = r->session->tenant->quota.message_size;
+	hello->connection = r->pipe_id;
+	hello->instance = r->core->buffers->instance;
+	/* Host regions need the peer's uid, so only over a local endpoint (ipc://). */
+	if (r->core->regions->fd >= 0 && r->session->local) {
+		hello->shm_socket = r->core->regions->path;
+		hello->session_key.data = r->session->key;
+		hello->session_key.len = sizeof(r->session->key);
+	}
+	if (h->client && h->client[0])
+		request_log(r, LOG_DEBUG, "hello from %s", LOG_CLIP(h->client));
 }
 
 /*
@@ -208,26 +232,11 @@ void verb_hello(gpud_request *r)
 		hello_probe(r);
 		return;
 	}
-	if (assign_tenant_or_fail(r) != 0)
+	if (assign_tenant_or_fail(r, r->req->hello) != 0)
 		return;
-	hello.server_version = GPUD_VERSION;
-	hello.protocol_version = GPUD_PROTOCOL_VERSION;
-	hello.tenant = r->session->tenant->name;
-	hello.backend = (char *)r->core->devices->backend;
-	hello.max_message_size = r->core->cfg->max_message_size;
-	hello.message_size = r->session->tenant->quota.message_size;
-	hello.connection = r->pipe_id;
-	hello.instance = r->core->buffers->instance;
-	/* Host regions need the peer's uid, so only over a local endpoint (ipc://). */
-	if (r->core->regions->fd >= 0 && r->session->local) {
-		hello.shm_socket = r->core->regions->path;
-		hello.session_key.data = r->session->key;
-		hello.session_key.len = sizeof(r->session->key);
-	}
+	hello_answer(r, r->req->hello, &hello);
 	hello.n_devices = (size_t)fill_devices(r->core->devices, &di, 0, NULL);
 	hello.devices = di.ptrs;
-	if (r->req->hello->client && r->req->hello->client[0])
-		request_log(r, LOG_DEBUG, "hello from %s", LOG_CLIP(r->req->hello->client));
 	resp.body_case = GPUD__RESPONSE__BODY_HELLO;
 	resp.hello = &hello;
 	request_reply(r, &resp, NULL, 0);
@@ -355,7 +364,9 @@ static size_t status_sessions(const gpud_core *core, const gpud_tenant *own, Gpu
 	return i;
 }
 
-void verb_status(gpud_request *r)
+/* The status as r's connection may see it; hello: the answer to the hello
+ * it carried, or NULL. */
+static void status_reply(gpud_request *r, Gpud__HelloResponse *hello)
 {
 	gpud_core *core = r->core;
 	device_set *ds = core->devices;
@@ -376,6 +387,7 @@ void verb_status(gpud_request *r)
 	}
 	st.scope = scope;
 	st.tenant = tn ? (char *)tn->name : "";
+	st.hello = hello;
 	st.server_version = GPUD_VERSION;
 	st.protocol_version = GPUD_PROTOCOL_VERSION;
 	st.backend = (char *)ds->backend;
@@ -457,6 +469,29 @@ out:
 	free(sess);
 	free(sptr);
 	free(di);
+}
+
+void verb_status(gpud_request *r)
+{
+	const Gpud__HelloRequest *h = r->req->status->hello;
+	Gpud__HelloResponse hello = GPUD__HELLO_RESPONSE__INIT;
+
+	if (h == NULL) {
+		status_reply(r, NULL);
+		return;
+	}
+	/* A hello first (the server checked it under hello's rules: a drain
+	 * refuses it from the start), then the status as its tenant's. */
+	if (h->probe.len) {
+		request_fail(r, ST_PROTOCOL,
+			     "status.hello: a hello with a probe key comes alone, not inside a "
+			     "status (it is gpud's own health probe)");
+		return;
+	}
+	if (assign_tenant_or_fail(r, h) != 0)
+		return;
+	hello_answer(r, h, &hello);
+	status_reply(r, &hello);
 }
 
 void verb_kernels(gpud_request *r)

@@ -46,3 +46,10 @@ int verb_body(int index)
 {
 	return index >= 0 && index < VERB_INDEXES ? rows[index].body : 0;
 }
+
+unsigned verb_request_flags(const Gpud__Request *req)
+{
+	if (req->body_case == GPUD__REQUEST__BODY_STATUS && req->status && req->status->hello)
+		return rows[VERB_HELLO].flags;
+	return verb_flags(verb_index((int)req->body_case));
+}

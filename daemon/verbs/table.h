@@ -53,4 +53,9 @@ unsigned verb_flags(int index);
 /* Its Request body field number (0 for VERB_NONE and VERB_UNKNOWN). */
 int verb_body(int index);
 
+struct Gpud__Request;
+/* The rules for request req: its verb's flags, but hello's for a status
+ * that carries a hello (StatusRequest.hello): that request opens a session. */
+unsigned verb_request_flags(const struct Gpud__Request *req);
+
 #endif

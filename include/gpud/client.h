@@ -281,6 +281,17 @@ GPUD_API gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **o
  * caller has no token for.
  */
 GPUD_API gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_client **out);
+/*
+ * Connects as gpud_connect_opts but leaves hello to the first call, one
+ * round trip fewer for a short-lived process: a gpud_status_get carries the
+ * hello inside its own request (gpuctl status), and any other first call
+ * says hello before itself. Until then gpud_server(c) is empty and nothing
+ * is known of the tenant; a refused token (GPUD_EACCESS) or a gpud that is
+ * shutting down (GPUD_ESHUTDOWN) shows on that first call, which then gave
+ * no status, and the next call tries hello again. Connecting fails only
+ * where gpud_connect_for_status would (nothing reachable at the URL).
+ */
+GPUD_API gpud_status gpud_connect_deferred(const gpud_options *opts, gpud_client **out);
 /* Closes the connection; no other call on c may be in flight. */
 GPUD_API void gpud_close(gpud_client *c);
 

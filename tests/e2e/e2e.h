@@ -41,6 +41,7 @@
 #define ST_TOO_LARGE 5
 #define ST_PROTOCOL 7
 #define ST_NOT_FOUND 2
+#define ST_NO_SESSION 15
 
 /* --- the program and the fixture's gpud (fixture.c; main sets them) ------------------------ */
 

@@ -677,6 +677,83 @@ static const gpud_session_info *session_in(const gpud_daemon_status *s, unsigned
 }
 
 /*
+ * A status carries the connection's hello (gpud_connect_deferred, as gpuctl
+ * status connects): one request, after which the connection is its
+ * tenant's with all hello gave; a token gpud does not know fails it as a
+ * hello fails, and gpud serves the others; a probe key inside a status is
+ * refused and leaves the connection before hello.
+ */
+START_TEST(test_status_carries_hello)
+{
+	gpud_options o = {.url = tcp_url, .token = TOKEN_BOB, .timeout_ms = 30000};
+	gpud_client *bob;
+	gpud_daemon_status s;
+	ck_assert_int_eq(gpud_connect_deferred(&o, &bob), GPUD_OK);
+	ck_assert_str_eq(gpud_server(bob)->tenant, "");
+	ck_assert_str_eq(gpud_server(bob)->version, "");
+	LIB_OK(bob, gpud_status_get(bob, &s));
+	ck_assert_int_eq(s.scope, GPUD_SCOPE_TENANT);
+	ck_assert_str_eq(s.tenant, "bob");
+	const gpud_server_info *si = gpud_server(bob);
+	ck_assert_str_eq(si->tenant, "bob");
+	ck_assert_str_eq(si->version, s.server.version);
+	ck_assert_str_eq(si->backend, expected_backend());
+	ck_assert_uint_eq(si->protocol_version, 1);
+	ck_assert_int_gt(si->ndevices, 0);
+	ck_assert_int_eq(si->ndevices, s.server.ndevices);
+	ck_assert_str_eq(si->devices[0].name, s.server.devices[0].name);
+	ck_assert_uint_eq(si->max_message_size, 64 * 1024); /* bob's message_size quota */
+	ck_assert_uint_ne(si->instance, 0);
+	const gpud_session_info *own = session_in(&s, si->connection);
+	ck_assert_msg(own, "connection %u is not among bob's sessions", si->connection);
+	ck_assert_uint_eq(own->requests, 1); /* the status alone: no hello of its own */
+	/* bob's work goes on the session without another hello */
+	uint64_t n = 4;
+	double v[4] = {1, 2, 3, 4};
+	gpud_handle h;
+	LIB_OK(bob, gpud_alloc(bob, GPUD_F64, 1, &n, v, &h));
+	s = lib_status(bob);
+	own = session_in(&s, si->connection);
+	ck_assert_msg(own, "connection %u is not among bob's sessions", si->connection);
+	ck_assert_uint_eq(own->requests, 3);
+	ck_assert_uint_eq(own->buffers, 1);
+	ck_assert_uint_eq(gpud_reconnects(bob), 0);
+	LIB_OK(bob, gpud_free(bob, &h, 1));
+	gpud_close(bob);
+
+	/* an unknown token: refused as a hello is, no status given */
+	o.token = "not-a-token-of-anyone";
+	gpud_client *bad;
+	ck_assert_int_eq(gpud_connect_deferred(&o, &bad), GPUD_OK);
+	LIB_FAIL(bad, gpud_status_get(bad, &s), GPUD_EACCESS, "hello: unknown token");
+	ck_assert_int_eq(s.scope, 0);
+	ck_assert_str_eq(s.server.version, "");
+	ck_assert_str_eq(gpud_server(bad)->tenant, "");
+	gpud_close(bad);
+	gpud_client *alice = connect_as(tcp_url, TOKEN_ALICE, GPUD_OK);
+	s = lib_status(alice);
+	ck_assert_int_eq(s.scope, GPUD_SCOPE_ALL);
+	gpud_close(alice);
+
+	/* a probe key inside a status (hand-made: StatusRequest.hello.probe) */
+	nng_socket raw = raw_open(10000);
+	pb key = {.n = 16}, hello = {.n = 0}, status = {.n = 0}, alloc = {.n = 0}, shape = {.n = 0};
+	memset(key.b, 0x5a, 16);
+	pb_sub(&hello, 3, &key);
+	pb_sub(&status, 2, &hello);
+	raw_reply r = raw_body_on(raw, 2, 17, &status, NULL, 0);
+	ck_assert_msg(r.code == ST_PROTOCOL && strstr(r.message, "probe key"),
+		      "a status with a probe hello: %" PRIu64 " %s", r.code, r.message);
+	pb_uint(&alloc, 1, 2);
+	pb_varint(&shape, 4);
+	pb_sub(&alloc, 2, &shape);
+	r = raw_body_on(raw, 3, 11, &alloc, NULL, 0);
+	ck_assert_msg(r.code == ST_NO_SESSION, "alloc after it: %" PRIu64 " %s", r.code, r.message);
+	nng_close(raw);
+}
+END_TEST
+
+/*
  * Status shows each caller its own: bob (a tenant) his connections,
  * buffers and requests and nothing of alice's, by name or address; alice (in
  * admin_tenants) everyone's; a connection without a token what gpud is and
@@ -922,6 +999,7 @@ TCase *e2e_tenants(void)
 	tcase_add_test(tc, test_custom_kernels_registered);
 	tcase_add_test(tc, test_shared_kernels);
 	tcase_add_test(tc, test_hello_first);
+	tcase_add_test(tc, test_status_carries_hello);
 	tcase_add_test(tc, test_two_uids_over_ipc);
 	tcase_add_test(tc, test_kept_buffers_and_quotas);
 	tcase_add_test(tc, test_requests_in_flight_quota);

@@ -140,6 +140,18 @@ int main(int argc, char **argv)
 	add(&r, NULL, 0);
 	save("status-without-variants");
 	st.without_variants = 0;
+	/* a status that carries the connection's hello (twice: the second on a
+	 * connection that has its tenant), and one with a probe key */
+	Gpud__HelloRequest sh = GPUD__HELLO_REQUEST__INIT;
+	sh.client = "fuzz";
+	st.hello = &sh;
+	add(&r, NULL, 0);
+	add(&r, NULL, 0);
+	sh.probe.data = probe;
+	sh.probe.len = 16;
+	add(&r, NULL, 0);
+	save("status-hello");
+	st.hello = NULL;
 	Gpud__KernelsRequest kr = GPUD__KERNELS_REQUEST__INIT;
 	r = (Gpud__Request)GPUD__REQUEST__INIT;
 	r.body_case = GPUD__REQUEST__BODY_KERNELS;

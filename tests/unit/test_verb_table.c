@@ -83,6 +83,31 @@ START_TEST(test_flags)
 }
 END_TEST
 
+/* A request's rules: its verb's, but hello's for a status that carries a
+ * hello (it opens a session: refused from a drain's start, not served once
+ * the GPU context is lost). */
+START_TEST(test_request_flags)
+{
+	Gpud__Request req = GPUD__REQUEST__INIT;
+	Gpud__StatusRequest st = GPUD__STATUS_REQUEST__INIT;
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
+
+	ck_assert_uint_eq(verb_request_flags(&req), VERB_BEFORE_HELLO); /* no body */
+	req.body_case = GPUD__REQUEST__BODY_STATUS;
+	req.status = &st;
+	ck_assert_uint_eq(verb_request_flags(&req), verb_flags(VERB_STATUS));
+	ck_assert(verb_request_flags(&req) & VERB_WHILE_DRAINING);
+	st.hello = &h;
+	ck_assert_uint_eq(verb_request_flags(&req), verb_flags(VERB_HELLO));
+	ck_assert(verb_request_flags(&req) & VERB_OPENS_SESSION);
+	ck_assert(!(verb_request_flags(&req) & (VERB_WHILE_DRAINING | VERB_ON_LOST_DEVICE)));
+	req.body_case = GPUD__REQUEST__BODY_RUN;
+	req.run = &run;
+	ck_assert_uint_eq(verb_request_flags(&req), 0);
+}
+END_TEST
+
 /* A body field without a row (or an index out of range) counts under
  * verb="unknown", apart from every verb and from "none". */
 START_TEST(test_unknown_field_in_metrics)
@@ -122,6 +147,7 @@ Suite *verb_table_suite(void)
 	TCase *tc = tcase_create("verb_table");
 	tcase_add_test(tc, test_every_body_field_has_a_row);
 	tcase_add_test(tc, test_flags);
+	tcase_add_test(tc, test_request_flags);
 	tcase_add_test(tc, test_unknown_field_in_metrics);
 	suite_add_tcase(s, tc);
 	return s;
