@@ -245,7 +245,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu bench-ring \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-hot bench-fresh bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-hot bench-fresh bench-first-request bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -683,7 +683,7 @@ gpu-bundle: gpu-programs
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
 	   $(TINY_CALL) $(RING_LAT) $(NNG_FRESH) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
-	   bench/python_hot.py bench/fresh_gpuctl.py $(GPU_BUNDLE)/bench/
+	   bench/python_hot.py bench/fresh_gpuctl.py bench/first_request.py $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
@@ -730,6 +730,11 @@ FRESH_ROUNDS  ?= 30
 bench-fresh: $(GPUD) $(GPUCTL) $(NNG_FRESH)
 	$(PYEXE) bench/fresh_gpuctl.py --backend $(FRESH_BACKEND) --rounds $(FRESH_ROUNDS) \
 	  --phases $(BASE) $(BUILD)
+# A fresh connection's first status (its hello carried) and a second one, after
+# pauses of 0, 1 and 5 ms, over ipc:// and tcp://, with gpud's own time for each
+# (bench/first_request.py; FRESH_BACKEND as above).
+bench-first-request: $(GPUD) $(GPUCTL) $(LIB_SO)
+	$(PYEXE) bench/first_request.py $(GPUD) $(BUILD)/$(SONAME) --backend $(FRESH_BACKEND)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it
