@@ -245,7 +245,7 @@ GPU_TEST := $(BUILD)/test-gpu
         gpu-programs bench-first-result bench-pool bench-transfer bench-fairness bench-fairness-cpu bench-ring \
         bench-devices bench-custom \
         bench-worker-probe bench-tenant-workers \
-        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-hot bench-fresh bench-first-request bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
+        bench-kernels bench-lombscargle bench-lombscargle-nufft bench-python bench-python-hot bench-readme bench-hot bench-fresh bench-first-request bench-host-read bench-survey bench-batch-profile bench-dask gpu-bundle demo deps install test-docs uninstall format format-check FORCE \
         deb test-deb
 all: $(GPUD) $(GPUCTL) $(LIB_A) $(LIB_SO) $(LIB_PC) $(SERVICE)
 
@@ -683,7 +683,8 @@ gpu-bundle: gpu-programs
 	cp -a $(GPUD) $(GPUCTL) $(GPU_TEST) $(E2E) $(BUILD)/libgpud-client.so* $(GPU_BUNDLE)/
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
 	   $(TINY_CALL) $(RING_LAT) $(NNG_FRESH) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
-	   bench/python_hot.py bench/fresh_gpuctl.py bench/first_request.py $(GPU_BUNDLE)/bench/
+	   bench/python_hot.py bench/fresh_gpuctl.py bench/first_request.py bench/host_read.py \
+	   $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \
 	   $(GPU_BUNDLE)/lib/
@@ -735,6 +736,10 @@ bench-fresh: $(GPUD) $(GPUCTL) $(NNG_FRESH)
 # (bench/first_request.py; FRESH_BACKEND as above).
 bench-first-request: $(GPUD) $(GPUCTL) $(LIB_SO)
 	$(PYEXE) bench/first_request.py $(GPUD) $(BUILD)/$(SONAME) --backend $(FRESH_BACKEND)
+# A file into fresh lent memory: mapped and read (as gpuctl did) against
+# gpud_host_read (the kernel's copy), 1, 4 and 8 MiB (bench/host_read.py).
+bench-host-read: $(GPUD) $(GPUCTL) $(LIB_SO)
+	$(PYEXE) bench/host_read.py $(GPUD) $(BUILD)/$(SONAME) --backend $(FRESH_BACKEND)
 
 # --- fuzzing: libFuzzer over the request decoder and dispatcher (cpu backend) ---
 # `make fuzz` builds it with clang under ASan/UBSan in build/fuzz and runs it

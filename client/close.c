@@ -39,6 +39,7 @@ void gpud_close(gpud_client *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->scratch_mu);
+	pthread_mutex_destroy(&c->host_io_mu);
 	pthread_mutex_destroy(&c->ctx_mu);
 	pthread_cond_destroy(&c->cancels_cv);
 	pthread_mutex_destroy(&c->msg_mu);

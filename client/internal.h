@@ -30,15 +30,18 @@
  *      msg.c       packing a request, checking and unpacking a reply
  *      shm.c       the region socket: a memfd handed to gpud
  *   4  session.c   hello, and saying it again after gpud restarted or the
- *                  connection dropped (the pipe events that tell), failover
+ *                  connection dropped (the pipe events that tell), failover;
+ *                  a hello carried by a first status (gpud_connect_deferred)
  *   5  ring.c      the request ring: the local fast path beside the socket
  *   6  call.c      one round trip: the ring, else the socket
  *   7  region.c    memfd host regions handed to gpud, the scratch region
+ *      host_read.c a file read into host memory by the kernel (its memfd)
  *      transfer.c  alloc, upload, download (.npy too), sync, free
  *      run.c       run and call: the request, and what its reply gives
  *      job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
  *      admin.c     keep, list, register, kernels, status
- *      (in that order: run.c uses transfer.c and region.c, job.c run.c)
+ *      (in that order: host_read.c and run.c use region.c, run.c
+ *      transfer.c, job.c run.c)
  *   8  open.c      gpud_connect*, and what a connection says of itself
  *      close.c     gpud_close: frees jobs, regions, ring, contexts
  *
@@ -52,6 +55,8 @@
  *     variants status last gave;
  *   - under scratch_mu: the scratch region and its two contexts (one
  *     bounced transfer at a time);
+ *   - under host_io_mu: the file offsets of the host regions' memfds
+ *     (gpud_host_read: one copy into host memory at a time);
  *   - under ring_mu: the request ring (one call at a time; others use
  *     the socket meanwhile);
  *   - under ctx_mu: the free contexts, the cancels in flight;
@@ -64,6 +69,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <nng/nng.h>
 
@@ -170,6 +176,7 @@ struct gpud_client {
 
 	pthread_mutex_t scratch_mu;
 	region scratch; /* base NULL until needed */
+	pthread_mutex_t host_io_mu;
 	/* Two requests in flight: the scratch region's halves are filled (or
 	 * emptied) while the other half's copy runs. */
 	async_req ar[2];
@@ -396,6 +403,10 @@ gpud_status client_region_unmap(gpud_client *c, uint64_t id);
  * session (registered again first if gpud restarted), or 0.
  */
 uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *off);
+/* A descriptor of the memfd of host memory [p, p + len) of c (a dup, the
+ * caller closes it) and p's offset in it; -1 when no region with a kept
+ * descriptor holds all of it. */
+int client_region_fd_dup(gpud_client *c, const void *p, size_t len, off_t *off);
 /* The pinned scratch region, at least want bytes (up to SCRATCH_MAX); scratch_mu held. */
 gpud_status client_scratch(gpud_client *c, size_t want);
 /* Unmaps every region here (gpud_close). */

@@ -568,17 +568,19 @@ static int read_error(const struct ctx *c)
  * left of it before anything is allocated; a pipe is read as far as the
  * header says.
  */
-static int load_fd(const struct ctx *c, int fd, gpud_npy_alloc_fn alloc, void *actx,
-		   gpud_array *out)
+/*
+ * The preamble and header of the .npy at fd's offset into *h, fd left at the
+ * data. A regular file is checked to hold all of the data (*rest: the bytes
+ * after the header, else 0). 0, or -1 with the message.
+ */
+static int read_header(const struct ctx *c, int fd, struct hdr *h, size_t *rest)
 {
 	unsigned char pre[NPY_MAGIC_LEN + 2 + 4];
-	struct hdr h = {0};
 	struct stat st;
 	size_t pl, hlen, file_rest = 0;
 	ssize_t got_n;
 	int lenbytes, reg, r = -1;
 	char *text = NULL;
-	void *data = NULL;
 
 	if (fstat(fd, &st) != 0)
 		return fail(c, "cannot stat: %s", strerror(errno));
@@ -624,12 +626,30 @@ static int load_fd(const struct ctx *c, int fd, gpud_npy_alloc_fn alloc, void *a
 			truncated_header(c, hlen, (size_t)got_n);
 		goto out;
 	}
-	if (parse_header(c, text, hlen, &h))
+	if (parse_header(c, text, hlen, h))
 		goto out;
-	if (reg && file_rest < h.nbytes) {
-		truncated_data(c, h.nbytes, file_rest);
+	if (reg && file_rest < h->nbytes) {
+		truncated_data(c, h->nbytes, file_rest);
 		goto out;
 	}
+	*rest = file_rest;
+	r = 0;
+out:
+	free(text);
+	return r;
+}
+
+static int load_fd(const struct ctx *c, int fd, gpud_npy_alloc_fn alloc, void *actx,
+		   gpud_array *out)
+{
+	struct hdr h = {0};
+	size_t rest;
+	ssize_t got_n;
+	int r = -1;
+	void *data = NULL;
+
+	if (read_header(c, fd, &h, &rest) != 0)
+		return -1;
 	{
 		gpud_array meta = {.dtype = h.dtype, .ndim = h.ndim, .nbytes = h.nbytes};
 		memcpy(meta.shape, h.shape, sizeof(meta.shape));
@@ -653,7 +673,6 @@ static int load_fd(const struct ctx *c, int fd, gpud_npy_alloc_fn alloc, void *a
 out:
 	if (alloc == malloc_alloc)
 		free(data);
-	free(text);
 	return r;
 }
 
@@ -683,6 +702,46 @@ int gpud_npy_load_into(const char *path, gpud_npy_alloc_fn alloc, void *actx, gp
 	r = load_fd(&c, fd, alloc, actx, out);
 	close(fd); /* opened for reading: nothing to lose on close */
 	return r;
+}
+
+int gpud_npy_open(const char *path, gpud_array *meta, int *fd, uint64_t *offset, char *err,
+		  size_t errlen)
+{
+	const struct ctx c = {path ? path : "(null)", err, errlen};
+	struct hdr h = {0};
+	size_t rest;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (!meta || !fd || !offset)
+		return fail(&c, "no output given");
+	memset(meta, 0, sizeof(*meta));
+	*fd = -1;
+	if (!path)
+		return fail(&c, "no path given");
+	int f = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (f < 0)
+		return fail(&c, "cannot open: %s", strerror(errno));
+	struct stat st;
+	off_t at = -1;
+	if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(f);
+		return fail(&c, "not a regular file (its data has no offset to copy from): "
+				"gpud_npy_load_into reads it");
+	}
+	if (read_header(&c, f, &h, &rest) != 0 || (at = lseek(f, 0, SEEK_CUR)) < 0) {
+		if (at < 0 && err && errlen && !err[0])
+			fail(&c, "cannot find its data's offset: %s", strerror(errno));
+		close(f);
+		return -1;
+	}
+	meta->dtype = h.dtype;
+	meta->ndim = h.ndim;
+	memcpy(meta->shape, h.shape, sizeof(meta->shape));
+	meta->nbytes = h.nbytes;
+	*fd = f;
+	*offset = (uint64_t)at;
+	return h.swap ? 1 : 0;
 }
 
 int gpud_npy_load_fd(int fd, const char *name, gpud_npy_alloc_fn alloc, void *actx, gpud_array *out,

@@ -81,6 +81,7 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enu
 	c->nvariants = -1;
 	pthread_cond_init(&c->cv, NULL);
 	pthread_mutex_init(&c->scratch_mu, NULL);
+	pthread_mutex_init(&c->host_io_mu, NULL);
 	pthread_mutex_init(&c->ctx_mu, NULL);
 	pthread_cond_init(&c->cancels_cv, NULL);
 	pthread_mutex_init(&c->msg_mu, NULL);

@@ -200,17 +200,39 @@ gpud_status gpud_host_free(gpud_client *c, void *p)
 	return client_seterr(c, GPUD_EARG, "gpud_host_free: %p is not from gpud_host_alloc", p);
 }
 
+/* 1 if all of [p, p + len) is in rg's memory. */
+static int region_holds(const region *rg, const void *p, size_t len)
+{
+	const char *b = rg->base;
+	return (const char *)p >= b && (size_t)((const char *)p - b) <= rg->size &&
+	       len <= rg->size - (size_t)((const char *)p - b);
+}
+
+int client_region_fd_dup(gpud_client *c, const void *p, size_t len, off_t *off)
+{
+	int fd = -1;
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < c->nregions; i++) {
+		const region *rg = &c->regions[i];
+		if (rg->fd < 0 || !region_holds(rg, p, len))
+			continue;
+		*off = (off_t)((const char *)p - (const char *)rg->base);
+		fd = fcntl(rg->fd, F_DUPFD_CLOEXEC, 0);
+		break;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return fd;
+}
+
 uint64_t client_region_of(gpud_client *c, const void *p, size_t len, uint64_t *off)
 {
 	uint64_t id = 0;
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < c->nregions; i++) {
 		region *rg = &c->regions[i];
-		const char *b = rg->base;
-		if (!((const char *)p >= b && (size_t)((const char *)p - b) <= rg->size &&
-		      len <= rg->size - (size_t)((const char *)p - b)))
+		if (!region_holds(rg, p, len))
 			continue;
-		*off = (uint64_t)((const char *)p - b);
+		*off = (uint64_t)((const char *)p - (const char *)rg->base);
 		if (rg->gen != c->gen && c->shm_path[0] && rg->fd >= 0) {
 			/* gpud restarted (or the connection was re-made): hand it over again. */
 			uint64_t nid;

@@ -64,6 +64,18 @@ GPUD_API int gpud_npy_load_fd(int fd, const char *name, gpud_npy_alloc_fn alloc,
 GPUD_API int gpud_npy_parse(const void *buf, size_t len, const char *name, gpud_array *out,
 			    char *err, size_t errlen);
 
+/*
+ * The header of the regular .npy file path, for a caller that moves the data
+ * itself (gpud_host_read copies it in the kernel): *meta its dtype, shape and
+ * nbytes (meta->data NULL), *fd the file open for reading and *offset where
+ * its data starts; the file is checked to hold all of the data. 0: the data
+ * is little-endian, as gpud takes it; 1: it is big-endian and needs a byte
+ * swap (gpud_npy_load_into does it); either way the caller closes *fd. -1
+ * with the message (nothing left open), also for what is not a regular file.
+ */
+GPUD_API int gpud_npy_open(const char *path, gpud_array *meta, int *fd, uint64_t *offset, char *err,
+			   size_t errlen);
+
 /* Writes an array (format 1.0, or 2.0 if the header needs it). 0 or -1 + err. */
 GPUD_API int gpud_npy_save(const char *path, const gpud_array *a, char *err, size_t errlen);
 

@@ -10,6 +10,8 @@
  * connection's limit are refused with reasons, and gpud serves on.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +136,76 @@ START_TEST(test_lend_and_call_to)
 }
 END_TEST
 
+/*
+ * gpud_host_read: a file's bytes at an offset, copied by the kernel into
+ * lent memory (poisoned around them), which gpud then reads as the client
+ * wrote them (an upload from it, downloaded back); the same into ordinary
+ * memory (pread); a file that ends early, a pipe and no descriptor refused
+ * with reasons.
+ */
+START_TEST(test_host_read)
+{
+	enum { FILE_BYTES = 300000, AT = 777, LEN = 200000 };
+	gpud_client *c = lib_connect();
+	if (!gpud_has_shm(c)) {
+		printf("lend: skipped (no shared memory here)\n");
+		gpud_close(c);
+		return;
+	}
+	unsigned char *want = malloc(FILE_BYTES), *plain = malloc(LEN);
+	ck_assert(want && plain);
+	srand48((long)(harness_now_s() * 1e6)); /* fresh bytes each run */
+	for (size_t i = 0; i < FILE_BYTES; i++)
+		want[i] = (unsigned char)(lrand48() >> 7);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/host_read.bin", e2e_gpud.dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, want, FILE_BYTES), FILE_BYTES);
+
+	unsigned char *p = gpud_host_alloc(c, 1 << 20);
+	ck_assert_msg(p != NULL, "gpud_host_alloc: %s", gpud_errmsg(c));
+	memset(p, 0xEE, 1 << 20);
+	LIB_OK(c, gpud_host_read(c, p + 104, fd, AT, LEN));
+	ck_assert(memcmp(p + 104, want + AT, LEN) == 0);
+	ck_assert_uint_eq(p[103], 0xEE);
+	ck_assert_uint_eq(p[104 + LEN], 0xEE);
+	/* gpud reads what the kernel wrote: uploaded from the memory, downloaded back */
+	uint64_t n = LEN / 8;
+	gpud_handle h;
+	LIB_OK(c, gpud_alloc(c, GPUD_F64, 1, &n, p + 104, &h));
+	memset(plain, 0, LEN);
+	LIB_OK(c, gpud_download_range(c, h, 0, plain, LEN));
+	ck_assert(memcmp(plain, want + AT, LEN) == 0);
+	LIB_OK(c, gpud_free(c, &h, 1));
+
+	/* ordinary memory: the same bytes */
+	memset(plain, 0, LEN);
+	LIB_OK(c, gpud_host_read(c, plain, fd, AT, LEN));
+	ck_assert(memcmp(plain, want + AT, LEN) == 0);
+
+	/* refusals, each saying why */
+	LIB_FAIL(c, gpud_host_read(c, p, fd, FILE_BYTES - 1000, 5000), GPUD_EARG,
+		 "ends at byte 300000, before the 4000 bytes asked");
+	LIB_FAIL(c, gpud_host_read(c, plain, fd, FILE_BYTES - 10, 11), GPUD_EARG,
+		 "ends at byte 300000, before the 1 bytes asked");
+	int pp[2];
+	ck_assert_int_eq(pipe(pp), 0);
+	ck_assert_int_eq(write(pp[1], want, 64), 64);
+	LIB_FAIL(c, gpud_host_read(c, p, pp[0], 0, 64), GPUD_EARG, "Illegal seek");
+	close(pp[0]);
+	close(pp[1]);
+	LIB_FAIL(c, gpud_host_read(c, p, -1, 0, 64), GPUD_EARG, "no file descriptor");
+	LIB_OK(c, gpud_host_read(c, p, fd, 0, 0)); /* nothing asked: nothing done */
+
+	close(fd);
+	free(want);
+	free(plain);
+	gpud_close(c);
+	assert_daemon_alive("host reads");
+}
+END_TEST
+
 /* As uid: borrow 1 MiB, print "TENANT NONZERO-BYTES", scribble on it, leave. */
 int lend_uid_main(long uid, const char *url)
 {
@@ -237,6 +309,7 @@ TCase *e2e_lend(void)
 	tcase_add_checked_fixture(tc, setup_lend, gpud_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_lend_and_call_to);
+	tcase_add_test(tc, test_host_read);
 	tcase_add_test(tc, test_lend_other_tenant);
 	tcase_add_test(tc, test_lend_refusals);
 	return tc;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -204,6 +205,75 @@ START_TEST(test_fd_file_offset)
 END_TEST
 
 /* gpud_npy_header is the start of what gpud_npy_save writes; too small a buffer is refused. */
+/*
+ * gpud_npy_open: the header only, the file left open at its data. Version 1
+ * and 2 files (offset = their preamble and header), a big-endian one (1, for
+ * the caller to load and swap), a truncated one, a directory, a FIFO (never
+ * opened for blocking) and a missing file (-1, nothing left open).
+ */
+START_TEST(test_open_header_only)
+{
+	static const double v[3] = {0.5, -3.25, 1e300};
+	static const unsigned char be[] = {0x3f, 0xf8, 0, 0, 0, 0, 0, 0};
+	char path[PATH_MAX], err[256];
+	gpud_array m;
+	uint64_t off;
+	size_t len;
+	int fd;
+
+	for (int major = 1; major <= 2; major++) {
+		unsigned char *b =
+			build(major, 0, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+			      v, sizeof(v), &len);
+		tmp_path(path, sizeof(path), "open.npy");
+		write_file(path, b, len);
+		ck_assert_msg(gpud_npy_open(path, &m, &fd, &off, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(m.dtype, GPUD_F64);
+		ck_assert_int_eq(m.ndim, 1);
+		ck_assert_uint_eq(m.shape[0], 3);
+		ck_assert_uint_eq(m.nbytes, sizeof(v));
+		ck_assert_ptr_null(m.data);
+		ck_assert_uint_eq(off, len - sizeof(v));
+		double got[3];
+		ck_assert_int_eq(pread(fd, got, sizeof(got), (off_t)off), (ssize_t)sizeof(got));
+		ck_assert_mem_eq(got, v, sizeof(v));
+		close(fd);
+		free(b);
+	}
+
+	unsigned char *b = build(1, 0, "{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }",
+				 be, sizeof(be), &len);
+	tmp_path(path, sizeof(path), "be-open.npy");
+	write_file(path, b, len);
+	ck_assert_int_eq(gpud_npy_open(path, &m, &fd, &off, err, sizeof(err)), 1);
+	ck_assert_int_eq(m.dtype, GPUD_F64);
+	ck_assert_uint_eq(m.nbytes, 8);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* cut short: the header promises 8 bytes, the file has 3 */
+	tmp_path(path, sizeof(path), "short-open.npy");
+	write_file(path, b, len - 5);
+	free(b);
+	ck_assert_int_eq(gpud_npy_open(path, &m, &fd, &off, err, sizeof(err)), -1);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_msg(strstr(err, "short-open.npy: truncated: header declares 8 bytes of data, "
+				  "file has 3"),
+		      "%s", err);
+
+	tmp_path(path, sizeof(path), "");
+	ck_assert_int_eq(gpud_npy_open(path, &m, &fd, &off, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file"), "a directory: %s", err);
+	tmp_path(path, sizeof(path), "fifo.npy");
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(gpud_npy_open(path, &m, &fd, &off, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a regular file"), "a FIFO: %s", err);
+	ck_assert_int_eq(fd, -1);
+	tmp_path(path, sizeof(path), "missing.npy");
+	ck_assert_int_eq(gpud_npy_open(path, &m, &fd, &off, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "missing.npy: cannot open: No such file"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_header_alone)
 {
 	float v[6] = {1, 2, 3, 4, 5, 6};
@@ -516,6 +586,7 @@ Suite *npy_suite(void)
 	tcase_add_test(tc, test_fd_pipe_truncated);
 	tcase_add_test(tc, test_fd_file_offset);
 	tcase_add_test(tc, test_header_alone);
+	tcase_add_test(tc, test_open_header_only);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("accepted");
