@@ -142,8 +142,9 @@ class Client(Transfers, Runs, Jobs):
         lk.acquire()
         if self._closed:
             lk.release()
-            raise ClientClosed("the gpud client is closed (it was connected to %s)" % self.url
-                               if self.url else "the gpud client is closed")
+            # _url, not url: the library's client may be going on another thread
+            raise ClientClosed("the gpud client is closed (it was connected to %s)" % self._url
+                               if self._url else "the gpud client is closed")
         self._active += 1
         lk.release()
         if self._dead or self._dead_hosts:
@@ -184,7 +185,12 @@ class Client(Transfers, Runs, Jobs):
     @property
     def url(self) -> str:
         """The URL gpud answered at (after close(), the one it had)."""
-        return lib.gpud_url(self._c).decode() if self._c else (self._url or "")
+        # Asked of the library only while open: close() sets _closed under the lock
+        # before anything frees the client, so it cannot go during the call.
+        with self._lock:
+            if not self._closed and self._c:
+                return lib.gpud_url(self._c).decode()
+        return self._url or ""
 
     @property
     def server(self) -> ServerInfo:
@@ -242,6 +248,8 @@ class Client(Transfers, Runs, Jobs):
         with self._lock:
             if self._closed:
                 return
+            if self._c:  # where it is now (after failovers): url's answer from here on
+                self._url = lib.gpud_url(self._c).decode()
             self._closed = True
             busy = self._active > 0
         if busy:

@@ -4,6 +4,7 @@ through Client.run and each series' own gpud.signal.lombscargle_for(None), on
 fresh random ragged series; a chunk refused for memory is halved; an error in a
 later chunk names the series by its index in the batch; and nothing stays
 behind: no buffers in gpud, the host regions freed."""
+import gc
 import threading
 import warnings
 
@@ -31,6 +32,15 @@ def regions(client):
     """Host regions of the tenant's sessions: (count, bytes)."""
     s = client.status()["sessions"]
     return sum(x["regions"] for x in s), sum(x["region_bytes"] for x in s)
+
+
+@pytest.fixture(autouse=True)
+def settled(client):
+    """Host memory that other tests left to the garbage collector (arrays held by
+    reference cycles, as an exception's traceback makes) goes before a test counts
+    regions; freed in the middle of the test, it would read as this test's."""
+    gc.collect()
+    client.status()  # the client's next call gives back what the collection freed
 
 
 class Calls:
