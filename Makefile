@@ -684,6 +684,7 @@ gpu-bundle: gpu-programs
 	cp $(LS_BENCH) $(LS_NUFFT_BENCH) $(FIRST) $(STANDALONE) $(TRANSFER) $(NET_FLOOR) $(WORKER_PROBE) $(TW_BENCH) $(DEV_BENCH) $(POOL_BENCH) $(FAIRNESS) $(BATCH_BENCH) \
 	   $(TINY_CALL) $(RING_LAT) $(NNG_FRESH) scripts/bench-ring.sh bench/readme_table.py bench/python_first_result.py \
 	   bench/python_hot.py bench/fresh_gpuctl.py bench/first_request.py bench/host_read.py \
+	   bench/gpud_proc.py \
 	   $(GPU_BUNDLE)/bench/
 	mkdir -p $(GPU_BUNDLE)/python/gpud && cp $(PY_SRC) $(GPU_BUNDLE)/python/gpud/
 	cp -L $$(ldd $(LIB_SO) | awk '$$2 == "=>" && $$1 !~ /^lib(c|m|dl|rt|pthread)\.so/ {print $$3}') \

@@ -17,19 +17,19 @@ caller, nng's on both sides, gpud's loop): the pauses show what that costs on th
 GPUD is started on a socket and a loopback port of its own (default backend cuda); the
 Python package is the one at python/ beside this bench/.
 """
-import argparse
 import ctypes
 import os
 import re
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpud_proc  # noqa: E402  (starting gpud, the package)
+
 PAUSES_MS = (0, 1, 5)
 STATUS = re.compile(r'^gpud_request_duration_seconds_(sum|count)\{verb="status"\} (\S+)$', re.M)
 
@@ -41,21 +41,14 @@ def free_port():
 
 
 def start(gpud, d, backend):
-    ipc = "ipc://%s/gpud.sock" % d
+    """gpud on ipc:// and a loopback tcp:// port, its /metrics on another."""
     tcp = "tcp://127.0.0.1:%d" % free_port()
     metrics = "127.0.0.1:%d" % free_port()
     conf = os.path.join(d, "gpud.conf")
     with open(conf, "w") as f:
         f.write("[gpud]\nmetrics_listen = %s\n" % metrics)
-    log = os.path.join(d, "gpud.log")
-    proc = subprocess.Popen([gpud, "--backend", backend, "--config", conf, "--listen", ipc,
-                             "--listen", tcp], stdout=open(log, "w"),
-                            stderr=subprocess.STDOUT)
-    gpuctl = os.path.join(os.path.dirname(gpud), "gpuctl")
-    if subprocess.run([gpuctl, "--url", ipc, "status", "--wait", "60"],
-                      stdout=subprocess.DEVNULL).returncode != 0:
-        proc.kill()
-        raise SystemExit("first_request: %s did not start: see %s" % (gpud, log))
+    proc, ipc = gpud_proc.start(gpud, d, backend, "first_request",
+                                ("--config", conf, "--listen", tcp))
     return proc, ipc, tcp, "http://%s/metrics" % metrics
 
 
@@ -94,16 +87,9 @@ def rounds(lib, Options, DaemonStatus, url, pause_ms, conns):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("gpud")
-    ap.add_argument("lib")
-    ap.add_argument("--backend", default="cuda")
-    ap.add_argument("--conns", type=int, default=40)
-    a = ap.parse_args()
-    os.environ["GPUD_LIB"] = os.path.abspath(a.lib)
-    os.environ["GPUD_NO_RING"] = "1"
-    sys.path.insert(0, os.path.join(HERE, "..", "python"))
-    from gpud._lib import DaemonStatus, Options, lib  # noqa: E402  (GPUD_LIB set above)
+    a = gpud_proc.arguments(__doc__, "cuda", "conns", 40)
+    _lib = gpud_proc.package(a.lib, no_ring=True)
+    DaemonStatus, Options, lib = _lib.DaemonStatus, _lib.Options, _lib.lib
     lib.gpud_connect_deferred.argtypes = [ctypes.POINTER(Options),
                                           ctypes.POINTER(ctypes.c_void_p)]
     lib.gpud_connect_deferred.restype = ctypes.c_int

@@ -44,6 +44,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import gpud_proc  # noqa: E402  (starting gpud)
 import python_first_result as pfr  # noqa: E402  (its timer)
 import readme_table as rt  # noqa: E402  (its percentile)
 
@@ -63,16 +64,7 @@ def echo(probe, d):
 
 
 def start(gpud, d, backend):
-    url = "ipc://%s/gpud.sock" % d
-    log = open(os.path.join(d, "gpud.log"), "w")
-    proc = subprocess.Popen([gpud, "--backend", backend, "--listen", url, "--log-level",
-                             "warn"], stdout=log, stderr=subprocess.STDOUT)
-    gpuctl = os.path.join(os.path.dirname(gpud), "gpuctl")
-    if subprocess.run([gpuctl, "--url", url, "status", "--wait", "60"],
-                      stdout=subprocess.DEVNULL).returncode != 0:
-        proc.kill()
-        raise SystemExit("fresh_gpuctl: %s did not start: see %s/gpud.log" % (gpud, d))
-    return proc, url
+    return gpud_proc.start(gpud, d, backend, "fresh_gpuctl", ("--log-level", "warn"))
 
 
 TRACE = re.compile(r"^gpuctl: +[0-9.]+ ms \(\+ *([0-9.]+)\) (.*)$")

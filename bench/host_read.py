@@ -12,43 +12,24 @@ ways alternate round by round, and each result is checked against the file.
 GPUD is started on a socket of its own (default backend cpu: the copies are the host's);
 the Python package is the one at python/ beside this bench/.
 """
-import argparse
 import ctypes
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpud_proc  # noqa: E402  (starting gpud, the package)
+
 SIZES_MIB = (1, 4, 8)
 MADV_POPULATE_WRITE = 23
 
 
-def start(gpud, d, backend):
-    url = "ipc://%s/gpud.sock" % d
-    proc = subprocess.Popen([gpud, "--backend", backend, "--listen", url],
-                            stdout=open(os.path.join(d, "gpud.log"), "w"),
-                            stderr=subprocess.STDOUT)
-    gpuctl = os.path.join(os.path.dirname(gpud), "gpuctl")
-    if subprocess.run([gpuctl, "--url", url, "status", "--wait", "60"],
-                      stdout=subprocess.DEVNULL).returncode != 0:
-        proc.kill()
-        raise SystemExit("host_read: %s did not start: see %s/gpud.log" % (gpud, d))
-    return proc, url
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("gpud")
-    ap.add_argument("lib")
-    ap.add_argument("--backend", default="cpu")
-    ap.add_argument("--rounds", type=int, default=20)
-    a = ap.parse_args()
-    os.environ["GPUD_LIB"] = os.path.abspath(a.lib)
-    sys.path.insert(0, os.path.join(HERE, "..", "python"))
-    from gpud._lib import Options, lib  # noqa: E402  (GPUD_LIB set above)
+    a = gpud_proc.arguments(__doc__, "cpu", "rounds", 20)
+    _lib = gpud_proc.package(a.lib)
+    Options, lib = _lib.Options, _lib.lib
     libc = ctypes.CDLL(None, use_errno=True)
     libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     lib.gpud_host_alloc.restype = ctypes.c_void_p
@@ -58,7 +39,7 @@ def main():
                                    ctypes.c_uint64, ctypes.c_size_t]
     lib.gpud_host_read.restype = ctypes.c_int
     with tempfile.TemporaryDirectory() as d:
-        proc, url = start(a.gpud, d, a.backend)
+        proc, url = gpud_proc.start(a.gpud, d, a.backend, "host_read")
         try:
             c = ctypes.c_void_p()
             o = Options(url=url.encode())
