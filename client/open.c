@@ -99,6 +99,10 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enu
 	}
 	if (client_endpoints_parse(c, url) != 0)
 		return GPUD_ECONNECT;
+	/* A list is tried in order until an endpoint answers hello (one draining or
+	 * refusing is passed over): a hello left to the first call could not. */
+	if (hello == HELLO_FIRST_CALL && c->nurls > 1)
+		hello = HELLO_AT_CONNECT;
 	c->token = option(opts->token, "GPUD_TOKEN");
 	c->tls_ca = option(opts->tls_ca, "GPUD_TLS_CA");
 	c->tls_server_name = option(opts->tls_server_name, "GPUD_TLS_SERVER_NAME");

@@ -289,7 +289,9 @@ GPUD_API gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_clie
  * is known of the tenant; a refused token (GPUD_EACCESS) or a gpud that is
  * shutting down (GPUD_ESHUTDOWN) shows on that first call, which then gave
  * no status, and the next call tries hello again. Connecting fails only
- * where gpud_connect_for_status would (nothing reachable at the URL).
+ * where gpud_connect_for_status would (nothing reachable at the URL). With
+ * a list of endpoints it says hello at connect, as gpud_connect_opts: the
+ * list is tried in order until one answers hello.
  */
 GPUD_API gpud_status gpud_connect_deferred(const gpud_options *opts, gpud_client **out);
 /* Closes the connection; no other call on c may be in flight. */

@@ -102,6 +102,16 @@ START_TEST(test_first_that_answers)
 	gpud_daemon_status s;
 	LIB_OK(c, gpud_status_get(c, &s));
 	gpud_close(c);
+	/* hello left to the first call: not with a list, which is tried until an
+	 * endpoint answers hello, so the answer is there at once */
+	ck_assert_int_eq(gpud_connect_deferred(&o, &c), GPUD_OK);
+	ck_assert_str_eq(gpud_url(c), second.url);
+	ck_assert_msg(gpud_server(c)->version[0] && gpud_server(c)->tenant[0],
+		      "a deferred connection to a list has not said hello: version '%s'",
+		      gpud_server(c)->version);
+	LIB_OK(c, gpud_status_get(c, &s));
+	ck_assert_int_ne(s.scope, GPUD_SCOPE_BEFORE_HELLO);
+	gpud_close(c);
 	stop_second();
 }
 END_TEST
