@@ -35,12 +35,13 @@
  *   5  ring.c      the request ring: the local fast path beside the socket
  *   6  call.c      one round trip: the ring, else the socket
  *   7  region.c    memfd host regions handed to gpud, the scratch region
- *      host_read.c a file read into host memory by the kernel (its memfd)
+ *      host_io.c   a file read into host memory, or memory written into a
+ *                  file: by gpud (the region socket), else here
  *      transfer.c  alloc, upload, download (.npy too), sync, free
  *      run.c       run and call: the request, and what its reply gives
  *      job.c       asynchronous jobs (gpud_run_async, gpud_call_async)
  *      admin.c     keep, list, register, kernels, status
- *      (in that order: host_read.c and run.c use region.c, run.c
+ *      (in that order: host_io.c and run.c use region.c, run.c
  *      transfer.c, job.c run.c)
  *   8  open.c      gpud_connect*, and what a connection says of itself
  *      close.c     gpud_close: frees jobs, regions, ring, contexts
@@ -49,7 +50,8 @@
  * for pipe events and job completions):
  *   - fixed at connect, read by all: sock, url, token, TLS settings,
  *     connect_timeout_ms;
- *   - atomics (__atomic builtins): timeout_ms, keep, device1, next_id, reconnects;
+ *   - atomics (__atomic builtins): timeout_ms, keep, device1, next_id, reconnects,
+ *     populate_off;
  *   - under mu: the session (gen, lost, helloing, session_pipe, info and
  *     the message limits, shm path and key), the host regions, the list of jobs and the kernel
  *     variants status last gave;
@@ -196,6 +198,7 @@ struct gpud_client {
 	uint64_t ring_tried_gen;
 	uint64_t ring_first_gen; /* the session whose first call went by the socket */
 	int ring_off;            /* atomic; gpud_set_ring(c, 0), or $GPUD_NO_RING */
+	int populate_off;        /* atomic; gpud_set_populate(c, 0) */
 	uint64_t ring_calls;     /* atomic; gpud_ring_calls */
 };
 
@@ -309,6 +312,15 @@ void client_copy_devices(gpud_server_info *info, Gpud__Device **devs, size_t n);
  */
 gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
 				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd);
+/*
+ * gpud copies length bytes between the regular file fd at file_offset and
+ * the session's region region_id at offset (flags GPUD_SHM_READ: the file into the
+ * region; GPUD_SHM_WRITE: the region into the file). GPUD_OK once all are
+ * moved, or the status with the message set.
+ */
+gpud_status client_shm_file_io(gpud_client *c, int fd, uint32_t flags, uint64_t region_id,
+			       uint64_t offset, uint64_t length, uint64_t file_offset,
+			       const char *shm_path, const uint8_t *key);
 /* Hands memfd fd (and efd, if not -1) to gpud on the region socket; *id on success. */
 gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
 				const char *shm_path, const uint8_t *key, uint64_t *id);
@@ -430,7 +442,8 @@ typedef struct call_dst {
 	uint64_t offset; /* base's offset in its region */
 	const gpud_array *into;
 	size_t ninto;
-	size_t used; /* outputs copied into the caller's arrays */
+	size_t used;     /* outputs copied into the caller's arrays */
+	int no_populate; /* outputs written into base: their pages not mapped here at once */
 } call_dst;
 /* The results of a call reply (payload pl, pll bytes), as gpud_call gives them;
  * outputs gpud wrote into dst's memory point there (*in_dst 1); outputs that

@@ -340,7 +340,8 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 			g->array.nbytes = bytes;
 			if (there) {
 				g->array.data = dst->base + at;
-				client_populate(g->array.data, bytes, 0);
+				if (!dst->no_populate)
+					client_populate(g->array.data, bytes, 0);
 				n++;
 				continue;
 			}
@@ -438,11 +439,19 @@ gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_arg *args, 
 	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, NULL, outs, cap, nouts, info, NULL));
 }
 
+void gpud_set_populate(gpud_client *c, int on)
+{
+	if (c)
+		__atomic_store_n(&c->populate_off, !on, __ATOMIC_RELAXED);
+}
+
 gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud_arg *args, size_t nargs,
 			 void *dst, size_t room, gpud_result *outs, size_t cap, size_t *nouts,
 			 gpud_run_info *info, int *in_dst)
 {
-	call_dst d = {.base = dst, .room = room};
+	call_dst d = {.base = dst,
+		      .room = room,
+		      .no_populate = __atomic_load_n(&c->populate_off, __ATOMIC_RELAXED)};
 	if (in_dst)
 		*in_dst = 0;
 	CLIENT_RETRY(c, call_once(c, kernel, args, nargs, dst ? &d : NULL, outs, cap, nouts, info,

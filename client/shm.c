@@ -1,11 +1,12 @@
 /*
  * client/shm.c — the region socket (proto/shm.h): one registration there,
  * a memfd (and a doorbell) handed to gpud with SCM_RIGHTS, one reply, and a
- * descriptor gpud lends back. The region socket's path and key come from
+ * descriptor gpud lends back; or one file copy, the file handed over. The region socket's path and key come from
  * the session (hello); a connection of its own per registration, on the
  * calling thread's stack: no state here.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include <sys/socket.h>
@@ -17,30 +18,25 @@
 #include "client/internal.h"
 
 /*
- * One registration on the region socket: msg with fds (nfds of them, may be
- * 0), one reply; a descriptor that comes with it goes to *rfd (else -1).
+ * One message on the region socket: msg (len bytes) with fds (nfds of them,
+ * 0 to 2), one reply; a descriptor that comes with it goes to *rfd (else
+ * -1). what names the request in a refusal's message.
  */
-gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
-				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd)
+static gpud_status shm_round_trip(gpud_client *c, const void *msg, size_t len, const int *fds,
+				  int nfds, const char *what, const char *shm_path, shm_reply *rep,
+				  int *rfd)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	shm_register msg;
 	int sock = -1;
 	gpud_status st = GPUD_OK;
 
 	*rfd = -1;
-	memset(&msg, 0, sizeof(msg));
-	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
-	memcpy(msg.key, key, sizeof(msg.key));
-	msg.size = size;
-	msg.flags = flags;
-	int fds[2] = {fd, efd}, nfds = fd < 0 ? 0 : efd >= 0 ? 2 : 1;
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 	} cbuf;
 	memset(&cbuf, 0, sizeof(cbuf));
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
 	struct msghdr mh = {.msg_iov = &iov,
 			    .msg_iovlen = 1,
 			    .msg_control = nfds ? cbuf.buf : NULL,
@@ -67,7 +63,7 @@ gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, ui
 		struct timeval tv = {.tv_sec = t / 1000, .tv_usec = (t % 1000) * 1000};
 		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)len) {
 		st = client_seterr(c, GPUD_ETRANSPORT, "region socket %s: send: %s", shm_path,
 				   strerror(errno));
 		goto out;
@@ -98,11 +94,7 @@ gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, ui
 				   rep->status > GPUD__STATUS__STATUS_NO_SESSION
 					   ? GPUD_EPROTO
 					   : (gpud_status)rep->status,
-				   "gpud refused the %s: %s",
-				   (flags & GPUD_SHM_RING)   ? "request ring"
-				   : (flags & GPUD_SHM_LEND) ? "lend of host memory"
-							     : "host region",
-				   rep->message);
+				   "gpud refused the %s: %s", what, rep->message);
 		goto out;
 	}
 out:
@@ -112,6 +104,50 @@ out:
 		close(*rfd);
 		*rfd = -1;
 	}
+	return st;
+}
+
+gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
+				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd)
+{
+	shm_register msg;
+	memset(&msg, 0, sizeof(msg));
+	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
+	memcpy(msg.key, key, sizeof(msg.key));
+	msg.size = size;
+	msg.flags = flags;
+	int fds[2] = {fd, efd}, nfds = fd < 0 ? 0 : efd >= 0 ? 2 : 1;
+	return shm_round_trip(c, &msg, sizeof(msg), fds, nfds,
+			      (flags & GPUD_SHM_RING)   ? "request ring"
+			      : (flags & GPUD_SHM_LEND) ? "lend of host memory"
+							: "host region",
+			      shm_path, rep, rfd);
+}
+
+gpud_status client_shm_file_io(gpud_client *c, int fd, uint32_t flags, uint64_t region_id,
+			       uint64_t offset, uint64_t length, uint64_t file_offset,
+			       const char *shm_path, const uint8_t *key)
+{
+	shm_file_io msg;
+	shm_reply rep;
+	int rfd;
+	memset(&msg, 0, sizeof(msg));
+	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
+	memcpy(msg.key, key, sizeof(msg.key));
+	msg.flags = flags;
+	msg.region = region_id;
+	msg.offset = offset;
+	msg.length = length;
+	msg.file_offset = file_offset;
+	gpud_status st = shm_round_trip(c, &msg, sizeof(msg), &fd, 1,
+					flags == GPUD_SHM_WRITE ? "copy into a file"
+								: "copy from a file",
+					shm_path, &rep, &rfd);
+	if (rfd >= 0)
+		close(rfd); /* none is expected */
+	if (st == GPUD_OK && rep.size != length)
+		st = client_seterr(c, GPUD_EPROTO, "gpud copied %" PRIu64 " bytes of %" PRIu64,
+				   rep.size, length);
 	return st;
 }
 

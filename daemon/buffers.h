@@ -76,6 +76,7 @@ struct gpud_tenant {
 	uint64_t aff_bytes[GPUD_DEVICES_MAX], aff_nbuffers[GPUD_DEVICES_MAX];
 	uint64_t nkept;
 	uint32_t in_flight;
+	uint32_t file_io;  /* files gpud copies for it now (daemon/region_io.h) */
 	gpud_buffer *kept; /* its kept buffers */
 	/* runs waiting for a slot of each device's scheduler (daemon/sched.h) */
 	sched_queue runs[GPUD_DEVICES_MAX];

@@ -499,6 +499,15 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 		fprintf(f, "gpud_lent_host_bytes{state=\"lent\"} %llu\n",
 			(unsigned long long)ls->lent_bytes);
 	}
+	if (core->regions->fd >= 0) {
+		family(f, "gpud_host_file_copy_bytes_total", "counter",
+		       "Bytes gpud copied between clients' files and their host regions "
+		       "(direction in: a file into a region; out: a region into a file).");
+		fprintf(f, "gpud_host_file_copy_bytes_total{direction=\"in\"} %llu\n",
+			(unsigned long long)core->regions->file_io_read);
+		fprintf(f, "gpud_host_file_copy_bytes_total{direction=\"out\"} %llu\n",
+			(unsigned long long)core->regions->file_io_written);
+	}
 	if (core->host) {
 		hostmem_stats hs = hostmem_get(core->host);
 		family(f, "gpud_host_memory_bytes", "gauge",

@@ -4,7 +4,8 @@
  *
  * nng moves messages, not file descriptors, so the memfd a client shares
  * comes over a small Unix SOCK_SEQPACKET socket of our own: one message in
- * (with the fd), one reply out, then the connection closes. Everything runs
+ * (with the fd), one reply out, then the connection closes. A file copy
+ * into or out of a region comes the same way and is daemon/region_io.c's. Everything runs
  * on the loop except pinning and unmapping, which take milliseconds per GiB
  * and go to libuv's workers. A region gpud pins is reserved in the host
  * memory budget (daemon/hostmem.h, atomic) first: pinning faults in and
@@ -32,6 +33,7 @@
 #include "daemon/hostmem.h"
 #include "daemon/log.h"
 #include "daemon/loop.h"
+#include "daemon/region_io.h"
 #include "daemon/regions.h"
 #include "proto/shm.h"
 
@@ -114,6 +116,23 @@ void regions_session_closed(region_server *rs, gpud_session *s)
 			 "connection closed: unmapping %" PRIu64 " host regions", s->nregions);
 	while (s->regions)
 		regions_release(rs, s->regions);
+}
+
+void regions_add(region_server *rs, gpud_session *s, host_region *r)
+{
+	ON_LOOP("regions_add");
+	r->rs = rs;
+	r->session = s;
+	do {
+		if (getrandom(&r->id, sizeof(r->id), 0) != (ssize_t)sizeof(r->id))
+			abort(); /* cannot fail for 8 bytes once the pool is seeded */
+	} while (r->id == 0 || regions_get(rs, s, r->id) != NULL);
+	HASH_ADD(hh, rs->by_id, id, sizeof(r->id), r);
+	DL_APPEND(s->regions, r);
+	s->nregions++;
+	s->region_bytes += r->size;
+	rs->count++;
+	rs->bytes += r->size;
 }
 
 host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id)
@@ -267,23 +286,9 @@ static void register_finish(shm_conn *c)
 		log_conn(LOG_WARN, c->pipe_id, s->tenant ? s->tenant->name : NULL,
 			 "region of %zu bytes not pinned (%s); copies from it are staged", c->size,
 			 c->pin_err);
-	*r = (host_region){.base = c->base,
-			   .size = c->size,
-			   .pinned = c->pinned,
-			   .lent = c->lent,
-			   .refs = 1,
-			   .rs = rs,
-			   .session = s};
-	do {
-		if (getrandom(&r->id, sizeof(r->id), 0) != (ssize_t)sizeof(r->id))
-			abort(); /* cannot fail for 8 bytes once the pool is seeded */
-	} while (r->id == 0 || regions_get(rs, s, r->id) != NULL);
-	HASH_ADD(hh, rs->by_id, id, sizeof(r->id), r);
-	DL_APPEND(s->regions, r);
-	s->nregions++;
-	s->region_bytes += r->size;
-	rs->count++;
-	rs->bytes += r->size;
+	*r = (host_region){
+		.base = c->base, .size = c->size, .pinned = c->pinned, .lent = c->lent, .refs = 1};
+	regions_add(rs, s, r);
 	log_conn(LOG_DEBUG, c->pipe_id, s->tenant ? s->tenant->name : NULL,
 		 "host region %016" PRIx64 " of %zu bytes%s%s", r->id, r->size,
 		 r->pinned ? ", pinned" : "", r->lent ? ", lent" : "");
@@ -345,6 +350,73 @@ static int is_eventfd(int fd)
 	return strcmp(link, "anon_inode:[eventfd]") == 0;
 }
 
+/* 1 if magic is GPUD_SHM_MAGIC, else 0 with the refusal sent. */
+static int magic_ok(shm_conn *c, const char *magic)
+{
+	char got[2 * 8 + 1], want[2 * 8 + 1];
+	if (memcmp(magic, GPUD_SHM_MAGIC, 8) == 0)
+		return 1;
+	for (size_t i = 0; i < 8; i++) {
+		snprintf(got + 2 * i, 3, "%02x", (unsigned char)magic[i]);
+		snprintf(want + 2 * i, 3, "%02x", (unsigned char)GPUD_SHM_MAGIC[i]);
+	}
+	conn_reply(c, ST_PROTOCOL, 0, 0,
+		   "bad magic 0x%s, expected 0x%s (\"%s\"): not a gpud registration message", got,
+		   want, GPUD_SHM_MAGIC);
+	return 0;
+}
+
+/* The session whose key this is, of the peer's user; else NULL with the refusal sent. */
+static gpud_session *peer_session(shm_conn *c, const uint8_t *key)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+		conn_reply(c, ST_INTERNAL, 0, 0, "SO_PEERCRED: %s", strerror(errno));
+		return NULL;
+	}
+	/* An unknown key and another user's key get the same answer. */
+	gpud_session *s = session_by_key(c->rs, key);
+	if (s == NULL || !s->local || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
+		conn_reply(c, ST_NOT_FOUND, 0, 0,
+			   "unknown session key (from hello on an ipc:// connection of this user)");
+		return NULL;
+	}
+	return s;
+}
+
+/* A file copy's answer (daemon/region_io.h), on the loop: the reply, then c closes. */
+static void file_io_done(void *arg, dstatus st, uint64_t moved, const char *why)
+{
+	shm_conn *c = arg;
+	c->size = (size_t)moved;
+	if (why)
+		conn_reply(c, st, 0, 0, "%s", why);
+	else
+		conn_reply(c, st, 0, 0, NULL);
+}
+
+/* A GPUD_SHM_READ or GPUD_SHM_WRITE message with its nfds descriptors (taken);
+ * more: more than came through. */
+static void conn_file_io(shm_conn *c, const shm_file_io *m, const int *fds, int nfds, int more)
+{
+	if (nfds != 1 || more) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		conn_reply(c, more ? ST_PROTOCOL : ST_INVALID, 0, 0,
+			   "a file copy takes exactly one file descriptor (the file), got %s%d",
+			   more ? "more than " : "", nfds);
+		return;
+	}
+	gpud_session *s;
+	if (!magic_ok(c, m->magic) || (s = peer_session(c, m->key)) == NULL) {
+		close(fds[0]);
+		return;
+	}
+	c->pipe_id = s->pipe_id;
+	region_io_start(c->rs, s, m, fds[0], file_io_done, c);
+}
+
 /* Checks the message and the memfd; maps it. 0, or a status with the reply sent. */
 static void on_conn_readable(uv_poll_t *h, int status, int events)
 {
@@ -352,10 +424,14 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	region_server *rs = c->rs;
 	shm_register msg;
 	union {
+		shm_register reg;
+		shm_file_io io;
+	} in;
+	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(4 * sizeof(int))];
 	} cbuf;
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct iovec iov = {.iov_base = &in, .iov_len = sizeof(in)};
 	struct msghdr mh = {.msg_iov = &iov,
 			    .msg_iovlen = 1,
 			    .msg_control = cbuf.buf,
@@ -374,6 +450,11 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 		for (size_t i = 0; i < k && nfds < 4; i++)
 			memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
 	}
+	if (n == (ssize_t)sizeof(in.io) && !(mh.msg_flags & MSG_TRUNC)) {
+		conn_file_io(c, &in.io, fds, nfds, (mh.msg_flags & MSG_CTRUNC) != 0);
+		return;
+	}
+	memcpy(&msg, &in, sizeof(msg));
 	/* Whatever arrives is closed below unless it becomes the mapping's fd
 	 * (or the ring's doorbell). */
 	int ring = n == (ssize_t)sizeof(msg) && (msg.flags & GPUD_SHM_RING) != 0, efd = -1;
@@ -393,8 +474,6 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 			close(fds[i]);
 	}
 
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
 	struct statfs sfs;
 	struct stat st;
 	gpud_session *s;
@@ -402,8 +481,11 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 
 	if (n != (ssize_t)sizeof(msg) || (mh.msg_flags & MSG_TRUNC)) {
 		conn_reply(c, ST_PROTOCOL, 0, 0,
-			   "expected one %zu-byte registration message, got %s%zd bytes",
-			   sizeof(msg), (mh.msg_flags & MSG_TRUNC) ? "more than " : "", n);
+			   "expected one %zu-byte registration message (or a %zu-byte file copy), "
+			   "got %s%zd bytes",
+			   sizeof(msg), sizeof(in.io),
+			   (mh.msg_flags & MSG_TRUNC) ? "more than " : "",
+			   (mh.msg_flags & MSG_TRUNC) ? (ssize_t)sizeof(in) : n);
 		goto out;
 	}
 	if (mh.msg_flags & MSG_CTRUNC) {
@@ -411,18 +493,8 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 			   "a registration message carries at most 2 file descriptors, got more");
 		goto out;
 	}
-	if (memcmp(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic)) != 0) {
-		char got[2 * sizeof(msg.magic) + 1], want[2 * sizeof(msg.magic) + 1];
-		for (size_t i = 0; i < sizeof(msg.magic); i++) {
-			snprintf(got + 2 * i, 3, "%02x", (unsigned char)msg.magic[i]);
-			snprintf(want + 2 * i, 3, "%02x", (unsigned char)GPUD_SHM_MAGIC[i]);
-		}
-		conn_reply(
-			c, ST_PROTOCOL, 0, 0,
-			"bad magic 0x%s, expected 0x%s (\"%s\"): not a gpud registration message",
-			got, want, GPUD_SHM_MAGIC);
+	if (!magic_ok(c, msg.magic))
 		goto out;
-	}
 	if (fd < 0 && !lend) {
 		conn_reply(c, ST_INVALID, 0, 0,
 			   ring ? "expected two file descriptors (a memfd, then an eventfd), got %d"
@@ -435,17 +507,8 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 			   "a request ring's second file descriptor must be an eventfd");
 		goto out;
 	}
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
-		conn_reply(c, ST_INTERNAL, 0, 0, "SO_PEERCRED: %s", strerror(errno));
+	if ((s = peer_session(c, msg.key)) == NULL)
 		goto out;
-	}
-	/* An unknown key and another user's key get the same answer. */
-	s = session_by_key(rs, msg.key);
-	if (s == NULL || !s->local || (uint64_t)s->peer_uid != (uint64_t)cred.uid) {
-		conn_reply(c, ST_NOT_FOUND, 0, 0,
-			   "unknown session key (from hello on an ipc:// connection of this user)");
-		goto out;
-	}
 	if (lend) {
 		if (!rs->lending || s->tenant == NULL) {
 			conn_reply(c, ST_UNSUPPORTED, 0, 0, "this gpud lends no host memory");

@@ -58,6 +58,10 @@ typedef struct region_server {
 	void *ring_arg;
 	lend_pool lend; /* host memory lent to clients (GPUD_SHM_LEND) */
 	int lending;
+	/* Files copied into and out of regions (daemon/region_io.h): copies on
+	 * workers now, and the bytes moved since start. */
+	uint32_t file_io;
+	uint64_t file_io_read, file_io_written;
 } region_server;
 
 /*
@@ -75,6 +79,9 @@ int regions_pending(const region_server *rs);
 /* Releases every region now, pinned ones unpinned on this thread (shutdown). */
 void regions_fini(region_server *rs);
 
+/* r (base, size, pinned, lent and one reference set) becomes session s's
+ * region, under a fresh random id. */
+void regions_add(region_server *rs, gpud_session *s, host_region *r);
 /* The session's region by id, or NULL. */
 host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id);
 /* Out of reach now; unmapped once the last reference goes. */

@@ -378,7 +378,8 @@ static void json_times(run_job *j, const gpud_run_info *info)
 	}
 }
 
-static void write_results(run_job *j, gpud_result *res, size_t nout, int in_lent)
+/* c: the outputs are in its lent memory (gpud writes them to their files); NULL: not. */
+static void write_results(run_job *j, gpud_result *res, size_t nout, gpud_client *c)
 {
 	const char *names[MAX_ARGS] = {0}, *dest[MAX_ARGS];
 	for (size_t i = 0; i < nout; i++)
@@ -387,13 +388,15 @@ static void write_results(run_job *j, gpud_result *res, size_t nout, int in_lent
 	for (size_t i = 0; i < nout; i++) {
 		char what[GPUD_NAME_MAX + 16];
 		snprintf(what, sizeof(what), "output '%.63s'", res[i].name);
-		if (dest[i])
+		if (dest[i] && c)
+			save_host_array(c, dest[i], what, &res[i].array);
+		else if (dest[i])
 			save_array(dest[i], what, &res[i].array);
 		else if (j->nouts == 0 && !j->json)
 			print_summary(res[i].name, &res[i].array);
 		if (j->json && (dest[i] || j->nouts == 0))
 			json_output(j, res[i].name, &res[i].array, dest[i]);
-		if (in_lent)
+		if (c)
 			res[i].array.data = NULL; /* gpud's memory, not malloc'd */
 		gpud_array_free(&res[i].array);
 	}
@@ -429,7 +432,7 @@ static int run_one_trip(gpud_client *c, run_job *j)
 	      "%.1f us)",
 	      j->kernel, info.elapsed_us, info.kernel_us);
 	json_times(j, &info);
-	write_results(j, res, nout, 0);
+	write_results(j, res, nout, NULL);
 	return 0;
 }
 
@@ -529,6 +532,9 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 	size_t nout = 0;
 	gpud_run_info info;
 	int in_lent = 0;
+	/* Outputs that all go to files are written there by gpud: this process
+	 * need not map their pages (gpud_set_populate). */
+	gpud_set_populate(c, j->nouts == 0);
 	gpud_status st = wait_call_to(c, j->kernel, j->wire, (size_t)j->nargs, mem + at,
 				      (size_t)want - at, res, MAX_ARGS, &nout, &info, &in_lent, msg,
 				      sizeof(msg));
@@ -541,7 +547,7 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 	trace("ran %s on lent memory, outputs %s (in gpud %.1f us, kernel %.1f us)", j->kernel,
 	      in_lent ? "written into it" : "in the reply", info.elapsed_us, info.kernel_us);
 	json_times(j, &info);
-	write_results(j, res, nout, in_lent);
+	write_results(j, res, nout, in_lent ? c : NULL);
 	return 0;
 }
 

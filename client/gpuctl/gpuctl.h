@@ -218,6 +218,9 @@ void out_close(npy_out *o);
 void out_abort(npy_out *o);
 /* A whole array in memory into path ("-": stdout). */
 void save_array(const char *path, const char *what, const gpud_array *a);
+/* The same for an array in c's host memory (gpud_host_alloc's): into a regular
+ * file its bytes are written by gpud (gpud_host_write), never mapped here. */
+void save_host_array(gpud_client *c, const char *path, const char *what, const gpud_array *a);
 
 /* --- transfers (transfer.c) -------------------------------------------------------------- */
 

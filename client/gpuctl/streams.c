@@ -125,7 +125,8 @@ void out_close(npy_out *o)
 	o->fd = -1;
 }
 
-void save_array(const char *path, const char *what, const gpud_array *a)
+/* a into path, its data written here, or by gpud where c is given and path a regular file. */
+static void save(gpud_client *c, const char *path, const char *what, const gpud_array *a)
 {
 	unsigned char hdr[GPUD_NPY_HEADER_MAX];
 	char err[512];
@@ -136,7 +137,28 @@ void save_array(const char *path, const char *what, const gpud_array *a)
 		die(EX_PROTOCOL, "%s: gpud sent an array gpuctl cannot write: %s", what, err);
 	out_open(&o, path, what);
 	out_write(&o, hdr, hl);
-	out_write(&o, a->data, a->nbytes);
+	if (c && o.is_reg && a->nbytes > 0) {
+		gpud_status st = gpud_host_write(c, a->data, o.fd, o.written, a->nbytes);
+		if (st != GPUD_OK) {
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", gpud_errmsg(c));
+			out_abort(&o);
+			die(EX_IOERR, "%s: writing %s failed: %s", what, path, msg);
+		}
+		o.written += a->nbytes;
+	} else {
+		out_write(&o, a->data, a->nbytes);
+	}
 	out_close(&o);
 	trace("wrote %s into %s", what, shown_path(&o));
+}
+
+void save_array(const char *path, const char *what, const gpud_array *a)
+{
+	save(NULL, path, what, a);
+}
+
+void save_host_array(gpud_client *c, const char *path, const char *what, const gpud_array *a)
+{
+	save(c, path, what, a);
 }

@@ -431,18 +431,33 @@ GPUD_API void *gpud_host_alloc(gpud_client *c, size_t bytes);
 /* Gives back memory from gpud_host_alloc (the pointer it returned). */
 GPUD_API gpud_status gpud_host_free(gpud_client *c, void *p);
 /*
- * Reads len bytes of the file fd from offset into memory dst: into host
- * memory of c (gpud_host_alloc's) the kernel copies them straight into its
- * pages (sendfile on the memory's descriptor), which this process need not
- * have touched first: a 4 MiB .npy's data in 0.4 ms where mapping the pages
- * and read() took 1.0 (docs/performance.md). Anywhere else, and from a file
- * sendfile cannot read, pread. fd must be readable at an offset (not a pipe
- * or a socket); its own offset is not used.
+ * Reads len bytes of the file fd from offset into memory dst. Into host
+ * memory of c (gpud_host_alloc's), 4 MiB and more from a regular file, gpud
+ * reads them itself through its own mapping of that memory, whose pages it
+ * has already mapped; else the kernel copies them straight into the pages
+ * (sendfile on the memory's descriptor). Either way this process need not
+ * have touched them: 4 MiB into fresh lent memory in 0.55 ms (gpud) or 0.66
+ * (sendfile) where mapping the pages and read() took 0.98 (H200 host,
+ * docs/performance.md). Anywhere else, and from a file sendfile cannot
+ * read, pread. fd must be readable at an offset (not a pipe or a socket);
+ * its own offset is not used.
  * GPUD_EARG, with a message naming the file's descriptor and the offset,
  * when the file ends before offset + len or cannot be read (the system's
  * error).
  */
 GPUD_API gpud_status gpud_host_read(gpud_client *c, void *dst, int fd, uint64_t offset, size_t len);
+/*
+ * Writes len bytes of memory src into the file fd at offset. From host
+ * memory of c (gpud_host_alloc's), 8 MiB and more, into a regular file, gpud
+ * writes them itself through its own mapping of that memory, so this
+ * process never maps those pages (gpud_set_populate). Anywhere else, or
+ * where gpud does not, pwrite. fd must be writable at an offset (not
+ * O_APPEND, a pipe or a socket); its own offset is not used.
+ * GPUD_EARG, with a message naming the descriptor and the offset, when the
+ * file cannot be written (the system's error).
+ */
+GPUD_API gpud_status gpud_host_write(gpud_client *c, const void *src, int fd, uint64_t offset,
+				     size_t len);
 /* 1 if this connection can share memory with gpud (ipc:// and offered). */
 GPUD_API int gpud_has_shm(const gpud_client *c);
 
@@ -583,11 +598,22 @@ GPUD_API gpud_status gpud_call(gpud_client *c, const char *kernel, const gpud_ar
  * output order), *in_dst is 1 and outs[i].array.data points into dst: do not
  * gpud_array_free those. Otherwise (too big, or dst is not gpud_host_alloc
  * memory of an ipc:// connection) they come back as with gpud_call, *in_dst
- * is 0 and the arrays are the caller's to free.
+ * is 0 and the arrays are the caller's to free. Outputs written into dst
+ * have their pages mapped into this process at once (reading them then takes
+ * no page faults) unless gpud_set_populate(c, 0).
  */
 GPUD_API gpud_status gpud_call_to(gpud_client *c, const char *kernel, const gpud_arg *args,
 				  size_t nargs, void *dst, size_t room, gpud_result *outs,
 				  size_t cap, size_t *nouts, gpud_run_info *info, int *in_dst);
+/*
+ * on = 0: gpud_call_to leaves the pages of the outputs gpud wrote into dst
+ * unmapped in this process, for a caller that hands them on unread
+ * (gpud_host_write: an 8 MiB output is then written to its file in 1.47 ms
+ * where mapping its pages and pwrite took 1.64, docs/performance.md; smaller
+ * ones it maps itself, in one call).
+ * 1, the default: they are mapped at once, in one call.
+ */
+GPUD_API void gpud_set_populate(gpud_client *c, int on);
 
 /*
  * gpud_call with the outputs copied into arrays of the caller's, no

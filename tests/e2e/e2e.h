@@ -245,6 +245,12 @@ typedef struct t_shm_register {
 	uint64_t size;
 	uint32_t flags, reserved;
 } t_shm_register;
+typedef struct t_shm_file_io { /* GPUD_SHM_READ (8) or GPUD_SHM_WRITE (16), one file */
+	char magic[8];
+	uint8_t key[16];
+	uint32_t flags, reserved;
+	uint64_t region, offset, length, file_offset;
+} t_shm_file_io;
 typedef struct t_shm_reply {
 	int32_t status;
 	uint32_t pinned;

@@ -7,7 +7,12 @@
  * spare is made to order; gpud_call_to's outputs land in the memory and equal
  * gpud_call's, and come back as gpud_call's where they do not fit. By hand on
  * the region socket: a lend with a descriptor, of 0 bytes and over the
- * connection's limit are refused with reasons, and gpud serves on.
+ * connection's limit are refused with reasons, and gpud serves on. Files
+ * copied into and out of lent memory by gpud (gpud_host_read of 4 MiB and
+ * more, gpud_host_write of 8 MiB and more; gpuctl run's output written
+ * that way),
+ * counted on /metrics; what gpud will not take is copied by the library,
+ * which says why that cannot be.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,8 +34,9 @@ static void setup_lend(void)
 {
 	start_gpud("[gpud]\nsocket_mode = 0666\nlend_unit = 4MiB\nlend_spare = 8MiB\n"
 		   "lend_keep = 64MiB\n"
-		   "shm_max_bytes = 64MiB\n",
+		   "shm_max_bytes = 64MiB\nmetrics_listen = 127.0.0.1:0\n",
 		   NULL, NULL);
+	e2e_find_metrics_addr();
 }
 
 static int spares_ready(const gpud_daemon_status *s)
@@ -206,6 +212,134 @@ START_TEST(test_host_read)
 }
 END_TEST
 
+/* gpud_host_file_copy_bytes_total{direction="in"} or "out" on /metrics now. */
+static double copied(const char *direction)
+{
+	static char page[1 << 18];
+	char series[96];
+	ck_assert_int_eq(e2e_http_get("/metrics", page, sizeof(page)), 200);
+	snprintf(series, sizeof(series), "gpud_host_file_copy_bytes_total{direction=\"%s\"}",
+		 direction);
+	double v = e2e_sample(page, series);
+	ck_assert_msg(v >= 0, "no %s on /metrics", series);
+	return v;
+}
+
+/* A file of n bytes at path, each byte fill: its descriptor (O_RDWR). */
+static int filled_file(const char *path, size_t n, int fill)
+{
+	unsigned char *b = malloc(n);
+	ck_assert_ptr_nonnull(b);
+	memset(b, fill, n);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, b, n), (ssize_t)n);
+	free(b);
+	return fd;
+}
+
+START_TEST(test_host_copies_by_gpud)
+{
+	/* past both sizes where the library asks gpud to copy: 4 MiB in, 8 MiB out */
+	enum { FILE_BYTES = 12 << 20, AT = 4099, LEN = (9 << 20) + 12345, OFF = 333, WAT = 1000 };
+	gpud_client *c = lib_connect();
+	if (!gpud_has_shm(c)) {
+		printf("lend: skipped (no shared memory here)\n");
+		gpud_close(c);
+		return;
+	}
+	unsigned char *want = malloc(FILE_BYTES), *back = malloc(FILE_BYTES);
+	ck_assert(want && back);
+	srand48((long)(harness_now_s() * 1e6)); /* fresh bytes each run */
+	for (size_t i = 0; i < FILE_BYTES; i++)
+		want[i] = (unsigned char)(lrand48() >> 7);
+	char in_path[PATH_MAX], out_path[PATH_MAX];
+	snprintf(in_path, sizeof(in_path), "%s/copy_in.bin", e2e_gpud.dir);
+	snprintf(out_path, sizeof(out_path), "%s/copy_out.bin", e2e_gpud.dir);
+	int fd = filled_file(in_path, FILE_BYTES, 0);
+	ck_assert_int_eq(pwrite(fd, want, FILE_BYTES, 0), FILE_BYTES);
+
+	/* 9 MiB into lent memory, poisoned around: gpud reads them in */
+	unsigned char *p = gpud_host_alloc(c, 10 << 20);
+	ck_assert_msg(p != NULL, "gpud_host_alloc: %s", gpud_errmsg(c));
+	memset(p, 0xEE, 10 << 20);
+	double in0 = copied("in"), out0 = copied("out");
+	LIB_OK(c, gpud_host_read(c, p + OFF, fd, AT, LEN));
+	ck_assert(memcmp(p + OFF, want + AT, LEN) == 0);
+	ck_assert_uint_eq(p[OFF - 1], 0xEE);
+	ck_assert_uint_eq(p[OFF + LEN], 0xEE);
+	ck_assert_msg(copied("in") == in0 + LEN, "gpud read %g bytes in, expected %d",
+		      copied("in") - in0, LEN);
+
+	/* and out again into another file at an offset, its other bytes kept */
+	int out = filled_file(out_path, FILE_BYTES, 0x11);
+	LIB_OK(c, gpud_host_write(c, p + OFF, out, WAT, LEN));
+	ck_assert_msg(copied("out") == out0 + LEN, "gpud wrote %g bytes out, expected %d",
+		      copied("out") - out0, LEN);
+	ck_assert_int_eq(pread(out, back, FILE_BYTES, 0), FILE_BYTES);
+	ck_assert(memcmp(back + WAT, want + AT, LEN) == 0);
+	ck_assert_uint_eq(back[WAT - 1], 0x11);
+	ck_assert_uint_eq(back[WAT + LEN], 0x11);
+
+	/* ordinary memory is written here: the same bytes, gpud's count unchanged */
+	LIB_OK(c, gpud_host_write(c, want, out, 0, LEN));
+	ck_assert_int_eq(pread(out, back, LEN, 0), LEN);
+	ck_assert(memcmp(back, want, LEN) == 0);
+	ck_assert(copied("out") == out0 + LEN);
+
+	/* gpud takes a regular file in the mode the copy needs; else the library
+	 * copies here, and says why that fails */
+	int ro = open(out_path, O_RDONLY | O_CLOEXEC), ap = open(out_path, O_WRONLY | O_APPEND);
+	ck_assert(ro >= 0 && ap >= 0);
+	LIB_FAIL(c, gpud_host_write(c, p + OFF, ro, 0, LEN), GPUD_EARG, "Bad file descriptor");
+	LIB_FAIL(c, gpud_host_write(c, p + OFF, ap, 0, LEN), GPUD_EARG,
+		 "is open with O_APPEND, which writes at its end, not at byte 0");
+	/* a file that ends first: gpud stops there (its bytes counted), the library says so */
+	LIB_FAIL(c, gpud_host_read(c, p, fd, FILE_BYTES - 1000, 5 << 20), GPUD_EARG,
+		 "ends at byte 12582912, before the 5241880 bytes asked");
+	ck_assert(copied("out") == out0 + LEN);
+	ck_assert(copied("in") == in0 + LEN + 1000);
+	close(ro);
+	close(ap);
+
+	/* below those sizes the library copies: the same bytes, gpud's counts unchanged */
+	double in1 = copied("in");
+	LIB_OK(c, gpud_host_read(c, p + OFF, fd, 7, (4 << 20) - 1));
+	ck_assert(memcmp(p + OFF, want + 7, (4 << 20) - 1) == 0);
+	LIB_OK(c, gpud_host_write(c, p + OFF, out, 0, (8 << 20) - 1));
+	ck_assert_int_eq(pread(out, back, (8 << 20) - 1, 0), (8 << 20) - 1);
+	ck_assert(memcmp(back, want + 7, (4 << 20) - 1) == 0);
+	ck_assert(copied("in") == in1 && copied("out") == out0 + LEN);
+
+	/* gpuctl run: an output of 8 MiB written by gpud from lent memory, the same
+	 * bytes as one that came in the reply (no shared memory) */
+	double x[60], y[60], f[4];
+	gen_ls(9191, 60, 4, x, y, f);
+	uint64_t nx = 60;
+	char xp[PATH_MAX + 16], yp[PATH_MAX + 16], cmd[3 * PATH_MAX];
+	snprintf(xp, sizeof(xp), "%s/lx.npy", e2e_gpud.dir);
+	snprintf(yp, sizeof(yp), "%s/ly.npy", e2e_gpud.dir);
+	save_npy(xp, GPUD_F64, 1, &nx, x);
+	save_npy(yp, GPUD_F64, 1, &nx, y);
+	const char *run = "gpuctl run lombscargle x=lx.npy y=ly.npy f0=0.1 df=0.0001 nf=1048576";
+	out0 = copied("out");
+	snprintf(cmd, sizeof(cmd), "%s -o by_gpud.npy", run);
+	assert_sh_ok(sh_run(cmd));
+	ck_assert_msg(copied("out") == out0 + 1048576 * 8, "gpud wrote %g bytes of the output",
+		      copied("out") - out0);
+	snprintf(cmd, sizeof(cmd), "GPUD_NO_SHM=1 %s -o in_reply.npy", run);
+	assert_sh_ok(sh_run(cmd));
+	assert_sh_ok(sh_run("cmp by_gpud.npy in_reply.npy"));
+
+	close(fd);
+	close(out);
+	free(want);
+	free(back);
+	gpud_close(c);
+	assert_daemon_alive("host copies by gpud");
+}
+END_TEST
+
 /* As uid: borrow 1 MiB, print "TENANT NONZERO-BYTES", scribble on it, leave. */
 int lend_uid_main(long uid, const char *url)
 {
@@ -310,6 +444,7 @@ TCase *e2e_lend(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_lend_and_call_to);
 	tcase_add_test(tc, test_host_read);
+	tcase_add_test(tc, test_host_copies_by_gpud);
 	tcase_add_test(tc, test_lend_other_tenant);
 	tcase_add_test(tc, test_lend_refusals);
 	return tc;

@@ -1,7 +1,8 @@
 /*
  * tests/e2e/sessions.c — test case "sessions": what belongs to a connection
  * (buffers freed when it closes; host regions: shared memory for bulk bytes,
- * and the region socket's refusals) and one-round-trip calls.
+ * the region socket's refusals, files copied into and out of regions by
+ * gpud) and one-round-trip calls.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -180,7 +181,8 @@ START_TEST(test_host_region_refusals)
 	SHM_EXPECT(shm_try(path, key, sz, -1, sizeof(t_shm_register)), ST_INVALID_ARGUMENT,
 		   "exactly one file descriptor");
 	SHM_EXPECT(shm_try(path, key, sz, fd, 12), ST_PROTOCOL,
-		   "expected one 40-byte registration message, got 12 bytes");
+		   "expected one 40-byte registration message (or a 64-byte file copy), got 12 "
+		   "bytes");
 	/* A whole message of the right size with another magic: said so, in hex. */
 	t_shm_register wrong = {.size = sz};
 	memcpy(wrong.magic, "gpudshm2", 8);
@@ -189,7 +191,11 @@ START_TEST(test_host_region_refusals)
 		   "bad magic 0x6770756473686d32, expected 0x6770756473686d31 (\"gpudshm1\")");
 	char longer[sizeof(t_shm_register) + 8] = "gpudshm1";
 	SHM_EXPECT(shm_send_bytes(path, longer, sizeof(longer), &fd, 1), ST_PROTOCOL,
-		   "expected one 40-byte registration message, got more than 40 bytes");
+		   "expected one 40-byte registration message (or a 64-byte file copy), got 48 "
+		   "bytes");
+	char longest[sizeof(t_shm_file_io) + 8] = "gpudshm1";
+	SHM_EXPECT(shm_send_bytes(path, longest, sizeof(longest), &fd, 1), ST_PROTOCOL,
+		   "got more than 64 bytes");
 	int five[5] = {fd, fd, fd, fd, fd};
 	t_shm_register right = wrong;
 	memcpy(right.magic, "gpudshm1", 8);
@@ -244,6 +250,121 @@ START_TEST(test_host_region_refusals)
 	nng_close(a);
 	nng_close(b);
 	assert_fresh_client_works("refused host regions");
+}
+END_TEST
+
+/* A file copy (GPUD_SHM_READ 8, GPUD_SHM_WRITE 16) on the region socket at path. */
+static t_shm_reply copy_try(const char *path, const uint8_t *key, uint32_t flags, uint64_t region,
+			    uint64_t off, uint64_t len, uint64_t file_off, const int *fds, int nfds)
+{
+	t_shm_file_io m = {.flags = flags,
+			   .region = region,
+			   .offset = off,
+			   .length = len,
+			   .file_offset = file_off};
+	memcpy(m.magic, "gpudshm1", 8);
+	memcpy(m.key, key, 16);
+	return shm_send_bytes(path, &m, sizeof(m), fds, nfds);
+}
+
+/* By hand on the region socket: gpud copies a file into a region and a region
+ * into a file, for the region's connection only, within the region, from and
+ * to a regular file open for it; every refusal says why, and gpud serves on. */
+START_TEST(test_region_file_copies)
+{
+	enum { SZ = 1 << 16, N = 5000, FILE_BYTES = 20000 };
+	const int seal = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	nng_socket a = raw_open(10000), b = raw_open(10000);
+	char path[256], pathb[256], fpath[PATH_MAX];
+	uint8_t key[16], keyb[16];
+	raw_hello(a, path, sizeof(path), key);
+	raw_hello(b, pathb, sizeof(pathb), keyb);
+	int mfd = make_memfd(SZ, seal);
+	t_shm_reply ok = shm_try(path, key, SZ, mfd, sizeof(t_shm_register));
+	ck_assert_msg(ok.status == 0, "registration: %s", ok.message);
+	unsigned char *mem = mmap(NULL, SZ, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	ck_assert_ptr_ne(mem, MAP_FAILED);
+	memset(mem, 0xEE, SZ);
+
+	unsigned char want[FILE_BYTES], got[FILE_BYTES];
+	srand48((long)(harness_now_s() * 1e6));
+	for (int i = 0; i < FILE_BYTES; i++)
+		want[i] = (unsigned char)(lrand48() >> 9);
+	snprintf(fpath, sizeof(fpath), "%s/copy.bin", e2e_gpud.dir);
+	int fd = open(fpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, want, FILE_BYTES), FILE_BYTES);
+
+	/* in: N bytes from file byte 77 to region byte 100, nothing around touched */
+	t_shm_reply r = copy_try(path, key, 8, ok.region, 100, N, 77, &fd, 1);
+	ck_assert_msg(r.status == 0 && r.size == N, "copy in: %d %s (size %" PRIu64 ")", r.status,
+		      r.message, r.size);
+	ck_assert(memcmp(mem + 100, want + 77, N) == 0);
+	ck_assert_uint_eq(mem[99], 0xEE);
+	ck_assert_uint_eq(mem[100 + N], 0xEE);
+	/* out: those bytes to file byte 9000 */
+	r = copy_try(path, key, 16, ok.region, 100, N, 9000, &fd, 1);
+	ck_assert_msg(r.status == 0 && r.size == N, "copy out: %d %s", r.status, r.message);
+	ck_assert_int_eq(pread(fd, got, FILE_BYTES, 0), FILE_BYTES);
+	ck_assert(memcmp(got + 9000, want + 77, N) == 0);
+	ck_assert(memcmp(got, want, 9000) == 0);
+	ck_assert(memcmp(got + 9000 + N, want + 9000 + N, FILE_BYTES - 9000 - N) == 0);
+
+	/* another connection's key, a made-up key or region */
+	SHM_EXPECT(copy_try(pathb, keyb, 8, ok.region, 0, N, 0, &fd, 1), ST_NOT_FOUND,
+		   "unknown host region");
+	uint8_t bad[16];
+	memcpy(bad, key, 16);
+	bad[3] ^= 1;
+	SHM_EXPECT(copy_try(path, bad, 8, ok.region, 0, N, 0, &fd, 1), ST_NOT_FOUND,
+		   "unknown session key");
+	SHM_EXPECT(copy_try(path, key, 8, ok.region ^ 2, 0, N, 0, &fd, 1), ST_NOT_FOUND,
+		   "unknown host region");
+	/* the message itself */
+	SHM_EXPECT(copy_try(path, key, 24, ok.region, 0, N, 0, &fd, 1), ST_INVALID_ARGUMENT,
+		   "GPUD_SHM_READ (8) or GPUD_SHM_WRITE (16) alone");
+	SHM_EXPECT(copy_try(path, key, 4, ok.region, 0, N, 0, &fd, 1), ST_INVALID_ARGUMENT,
+		   "got flags 4");
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, 0, N, 0, NULL, 0), ST_INVALID_ARGUMENT,
+		   "exactly one file descriptor (the file), got 0");
+	int two[2] = {fd, fd};
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, 0, N, 0, two, 2), ST_INVALID_ARGUMENT,
+		   "exactly one file descriptor (the file), got 2");
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, SZ - 10, 11, 0, &fd, 1), ST_INVALID_ARGUMENT,
+		   "do not fit in host region");
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, 0, 0, 0, &fd, 1), ST_INVALID_ARGUMENT,
+		   "(a length of 0)");
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, 0, N, UINT64_MAX - 5, &fd, 1),
+		   ST_INVALID_ARGUMENT, "go past 2^63");
+	/* the file: regular, open for the copy, not O_APPEND; one that ends first */
+	int pp[2];
+	ck_assert_int_eq(pipe(pp), 0);
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, 0, N, 0, &pp[0], 1), ST_INVALID_ARGUMENT,
+		   "must be a regular file, got a pipe or FIFO");
+	close(pp[0]);
+	close(pp[1]);
+	int wo = open(fpath, O_WRONLY | O_CLOEXEC), ro = open(fpath, O_RDONLY | O_CLOEXEC),
+	    ap = open(fpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+	ck_assert(wo >= 0 && ro >= 0 && ap >= 0);
+	SHM_EXPECT(copy_try(path, key, 8, ok.region, 0, N, 0, &wo, 1), ST_INVALID_ARGUMENT,
+		   "not open for reading");
+	SHM_EXPECT(copy_try(path, key, 16, ok.region, 0, N, 0, &ro, 1), ST_INVALID_ARGUMENT,
+		   "not open for writing");
+	SHM_EXPECT(copy_try(path, key, 16, ok.region, 0, N, 0, &ap, 1), ST_INVALID_ARGUMENT,
+		   "O_APPEND");
+	t_shm_reply end = copy_try(path, key, 8, ok.region, 0, N, FILE_BYTES - 10, &ro, 1);
+	SHM_EXPECT(end, ST_INVALID_ARGUMENT, "the file ends at byte 20000, 4990 bytes before");
+	ck_assert_uint_eq(end.size, 10);
+	close(wo);
+	close(ro);
+	close(ap);
+	close(fd);
+
+	munmap(mem, SZ);
+	close(mfd);
+	nng_close(a);
+	nng_close(b);
+	assert_fresh_client_works("file copies on the region socket");
 }
 END_TEST
 
@@ -428,6 +549,7 @@ TCase *e2e_sessions(void)
 	tcase_add_test(tc, test_buffers_freed_on_close);
 	tcase_add_test(tc, test_host_regions_library);
 	tcase_add_test(tc, test_host_region_refusals);
+	tcase_add_test(tc, test_region_file_copies);
 	tcase_add_test(tc, test_call_one_round_trip);
 	tcase_add_test(tc, test_call_raw_payload_mismatch);
 	return tc;

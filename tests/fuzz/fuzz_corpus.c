@@ -13,6 +13,7 @@
 
 #include "daemon/backend/tenant_worker/msg.h"
 
+#include "proto/shm.h"
 #include "proto/wire.h"
 
 static const char *dir;
@@ -71,6 +72,21 @@ static void add_worker(const tw_msg *m)
 		memcpy(file + flen, "\xffGPW", 4), flen += 4;
 	memcpy(file + flen, m, n);
 	flen += n;
+}
+
+/* The next entry is a file copy of the region socket (region 0: the connection's). */
+static void add_copy(uint32_t flags, uint64_t offset, uint64_t length, uint64_t file_offset)
+{
+	shm_file_io m;
+	memset(&m, 0, sizeof(m));
+	memcpy(m.magic, GPUD_SHM_MAGIC, sizeof(m.magic));
+	m.flags = flags;
+	m.offset = offset;
+	m.length = length;
+	m.file_offset = file_offset;
+	memcpy(file + flen, "\xffGPF", 4), flen += 4; /* first too: the marker says what it is */
+	memcpy(file + flen, &m, sizeof(m));
+	flen += sizeof(m);
 }
 
 static void save(const char *name)
@@ -436,6 +452,16 @@ int main(int argc, char **argv)
 		}
 		save("tenant-worker-packets");
 	}
+	/* Files copied into and out of the connection's region: in, out, at the
+	 * edges, past them, the file ending first, bad flags. */
+	add_copy(GPUD_SHM_READ, 0, 4096, 0);
+	add_copy(GPUD_SHM_WRITE, 100, 5000, 77);
+	add_copy(GPUD_SHM_READ, (1 << 16) - 8, 8, (1 << 17) - 8);
+	add_copy(GPUD_SHM_READ, 0, 1 << 16, (1 << 17) - 100);
+	add_copy(GPUD_SHM_WRITE, (1 << 16) - 8, 9, 0);
+	add_copy(GPUD_SHM_READ | GPUD_SHM_WRITE, 0, 8, 0);
+	add_copy(GPUD_SHM_WRITE, 0, 0, UINT64_MAX - 4);
+	save("file-copies");
 
 	/* custom kernels: an elementwise one, a raw one, a broken signature, unregister */
 	Gpud__RegisterRequest rg = GPUD__REGISTER_REQUEST__INIT;

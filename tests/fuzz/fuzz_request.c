@@ -12,7 +12,11 @@
  * ring: [u32 req_kind][u32 req_len][the request area], taken the way gpud
  * takes a client's ring entries, answered into the ring); "\xffGPW" (what
  * follows is a packet of the tenant worker channel, decoded as gpud and a
- * worker decode each other's, daemon/backend/tenant_worker/msg.h). The connection
+ * worker decode each other's, daemon/backend/tenant_worker/msg.h); "\xffGPF"
+ * (what follows is a file copy of the region socket, proto/shm.h
+ * shm_file_io, zero-padded, handed to region_io_start as daemon/regions.c
+ * does: region 0 names the connection's one region of 64 KiB, made at its
+ * first copy, and the file is a memfd of 128 KiB). The connection
  * closes right after the last message goes in,
  * with whatever is still in flight (cancelled by the close), and everything
  * it made must go; LSan reports what does not. Quotas bound what one input
@@ -36,6 +40,7 @@
 #include "daemon/auth.h"
 #include "daemon/backend/tenant_worker/msg.h"
 #include "daemon/log.h"
+#include "daemon/region_io.h"
 #include "daemon/ring.h"
 #include "daemon/server.h"
 #include "proto/peek.h"
@@ -144,6 +149,56 @@ static void worker_packet(const uint8_t *d, size_t n)
 	} else if (err[0] == '\0') {
 		abort(); /* a refusal must say why */
 	}
+}
+
+/* A file copy (region_io_start), waited for; its answer must fit what was asked. */
+enum { COPY_REGION = 1 << 16, COPY_FILE = 1 << 17 };
+static int copy_fd = -1, copy_done;
+static dstatus copy_st;
+static uint64_t copy_moved;
+
+static void copy_answer(void *arg, dstatus st, uint64_t moved, const char *why)
+{
+	(void)arg;
+	if (st != ST_OK && (why == NULL || why[0] == '\0'))
+		abort(); /* a refusal must say why */
+	copy_done = 1;
+	copy_st = st;
+	copy_moved = moved;
+}
+
+static void file_copy(uint32_t pipe, const uint8_t *d, size_t n)
+{
+	gpud_session *s = sessions_get(&srv.buffers, pipe, 0);
+	if (s == NULL)
+		return;
+	if (s->regions == NULL) {
+		host_region *r = calloc(1, sizeof(*r));
+		void *base = mmap(NULL, COPY_REGION, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (r == NULL || base == MAP_FAILED)
+			abort();
+		*r = (host_region){.base = base, .size = COPY_REGION, .refs = 1};
+		regions_add(&srv.regions, s, r);
+	}
+	if (copy_fd < 0 && (copy_fd = memfd_create("gpud-fuzz-file", MFD_CLOEXEC)) < 0)
+		abort();
+	if (ftruncate(copy_fd, COPY_FILE) != 0) /* a write may have grown it */
+		abort();
+	shm_file_io m;
+	memset(&m, 0, sizeof(m));
+	memcpy(&m, d, n < sizeof(m) ? n : sizeof(m));
+	if (m.region == 0)
+		m.region = s->regions->id;
+	int fd = dup(copy_fd);
+	if (fd < 0)
+		abort();
+	copy_done = 0;
+	region_io_start(&srv.regions, s, &m, fd, copy_answer, NULL);
+	while (!copy_done)
+		uv_run(&loop, UV_RUN_ONCE);
+	if (copy_moved > m.length || (copy_st == ST_OK && copy_moved != m.length))
+		abort(); /* more than asked, or less called done */
 }
 
 static void ring_write(uint32_t pipe, const uint8_t *d, size_t n)
@@ -259,12 +314,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t start = 0;
 	int in_ring = 0;   /* the segment from start on is a ring entry */
 	int in_worker = 0; /* ... or a tenant worker packet */
+	int in_copy = 0;   /* ... or a file copy */
 	for (size_t i = 0; i + 4 <= size; i++) {
 		int wait = memcmp(data + i, "\xffGPM", 4) == 0;
 		int ring = memcmp(data + i, "\xffGPR", 4) == 0;
 		int worker = memcmp(data + i, "\xffGPW", 4) == 0;
-		if (wait || ring || worker || memcmp(data + i, "\xffGPA", 4) == 0) {
-			if (in_worker) {
+		int copy = memcmp(data + i, "\xffGPF", 4) == 0;
+		if (wait || ring || worker || copy || memcmp(data + i, "\xffGPA", 4) == 0) {
+			if (in_copy) {
+				file_copy(pipe, data + start, i - start);
+			} else if (in_worker) {
 				worker_packet(data + start, i - start);
 			} else if (in_ring) {
 				ring_write(pipe, data + start, i - start);
@@ -275,11 +334,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			in_ring = ring;
 			in_worker = worker;
+			in_copy = copy;
 			start = i + 4;
 			i += 3;
 		}
 	}
-	if (in_worker)
+	if (in_copy)
+		file_copy(pipe, data + start, size - start);
+	else if (in_worker)
 		worker_packet(data + start, size - start);
 	else if (in_ring)
 		ring_write(pipe, data + start, size - start);
