@@ -107,13 +107,19 @@ out:
 	return st;
 }
 
+/* Every message's first fields: the magic and the session's key. */
+static void shm_sign(char magic[8], uint8_t dst_key[GPUD_SHM_KEY_LEN], const uint8_t *key)
+{
+	memcpy(magic, GPUD_SHM_MAGIC, 8);
+	memcpy(dst_key, key, GPUD_SHM_KEY_LEN);
+}
+
 gpud_status client_shm_exchange(gpud_client *c, int fd, int efd, size_t size, uint32_t flags,
 				const char *shm_path, const uint8_t *key, shm_reply *rep, int *rfd)
 {
 	shm_register msg;
 	memset(&msg, 0, sizeof(msg));
-	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
-	memcpy(msg.key, key, sizeof(msg.key));
+	shm_sign(msg.magic, msg.key, key);
 	msg.size = size;
 	msg.flags = flags;
 	int fds[2] = {fd, efd}, nfds = fd < 0 ? 0 : efd >= 0 ? 2 : 1;
@@ -132,8 +138,7 @@ gpud_status client_shm_file_io(gpud_client *c, int fd, uint32_t flags, uint64_t 
 	shm_reply rep;
 	int rfd;
 	memset(&msg, 0, sizeof(msg));
-	memcpy(msg.magic, GPUD_SHM_MAGIC, sizeof(msg.magic));
-	memcpy(msg.key, key, sizeof(msg.key));
+	shm_sign(msg.magic, msg.key, key);
 	msg.flags = flags;
 	msg.region = region_id;
 	msg.offset = offset;

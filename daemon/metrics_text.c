@@ -60,6 +60,13 @@ static void sample_u(FILE *f, const char *name, uint64_t v)
 	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* name{label="value"} v: one sample of a family split by one label. */
+static void sample_label_u(FILE *f, const char *name, const char *label, const char *value,
+			   uint64_t v)
+{
+	fprintf(f, "%s{%s=\"%s\"} %llu\n", name, label, value, (unsigned long long)v);
+}
+
 static void status_label(dstatus s, char *out, size_t len)
 {
 	size_t i = 0;
@@ -466,10 +473,8 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 	family(f, "gpud_config_reloads_total", "counter",
 	       "Config reloads (SIGHUP): applied (ok), or refused whole for an error in the "
 	       "config, the tokens_file or the TLS files (refused: the running config stays).");
-	fprintf(f, "gpud_config_reloads_total{result=\"ok\"} %llu\n",
-		(unsigned long long)p->m->reloads_ok);
-	fprintf(f, "gpud_config_reloads_total{result=\"refused\"} %llu\n",
-		(unsigned long long)p->m->reloads_refused);
+	sample_label_u(f, "gpud_config_reloads_total", "result", "ok", p->m->reloads_ok);
+	sample_label_u(f, "gpud_config_reloads_total", "result", "refused", p->m->reloads_refused);
 	family(f, "gpud_config_last_reload_time_seconds", "gauge",
 	       "When the last config reload ended, in Unix time (0: none since gpud started).");
 	fprintf(f, "gpud_config_last_reload_time_seconds %.3f\n", p->m->reload_last_s);
@@ -492,21 +497,18 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 		family(f, "gpud_lent_host_bytes", "gauge",
 		       "Pinned host memory for lending to clients: made ahead (spare), kept "
 		       "for a tenant, or lent now.");
-		fprintf(f, "gpud_lent_host_bytes{state=\"spare\"} %llu\n",
-			(unsigned long long)ls->spare_bytes);
-		fprintf(f, "gpud_lent_host_bytes{state=\"kept\"} %llu\n",
-			(unsigned long long)ls->kept_bytes);
-		fprintf(f, "gpud_lent_host_bytes{state=\"lent\"} %llu\n",
-			(unsigned long long)ls->lent_bytes);
+		sample_label_u(f, "gpud_lent_host_bytes", "state", "spare", ls->spare_bytes);
+		sample_label_u(f, "gpud_lent_host_bytes", "state", "kept", ls->kept_bytes);
+		sample_label_u(f, "gpud_lent_host_bytes", "state", "lent", ls->lent_bytes);
 	}
 	if (core->regions->fd >= 0) {
 		family(f, "gpud_host_file_copy_bytes_total", "counter",
 		       "Bytes gpud copied between clients' files and their host regions "
 		       "(direction in: a file into a region; out: a region into a file).");
-		fprintf(f, "gpud_host_file_copy_bytes_total{direction=\"in\"} %llu\n",
-			(unsigned long long)core->regions->file_io_read);
-		fprintf(f, "gpud_host_file_copy_bytes_total{direction=\"out\"} %llu\n",
-			(unsigned long long)core->regions->file_io_written);
+		sample_label_u(f, "gpud_host_file_copy_bytes_total", "direction", "in",
+			       core->regions->file_io_read);
+		sample_label_u(f, "gpud_host_file_copy_bytes_total", "direction", "out",
+			       core->regions->file_io_written);
 	}
 	if (core->host) {
 		hostmem_stats hs = hostmem_get(core->host);

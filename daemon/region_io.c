@@ -39,12 +39,12 @@ typedef struct region_io {
 
 static const char *file_kind(mode_t m)
 {
-	return S_ISFIFO(m)	? "a pipe or FIFO"
-	       : S_ISSOCK(m)	? "a socket"
-	       : S_ISCHR(m)	? "a character device"
-	       : S_ISBLK(m)	? "a block device"
-	       : S_ISDIR(m)	? "a directory"
-				: "not a regular file";
+	return S_ISFIFO(m)   ? "a pipe or FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISDIR(m)  ? "a directory"
+			     : "not a regular file";
 }
 
 /* On a worker: the whole length, or until the file ends (read) or fails. */
@@ -95,8 +95,8 @@ static void io_after(uv_work_t *w, int status)
 	} else if (io->moved < io->length) {
 		st = ST_INVALID;
 		snprintf(why, sizeof(why),
-			 io->write ? "the file took no more bytes at byte %" PRIu64
-				     ", %" PRIu64 " short of the %" PRIu64 " asked"
+			 io->write ? "the file took no more bytes at byte %" PRIu64 ", %" PRIu64
+				     " short of the %" PRIu64 " asked"
 				   : "the file ends at byte %" PRIu64 ", %" PRIu64
 				     " bytes before the %" PRIu64 " asked",
 			 at, io->length - io->moved, io->length);
@@ -137,47 +137,42 @@ void region_io_start(region_server *rs, gpud_session *s, const shm_file_io *m, i
 
 	if ((m->flags != GPUD_SHM_READ && m->flags != GPUD_SHM_WRITE) || m->reserved != 0)
 		REFUSE(ST_INVALID,
-			      "a file copy's flags must be GPUD_SHM_READ (%u) or GPUD_SHM_WRITE "
-			      "(%u) alone and its reserved field 0, got flags %u, reserved %u",
-			      (unsigned)GPUD_SHM_READ, (unsigned)GPUD_SHM_WRITE, m->flags,
-			      m->reserved);
+		       "a file copy's flags must be GPUD_SHM_READ (%u) or GPUD_SHM_WRITE "
+		       "(%u) alone and its reserved field 0, got flags %u, reserved %u",
+		       (unsigned)GPUD_SHM_READ, (unsigned)GPUD_SHM_WRITE, m->flags, m->reserved);
 	if (s->tenant == NULL)
 		REFUSE(ST_NO_SESSION, "%s before hello", verb);
 	host_region *r = regions_get(rs, s, m->region);
 	if (r == NULL)
-		REFUSE(ST_NOT_FOUND, "%s: unknown host region %016" PRIx64,
-			      verb, m->region);
+		REFUSE(ST_NOT_FOUND, "%s: unknown host region %016" PRIx64, verb, m->region);
 	if (m->length == 0 || m->offset > r->size || m->length > r->size - m->offset)
 		REFUSE(ST_INVALID,
-			      "%s: bytes [%" PRIu64 ", %" PRIu64 "+%" PRIu64
-			      ") do not fit in host region %016" PRIx64 " of %zu bytes%s",
-			      verb, m->offset, m->offset, m->length, m->region, r->size,
-			      m->length == 0 ? " (a length of 0)" : "");
+		       "%s: bytes [%" PRIu64 ", %" PRIu64 "+%" PRIu64
+		       ") do not fit in host region %016" PRIx64 " of %zu bytes%s",
+		       verb, m->offset, m->offset, m->length, m->region, r->size,
+		       m->length == 0 ? " (a length of 0)" : "");
 	if (m->file_offset > (uint64_t)INT64_MAX ||
 	    m->length > (uint64_t)INT64_MAX - m->file_offset)
-		REFUSE(ST_INVALID,
-			      "%s: file bytes %" PRIu64 "+%" PRIu64 " go past 2^63", verb,
-			      m->file_offset, m->length);
+		REFUSE(ST_INVALID, "%s: file bytes %" PRIu64 "+%" PRIu64 " go past 2^63", verb,
+		       m->file_offset, m->length);
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		REFUSE(ST_INVALID,
-			      "%s: the descriptor must be a regular file, got %s", verb,
-			      file_kind(st.st_mode));
+		REFUSE(ST_INVALID, "%s: the descriptor must be a regular file, got %s", verb,
+		       file_kind(st.st_mode));
 	int fl = fcntl(fd, F_GETFL), mode = fl & O_ACCMODE;
 	if (fl < 0 || (write && mode == O_RDONLY) || (!write && mode == O_WRONLY))
-		REFUSE(ST_INVALID,
-			      "%s: the file is not open for %s", verb,
-			      write ? "writing" : "reading");
+		REFUSE(ST_INVALID, "%s: the file is not open for %s", verb,
+		       write ? "writing" : "reading");
 	if (write && (fl & O_APPEND))
 		REFUSE(ST_INVALID,
-			      "%s: the file is open with O_APPEND, which writes at its end, not "
-			      "at byte %" PRIu64,
-			      verb, m->file_offset);
+		       "%s: the file is open with O_APPEND, which writes at its end, not "
+		       "at byte %" PRIu64,
+		       verb, m->file_offset);
 	if (s->tenant->file_io > 0 || rs->file_io >= REGION_IO_MAX)
 		REFUSE(ST_QUOTA,
-			      "%s: gpud is copying %s already (one at a time per tenant, %d in "
-			      "all); copy it in the client",
-			      verb, s->tenant->file_io > 0 ? "a file for this tenant" : "files",
-			      REGION_IO_MAX);
+		       "%s: gpud is copying %s already (one at a time per tenant, %d in "
+		       "all); copy it in the client",
+		       verb, s->tenant->file_io > 0 ? "a file for this tenant" : "files",
+		       REGION_IO_MAX);
 	region_io *io = calloc(1, sizeof(*io));
 	if (io == NULL)
 		REFUSE(ST_OUT_OF_MEMORY, "%s: gpud is out of memory", verb);

@@ -13,12 +13,18 @@
 
 #include "client/gpuctl/gpuctl.h"
 
-/* --timeout bounds connecting too: the dial, nng's handshake and hello. */
-static gpud_client *try_connect(gpud_status *st)
+/* The URL to dial and --timeout, which bounds connecting too: the dial, nng's
+ * handshake and hello. */
+static gpud_options ctl_options(void)
 {
 	const char *from;
+	return (gpud_options){.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
+}
+
+static gpud_client *try_connect(gpud_status *st)
+{
 	gpud_client *c;
-	gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
+	gpud_options o = ctl_options();
 	*st = gpud_connect_opts(&o, &c);
 	if (c == NULL)
 		die(EX_TEMPFAIL, "out of memory");
@@ -66,8 +72,7 @@ gpud_client *ctl_connect(void)
  * hello, so a monitor connects without saying it. */
 static gpud_client *status_before_hello(gpud_client *c, gpud_daemon_status *st)
 {
-	const char *from;
-	gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
+	gpud_options o = ctl_options();
 	gpud_client *s;
 	gpud_status rc;
 	fprintf(stderr, "gpuctl: %s; showing the status gpud gives before hello\n", gpud_errmsg(c));
@@ -84,8 +89,7 @@ static gpud_client *status_before_hello(gpud_client *c, gpud_daemon_status *st)
 gpud_client *ctl_status(double wait_s, gpud_daemon_status *st)
 {
 	double deadline = now_s() + wait_s;
-	const char *from;
-	gpud_options o = {.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
+	gpud_options o = ctl_options();
 	for (;;) {
 		/* hello rides on the status request: one round trip */
 		gpud_client *c;
