@@ -95,11 +95,11 @@ static void io_after(uv_work_t *w, int status)
 	} else if (io->moved < io->length) {
 		st = ST_INVALID;
 		snprintf(why, sizeof(why),
-			 io->write ? "the file took no more bytes at byte %" PRIu64 ", %" PRIu64
-				     " short of the %" PRIu64 " asked"
-				   : "the file ends at byte %" PRIu64 ", %" PRIu64
-				     " bytes before the %" PRIu64 " asked",
-			 at, io->length - io->moved, io->length);
+			 io->write ? "the file took no more bytes at byte %" PRIu64 ": %" PRIu64
+				     " of the %" PRIu64 " bytes asked were written"
+				   : "the file ends at byte %" PRIu64 ": %" PRIu64
+				     " of the %" PRIu64 " bytes asked were there",
+			 at, io->moved, io->length);
 	}
 	region_unref(io->region);
 	io->done(io->arg, st, io->moved, st == ST_OK ? NULL : why);

@@ -5,9 +5,9 @@
  * nng moves messages, not file descriptors, so the memfd a client shares
  * comes over a small Unix SOCK_SEQPACKET socket of our own: one message in
  * (with the fd), one reply out, then the connection closes. A file copy
- * into or out of a region comes the same way and is daemon/region_io.c's. Everything runs
- * on the loop except pinning and unmapping, which take milliseconds per GiB
- * and go to libuv's workers. A region gpud pins is reserved in the host
+ * into or out of a region comes the same way and is daemon/region_io.c's.
+ * Everything runs on the loop except pinning and unmapping, which take
+ * milliseconds per GiB and go to libuv's workers. A region gpud pins is reserved in the host
  * memory budget (daemon/hostmem.h, atomic) first: pinning faults in and
  * locks every page, charged to gpud where the client never touched them.
  * Where the budget refuses, the region is kept unpinned (copies from it

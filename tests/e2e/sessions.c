@@ -353,7 +353,8 @@ START_TEST(test_region_file_copies)
 	SHM_EXPECT(copy_try(path, key, 16, ok.region, 0, N, 0, &ap, 1), ST_INVALID_ARGUMENT,
 		   "O_APPEND");
 	t_shm_reply end = copy_try(path, key, 8, ok.region, 0, N, FILE_BYTES - 10, &ro, 1);
-	SHM_EXPECT(end, ST_INVALID_ARGUMENT, "the file ends at byte 20000, 4990 bytes before");
+	SHM_EXPECT(end, ST_INVALID_ARGUMENT,
+		   "the file ends at byte 20000: 10 of the 5000 bytes asked were there");
 	ck_assert_uint_eq(end.size, 10);
 	close(wo);
 	close(ro);
