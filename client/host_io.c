@@ -41,11 +41,12 @@ static gpud_status host_read_short(gpud_client *c, int fd, uint64_t offset, size
 			     fd, offset, len);
 }
 
-static gpud_status host_io_failed(gpud_client *c, const char *fn, int fd, uint64_t offset, int err)
+/* Reading (write 0) or writing file fd at offset failed with err: the message. */
+static gpud_status host_io_failed(gpud_client *c, int write, int fd, uint64_t offset, int err)
 {
-	return client_seterr(c, GPUD_EARG, "%s: %s file descriptor %d at byte %" PRIu64 ": %s", fn,
-			     !strcmp(fn, "gpud_host_read") ? "reading" : "writing", fd, offset,
-			     strerror(err));
+	return client_seterr(c, GPUD_EARG, "%s: %s file descriptor %d at byte %" PRIu64 ": %s",
+			     write ? "gpud_host_write" : "gpud_host_read",
+			     write ? "writing" : "reading", fd, offset, strerror(err));
 }
 
 /* pread into dst: what sendfile cannot do. */
@@ -56,7 +57,7 @@ static gpud_status host_pread(gpud_client *c, char *dst, int fd, uint64_t offset
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return host_io_failed(c, "gpud_host_read", fd, offset, errno);
+			return host_io_failed(c, 0, fd, offset, errno);
 		if (n == 0)
 			return host_read_short(c, fd, offset, len);
 		dst += n;
@@ -80,20 +81,20 @@ static gpud_status host_io_args(gpud_client *c, const char *fn, const void *mem,
 }
 
 /* 1 if gpud copied [mem, mem + len) from or into the file (flags GPUD_SHM_*);
- * 0 where it did not (the caller copies; nothing of the message is kept). */
+ * 0 where it did not (the caller copies; nothing of the message is kept).
+ * *in_region: 1 if the memory is one of c's regions in this session. */
 static int gpud_copies(gpud_client *c, const void *mem, int fd, uint64_t offset, size_t len,
-		       uint32_t flags)
+		       uint32_t flags, int *in_region)
 {
 	char path[108];
 	uint8_t key[GPUD_SHM_KEY_LEN];
 	uint64_t gen, at;
 	const char *off = getenv("GPUD_NO_FILE_COPY");
 	size_t min = flags == GPUD_SHM_WRITE ? GPUD_COPY_OUT_MIN : GPUD_COPY_IN_MIN;
-	if (len < min || (off && off[0] && strcmp(off, "0") != 0) ||
-	    !client_shm(c, path, sizeof(path), key, &gen))
-		return 0;
 	uint64_t id = client_region_of(c, mem, len, &at);
-	if (id == 0)
+	*in_region = id != 0;
+	if (id == 0 || len < min || (off && off[0] && strcmp(off, "0") != 0) ||
+	    !client_shm(c, path, sizeof(path), key, &gen))
 		return 0;
 	if (client_shm_file_io(c, fd, flags, id, at, len, offset, path, key) == GPUD_OK)
 		return 1;
@@ -111,7 +112,8 @@ gpud_status gpud_host_read(gpud_client *c, void *dst, int fd, uint64_t offset, s
 		return GPUD_OK;
 	if (host_io_args(c, "gpud_host_read", dst, fd, offset, len) != GPUD_OK)
 		return GPUD_EARG;
-	if (gpud_copies(c, dst, fd, offset, len, GPUD_SHM_READ))
+	int in_region;
+	if (gpud_copies(c, dst, fd, offset, len, GPUD_SHM_READ, &in_region))
 		return GPUD_OK;
 	int mfd = client_region_fd_dup(c, dst, len, &at);
 	if (mfd < 0)
@@ -136,7 +138,7 @@ gpud_status gpud_host_read(gpud_client *c, void *dst, int fd, uint64_t offset, s
 			break;
 		}
 		if (n < 0) {
-			st = host_io_failed(c, "gpud_host_read", fd, (uint64_t)in, errno);
+			st = host_io_failed(c, 0, fd, (uint64_t)in, errno);
 			break;
 		}
 		if (n == 0) {
@@ -165,10 +167,10 @@ gpud_status gpud_host_write(gpud_client *c, const void *src, int fd, uint64_t of
 				     "gpud_host_write: file descriptor %d is open with O_APPEND, "
 				     "which writes at its end, not at byte %" PRIu64,
 				     fd, offset);
-	if (gpud_copies(c, src, fd, offset, len, GPUD_SHM_WRITE))
+	int in_region;
+	if (gpud_copies(c, src, fd, offset, len, GPUD_SHM_WRITE, &in_region))
 		return GPUD_OK;
-	uint64_t at;
-	if (client_region_of(c, src, len, &at) != 0)
+	if (in_region)
 		client_populate(src, len, 0); /* one call, not a fault a page as pwrite reads */
 	const char *p = src;
 	while (len > 0) {
@@ -176,8 +178,7 @@ gpud_status gpud_host_write(gpud_client *c, const void *src, int fd, uint64_t of
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return host_io_failed(c, "gpud_host_write", fd, offset,
-					      n < 0 ? errno : ENOSPC);
+			return host_io_failed(c, 1, fd, offset, n < 0 ? errno : ENOSPC);
 		p += n;
 		offset += (uint64_t)n;
 		len -= (size_t)n;
