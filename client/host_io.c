@@ -93,9 +93,14 @@ static int gpud_copies(gpud_client *c, const void *mem, int fd, uint64_t offset,
 	size_t min = flags == GPUD_SHM_WRITE ? GPUD_COPY_OUT_MIN : GPUD_COPY_IN_MIN;
 	uint64_t id = client_region_of(c, mem, len, &at);
 	*in_region = id != 0;
-	if (id == 0 || len < min || (off && off[0] && strcmp(off, "0") != 0) ||
-	    !client_shm(c, path, sizeof(path), key, &gen))
+	if (id == 0 || len < min || (off && off[0] && strcmp(off, "0") != 0))
 		return 0;
+	/* Memory lent before hello, not claimed yet: named by the claim's nonce. */
+	if (!client_shm(c, path, sizeof(path), key, &gen)) {
+		if (!client_claim_shm(c, path, sizeof(path), key))
+			return 0;
+		flags |= GPUD_SHM_CLAIM;
+	}
 	if (client_shm_file_io(c, fd, flags, id, at, len, offset, path, key) == GPUD_OK)
 		return 1;
 	client_clear(c);

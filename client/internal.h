@@ -98,6 +98,7 @@ typedef struct region {
 	uint64_t gen; /* the session it is registered in */
 	int fd;       /* the memfd, kept to hand it to a restarted gpud (-1: not kept) */
 	int pin;
+	int claimed; /* lent before hello (GPUD_SHM_CLAIM): gen 0 until a hello claims it */
 } region;
 
 /* The connection's request ring (proto/ring.h), ring.c's. */
@@ -157,6 +158,12 @@ struct gpud_client {
 	int no_hello;          /* gpud_connect_for_status: never says hello (set at connect) */
 	int defer_hello;       /* gpud_connect_deferred: the first status carries hello */
 	uint32_t session_pipe; /* the pipe hello answered on */
+	/* Memory lent before hello (client_region_claim): the nonce the next
+	 * hello carries as its claim (CLAIM_LENT), carried (CLAIM_SENT); and
+	 * whether the hello answered claimed it. */
+	uint8_t claim[GPUD_SHM_KEY_LEN];
+	enum { CLAIM_NONE, CLAIM_LENT, CLAIM_SENT } claim_state;
+	int claim_ok;
 	/* info.max_message_size is the smaller of these two (where set) */
 	uint64_t max_message;   /* gpud's max_message_size */
 	uint64_t quota_message; /* the tenant's message_size quota (0: none) */
@@ -408,6 +415,20 @@ gpud_status client_exchange(gpud_client *c, uint64_t gen, nng_msg *m, uint64_t i
  * after a reconnect). GPUD_OK with *out filled, or an error.
  */
 gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd, region *out);
+/*
+ * 1 where gpud_host_alloc may lend before hello (client_region_claim): a
+ * gpud_connect_deferred connection to one ipc:// URL with no session yet,
+ * and GPUD_NO_CLAIM unset.
+ */
+int client_may_claim(gpud_client *c);
+/*
+ * Memory gpud lends before hello (GPUD_SHM_CLAIM), parked in gpud for the
+ * hello that carries c->claim; *out (gen 0, claimed) on GPUD_OK.
+ */
+gpud_status client_region_claim(gpud_client *c, size_t size, region *out);
+/* 1 with the region socket's path and the claim's nonce where c has memory
+ * lent before hello that no hello claimed yet (GPUD_SHM_CLAIM copies). */
+int client_claim_shm(gpud_client *c, char *path, size_t plen, uint8_t *nonce);
 /* Asks gpud to drop region id; unmapping it here is the caller's. */
 gpud_status client_region_unmap(gpud_client *c, uint64_t id);
 /*
@@ -460,7 +481,7 @@ gpud_status client_call_results(const Gpud__Response *r, const uint8_t *pl, size
 gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
 			   uint32_t max_outputs, call_dst *dst, nng_msg **m, uint64_t *id,
-			   char **names);
+			   char **names, Gpud__HelloRequest *hello);
 
 /* --- job.c ---------------------------------------------------------------- */
 

@@ -172,7 +172,7 @@ static gpud_status submit(gpud_client *c, int kind, const char *kernel, const gp
 	if ((st = client_session(c, &j->gen)) != GPUD_OK)
 		goto fail;
 	if ((st = client_run_msg(c, verb, kernel, args, nargs, kind == JOB_CALL, 0, 0, NULL, &m,
-				 &j->id, kind == JOB_RUN ? &j->names : NULL)) != GPUD_OK)
+				 &j->id, kind == JOB_RUN ? &j->names : NULL, NULL)) != GPUD_OK)
 		goto fail;
 	if ((rv = nng_ctx_open(&j->ctx, c->sock)) != 0) {
 		nng_msg_free(m);

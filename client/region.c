@@ -7,15 +7,21 @@
  * A region is registered in one session. After a reconnect, a
  * gpud_host_alloc region is handed to the new gpud again the first time it
  * is used (its memfd is kept for that); the scratch region is made anew.
+ * On a gpud_connect_deferred connection before its first call,
+ * gpud_host_alloc asks for memory lent before hello (client_region_claim:
+ * no hello round trip first); the hello that the first call carries claims
+ * it, and the region then takes that session's gen (client/session.c).
  * The region list is under c->mu, the scratch region under c->scratch_mu.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -30,14 +36,15 @@
  * its own memfd then.
  */
 static gpud_status region_lend(gpud_client *c, size_t size, const char *path, const uint8_t *key,
-			       uint64_t gen, int keep_fd, region *out)
+			       uint64_t gen, int keep_fd, uint32_t flags, region *out)
 {
 	shm_reply rep;
 	int fd;
 	const char *off = getenv("GPUD_NO_LEND");
 	if (off && off[0] && strcmp(off, "0") != 0)
 		return GPUD_EUNSUPPORTED;
-	gpud_status st = client_shm_exchange(c, -1, -1, size, GPUD_SHM_LEND, path, key, &rep, &fd);
+	gpud_status st = client_shm_exchange(c, -1, -1, size, GPUD_SHM_LEND | flags, path, key,
+					     &rep, &fd);
 	if (st != GPUD_OK)
 		return st;
 	if (fd < 0 || rep.size < size || rep.size > SIZE_MAX) {
@@ -90,7 +97,7 @@ gpud_status client_region_make(gpud_client *c, size_t size, int pin, int keep_fd
 	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
 	/* gpud's own pinned memory first; a region over the connection's limit
 	 * is refused either way. */
-	st = region_lend(c, size, path, key, gen, keep_fd, out);
+	st = region_lend(c, size, path, key, gen, keep_fd, 0, out);
 	if (st == GPUD_OK || st == GPUD_E2BIG || st == GPUD_ETIMEDOUT || st == GPUD_ECONNECT ||
 	    st == GPUD_EPERM)
 		return st;
@@ -128,6 +135,65 @@ out:
 	return st;
 }
 
+int client_may_claim(gpud_client *c)
+{
+	const char *off = getenv("GPUD_NO_CLAIM");
+	if ((off && off[0] && strcmp(off, "0") != 0) || c->nurls != 1 ||
+	    strncmp(client_url(c), "ipc://", 6) != 0)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	int may = c->defer_hello && c->gen == 0 && !c->helloing && c->claim_state != CLAIM_SENT;
+	pthread_mutex_unlock(&c->mu);
+	return may;
+}
+
+/* gpud's region socket by its default name: its ipc:// path and ".shm". */
+static int claim_path(gpud_client *c, char *path, size_t plen)
+{
+	int n = snprintf(path, plen, "%s.shm", client_url(c) + 6);
+	return n > 0 && (size_t)n < plen;
+}
+
+int client_claim_shm(gpud_client *c, char *path, size_t plen, uint8_t *nonce)
+{
+	pthread_mutex_lock(&c->mu);
+	int lent = c->claim_state == CLAIM_LENT && c->gen == 0;
+	if (lent)
+		memcpy(nonce, c->claim, sizeof(c->claim));
+	pthread_mutex_unlock(&c->mu);
+	return lent && claim_path(c, path, plen);
+}
+
+gpud_status client_region_claim(gpud_client *c, size_t size, region *out)
+{
+	char path[108];
+	uint8_t nonce[GPUD_SHM_KEY_LEN];
+	static const uint8_t zero[GPUD_SHM_KEY_LEN];
+	long page = sysconf(_SC_PAGESIZE);
+	if (!claim_path(c, path, sizeof(path)) || size == 0 || size > SIZE_MAX - (size_t)page)
+		return GPUD_EUNSUPPORTED;
+	size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+	pthread_mutex_lock(&c->mu);
+	if (c->claim_state == CLAIM_NONE) {
+		do {
+			if (getrandom(c->claim, sizeof(c->claim), 0) != (ssize_t)sizeof(c->claim)) {
+				pthread_mutex_unlock(&c->mu);
+				return GPUD_EUNSUPPORTED;
+			}
+		} while (memcmp(c->claim, zero, sizeof(zero)) == 0);
+	}
+	memcpy(nonce, c->claim, sizeof(nonce));
+	pthread_mutex_unlock(&c->mu);
+	gpud_status st = region_lend(c, size, path, nonce, 0, 1, GPUD_SHM_CLAIM, out);
+	if (st != GPUD_OK)
+		return st;
+	out->claimed = 1;
+	pthread_mutex_lock(&c->mu);
+	c->claim_state = CLAIM_LENT; /* the next hello carries the nonce */
+	pthread_mutex_unlock(&c->mu);
+	return GPUD_OK;
+}
+
 gpud_status client_region_unmap(gpud_client *c, uint64_t id)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
@@ -152,10 +218,15 @@ void *gpud_host_alloc(gpud_client *c, size_t bytes)
 	if (c == NULL)
 		return NULL;
 	client_clear(c);
-	if (client_session(c, &gen) != GPUD_OK)
-		return NULL;
-	if (client_region_make(c, bytes, 1, 1, &rg) != GPUD_OK)
-		return NULL;
+	/* Before the first call of a deferred connection: lent before hello,
+	 * else (refused, or an older gpud) hello first and lent after it. */
+	if (!client_may_claim(c) || client_region_claim(c, bytes, &rg) != GPUD_OK) {
+		client_clear(c);
+		if (client_session(c, &gen) != GPUD_OK)
+			return NULL;
+		if (client_region_make(c, bytes, 1, 1, &rg) != GPUD_OK)
+			return NULL;
+	}
 	pthread_mutex_lock(&c->mu);
 	if (c->nregions == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 8;

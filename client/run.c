@@ -132,7 +132,7 @@ static gpud_status run_args_build(gpud_client *c, const char *verb, const gpud_a
 gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 			   const gpud_arg *args, size_t nargs, int return_outputs, int limit,
 			   uint32_t max_outputs, call_dst *dst, nng_msg **m, uint64_t *id,
-			   char **names)
+			   char **names, Gpud__HelloRequest *hello)
 {
 	Gpud__Request req = GPUD__REQUEST__INIT;
 	Gpud__RunRequest run = GPUD__RUN_REQUEST__INIT;
@@ -176,6 +176,7 @@ gpud_status client_run_msg(gpud_client *c, const char *verb, const char *kernel,
 	}
 	req.body_case = GPUD__REQUEST__BODY_RUN;
 	req.run = &run;
+	req.carried_hello = hello;
 	if ((st = client_pack(c, &req, NULL, ra.payload, m, (void **)&payload)) != GPUD_OK)
 		goto out;
 	*id = req.id;
@@ -249,7 +250,7 @@ static gpud_status run_once(gpud_client *c, const char *kernel, const gpud_arg *
 		return st;
 	/* Outputs past cap are freed by gpud in this request. */
 	uint32_t max = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-	if ((st = client_run_msg(c, "gpud_run", kernel, args, nargs, 0, 1, max, NULL, &m, &id,
+	if ((st = client_run_msg(c, "gpud_run", kernel, args, nargs, 0, 1, max, NULL, &m, &id, NULL,
 				 NULL)) != GPUD_OK)
 		return st;
 	if ((st = client_exchange(c, gen, m, id, &r, NULL, NULL, NULL)) != GPUD_OK)
@@ -412,14 +413,31 @@ static gpud_status call_once(gpud_client *c, const char *kernel, const gpud_arg 
 		*nouts = 0;
 	if (cap > 0 && outs == NULL)
 		return client_seterr(c, GPUD_EARG, "gpud_call: kernel name, args or outs missing");
-	if ((st = client_session(c, &gen)) != GPUD_OK)
+	/* A deferred connection's first call carries its hello (and the claim
+	 * of memory lent before it): one round trip. */
+	Gpud__HelloRequest h = GPUD__HELLO_REQUEST__INIT;
+	int carry = client_session_carry(c, &h, &gen, &st);
+	if (!carry && st != GPUD_OK)
 		return st;
 	/* Outputs past cap are not sent back. */
 	uint32_t max = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-	if ((st = client_run_msg(c, "gpud_call", kernel, args, nargs, 1, 1, max, dst, &m, &id,
-				 NULL)) != GPUD_OK)
+	if ((st = client_run_msg(c, "gpud_call", kernel, args, nargs, 1, 1, max, dst, &m, &id, NULL,
+				 carry ? &h : NULL)) != GPUD_OK) {
+		if (carry)
+			client_session_carried(c, NULL, 0, NULL, 0);
 		return st;
-	if ((st = client_exchange(c, gen, m, id, &r, &rm, &pl, &pll)) != GPUD_OK)
+	}
+	st = client_exchange(c, gen, m, id, &r, &rm, &pl, &pll);
+	if (carry) {
+		if (st == GPUD_OK && r->carried_hello)
+			client_session_carried(c, r->carried_hello,
+					       (uint32_t)nng_pipe_id(nng_msg_get_pipe(rm)),
+					       r->carried_hello->devices,
+					       r->carried_hello->n_devices);
+		else /* the hello failed, or an older gpud: the next call says it first */
+			client_session_carried(c, NULL, 0, NULL, 0);
+	}
+	if (st != GPUD_OK)
 		return st;
 	if ((st = client_expect_body(c, r, GPUD__RESPONSE__BODY_RUN, "run")) != GPUD_OK) {
 		nng_msg_free(rm);

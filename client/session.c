@@ -11,8 +11,12 @@
  * One thread says hello at a time (helloing); the others wait on c->cv.
  * A client connected with gpud_connect_deferred has no session until its
  * first call: a status carries the hello in its own request (one round
- * trip: client_session_carry, client_session_carried), any other call says
- * hello first as here.
+ * trip: client_session_carry, client_session_carried), so does gpud_call_to
+ * in the request's carried_hello, any other call says hello first as here.
+ * The next hello after memory was lent before hello (client_region_claim)
+ * carries its claim; once a hello answered that it claimed it, those
+ * regions take the new session's gen (session_made). Also under c->mu:
+ * claim, claim_state, claim_ok.
  * With a list of endpoints (GPUD_URL=URL,URL,...) that thread also moves a
  * lost session to the next endpoint that answers (failover): it alone
  * writes c->url (atomically: other threads read it for messages) and
@@ -104,8 +108,10 @@ int gpud_has_shm(const gpud_client *c)
 		return 0;
 	pthread_mutex_lock(&m->mu);
 	int ok = c->shm_path[0] != '\0';
+	int before = c->defer_hello && c->gen == 0; /* gpud_host_alloc finds out */
 	pthread_mutex_unlock(&m->mu);
-	return ok;
+	return ok || (before && c->nurls == 1 && strncmp(client_url(m), "ipc://", 6) == 0 &&
+		      !getenv("GPUD_NO_SHM"));
 }
 
 /*
@@ -149,6 +155,7 @@ static void session_take(gpud_client *c, const Gpud__HelloResponse *hr, uint32_t
 		memcpy(c->key, hr->session_key.data, GPUD_SHM_KEY_LEN);
 	}
 	c->session_pipe = pipe;
+	c->claim_ok = hr->claimed > 0;
 }
 
 /* What hello fills in h: who says it, and the tenant's token where there is one. */
@@ -157,6 +164,13 @@ static void hello_request(gpud_client *c, Gpud__HelloRequest *h)
 	h->client = "libgpud-client " GPUD_VERSION;
 	if (c->token) /* tcp:// to a gpud with tokens: the tenant's bearer token */
 		h->token = c->token;
+	pthread_mutex_lock(&c->mu);
+	if (c->claim_state == CLAIM_LENT) { /* once: a claim that failed is not tried again */
+		h->claim.data = c->claim;
+		h->claim.len = sizeof(c->claim);
+		c->claim_state = CLAIM_SENT;
+	}
+	pthread_mutex_unlock(&c->mu);
 }
 
 /*
@@ -298,6 +312,11 @@ static void session_made(gpud_client *c)
 		__atomic_add_fetch(&c->reconnects, 1, __ATOMIC_RELAXED);
 	c->gen++;
 	c->lost = 0;
+	if (c->claim_ok) /* the memory lent before hello is this session's now */
+		for (size_t i = 0; i < c->nregions; i++)
+			if (c->regions[i].claimed && c->regions[i].gen == 0)
+				c->regions[i].gen = c->gen;
+	c->claim_ok = 0;
 }
 
 gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms)

@@ -145,8 +145,8 @@ gpud_status client_shm_file_io(gpud_client *c, int fd, uint32_t flags, uint64_t 
 	msg.length = length;
 	msg.file_offset = file_offset;
 	gpud_status st = shm_round_trip(c, &msg, sizeof(msg), &fd, 1,
-					flags == GPUD_SHM_WRITE ? "copy into a file"
-								: "copy from a file",
+					(flags & GPUD_SHM_WRITE) ? "copy into a file"
+								 : "copy from a file",
 					shm_path, &rep, &rfd);
 	if (rfd >= 0)
 		close(rfd); /* none is expected */

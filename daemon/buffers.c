@@ -213,6 +213,19 @@ gpud_tenant *tenants_find(buffer_table *t, const char *name)
 	return tn;
 }
 
+gpud_tenant *tenants_by_local_uid(buffer_table *t, int64_t uid)
+{
+	gpud_tenant *tn, *tmp;
+	if (uid < 0)
+		return NULL;
+	HASH_ITER(hh, t->tenants, tn, tmp)
+	{
+		if (tn->local_uid == uid)
+			return tn;
+	}
+	return NULL;
+}
+
 gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q)
 {
 	gpud_tenant *tn;
@@ -223,6 +236,7 @@ gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *
 		return NULL;
 	snprintf(tn->name, sizeof(tn->name), "%s", name);
 	tn->quota = *q;
+	tn->local_uid = -1;
 	tn->metrics.ordinal = HASH_COUNT(t->tenants); /* tenants are never removed */
 	tn->id = (uint64_t)tn->metrics.ordinal + 1;   /* 0 is gpud's own */
 	HASH_ADD_STR(t->tenants, name, tn);
@@ -323,6 +337,7 @@ gpud_session *sessions_get(buffer_table *t, uint32_t pipe_id, int create)
 		return NULL;
 	s->pipe_id = pipe_id;
 	s->peer_uid = -1;
+	s->peer_pid = -1;
 	if (getrandom(s->key, sizeof(s->key), 0) != (ssize_t)sizeof(s->key)) {
 		log_error("getrandom: %s", strerror(errno));
 		abort();

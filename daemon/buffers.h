@@ -67,6 +67,9 @@ struct gpud_tenant {
 	char name[GPUD_TENANT_NAME];
 	uint64_t id; /* 1, 2, ... in order of first sight: its blocks' owner (backend.h: alloc) */
 	tenant_quota quota;
+	/* the uid of its last local (ipc://) hello, -1 before one: memory lent
+	 * before hello (daemon/claims.h) is lent to the tenant of the peer's uid */
+	int64_t local_uid;
 	uint64_t bytes, nbuffers; /* all its buffers */
 	uint64_t high_water;      /* the most bytes it held at once (its status) */
 	/* ... on each device, by slot (daemon/devices.h) */
@@ -97,6 +100,7 @@ struct gpud_session {
 	 * connect: tenant by user, host regions, rings */
 	int local;
 	int64_t peer_uid;                 /* local: the peer's uid; -1 otherwise */
+	int64_t peer_pid;                 /* local: the peer's pid; -1 where unknown */
 	char peer_user[GPUD_TENANT_NAME]; /* local: its user's name ("": none), from its endpoint */
 	char peer[64];                    /* for status and logs */
 	uint8_t key[SESSION_KEY_LEN];     /* binds host regions to this connection */
@@ -187,6 +191,8 @@ int buffers_stale(const buffer_table *t, gpud_handle h);
 gpud_tenant *tenants_get(buffer_table *t, const char *name, const tenant_quota *q);
 /* The tenant called name if gpud has seen it, else NULL. */
 gpud_tenant *tenants_find(buffer_table *t, const char *name);
+/* The tenant whose last local hello came from uid, else NULL. */
+gpud_tenant *tenants_by_local_uid(buffer_table *t, int64_t uid);
 /* Takes the buffer out of the table; memory goes when the last ref drops. */
 void buffers_release(buffer_table *t, gpud_buffer *b);
 

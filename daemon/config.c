@@ -62,6 +62,7 @@ void config_defaults(gpud_config *c)
 	c->lend_unit = 32ull << 20;
 	c->lend_keep = 64ull << 20;
 	c->lend_keep_s = 300;
+	c->lend_claim_s = 30;
 	c->staging_buffers = 8;
 	c->staging_chunk = 4ull << 20;
 	c->poll_us = 1000;
@@ -423,6 +424,7 @@ static const config_option options[] = {
 	SIZE("lend_unit", lend_unit, 1u << 20, 1ull << 30, "32MiB", NULL),
 	SIZE("lend_keep", lend_keep, 0, 0, "64MiB", " (0 for none)"),
 	INT("lend_keep_s", lend_keep_s, 0, 86400),
+	INT("lend_claim_s", lend_claim_s, 1, 3600),
 	{.name = "host_memory_limit",
 	 .type = OPT_SIZE,
 	 FIELD(host_memory_limit),

@@ -79,6 +79,7 @@ typedef struct gpud_config {
 	 * the size of each spare, bytes kept per tenant and for how long unused */
 	uint64_t lend_spare, lend_unit, lend_keep;
 	int lend_keep_s;
+	int lend_claim_s; /* memory lent before hello, unclaimed, given back after (daemon/claims.h) */
 	/* host memory gpud may commit for clients (daemon/hostmem.h); 0: auto */
 	uint64_t host_memory_limit;
 	/* cuda backend: pinned staging buffers for copies through messages */

@@ -500,6 +500,18 @@ static void process_families(FILE *f, const gpud_core *core, const metrics_page 
 		sample_label_u(f, "gpud_lent_host_bytes", "state", "spare", ls->spare_bytes);
 		sample_label_u(f, "gpud_lent_host_bytes", "state", "kept", ls->kept_bytes);
 		sample_label_u(f, "gpud_lent_host_bytes", "state", "lent", ls->lent_bytes);
+		const claim_table *ct = &core->regions->claims;
+		family(f, "gpud_host_lends_before_hello_total", "counter",
+		       "Host memory lent before hello (a fresh client's one round trip), by "
+		       "outcome: claimed by its process's hello, or given back unclaimed after "
+		       "lend_claim_s.");
+		sample_label_u(f, "gpud_host_lends_before_hello_total", "outcome", "claimed",
+			       ct->claimed);
+		sample_label_u(f, "gpud_host_lends_before_hello_total", "outcome", "expired",
+			       ct->expired);
+		family(f, "gpud_host_lends_parked", "gauge",
+		       "Host regions lent before hello and not yet claimed by a hello.");
+		sample_u(f, "gpud_host_lends_parked", (uint64_t)ct->count);
 	}
 	if (core->regions->fd >= 0) {
 		family(f, "gpud_host_file_copy_bytes_total", "counter",

@@ -126,23 +126,24 @@ static void refuse(int fd, region_io_done_fn done, void *arg, dstatus st, const 
 		return;                                                                            \
 	} while (0)
 
-void region_io_start(region_server *rs, gpud_session *s, const shm_file_io *m, int fd,
-		     region_io_done_fn done, void *arg)
+void region_io_start(region_server *rs, gpud_tenant *t, host_region *r, const shm_file_io *m,
+		     int fd, region_io_done_fn done, void *arg)
 {
 	struct stat st;
 	ON_LOOP("region_io_start");
-	int write = m->flags == GPUD_SHM_WRITE;
+	uint32_t how = m->flags & ~(uint32_t)GPUD_SHM_CLAIM;
+	int write = how == GPUD_SHM_WRITE;
 	const char *verb = write ? "a copy into a file (GPUD_SHM_WRITE)"
 				 : "a copy from a file (GPUD_SHM_READ)";
 
-	if ((m->flags != GPUD_SHM_READ && m->flags != GPUD_SHM_WRITE) || m->reserved != 0)
+	if ((how != GPUD_SHM_READ && how != GPUD_SHM_WRITE) || m->reserved != 0)
 		REFUSE(ST_INVALID,
 		       "a file copy's flags must be GPUD_SHM_READ (%u) or GPUD_SHM_WRITE "
-		       "(%u) alone and its reserved field 0, got flags %u, reserved %u",
+		       "(%u) alone (with GPUD_SHM_CLAIM before hello) and its reserved field 0, "
+		       "got flags %u, reserved %u",
 		       (unsigned)GPUD_SHM_READ, (unsigned)GPUD_SHM_WRITE, m->flags, m->reserved);
-	if (s->tenant == NULL)
+	if (t == NULL)
 		REFUSE(ST_NO_SESSION, "%s before hello", verb);
-	host_region *r = regions_get(rs, s, m->region);
 	if (r == NULL)
 		REFUSE(ST_NOT_FOUND, "%s: unknown host region %016" PRIx64, verb, m->region);
 	if (m->length == 0 || m->offset > r->size || m->length > r->size - m->offset)
@@ -167,18 +168,17 @@ void region_io_start(region_server *rs, gpud_session *s, const shm_file_io *m, i
 		       "%s: the file is open with O_APPEND, which writes at its end, not "
 		       "at byte %" PRIu64,
 		       verb, m->file_offset);
-	if (s->tenant->file_io > 0 || rs->file_io >= REGION_IO_MAX)
+	if (t->file_io > 0 || rs->file_io >= REGION_IO_MAX)
 		REFUSE(ST_QUOTA,
 		       "%s: gpud is copying %s already (one at a time per tenant, %d in "
 		       "all); copy it in the client",
-		       verb, s->tenant->file_io > 0 ? "a file for this tenant" : "files",
-		       REGION_IO_MAX);
+		       verb, t->file_io > 0 ? "a file for this tenant" : "files", REGION_IO_MAX);
 	region_io *io = calloc(1, sizeof(*io));
 	if (io == NULL)
 		REFUSE(ST_OUT_OF_MEMORY, "%s: gpud is out of memory", verb);
 	*io = (region_io){.rs = rs,
 			  .region = r,
-			  .tenant = s->tenant,
+			  .tenant = t,
 			  .fd = fd,
 			  .write = write,
 			  .at = (char *)r->base + m->offset,
@@ -189,7 +189,7 @@ void region_io_start(region_server *rs, gpud_session *s, const shm_file_io *m, i
 	region_ref(r);
 	rs->pending++;
 	rs->file_io++;
-	s->tenant->file_io++;
+	t->file_io++;
 	io->work.data = io;
 	uv_queue_work(rs->loop, &io->work, io_work, io_after);
 }

@@ -26,11 +26,13 @@
 typedef void (*region_io_done_fn)(void *arg, dstatus st, uint64_t moved, const char *why);
 
 /*
- * Copies as m says between session s's region m->region and the regular
- * file fd (taken: closed here whatever happens). done is called exactly
- * once, at once for a refusal, else when the copy ends.
+ * Copies as m says between region r (m->region: one of the connection's,
+ * or lent before hello to its process, GPUD_SHM_CLAIM; NULL: none such) of
+ * tenant t (NULL: before hello) and the regular file fd (taken: closed here
+ * whatever happens). done is called exactly once, at once for a refusal,
+ * else when the copy ends.
  */
-void region_io_start(region_server *rs, gpud_session *s, const shm_file_io *m, int fd,
-		     region_io_done_fn done, void *arg);
+void region_io_start(region_server *rs, gpud_tenant *t, host_region *r, const shm_file_io *m,
+		     int fd, region_io_done_fn done, void *arg);
 
 #endif

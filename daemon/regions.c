@@ -51,7 +51,8 @@ typedef struct shm_conn {
 	void *base;
 	size_t size;
 	int pin, pinned;
-	lend_mem *lent; /* a lend: the memory gpud lends, and its descriptor for the reply */
+	lend_mem *lent;      /* a lend: the memory gpud lends, and its descriptor for the reply */
+	region_claim *claim; /* a lend before hello, until parked (daemon/claims.h) */
 	char pin_err[256];
 } shm_conn;
 
@@ -118,21 +119,38 @@ void regions_session_closed(region_server *rs, gpud_session *s)
 		regions_release(rs, s->regions);
 }
 
-void regions_add(region_server *rs, gpud_session *s, host_region *r)
+uint64_t regions_new_id(region_server *rs)
+{
+	uint64_t id;
+	host_region *r;
+	do {
+		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+			abort(); /* cannot fail for 8 bytes once the pool is seeded */
+		HASH_FIND(hh, rs->by_id, &id, sizeof(id), r);
+	} while (id == 0 || r != NULL || (rs->lending && claims_has_id(&rs->claims, id)));
+	return id;
+}
+
+int regions_add(region_server *rs, gpud_session *s, host_region *r)
 {
 	ON_LOOP("regions_add");
+	if (r->id == 0) {
+		r->id = regions_new_id(rs);
+	} else {
+		host_region *old;
+		HASH_FIND(hh, rs->by_id, &r->id, sizeof(r->id), old);
+		if (old)
+			return -1;
+	}
 	r->rs = rs;
 	r->session = s;
-	do {
-		if (getrandom(&r->id, sizeof(r->id), 0) != (ssize_t)sizeof(r->id))
-			abort(); /* cannot fail for 8 bytes once the pool is seeded */
-	} while (r->id == 0 || regions_get(rs, s, r->id) != NULL);
 	HASH_ADD(hh, rs->by_id, id, sizeof(r->id), r);
 	DL_APPEND(s->regions, r);
 	s->nregions++;
 	s->region_bytes += r->size;
 	rs->count++;
 	rs->bytes += r->size;
+	return 0;
 }
 
 host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id)
@@ -168,8 +186,10 @@ void regions_fini(region_server *rs)
 		free(r);
 	}
 	rs->count = rs->bytes = 0;
-	if (rs->lending)
+	if (rs->lending) {
+		claims_fini(&rs->claims, rs);
 		lend_fini(&rs->lend);
+	}
 	rs->lending = 0;
 }
 
@@ -319,6 +339,111 @@ static void lent_ready(void *arg, lend_mem *lm, dstatus st, const char *err)
 	register_finish(c);
 }
 
+/* The lend pool's answer to a lend before hello: parked, and its id and
+ * descriptor sent (daemon/claims.h). */
+static void claim_lent(void *arg, lend_mem *lm, dstatus st, const char *err)
+{
+	shm_conn *c = arg;
+	region_server *rs = c->rs;
+	region_claim *cl = c->claim;
+	host_region *r = NULL;
+	c->claim = NULL;
+	if (lm == NULL) {
+		free(cl);
+		conn_reply(c, st, 0, 0, "%s", err);
+		return;
+	}
+	if (rs->fd < 0 || (r = calloc(1, sizeof(*r))) == NULL) {
+		lend_give_back(&rs->lend, lm);
+		free(cl);
+		conn_reply(c, rs->fd < 0 ? ST_SHUTTING_DOWN : ST_OUT_OF_MEMORY, 0, 0,
+			   "memory not lent: %s",
+			   rs->fd < 0 ? "gpud is shutting down" : "gpud is out of memory");
+		return;
+	}
+	*r = (host_region){.base = lm->base,
+			   .size = lm->size,
+			   .pinned = lm->pinned,
+			   .lent = lm,
+			   .refs = 1,
+			   .rs = rs};
+	r->id = regions_new_id(rs);
+	cl->region = r;
+	claims_park(&rs->claims, cl);
+	log_debug("host region %016" PRIx64 " of %zu bytes lent before hello to tenant %s "
+		  "(pid %" PRId64 "), parked for its hello",
+		  r->id, r->size, cl->tenant->name, cl->pid);
+	c->lent = lm;
+	c->size = lm->size;
+	conn_reply(c, ST_OK, r->id, r->pinned, NULL);
+}
+
+/*
+ * A lend before hello (GPUD_SHM_LEND | GPUD_SHM_CLAIM): to the tenant of
+ * the peer's uid, parked for a hello of the peer's process that presents
+ * the nonce in m->key (daemon/claims.h). The reply is sent, now or once the
+ * memory is made.
+ */
+static void conn_claim_lend(shm_conn *c, const shm_register *m)
+{
+	region_server *rs = c->rs;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char err[384];
+	static const uint8_t zero[GPUD_SHM_KEY_LEN];
+
+	if (!rs->lending) {
+		conn_reply(c, ST_UNSUPPORTED, 0, 0, "this gpud lends no host memory");
+		return;
+	}
+	if (m->flags & ~(uint32_t)(GPUD_SHM_LEND | GPUD_SHM_CLAIM | GPUD_SHM_PIN)) {
+		conn_reply(c, ST_INVALID, 0, 0,
+			   "a lend before hello takes flags GPUD_SHM_LEND | GPUD_SHM_CLAIM "
+			   "(and GPUD_SHM_PIN), got 0x%x",
+			   m->flags);
+		return;
+	}
+	if (memcmp(m->key, zero, sizeof(zero)) == 0) {
+		conn_reply(c, ST_INVALID, 0, 0,
+			   "a lend before hello needs a nonce in key (16 random bytes), got zeros");
+		return;
+	}
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+		conn_reply(c, ST_INTERNAL, 0, 0, "SO_PEERCRED: %s", strerror(errno));
+		return;
+	}
+	gpud_tenant *t = tenants_by_local_uid(rs->buffers, (int64_t)cred.uid);
+	if (t == NULL || cred.pid <= 0) {
+		conn_reply(c, ST_NOT_FOUND, 0, 0,
+			   "no tenant for uid %u yet: memory is lent before hello only to a user "
+			   "that said hello over ipc:// since gpud started (say hello first)",
+			   (unsigned)cred.uid);
+		return;
+	}
+	if (m->size == 0 || m->size > SIZE_MAX / 2 || m->size > rs->max_bytes) {
+		conn_reply(c, m->size == 0 ? ST_INVALID : ST_TOO_LARGE, 0, 0,
+			   "a lend of %" PRIu64 " bytes: expected 1 to %" PRIu64
+			   " bytes (shm_max_bytes)",
+			   m->size, rs->max_bytes);
+		return;
+	}
+	if (claims_room(&rs->claims, t, err, sizeof(err)) != 0) {
+		conn_reply(c, ST_QUOTA, 0, 0, "%s", err);
+		return;
+	}
+	region_claim *cl = calloc(1, sizeof(*cl));
+	if (cl == NULL) {
+		conn_reply(c, ST_OUT_OF_MEMORY, 0, 0, "gpud is out of memory");
+		return;
+	}
+	memcpy(cl->nonce, m->key, sizeof(cl->nonce));
+	cl->uid = (int64_t)cred.uid;
+	cl->pid = (int64_t)cred.pid;
+	cl->tenant = t;
+	c->claim = cl;
+	lend_take(&rs->lend, t, (size_t)m->size, claim_lent, c);
+}
+
 static int key_equal(const uint8_t *a, const uint8_t *b)
 {
 	uint8_t d = 0;
@@ -409,12 +534,36 @@ static void conn_file_io(shm_conn *c, const shm_file_io *m, const int *fds, int 
 		return;
 	}
 	gpud_session *s;
-	if (!magic_ok(c, m->magic) || (s = peer_session(c, m->key)) == NULL) {
+	if (!magic_ok(c, m->magic)) {
+		close(fds[0]);
+		return;
+	}
+	if (m->flags & GPUD_SHM_CLAIM) { /* into memory lent before hello: key is the nonce */
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+		region_claim *cl = NULL;
+		if (c->rs->lending && getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+			cl = claims_find(&c->rs->claims, (int64_t)cred.uid, (int64_t)cred.pid,
+					 m->key, m->region);
+		if (cl == NULL) {
+			close(fds[0]);
+			conn_reply(c, ST_NOT_FOUND, 0, 0,
+				   "a file copy: no host region %016" PRIx64
+				   " lent before hello to this process under this nonce (or "
+				   "claimed already: use the session key)",
+				   m->region);
+			return;
+		}
+		region_io_start(c->rs, cl->tenant, cl->region, m, fds[0], file_io_done, c);
+		return;
+	}
+	if ((s = peer_session(c, m->key)) == NULL) {
 		close(fds[0]);
 		return;
 	}
 	c->pipe_id = s->pipe_id;
-	region_io_start(c->rs, s, m, fds[0], file_io_done, c);
+	region_io_start(c->rs, s->tenant, s->tenant ? regions_get(c->rs, s, m->region) : NULL, m,
+			fds[0], file_io_done, c);
 }
 
 /* Checks the message and the memfd; maps it. 0, or a status with the reply sent. */
@@ -495,6 +644,15 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	}
 	if (!magic_ok(c, msg.magic))
 		goto out;
+	if (msg.flags & GPUD_SHM_CLAIM) {
+		if (lend)
+			conn_claim_lend(c, &msg);
+		else
+			conn_reply(c, ST_INVALID, 0, 0,
+				   "GPUD_SHM_CLAIM goes with GPUD_SHM_LEND (flags 0x%x)",
+				   msg.flags);
+		goto out;
+	}
 	if (fd < 0 && !lend) {
 		conn_reply(c, ST_INVALID, 0, 0,
 			   ring ? "expected two file descriptors (a memfd, then an eventfd), got %d"
@@ -556,7 +714,7 @@ static void on_conn_readable(uv_poll_t *h, int status, int events)
 	if (!ring && (s->region_bytes + msg.size > rs->max_bytes || msg.size > SIZE_MAX)) {
 		conn_reply(c, ST_TOO_LARGE, 0, 0,
 			   "a %" PRIu64 "-byte region would bring connection %u to %" PRIu64
-			   " bytes of host regions; the limit is %" PRIu64 " (region_max_bytes)",
+			   " bytes of host regions; the limit is %" PRIu64 " (shm_max_bytes)",
 			   msg.size, s->pipe_id, s->region_bytes + msg.size, rs->max_bytes);
 		goto out;
 	}
@@ -667,11 +825,13 @@ int regions_start(region_server *rs, uv_loop_t *loop, gpud_backend *backend, buf
 	return 0;
 }
 
-void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t keep, unsigned keep_s)
+void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t keep, unsigned keep_s,
+			unsigned claim_s)
 {
 	if (rs->fd < 0)
 		return;
 	lend_start(&rs->lend, rs->loop, rs->backend, unit, spare, keep, keep_s);
+	claims_init(&rs->claims, rs->loop, claim_s * 1000u);
 	rs->lending = 1;
 	log_info("host memory lent to clients: %zu bytes spare in %zu-byte pieces, up to %zu "
 		 "bytes kept per tenant for %u s",
@@ -680,8 +840,10 @@ void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t kee
 
 void regions_stop(region_server *rs)
 {
-	if (rs->lending)
+	if (rs->lending) {
 		lend_stop(&rs->lend);
+		claims_stop(&rs->claims);
+	}
 	if (rs->fd < 0)
 		return;
 	uv_poll_stop(&rs->poll);

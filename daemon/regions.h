@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "daemon/buffers.h"
+#include "daemon/claims.h"
 #include "daemon/lend.h"
 
 typedef struct host_region {
@@ -58,6 +59,7 @@ typedef struct region_server {
 	void *ring_arg;
 	lend_pool lend; /* host memory lent to clients (GPUD_SHM_LEND) */
 	int lending;
+	claim_table claims; /* lent before hello (daemon/claims.h), while lending */
 	/* Files copied into and out of regions (daemon/region_io.h): copies on
 	 * workers now, and the bytes moved since start. */
 	uint32_t file_io;
@@ -71,7 +73,8 @@ typedef struct region_server {
 int regions_start(region_server *rs, uv_loop_t *loop, gpud_backend *backend, buffer_table *bt,
 		  const char *path, uint64_t max_bytes, char *err, size_t errlen);
 /* Lends gpud's own host memory (daemon/lend.h) on this socket from now on. */
-void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t keep, unsigned keep_s);
+void regions_lend_start(region_server *rs, size_t unit, size_t spare, size_t keep, unsigned keep_s,
+			unsigned claim_s);
 /* Stops listening and removes the socket file (regions stay until closed). */
 void regions_stop(region_server *rs);
 /* Registrations or unmaps still running on workers (shutdown waits). */
@@ -80,8 +83,11 @@ int regions_pending(const region_server *rs);
 void regions_fini(region_server *rs);
 
 /* r (base, size, pinned, lent and one reference set) becomes session s's
- * region, under a fresh random id. */
-void regions_add(region_server *rs, gpud_session *s, host_region *r);
+ * region, under a fresh random id (or r->id where set: lent before hello).
+ * 0, or -1 where r->id is another region's. */
+int regions_add(region_server *rs, gpud_session *s, host_region *r);
+/* A fresh random region id, nonzero, of no region and no parked claim. */
+uint64_t regions_new_id(region_server *rs);
 /* The session's region by id, or NULL. */
 host_region *regions_get(region_server *rs, gpud_session *s, uint64_t id);
 /* Out of reach now; unmapped once the last reference goes. */

@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <utlist.h>
@@ -39,6 +40,7 @@ void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void 
 	r->tenant = NULL;
 	r->t0_ns = now_ns();
 	r->status = ST_OK;
+	r->claimed = 0;
 	r->bytes_up = r->bytes_down = 0;
 	r->dev = NULL;
 	r->run_counted = 0;
@@ -211,6 +213,8 @@ static void request_cleanup(gpud_request *r, request_drop *later)
 	if (r->traced) /* its reply is made: here for every request, sent or not */
 		trace_request_end(r->trace_id);
 	r->traced = 0;
+	free(r->carried_hello); /* the block verbs_carried_hello made */
+	r->carried_hello = NULL;
 	if (r->on_release) { /* the verb's own: a run's slot */
 		r->on_release(r);
 		r->on_release = NULL;
@@ -390,6 +394,13 @@ void request_send_msg(gpud_request *r, nng_msg *m)
 	request_finish(r, m, ST_OK);
 }
 
+void request_reply_head(gpud_request *r, Gpud__Response *resp)
+{
+	resp->version = GPUD_PROTOCOL_VERSION;
+	resp->id = r->req ? r->req->id : 0;
+	resp->carried_hello = r->carried_hello; /* also on a failure: the hello held */
+}
+
 void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len)
 {
 	gpud_core *core = r->core;
@@ -397,8 +408,7 @@ void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, s
 	int rv;
 
 	ON_LOOP("request_reply");
-	resp->version = GPUD_PROTOCOL_VERSION;
-	resp->id = r->req ? r->req->id : 0;
+	request_reply_head(r, resp);
 	if (resp->code != (Gpud__Status)status_wire(ST_OK)) {
 		core->stats->errors++;
 		/* A failed request gives back what it made. */

@@ -127,6 +127,10 @@ struct gpud_request {
 	dstatus alloc_status;
 	char alloc_err[256];
 	custom_entry *custom; /* a custom kernel it runs or registers */
+	/* the answer to the hello it carried (verbs_carried_hello), sent with
+	 * its reply and freed with it; and the regions a hello claimed */
+	Gpud__HelloResponse *carried_hello;
+	uint32_t claimed;
 
 	/* several copies in flight (sync, a run's uploads and returned
 	 * outputs): how many, and the first error among them */
@@ -169,6 +173,9 @@ int request_hold_host_or_fail(gpud_request *r, const char *what, uint64_t bytes)
 /* Readies r for a new message (the server, before it checks anything). */
 void request_begin(gpud_request *r, gpud_core *core, request_send_fn send, void *sender,
 		   nng_msg *msg, uint32_t pipe_id);
+/* A reply's head: its version, id, and the answer to a hello r carried
+ * (request_reply fills it in; a verb that packs its own reply calls it). */
+void request_reply_head(gpud_request *r, Gpud__Response *resp);
 /* Packs resp (code, message, id and version filled in here) + payload and sends it. */
 void request_reply(gpud_request *r, Gpud__Response *resp, const void *payload, size_t len);
 /* Replies with an error status and a formatted message. */

@@ -407,6 +407,11 @@ static void handle_request(server_ctx *c)
 		request_fail(r, ST_SHUTTING_DOWN, "%s", refused);
 		return;
 	}
+	/* A hello carried by the connection's first request is said first (a
+	 * hello or a status has its own). */
+	if (r->req->carried_hello && r->session->tenant == NULL && !(rules & VERB_BEFORE_HELLO) &&
+	    verbs_carried_hello(r) != 0)
+		return;
 	if (r->session->tenant == NULL && !(rules & VERB_BEFORE_HELLO)) {
 		request_fail(r, ST_NO_SESSION,
 			     "send hello first: only hello and status are served before it on a "
@@ -502,6 +507,7 @@ static gpud_session *session_open(gpud_server *s, uint32_t pipe_id, const endpoi
 	if (sess && sess->peer[0] == '\0') {
 		sess->local = peer->local;
 		sess->peer_uid = peer->uid;
+		sess->peer_pid = peer->local ? peer->pid : -1;
 		snprintf(sess->peer_user, sizeof(sess->peer_user), "%s", peer->user);
 		snprintf(sess->peer, sizeof(sess->peer), "%s", peer->addr);
 	}

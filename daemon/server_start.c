@@ -270,7 +270,8 @@ static int start_steps(gpud_server *s, uv_loop_t *loop, gpud_config *cfg, char *
 		return rv;
 	start_rings(s, loop, cfg);
 	regions_lend_start(&s->regions, (size_t)cfg->lend_unit, (size_t)cfg->lend_spare,
-			   (size_t)cfg->lend_keep, (unsigned)cfg->lend_keep_s);
+			   (size_t)cfg->lend_keep, (unsigned)cfg->lend_keep_s,
+			   (unsigned)cfg->lend_claim_s);
 
 	registry_load(&s->registry);
 	/* From here on the loop owns the state (start-up itself may wait). */

@@ -28,6 +28,22 @@
  * again (zeroed first): a client may keep the descriptor after its region is
  * gone. A gpud without lending answers INVALID (no descriptor came).
  *
+ * Lent before hello (GPUD_SHM_LEND | GPUD_SHM_CLAIM), so a fresh process
+ * reaches gpud in one nng round trip (hello carried in its first request,
+ * proto/gpud.proto): `key` is then a nonce the client drew (16 random
+ * bytes, not all zero), and the socket's path is its ipc:// path with
+ * ".shm" (gpud's default). gpud lends to the tenant that the peer's uid
+ * said hello as before (NOT_FOUND where none has since gpud started: the
+ * client says hello first then) and parks the region, bound to the peer's
+ * pid and uid and to the nonce, until a hello from a connection of that
+ * same process and tenant claims it (HelloRequest.claim); the region keeps
+ * the id this reply gives. Unclaimed, it is given back after lend_claim_s
+ * (30 s). A file copy into or out of it before the hello names it by the
+ * nonce instead of a session key (GPUD_SHM_READ or GPUD_SHM_WRITE with
+ * GPUD_SHM_CLAIM), from the same process. At most
+ * 4 parked per tenant and 32 in all (QUOTA beyond), each within
+ * shm_max_bytes.
+ *
  * A file's bytes into a region, or a region's into a file (GPUD_SHM_READ,
  * GPUD_SHM_WRITE): the client sends one shm_file_io message with one
  * descriptor, a regular file it opened (readable for a read, writable for a
@@ -65,6 +81,8 @@ enum {
 	/* shm_file_io: the file's bytes into the region; or the region's into the file. */
 	GPUD_SHM_READ = 1u << 3,
 	GPUD_SHM_WRITE = 1u << 4,
+	/* With GPUD_SHM_LEND: lent before hello, claimed by it (see above). */
+	GPUD_SHM_CLAIM = 1u << 5,
 };
 
 typedef struct shm_register {

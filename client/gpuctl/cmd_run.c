@@ -636,7 +636,12 @@ int cmd_run(int argc, char **argv)
 	j.device = -1;
 	parse(&j, argc, argv);
 	check(&j);
-	gpud_client *c = ctl_connect();
+	/* Over ipc:// the job goes to memory gpud lends before hello and the
+	 * run carries the hello (client/region.c): one round trip to gpud. */
+	const char *from, *url = ctl_url(&from);
+	int lend_first = strncmp(url, "ipc://", 6) == 0 && strchr(url, ',') == NULL &&
+			 !(GPUCTL_RUN_ASYNC && progress_possible());
+	gpud_client *c = ctl_connect_as(lend_first);
 	gpud_set_device(c, j.device); /* the run, and the arrays gpuctl uploads for it */
 	gpud_set_ring(c, 0); /* a few calls: the ring's set-up would cost more than it saves */
 	if (check_first(&j))

@@ -21,11 +21,11 @@ static gpud_options ctl_options(void)
 	return (gpud_options){.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
 }
 
-static gpud_client *try_connect(gpud_status *st)
+static gpud_client *try_connect(gpud_status *st, int deferred)
 {
 	gpud_client *c;
 	gpud_options o = ctl_options();
-	*st = gpud_connect_opts(&o, &c);
+	*st = deferred ? gpud_connect_deferred(&o, &c) : gpud_connect_opts(&o, &c);
 	if (c == NULL)
 		die(EX_TEMPFAIL, "out of memory");
 	return c;
@@ -58,8 +58,13 @@ static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *su
 
 gpud_client *ctl_connect(void)
 {
+	return ctl_connect_as(0);
+}
+
+gpud_client *ctl_connect_as(int deferred)
+{
 	gpud_status st;
-	gpud_client *c = try_connect(&st);
+	gpud_client *c = try_connect(&st, deferred);
 	if (st != GPUD_OK)
 		die_connect(c, st, "");
 	if (opt.timeout_ms > 0)

@@ -134,6 +134,9 @@ void trace(const char *fmt, ...) PRINTF(1, 2);
 
 /* Connects to the URL (--url, $GPUD_URL or the default), or dies saying what to do. */
 gpud_client *ctl_connect(void);
+/* The same; deferred: hello is left to the first call (gpud_connect_deferred),
+ * which carries it. */
+gpud_client *ctl_connect_as(int deferred);
 /* Connects and gets gpud's status into st, its hello carried by the status
  * request (gpud_connect_deferred), retrying for up to wait_s seconds while gpud
  * is not reachable; a refused hello (no or a bad token) falls back to a

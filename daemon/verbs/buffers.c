@@ -296,8 +296,7 @@ void verb_download(gpud_request *r)
 	verb_buffer_info(b, &info);
 	dr.buffer = &info;
 	dr.offset = d->offset;
-	resp.version = GPUD_PROTOCOL_VERSION;
-	resp.id = r->req->id;
+	request_reply_head(r, &resp);
 	resp.body_case = GPUD__RESPONSE__BODY_DOWNLOAD;
 	resp.download = &dr;
 	int prv = wire_pack(&r->reply, &resp.base, NULL, (size_t)len, &dst);

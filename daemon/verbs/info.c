@@ -1,9 +1,11 @@
 /*
  * daemon/verbs/info.c — what gpud is and has: hello (which also fixes the
- * connection's tenant), status (as the caller may see it: a tenant its own,
- * an administrator everything, before hello what gpud is; a status may carry
- * the connection's hello, answered first), and the kernels a tenant may run.
- * Loop thread.
+ * connection's tenant and claims memory lent before it, daemon/claims.h),
+ * status (as the caller may see it: a tenant its own, an administrator
+ * everything, before hello what gpud is; a status may carry the
+ * connection's hello, answered first), any request's carried hello
+ * (Request.carried_hello: said before the request), and the kernels a
+ * tenant may run. Loop thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "daemon/health.h"
 #include "daemon/hello_guard.h"
 #include "daemon/log.h"
+#include "daemon/regions.h"
 #include "daemon/verbs/verbs.h"
 #include "proto/wire.h"
 
@@ -114,6 +117,45 @@ static void fail_hello(gpud_request *r, guard_failure f, const char *msg)
 }
 
 /*
+ * The memory this connection's process was lent before hello under h's
+ * claim, made the connection's (daemon/claims.h); r->claimed counts it.
+ * 0, or -1 after replying: a claim that finds nothing fails the hello.
+ */
+static int hello_claim(gpud_request *r, const Gpud__HelloRequest *h)
+{
+	gpud_session *sess = r->session;
+	region_server *rs = r->core->regions;
+	char err[512];
+	if (h->claim.len == 0)
+		return 0;
+	if (h->claim.len != GPUD_SHM_KEY_LEN) {
+		request_fail(r, ST_INVALID, "hello: claim is a %d-byte nonce, got %zu bytes",
+			     GPUD_SHM_KEY_LEN, h->claim.len);
+		return -1;
+	}
+	int n = 0;
+	if (rs->lending && sess->local)
+		n = claims_take(&rs->claims, rs, sess, h->claim.data, err, sizeof(err));
+	if (n < 0) {
+		request_fail(r, ST_TOO_LARGE, "hello: %s", err);
+		return -1;
+	}
+	if (n == 0) {
+		request_fail(
+			r, ST_NOT_FOUND,
+			"hello: no memory lent before hello under this claim to this process "
+			"(pid %lld) as tenant %s (over ipc://; each such lend is given back %d s "
+			"after it)",
+			(long long)sess->peer_pid, sess->tenant->name,
+			rs->claims.timeout_ms / 1000);
+		return -1;
+	}
+	r->claimed = (uint32_t)n;
+	request_log(r, LOG_DEBUG, "hello claimed %d host regions lent before it", n);
+	return 0;
+}
+
+/*
  * Who this connection is (daemon/auth.h): fixed by its first hello. 0, or
  * -1 after replying. h: the hello (a Request's, or a status's). A peer
  * that backs off after failed hellos is refused
@@ -155,7 +197,7 @@ static int assign_tenant_or_fail(gpud_request *r, const Gpud__HelloRequest *h)
 	}
 	if (sess->tenant) {
 		if (strcmp(sess->tenant->name, name) == 0)
-			return 0;
+			return hello_claim(r, h);
 		request_fail(r, ST_UNAUTHENTICATED,
 			     "hello: this connection is tenant %s since its first hello; a hello "
 			     "cannot change its tenant (open another connection with the other "
@@ -168,8 +210,10 @@ static int assign_tenant_or_fail(gpud_request *r, const Gpud__HelloRequest *h)
 		request_fail(r, ST_OUT_OF_MEMORY, "hello: out of memory");
 		return -1;
 	}
+	if (sess->local && sess->peer_uid >= 0)
+		sess->tenant->local_uid = sess->peer_uid; /* lends before hello (daemon/claims.h) */
 	request_log(r, LOG_INFO, "connection from %s is tenant %s", sess->peer, name);
-	return 0;
+	return hello_claim(r, h);
 }
 
 /* What hello answers a connection whose tenant it fixed (verb_hello, and
@@ -184,6 +228,7 @@ static void hello_answer(gpud_request *r, const Gpud__HelloRequest *h, Gpud__Hel
 	hello->message_size = r->session->tenant->quota.message_size;
 	hello->connection = r->pipe_id;
 	hello->instance = r->core->buffers->instance;
+	hello->claimed = r->claimed;
 	/* Host regions need the peer's uid, so only over a local endpoint (ipc://). */
 	if (r->core->regions->fd >= 0 && r->session->local) {
 		hello->shm_socket = r->core->regions->path;
@@ -492,6 +537,45 @@ void verb_status(gpud_request *r)
 		return;
 	hello_answer(r, h, &hello);
 	status_reply(r, &hello);
+}
+
+/* A carried hello's answer, kept with its request until the reply (which
+ * may come after the connection closed: nothing points into the session). */
+typedef struct carried_answer {
+	Gpud__HelloResponse hello; /* first: the request frees the block by it */
+	char tenant[GPUD_TENANT_NAME];
+	uint8_t key[SESSION_KEY_LEN];
+	device_infos di;
+} carried_answer;
+
+int verbs_carried_hello(gpud_request *r)
+{
+	const Gpud__HelloRequest *h = r->req->carried_hello;
+	if (h->probe.len) {
+		request_fail(r, ST_PROTOCOL,
+			     "carried_hello: a hello with a probe key comes alone, not carried by "
+			     "another request (it is gpud's own health probe)");
+		return -1;
+	}
+	if (assign_tenant_or_fail(r, h) != 0)
+		return -1;
+	carried_answer *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		request_fail(r, ST_OUT_OF_MEMORY, "hello: out of memory");
+		return -1;
+	}
+	gpud__hello_response__init(&a->hello);
+	hello_answer(r, h, &a->hello);
+	snprintf(a->tenant, sizeof(a->tenant), "%s", r->session->tenant->name);
+	a->hello.tenant = a->tenant;
+	if (a->hello.session_key.len) {
+		memcpy(a->key, r->session->key, sizeof(a->key));
+		a->hello.session_key.data = a->key;
+	}
+	a->hello.n_devices = (size_t)fill_devices(r->core->devices, &a->di, 0, NULL);
+	a->hello.devices = a->di.ptrs;
+	r->carried_hello = &a->hello;
+	return 0;
 }
 
 void verb_kernels(gpud_request *r)

@@ -76,8 +76,7 @@ static void return_outputs(gpud_request *r, Gpud__Response *resp, const int *out
 		}
 	}
 	rr->outputs_in_region = q->out_host != NULL;
-	resp->version = GPUD_PROTOCOL_VERSION;
-	resp->id = r->req->id;
+	request_reply_head(r, resp);
 	char what[128];
 	snprintf(what, sizeof(what), "run %s: a %zu-byte reply of its outputs", k->name, total);
 	if (request_hold_host_or_fail(r, what, total) != 0)

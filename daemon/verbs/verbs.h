@@ -39,6 +39,13 @@ typedef union verb_request {
 
 /* Runs r's verb (the server has checked the session, tenant and quotas). */
 void verbs_dispatch(gpud_request *r);
+/*
+ * The hello r carries (Request.carried_hello) on a connection without a
+ * tenant, said before r itself (daemon/verbs/info.c): 0 with
+ * r->carried_hello set for r's reply, or -1 after failing r with hello's
+ * code and message.
+ */
+int verbs_carried_hello(gpud_request *r);
 
 /* The handlers: verb_<name> for each row of verbs.def. */
 #define VERB(BODY, name, flags) void verb_##name(gpud_request *r);

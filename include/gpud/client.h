@@ -292,6 +292,11 @@ GPUD_API gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_clie
  * where gpud_connect_for_status would (nothing reachable at the URL). With
  * a list of endpoints it says hello at connect, as gpud_connect_opts: the
  * list is tried in order until one answers hello.
+ * Over ipc://, gpud_host_alloc before the first call is memory gpud lends
+ * before hello (proto/shm.h: GPUD_SHM_CLAIM) where it can, and a
+ * gpud_call_to on it is the first call: it carries the hello, which claims
+ * that memory (a fresh `gpuctl run` in one round trip). GPUD_NO_CLAIM=1
+ * says hello first instead.
  */
 GPUD_API gpud_status gpud_connect_deferred(const gpud_options *opts, gpud_client **out);
 /* Closes the connection; no other call on c may be in flight. */
@@ -458,7 +463,9 @@ GPUD_API gpud_status gpud_host_read(gpud_client *c, void *dst, int fd, uint64_t 
  */
 GPUD_API gpud_status gpud_host_write(gpud_client *c, const void *src, int fd, uint64_t offset,
 				     size_t len);
-/* 1 if this connection can share memory with gpud (ipc:// and offered). */
+/* 1 if this connection can share memory with gpud (ipc:// and offered);
+ * on a gpud_connect_deferred connection before its first call, 1 for
+ * ipc:// (gpud_host_alloc then finds out). */
 GPUD_API int gpud_has_shm(const gpud_client *c);
 
 /*

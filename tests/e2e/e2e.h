@@ -304,6 +304,8 @@ TCase *e2e_concurrency(void);  /* concurrency.c */
 TCase *e2e_ring(void);         /* ring.c */
 TCase *e2e_ring_off(void);     /* ring.c */
 TCase *e2e_lend(void);         /* lend.c */
+TCase *e2e_claims(void);       /* claims.c */
+TCase *e2e_claims_expiry(void);
 TCase *e2e_call_into(void);    /* call_into.c: outputs copied into the caller's arrays */
 TCase *e2e_call_outputs(void); /* call_outputs.c: a one-trip call's outputs in the reply */
 TCase *e2e_notify(void);       /* notify.c: sd_notify, READY=1 means serving */

@@ -44,6 +44,8 @@ static Suite *e2e_suite(void)
 	suite_add_tcase(s, e2e_ring());
 	suite_add_tcase(s, e2e_ring_off());
 	suite_add_tcase(s, e2e_lend());
+	suite_add_tcase(s, e2e_claims());
+	suite_add_tcase(s, e2e_claims_expiry());
 	suite_add_tcase(s, e2e_call_into());
 	suite_add_tcase(s, e2e_call_outputs());
 	suite_add_tcase(s, e2e_notify());

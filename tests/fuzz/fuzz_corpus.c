@@ -21,6 +21,7 @@ static unsigned char file[1 << 20];
 static size_t flen;
 
 static int overlap; /* the next message goes in without waiting for the one before */
+static int marked;  /* the file starts with a marker only: the next message needs no separator */
 
 static void add(Gpud__Request *req, const void *payload, size_t plen)
 {
@@ -30,9 +31,9 @@ static void add(Gpud__Request *req, const void *payload, size_t plen)
 		req->id = 7;
 	if (wire_pack(&m, &req->base, payload, plen, NULL) != 0)
 		exit(1);
-	if (flen)
+	if (flen && !marked)
 		memcpy(file + flen, overlap ? "\xffGPA" : "\xffGPM", 4), flen += 4;
-	overlap = 0;
+	overlap = marked = 0;
 	memcpy(file + flen, nng_msg_body(m), nng_msg_len(m));
 	flen += nng_msg_len(m);
 	nng_msg_free(m);
@@ -298,6 +299,29 @@ int main(int argc, char **argv)
 	save("run-devices");
 	run.pin_device = 0;
 	run.device = 0;
+	/* A connection's first request carrying its hello (no automatic hello:
+	 * "\xffGPH" first) with a malformed claim; then, the connection's
+	 * tenant fixed by it, carried hellos that are ignored. */
+	{
+		Gpud__HelloRequest ch = GPUD__HELLO_REQUEST__INIT;
+		static uint8_t nonce[GPUD_SHM_KEY_LEN] = {7, 1, 2, 3};
+		memcpy(file, "\xffGPH", 4);
+		flen = 4;
+		marked = 1;
+		ch.client = "fuzz";
+		ch.claim.data = nonce;
+		ch.claim.len = sizeof(nonce);
+		r.carried_hello = &ch;
+		ch.claim.len = 5;
+		add(&r, arrays, sizeof(arrays));
+		ch.claim.len = sizeof(nonce);
+		add(&r, arrays, sizeof(arrays));
+		ch.claim.len = 0;
+		add(&r, arrays, sizeof(arrays));
+		add(&r, arrays, sizeof(arrays));
+		r.carried_hello = NULL;
+		save("carried-hello");
+	}
 	/* outputs into a host region: one this connection never made (refused),
 	 * and a room too small for them (they come in the reply instead) */
 	{

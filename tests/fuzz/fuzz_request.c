@@ -16,7 +16,9 @@
  * (what follows is a file copy of the region socket, proto/shm.h
  * shm_file_io, zero-padded, handed to region_io_start as daemon/regions.c
  * does: region 0 names the connection's one region of 64 KiB, made at its
- * first copy, and the file is a memfd of 128 KiB). The connection
+ * first copy, and the file is a memfd of 128 KiB). An input that starts
+ * with "\xffGPH" gets no automatic hello: its first request may carry the
+ * hello (Request.carried_hello). The connection
  * closes right after the last message goes in,
  * with whatever is still in flight (cancelled by the close), and everything
  * it made must go; LSan reports what does not. Quotas bound what one input
@@ -194,7 +196,8 @@ static void file_copy(uint32_t pipe, const uint8_t *d, size_t n)
 	if (fd < 0)
 		abort();
 	copy_done = 0;
-	region_io_start(&srv.regions, s, &m, fd, copy_answer, NULL);
+	region_io_start(&srv.regions, s->tenant, regions_get(&srv.regions, s, m.region), &m, fd,
+			copy_answer, NULL);
 	while (!copy_done)
 		uv_run(&loop, UV_RUN_ONCE);
 	if (copy_moved > m.length || (copy_st == ST_OK && copy_moved != m.length))
@@ -309,8 +312,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memchr(cause, '\0', sizeof(cause)) == NULL)
 		abort();
 	pipe++;
-	inject(pipe, hello_msg, sizeof(hello_msg));
-	drain();
+	if (size >= 4 && memcmp(data, "\xffGPH", 4) == 0) { /* no hello: the first may carry it */
+		data += 4;
+		size -= 4;
+	} else {
+		inject(pipe, hello_msg, sizeof(hello_msg));
+		drain();
+	}
 	size_t start = 0;
 	int in_ring = 0;   /* the segment from start on is a ring entry */
 	int in_worker = 0; /* ... or a tenant worker packet */
