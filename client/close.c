@@ -18,6 +18,7 @@ void gpud_close(gpud_client *c)
 {
 	if (c == NULL)
 		return;
+	(void)client_dial_join(c); /* gpud_connect_start's dial, ended first */
 	pthread_mutex_lock(&c->scratch_mu);
 	for (int i = 0; i < 2; i++)
 		if (c->ar[i].x) {
@@ -44,6 +45,7 @@ void gpud_close(gpud_client *c)
 	pthread_cond_destroy(&c->cancels_cv);
 	pthread_mutex_destroy(&c->msg_mu);
 	pthread_mutex_destroy(&c->ring_mu);
+	pthread_mutex_destroy(&c->dial_mu);
 	client_forget(c);
 	free(c);
 }

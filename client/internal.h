@@ -197,6 +197,15 @@ struct gpud_client {
 
 	pthread_mutex_t msg_mu;
 	char msg[2048];
+	/* gpud_connect_start: the dial runs on a thread of its own (dial_lazy,
+	 * set before it starts, never cleared) until the first call or
+	 * gpud_connect_wait joins it (client_dial_join); its outcome in dial_st
+	 * and dial_msg. Under dial_mu after the start. */
+	int dial_lazy, dial_pending, dial_budget;
+	pthread_mutex_t dial_mu;
+	pthread_t dial_thread;
+	gpud_status dial_st;
+	char dial_msg[2048];
 
 	/* One call at a time uses the ring (a trylock: the others take the
 	 * socket); tried_gen: the session a ring was last tried in. */
@@ -336,6 +345,8 @@ gpud_status client_shm_register(gpud_client *c, int fd, int efd, size_t size, ui
 
 /* Says hello if the session is lost (or none yet); *gen is the session's. */
 gpud_status client_session(gpud_client *c, uint64_t *gen);
+/* Waits for gpud_connect_start's dial (open.c): GPUD_OK, or how it failed. */
+gpud_status client_dial_join(gpud_client *c);
 /* The first hello, at connect (no other thread has c yet), within wait_ms,
  * what is left of limit_ms (named in messages). */
 gpud_status client_session_first(gpud_client *c, int wait_ms, int limit_ms);

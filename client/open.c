@@ -8,6 +8,7 @@
  * other has the client; the accessors any thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,7 +67,42 @@ static gpud_status dialed(gpud_client *c, enum hello_when hello, int wait_ms, in
 	return client_session_first(c, wait_ms, limit_ms);
 }
 
-static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enum hello_when hello)
+/* gpud_connect_start's thread: the one endpoint's dial, as connect_opts makes it. */
+static void *dial_main(void *arg)
+{
+	gpud_client *c = arg;
+	c->dial_st = client_dial(c, 0, 0, c->dial_budget);
+	if (c->dial_st != GPUD_OK)
+		snprintf(c->dial_msg, sizeof(c->dial_msg), "%s", client_msg(c));
+	return NULL;
+}
+
+gpud_status client_dial_join(gpud_client *c)
+{
+	if (!c->dial_lazy)
+		return GPUD_OK;
+	pthread_mutex_lock(&c->dial_mu);
+	if (c->dial_pending) {
+		pthread_join(c->dial_thread, NULL);
+		c->dial_pending = 0;
+	}
+	gpud_status st = c->dial_st;
+	pthread_mutex_unlock(&c->dial_mu);
+	if (st != GPUD_OK)
+		return client_seterr(c, st, "%s", c->dial_msg);
+	return GPUD_OK;
+}
+
+gpud_status gpud_connect_wait(gpud_client *c)
+{
+	if (c == NULL)
+		return GPUD_EARG;
+	client_clear(c);
+	return client_dial_join(c);
+}
+
+static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enum hello_when hello,
+				int lazy)
 {
 	static const gpud_options none;
 	gpud_client *c = calloc(1, sizeof(*c));
@@ -86,6 +122,7 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enu
 	pthread_cond_init(&c->cancels_cv, NULL);
 	pthread_mutex_init(&c->msg_mu, NULL);
 	pthread_mutex_init(&c->ring_mu, NULL);
+	pthread_mutex_init(&c->dial_mu, NULL);
 	c->ring.efd = -1;
 	const char *no_ring = getenv("GPUD_NO_RING");
 	c->ring_off = no_ring && no_ring[0] && strcmp(no_ring, "0") != 0;
@@ -127,6 +164,15 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enu
 	if (t > 0 && (opts->connect_timeout_ms <= 0 || t < budget))
 		budget = t;
 	const int64_t deadline = client_now_ms() + budget;
+	if (c->nurls == 1 && lazy && hello == HELLO_FIRST_CALL) {
+		/* the dial on a thread of its own; the first call joins it */
+		c->defer_hello = 1;
+		c->dial_budget = budget;
+		c->dial_lazy = c->dial_pending = 1;
+		if (pthread_create(&c->dial_thread, NULL, dial_main, c) == 0)
+			return GPUD_OK;
+		c->dial_lazy = c->dial_pending = 0;
+	}
 	if (c->nurls == 1) { /* one endpoint: its own messages, unchanged */
 		gpud_status st = client_dial(c, 0, 0, budget);
 		if (st != GPUD_OK)
@@ -156,15 +202,20 @@ static gpud_status connect_opts(const gpud_options *opts, gpud_client **out, enu
 
 gpud_status gpud_connect_opts(const gpud_options *opts, gpud_client **out)
 {
-	return connect_opts(opts, out, HELLO_AT_CONNECT);
+	return connect_opts(opts, out, HELLO_AT_CONNECT, 0);
 }
 
 gpud_status gpud_connect_deferred(const gpud_options *opts, gpud_client **out)
 {
-	return connect_opts(opts, out, HELLO_FIRST_CALL);
+	return connect_opts(opts, out, HELLO_FIRST_CALL, 0);
+}
+
+gpud_status gpud_connect_start(const gpud_options *opts, gpud_client **out)
+{
+	return connect_opts(opts, out, HELLO_FIRST_CALL, 1);
 }
 
 gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_client **out)
 {
-	return connect_opts(opts, out, HELLO_NEVER);
+	return connect_opts(opts, out, HELLO_NEVER, 0);
 }

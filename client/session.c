@@ -339,6 +339,8 @@ gpud_status client_session_greet(gpud_client *c, Gpud__Request *req, Gpud__Respo
 
 int client_session_carry(gpud_client *c, Gpud__HelloRequest *h, uint64_t *gen, gpud_status *st)
 {
+	if ((*st = client_dial_join(c)) != GPUD_OK)
+		return 0;
 	pthread_mutex_lock(&c->mu);
 	while (c->helloing)
 		pthread_cond_wait(&c->cv, &c->mu);
@@ -375,6 +377,8 @@ gpud_status client_session(gpud_client *c, uint64_t *gen)
 {
 	gpud_status st = GPUD_OK;
 
+	if ((st = client_dial_join(c)) != GPUD_OK)
+		return st;
 	if (c->no_hello) { /* status only: served before hello */
 		*gen = 0;
 		return GPUD_OK;

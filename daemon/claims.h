@@ -63,8 +63,8 @@ void claims_park(claim_table *ct, region_claim *cl);
  * s's (regions_add, keeping its id). The count, or -1 with err where one
  * would take s over rs->max_bytes (those after it stay parked).
  */
-int claims_take(claim_table *ct, struct region_server *rs, gpud_session *s,
-		const uint8_t *nonce, char *err, size_t errlen);
+int claims_take(claim_table *ct, struct region_server *rs, gpud_session *s, const uint8_t *nonce,
+		char *err, size_t errlen);
 /* The region parked under id for process pid of uid under nonce, or NULL. */
 region_claim *claims_find(const claim_table *ct, int64_t uid, int64_t pid, const uint8_t *nonce,
 			  uint64_t id);

@@ -512,6 +512,7 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 		return -1; /* a terminal: the spinner's job path instead (wait.c) */
 	uint8_t *mem = gpud_host_alloc(c, (size_t)want);
 	if (mem == NULL) {
+		ctl_connected(c); /* a failed dial is a connect error, not this */
 		trace("no shared memory for the job (%s); sending it instead", gpud_errmsg(c));
 		return -1;
 	}
@@ -535,6 +536,7 @@ static int run_in_lent(gpud_client *c, run_job *j, uint64_t in_bytes)
 	/* Outputs that all go to files are written there by gpud: this process
 	 * need not map their pages (gpud_set_populate). */
 	gpud_set_populate(c, j->nouts == 0);
+	ctl_connected(c);
 	gpud_status st = wait_call_to(c, j->kernel, j->wire, (size_t)j->nargs, mem + at,
 				      (size_t)want - at, res, MAX_ARGS, &nout, &info, &in_lent, msg,
 				      sizeof(msg));
@@ -636,16 +638,19 @@ int cmd_run(int argc, char **argv)
 	j.device = -1;
 	parse(&j, argc, argv);
 	check(&j);
-	/* Over ipc:// the job goes to memory gpud lends before hello and the
-	 * run carries the hello (client/region.c): one round trip to gpud. */
+	/* Over ipc:// the job goes to memory gpud lends before hello, its
+	 * inputs read while nng dials, and the run carries the hello
+	 * (client/region.c): one round trip to gpud. */
 	const char *from, *url = ctl_url(&from);
 	int lend_first = strncmp(url, "ipc://", 6) == 0 && strchr(url, ',') == NULL &&
 			 !(GPUCTL_RUN_ASYNC && progress_possible());
-	gpud_client *c = ctl_connect_as(lend_first);
+	gpud_client *c = ctl_connect_as(lend_first ? CTL_DIAL_BEHIND : CTL_HELLO_AT_CONNECT);
 	gpud_set_device(c, j.device); /* the run, and the arrays gpuctl uploads for it */
 	gpud_set_ring(c, 0); /* a few calls: the ring's set-up would cost more than it saves */
-	if (check_first(&j))
+	if (check_first(&j)) {
+		ctl_connected(c);
 		check_outputs(c, &j);
+	}
 
 	uint64_t bytes = 0;
 	for (int i = 0; i < j.nargs; i++) {
@@ -657,10 +662,12 @@ int cmd_run(int argc, char **argv)
 			bytes += stat(ra->v.path, &sb) == 0 ? (uint64_t)sb.st_size : UINT64_MAX / 4;
 	}
 	/* Lent memory (ipc://); else small inputs in one round trip (gpud_call); else buffers. */
-	if (run_in_lent(c, &j, bytes) != 0 &&
-	    (bytes > ONE_TRIP_MAX || bytes > gpud_server(c)->max_message_size ||
-	     run_one_trip(c, &j) != 0))
-		run_on_buffers(c, &j);
+	if (run_in_lent(c, &j, bytes) != 0) {
+		ctl_connected(c);
+		if (bytes > ONE_TRIP_MAX || bytes > gpud_server(c)->max_message_size ||
+		    run_one_trip(c, &j) != 0)
+			run_on_buffers(c, &j);
+	}
 	for (int i = 0; i < j.nargs; i++) {
 		if (j.args[i].in_lent)
 			j.args[i].arr.data = NULL;

@@ -21,11 +21,13 @@ static gpud_options ctl_options(void)
 	return (gpud_options){.url = ctl_url(&from), .timeout_ms = opt.timeout_ms};
 }
 
-static gpud_client *try_connect(gpud_status *st, int deferred)
+static gpud_client *try_connect(gpud_status *st, ctl_hello how)
 {
 	gpud_client *c;
 	gpud_options o = ctl_options();
-	*st = deferred ? gpud_connect_deferred(&o, &c) : gpud_connect_opts(&o, &c);
+	*st = how == CTL_DIAL_BEHIND        ? gpud_connect_start(&o, &c)
+	      : how == CTL_HELLO_FIRST_CALL ? gpud_connect_deferred(&o, &c)
+					    : gpud_connect_opts(&o, &c);
 	if (c == NULL)
 		die(EX_TEMPFAIL, "out of memory");
 	return c;
@@ -58,19 +60,26 @@ static _Noreturn void die_connect(gpud_client *c, gpud_status st, const char *su
 
 gpud_client *ctl_connect(void)
 {
-	return ctl_connect_as(0);
+	return ctl_connect_as(CTL_HELLO_AT_CONNECT);
 }
 
-gpud_client *ctl_connect_as(int deferred)
+gpud_client *ctl_connect_as(ctl_hello how)
 {
 	gpud_status st;
-	gpud_client *c = try_connect(&st, deferred);
+	gpud_client *c = try_connect(&st, how);
 	if (st != GPUD_OK)
 		die_connect(c, st, "");
 	if (opt.timeout_ms > 0)
 		gpud_set_timeout(c, opt.timeout_ms);
-	trace("connected to %s", gpud_url(c));
+	trace("%s %s", how == CTL_DIAL_BEHIND ? "dialing" : "connected to", gpud_url(c));
 	return c;
+}
+
+void ctl_connected(gpud_client *c)
+{
+	gpud_status st = gpud_connect_wait(c);
+	if (st != GPUD_OK)
+		die_connect(c, st, "");
 }
 
 /* Status without a token (or with a refused one): gpud serves status before

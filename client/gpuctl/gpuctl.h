@@ -134,9 +134,13 @@ void trace(const char *fmt, ...) PRINTF(1, 2);
 
 /* Connects to the URL (--url, $GPUD_URL or the default), or dies saying what to do. */
 gpud_client *ctl_connect(void);
-/* The same; deferred: hello is left to the first call (gpud_connect_deferred),
- * which carries it. */
-gpud_client *ctl_connect_as(int deferred);
+/* How ctl_connect_as connects: hello at connect; left to the first call,
+ * which carries it (gpud_connect_deferred); that, and the dial goes on
+ * behind the caller until ctl_connected (gpud_connect_start). */
+typedef enum { CTL_HELLO_AT_CONNECT, CTL_HELLO_FIRST_CALL, CTL_DIAL_BEHIND } ctl_hello;
+gpud_client *ctl_connect_as(ctl_hello how);
+/* CTL_DIAL_BEHIND's dial is done, or gpuctl dies as ctl_connect would have. */
+void ctl_connected(gpud_client *c);
 /* Connects and gets gpud's status into st, its hello carried by the status
  * request (gpud_connect_deferred), retrying for up to wait_s seconds while gpud
  * is not reachable; a refused hello (no or a bad token) falls back to a

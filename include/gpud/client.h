@@ -299,6 +299,22 @@ GPUD_API gpud_status gpud_connect_for_status(const gpud_options *opts, gpud_clie
  * says hello first instead.
  */
 GPUD_API gpud_status gpud_connect_deferred(const gpud_options *opts, gpud_client **out);
+/*
+ * As gpud_connect_deferred, but with one endpoint it returns before the
+ * dial is done: the dial goes on, on a thread of its own, while the caller
+ * prepares its first call (over ipc://, gpud_host_alloc's memory lent
+ * before hello and a gpud_host_read into it need no connection yet: `gpuctl
+ * run` reads its inputs meanwhile). The first call and gpud_connect_wait
+ * wait for it; a dial that failed fails them, and every later call, with
+ * what gpud_connect_deferred would have returned (GPUD_ECONNECT, GPUD_EPERM,
+ * GPUD_ETIMEDOUT, with its message). With a list of endpoints: as
+ * gpud_connect_deferred. Errors of its own: GPUD_ENOMEM, a URL that does
+ * not parse.
+ */
+GPUD_API gpud_status gpud_connect_start(const gpud_options *opts, gpud_client **out);
+/* Waits for gpud_connect_start's dial: GPUD_OK, or how it failed (gpud_errmsg
+ * says why). GPUD_OK at once on a connection made otherwise. */
+GPUD_API gpud_status gpud_connect_wait(gpud_client *c);
 /* Closes the connection; no other call on c may be in flight. */
 GPUD_API void gpud_close(gpud_client *c);
 

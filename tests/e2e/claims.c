@@ -11,8 +11,10 @@
  * a hello with a malformed claim, another nonce, or from another process
  * (this program run again) claims nothing and says so; the same process's
  * hello with the nonce claims all of them, and they are that connection's
- * alone. Through the library and gpuctl: a deferred connection's
- * gpud_host_alloc is lent before hello, a 4 MiB file is read into it by
+ * alone. Through the library and gpuctl: on a connection whose dial goes on
+ * behind (gpud_connect_start) gpud_host_alloc is lent before hello (where
+ * nothing listens, the dial's failure comes at gpud_connect_wait and every
+ * call), a 4 MiB file is read into it by
  * gpud (named by the nonce), and gpud_call_to, its first call, carries the
  * hello: the outputs in that memory equal a connected client's, counted on
  * /metrics; gpuctl run does the same, byte-identical to GPUD_NO_CLAIM=1.
@@ -136,8 +138,8 @@ START_TEST(test_claim_by_hand)
 	for (int i = 0; i < 4; i++) {
 		r = shm_send(path, nonce, 4096, SHM_LEND | SHM_CLAIM, NULL, 0,
 			     sizeof(t_shm_register));
-		ck_assert_msg(r.status == ST_OK && r.region != 0 && r.size == UNIT, "lend %d: %d %s",
-			      i, r.status, r.message);
+		ck_assert_msg(r.status == ST_OK && r.region != 0 && r.size == UNIT,
+			      "lend %d: %d %s", i, r.status, r.message);
 		ids[i] = r.region;
 	}
 	r = shm_send(path, other, 4096, SHM_LEND | SHM_CLAIM, NULL, 0, sizeof(t_shm_register));
@@ -214,7 +216,7 @@ START_TEST(test_claim_uid_without_tenant)
 		t_shm_reply r = shm_send(path, nonce, 4096, SHM_LEND | SHM_CLAIM, NULL, 0,
 					 sizeof(t_shm_register));
 		_exit(r.status == ST_NOT_FOUND && strstr(r.message, "no tenant for uid 65534") ? 0
-											     : 1);
+											       : 1);
 	}
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -249,10 +251,10 @@ START_TEST(test_claim_call_and_run)
 	}
 	gen_ls(20261129, NX, NF, x, y, f);
 
-	/* a deferred connection: memory lent before hello */
+	/* a connection whose dial goes on behind: memory lent before hello */
 	gpud_options o = {.url = e2e_gpud.url, .timeout_ms = 60000};
 	gpud_client *c;
-	LIB_OK(c, gpud_connect_deferred(&o, &c));
+	LIB_OK(c, gpud_connect_start(&o, &c));
 	ck_assert(gpud_has_shm(c));
 	size_t in = (2 * NX + NF) * sizeof(double), out_at = FILE_BYTES + 4096;
 	unsigned char *mem = gpud_host_alloc(c, out_at + NF * sizeof(double) + 4096);
@@ -272,6 +274,8 @@ START_TEST(test_claim_call_and_run)
 			    (double)FILE_BYTES);
 	close(fd);
 
+	LIB_OK(c, gpud_connect_wait(c));
+	ck_assert_str_eq(gpud_server(c)->tenant, ""); /* dialed, still no hello */
 	/* the inputs in it; the call carries the hello, the outputs land in it */
 	double *xin = (double *)(void *)mem, *yin = xin + NX, *fin = yin + NX;
 	memcpy(xin, x, sizeof(x));
@@ -339,6 +343,31 @@ START_TEST(test_claim_call_and_run)
 }
 END_TEST
 
+/* gpud_connect_start where nothing listens: the dial's failure comes at
+ * gpud_connect_wait and every call after, as gpud_connect_deferred's would. */
+START_TEST(test_connect_start_refused)
+{
+	char url[PATH_MAX + 16], path[PATH_MAX];
+	path_in_dir(path, sizeof(path), "nobody.sock");
+	snprintf(url, sizeof(url), "ipc://%s", path);
+	gpud_options o = {.url = url};
+	gpud_client *c;
+	ck_assert_int_eq(gpud_connect_start(&o, &c), GPUD_OK);
+	ck_assert_ptr_null(gpud_host_alloc(c, 4096)); /* no region socket, then the dial's error */
+	ck_assert_msg(strstr(gpud_errmsg(c), "cannot connect to gpud at"), "%s", gpud_errmsg(c));
+	ck_assert_int_eq(gpud_connect_wait(c), GPUD_ECONNECT);
+	ck_assert_msg(strstr(gpud_errmsg(c), "cannot connect to gpud at") &&
+			      strstr(gpud_errmsg(c), path),
+		      "%s", gpud_errmsg(c));
+	gpud_daemon_status s;
+	ck_assert_int_eq(gpud_status_get(c, &s), GPUD_ECONNECT);
+	ck_assert_msg(strstr(gpud_errmsg(c), "cannot connect to gpud at"), "%s", gpud_errmsg(c));
+	gpud_close(c);
+	/* the test's gpud, at another socket, serves on */
+	assert_daemon_alive("a dial behind that failed");
+}
+END_TEST
+
 START_TEST(test_claim_expires)
 {
 	char path[108];
@@ -383,6 +412,7 @@ TCase *e2e_claims(void)
 	tcase_add_test(tc, test_claim_by_hand);
 	tcase_add_test(tc, test_claim_uid_without_tenant);
 	tcase_add_test(tc, test_claim_call_and_run);
+	tcase_add_test(tc, test_connect_start_refused);
 	return tc;
 }
 
