@@ -95,6 +95,24 @@ static uint64_t claimed_of(const raw_reply *r)
 	return v;
 }
 
+/*
+ * A raw connection of this process that said hello, so gpud knows the
+ * tenant of this uid: *s, the region socket's path, a fresh nonce. 0 where
+ * gpud offers no region socket (*s closed then).
+ */
+static int said_hello(nng_socket *s, char path[108], uint8_t nonce[16])
+{
+	uint8_t key[16];
+	*s = raw_open(30000);
+	raw_hello(*s, path, 108, key);
+	if (path[0] == '\0') {
+		nng_close(*s);
+		return 0;
+	}
+	random_nonce(nonce);
+	return 1;
+}
+
 static raw_reply unmap_on(nng_socket s, uint64_t region)
 {
 	pb u = {.n = 0};
@@ -105,17 +123,12 @@ static raw_reply unmap_on(nng_socket s, uint64_t region)
 START_TEST(test_claim_by_hand)
 {
 	char path[108];
-	uint8_t key[16], nonce[16], other[16], zero[16] = {0};
+	uint8_t nonce[16], other[16], zero[16] = {0};
 	uint64_t ids[4];
+	nng_socket s0;
 
-	/* a connection of this process's user says hello: gpud knows the tenant of the uid */
-	nng_socket s0 = raw_open(30000);
-	raw_hello(s0, path, sizeof(path), key);
-	if (path[0] == '\0') {
-		nng_close(s0);
+	if (!said_hello(&s0, path, nonce))
 		return;
-	}
-	random_nonce(nonce);
 	random_nonce(other);
 
 	t_shm_reply r = shm_send(path, zero, 4096, SHM_LEND | SHM_CLAIM, NULL, 0,
@@ -196,17 +209,15 @@ END_TEST
 START_TEST(test_claim_uid_without_tenant)
 {
 	char path[108];
-	uint8_t key[16], nonce[16];
+	uint8_t nonce[16];
+	nng_socket s0;
 	if (getuid() != 0) {
 		printf("a lend before hello to a uid without a tenant: skipped (needs root)\n");
 		return;
 	}
-	nng_socket s0 = raw_open(30000);
-	raw_hello(s0, path, sizeof(path), key);
-	nng_close(s0);
-	if (path[0] == '\0')
+	if (!said_hello(&s0, path, nonce))
 		return;
-	random_nonce(nonce);
+	nng_close(s0);
 	/* uid 65534 never said hello: no tenant to lend to before it */
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -371,14 +382,10 @@ END_TEST
 START_TEST(test_claim_expires)
 {
 	char path[108];
-	uint8_t key[16], nonce[16];
-	nng_socket s0 = raw_open(30000);
-	raw_hello(s0, path, sizeof(path), key);
-	if (path[0] == '\0') {
-		nng_close(s0);
+	uint8_t nonce[16];
+	nng_socket s0;
+	if (!said_hello(&s0, path, nonce))
 		return;
-	}
-	random_nonce(nonce);
 	gpud_client *c = lib_connect();
 	double lent0 = (double)lib_status(c).lend_lent_bytes;
 	t_shm_reply r = shm_send(path, nonce, 4096, SHM_LEND | SHM_CLAIM, NULL, 0,
