@@ -332,6 +332,7 @@ TCase *e2e_hello(void);  /* hello.c: a later hello on a connection */
 TCase *e2e_memory(void); /* memory.c: memory given back after big transfers */
 /* lend.c's helper mode: as uid, borrow host memory and say whether it was zero. */
 int lend_uid_main(long uid, const char *url);
+int claim_uid_main(long uid, const char *path); /* claims.c */
 /* "client": libgpud-client across restarts (client_session.c), shared between threads
  * (client_threads.c), asynchronous jobs and what is left behind (client_jobs.c). */
 TCase *e2e_client(void);

@@ -95,6 +95,8 @@ int main(int argc, char **argv)
 		return access_as_main(atol(argv[2]), argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "--lend-uid"))
 		return lend_uid_main(atol(argv[2]), argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "--claim-uid"))
+		return claim_uid_main(atol(argv[2]), argv[3]);
 	ssize_t sl = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
 	if (sl <= 0) {
 		fprintf(stderr, "test_e2e: readlink /proc/self/exe: %s\n", strerror(errno));
