@@ -347,10 +347,18 @@ static void claim_lent(void *arg, lend_mem *lm, dstatus st, const char *err)
 	region_server *rs = c->rs;
 	region_claim *cl = c->claim;
 	host_region *r = NULL;
+	char full[384];
 	c->claim = NULL;
 	if (lm == NULL) {
 		free(cl);
 		conn_reply(c, st, 0, 0, "%s", err);
+		return;
+	}
+	/* Made to order on a worker, others may have parked meanwhile: the limits again. */
+	if (claims_room(&rs->claims, cl->tenant, full, sizeof(full)) != 0) {
+		lend_give_back(&rs->lend, lm);
+		free(cl);
+		conn_reply(c, ST_QUOTA, 0, 0, "%s", full);
 		return;
 	}
 	if (rs->fd < 0 || (r = calloc(1, sizeof(*r))) == NULL) {

@@ -207,6 +207,72 @@ START_TEST(test_claim_by_hand)
 }
 END_TEST
 
+/* A lend before hello sent on a region connection of its own, its reply not
+ * read yet (shm_reply_of): the connection. */
+static int lend_sent(const char *path, const uint8_t *nonce, uint64_t size)
+{
+	t_shm_register m = {.size = size, .flags = SHM_LEND | SHM_CLAIM};
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(m.magic, "gpudshm1", 8);
+	memcpy(m.key, nonce, 16);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	ck_assert_int_eq(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(send(s, &m, sizeof(m), MSG_NOSIGNAL), (ssize_t)sizeof(m));
+	return s;
+}
+
+static t_shm_reply shm_reply_of(int s)
+{
+	t_shm_reply r;
+	struct timeval tv = {.tv_sec = 60};
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(s, &r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		r.status = -1;
+	close(s);
+	r.message[sizeof(r.message) - 1] = '\0';
+	return r;
+}
+
+/*
+ * The tenant's limit holds for lends made to order too (bigger than a
+ * spare, made on a worker): with 3 parked, two such lends at once park one
+ * and refuse the other, whichever order their memory is made in.
+ */
+START_TEST(test_claim_limit_made_to_order)
+{
+	char path[108];
+	uint8_t nonce[16];
+	nng_socket s0;
+	if (!said_hello(&s0, path, nonce))
+		return;
+	for (int i = 0; i < 3; i++) {
+		t_shm_reply r = shm_send(path, nonce, 4096, SHM_LEND | SHM_CLAIM, NULL, 0,
+					 sizeof(t_shm_register));
+		ck_assert_msg(r.status == ST_OK, "lend %d: %d %s", i, r.status, r.message);
+	}
+	int a = lend_sent(path, nonce, 2 * UNIT), b = lend_sent(path, nonce, 2 * UNIT);
+	t_shm_reply ra = shm_reply_of(a), rb = shm_reply_of(b);
+	int ok = (ra.status == ST_OK) + (rb.status == ST_OK);
+	const t_shm_reply *refused = ra.status == ST_OK ? &rb : &ra;
+	ck_assert_msg(ok == 1 && refused->status == ST_QUOTA &&
+			      strstr(refused->message, "the most it may have"),
+		      "%d %s / %d %s", ra.status, ra.message, rb.status, rb.message);
+	ck_assert_int_eq((int)metric(PARKED), 4);
+	/* all four claimed by this process's hello: none left parked */
+	nng_socket s1 = raw_open(30000);
+	pb h = hello_claiming(nonce, 16);
+	raw_reply rr = raw_body_on(s1, 1, 10, &h, NULL, 0);
+	ck_assert_msg(rr.code == ST_OK, "%" PRIu64 " %s", rr.code, rr.message);
+	ck_assert_uint_eq(claimed_of(&rr), 4);
+	ck_assert_int_eq((int)metric(PARKED), 0);
+	nng_close(s1);
+	nng_close(s0);
+	assert_daemon_alive("lends before hello made to order at the limit");
+}
+END_TEST
+
 /*
  * main() with --claim-uid UID PATH: as uid UID, one lend before hello on the
  * region socket at PATH; prints the reply's status and message. A program of
@@ -449,6 +515,7 @@ TCase *e2e_claims(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_claim_by_hand);
 	tcase_add_test(tc, test_claim_uid_without_tenant);
+	tcase_add_test(tc, test_claim_limit_made_to_order);
 	tcase_add_test(tc, test_claim_call_and_run);
 	tcase_add_test(tc, test_connect_start_refused);
 	return tc;
